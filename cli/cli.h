@@ -1,0 +1,51 @@
+/* cli/: parsing and printing only. Each subcommand is cmd_<verb>.c. */
+#pragma once
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../common/sc.h"
+#include "../rootfs/rootfs.h"
+#include "../runtime/cell.h"
+
+#define CLI_EXIT_USAGE 125
+
+/* Print "sandcell: <msg>" as one line on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print err's message as one line; returns 125. */
+int cli_fail(const struct sc_err *err);
+
+/* Options shared by run/create/agent/batch. */
+struct cell_opts {
+	const char *image;
+	const char *policy; /* name or file, default "default" */
+	struct policy overrides; /* limits/hostname/workdir set on the command line */
+	const char *env[CELL_MAX_ENV];
+	size_t nenv;
+	char *bind_args[CELL_MAX_BINDS]; /* "HOST:CELL[:ro]" copies */
+	size_t nbinds;
+	size_t nbinds_owned; /* bind_args[0..n) were copied by cell_opts_build */
+	bool require_cgroups;
+	const char *net;
+	struct rootfs_image img; /* resolved by cell_opts_build */
+};
+
+/* Try to consume one common option at argv[*i] (advancing *i past its
+ * value). Returns 1 when consumed, 0 when not a common option, -1 on a bad
+ * value (error already printed). */
+int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i);
+/* The --help text of the common options. */
+extern const char CELL_OPTS_HELP[];
+/* Load the policy, apply it and the overrides to spec. The policy must
+ * outlive spec. Returns 0 or prints one line and returns -1. */
+int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,
+		    struct cell_spec *spec);
+void cell_opts_free(struct cell_opts *o);
+
+/* Write s as a JSON string literal (with quotes), escaping as needed. */
+void cli_json_string(FILE *f, const char *s, size_t len);
+/* Print a cell_result as one JSON object line. */
+void cli_print_result_json(FILE *f, const struct cell_result *res);
+
+int cmd_run(int argc, char **argv);
+int cmd_version(int argc, char **argv);

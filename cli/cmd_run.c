@@ -1,0 +1,83 @@
+#include <string.h>
+
+#include "cli.h"
+
+static const char RUN_HELP[] =
+	"usage: sandcell run [OPTIONS] [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD in a fresh one-shot cell and exit with its status: 128+N when\n"
+	"killed by signal N, 124 on --timeout, 125 when sandcell failed, 126 when\n"
+	"CMD cannot be executed, 127 when it is not found. stdin is passed through.\n"
+	"\n"
+	"Options:\n"
+	"%s"
+	"  --json                capture stdout/stderr and print one JSON object:\n"
+	"                        exit_code, signal, timed_out, stdout, stderr,\n"
+	"                        truncated, wall_s, cpu_s, peak_memory, limit_hit\n"
+	"  -h, --help            this help\n";
+
+int cmd_run(int argc, char **argv)
+{
+	struct cell_opts opts = {0};
+	bool json = false;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf(RUN_HELP, CELL_OPTS_HELP);
+			return 0;
+		}
+		if (!strcmp(a, "--json")) {
+			json = true;
+			continue;
+		}
+		int r = cell_opts_parse(&opts, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r == 0) {
+			if (a[0] == '-') {
+				cli_error("run: unknown option '%.64s' (see 'sandcell run --help')", a);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		}
+	}
+	if (i >= argc) {
+		cli_error("run: no command given (usage: sandcell run [OPTIONS] -- CMD [ARG...])");
+		return CLI_EXIT_USAGE;
+	}
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	int rc = CLI_EXIT_USAGE;
+	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
+		goto out;
+	spec.argv = argv + i;
+	if (json)
+		spec.stdout_fd = spec.stderr_fd = -1;
+
+	struct cell_result res;
+	struct sc_err err = {0};
+	if (cell_run(&spec, &res, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	if (res.warning)
+		cli_warn("%s", res.warning);
+	if (json)
+		cli_print_result_json(stdout, &res);
+	rc = res.exit_code;
+	cell_result_free(&res);
+out:
+	fflush(stdout);
+	policy_filter_free(&filter);
+	policy_free(&pol);
+	cell_opts_free(&opts);
+	return rc;
+}

@@ -1,0 +1,14 @@
+/* The subcommand table: one line per command. Keep in README order. */
+#pragma once
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command COMMANDS[] = {
+	{"run", cmd_run, "run a command in a one-shot cell"},
+	{"version", cmd_version, "print the version"},
+};

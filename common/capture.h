@@ -1,0 +1,24 @@
+/* A bounded output capture that keeps the head and the tail of a stream. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct capture {
+	char *head;      /* first limit/2 bytes */
+	size_t head_len;
+	char *tail;      /* ring of the last limit - limit/2 bytes */
+	size_t tail_cap;
+	size_t tail_pos; /* next write position in the ring */
+	size_t tail_len;
+	uint64_t total;  /* bytes seen */
+	size_t limit;
+};
+
+int capture_init(struct capture *c, size_t limit);
+void capture_add(struct capture *c, const char *data, size_t len);
+bool capture_truncated(const struct capture *c);
+/* A newly allocated NUL-terminated copy of what was kept (head + tail);
+ * *len gets its length. */
+char *capture_take(const struct capture *c, size_t *len);
+void capture_free(struct capture *c);

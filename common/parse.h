@@ -1,0 +1,33 @@
+/* Pure parsers for values that come from users, policies and files. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "512M", "1G", "4096", "1.5G", "64k": binary units (K=1024). 0 on success. */
+int sc_parse_size(const char *s, uint64_t *out);
+/* Seconds as a positive decimal ("30", "0.5"), at most one year. */
+int sc_parse_seconds(const char *s, double *out);
+/* Unsigned integer in [min, max]. */
+int sc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* CPU count as a positive decimal ("0.5", "2"), at most 4096. */
+int sc_parse_cpus(const char *s, double *out);
+
+/* One id range from /etc/subuid-style lines "NAME:START:COUNT" for name
+ * `who`; returns 0 and fills start/count when found, -1 otherwise. */
+int sc_parse_subid(const char *text, const char *who, uint32_t *start,
+		   uint32_t *count);
+
+/* A cell or image name: [A-Za-z0-9][A-Za-z0-9_.-]{0,63}. */
+bool sc_valid_name(const char *s);
+
+/* "KEY=VAL" with a valid env key: [A-Za-z_][A-Za-z0-9_]*. */
+bool sc_valid_env(const char *s);
+
+/* "HOST:CELL[:ro|:rw]" split into parts (pointers into buf, a copy). */
+struct sc_bind_arg {
+	char *host;
+	char *cell;
+	bool readonly;
+};
+int sc_parse_bind(char *buf, struct sc_bind_arg *out);

@@ -1,0 +1,77 @@
+/* Policies: what a cell may do. Loaded from JSON (cJSON), validated, merged
+ * with command-line overrides, and compiled to a seccomp BPF program.
+ * This header is plain C: runtime/ uses it without parsing JSON. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/sc.h"
+
+/* Limits; a field of 0 means "not set" (the runtime's default applies). */
+struct policy_limits {
+	uint64_t memory;  /* bytes */
+	uint64_t pids;
+	double cpus;
+	double timeout_s;
+	uint64_t disk;    /* writable layer, bytes */
+	uint64_t output;  /* captured stdout/stderr, bytes each */
+	uint64_t nofile;
+	uint64_t fsize;   /* largest file, bytes */
+};
+
+struct policy_mount {
+	char *host;   /* NULL for a tmpfs */
+	char *cell;
+	bool readonly;
+	uint64_t size; /* tmpfs size */
+};
+
+struct policy_seccomp; /* private to policy/ */
+
+/* Bounds on a policy document (the runtime's own limits are the same). */
+#define POLICY_MAX_MOUNTS 64
+#define POLICY_MAX_ENV 256
+
+struct policy {
+	char *name;     /* built-in name or file path */
+	char *description; /* free text, NULL: none */
+	char *image;    /* NULL: not set */
+	char *workdir;
+	char *hostname;
+	char *network;  /* "none" */
+	char **env;     /* KEY=VAL, NULL-terminated; NULL when empty */
+	size_t nenv;
+	struct policy_limits limits;
+	struct policy_mount *mounts;
+	size_t nmounts;
+	bool no_writable_binds;
+	bool require_cgroups;
+	struct policy_seccomp *seccomp; /* NULL: no filter */
+};
+
+/* A compiled filter: an array of struct sock_filter (8 bytes each). */
+struct policy_filter {
+	void *insns;
+	size_t count;
+};
+
+/* Load a built-in profile by name ("default", "strict") or a JSON file by
+ * path (anything containing '/' or ending in .json). Errors name the JSON
+ * path and the expected form. */
+int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err);
+/* Is `name` one of the built-in profiles? */
+bool policy_is_builtin(const char *name);
+/* The JSON text of a built-in profile (valid input for --policy). */
+const char *policy_builtin_json(const char *name);
+/* Parse a JSON document; `origin` names it in errors. */
+int policy_parse(const char *json, size_t len, const char *origin,
+		 struct policy *out, struct sc_err *err);
+/* The effective policy as JSON (malloc'd). */
+char *policy_to_json(const struct policy *p);
+/* Compile the seccomp part to BPF, through a cache keyed by the filter's
+ * content under cache_dir (NULL: no cache). */
+int policy_compile_filter(const struct policy *p, const char *cache_dir,
+			  struct policy_filter *out, struct sc_err *err);
+void policy_filter_free(struct policy_filter *f);
+void policy_free(struct policy *p);

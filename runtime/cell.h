@@ -1,0 +1,142 @@
+/* sandcell runtime: the cell. The one public interface of runtime/, used by
+ * cli/ and agent/. No JSON, no HTTP: callers fill a plain struct cell_spec.
+ *
+ * Typical use:
+ *   struct cell_spec spec; cell_spec_init(&spec);
+ *   cell_spec_apply_policy(&spec, &policy);        // optional
+ *   spec.argv = argv;
+ *   struct cell_result res; cell_run(&spec, &res, &err);
+ * or, for a long-lived cell:
+ *   cell_create(&spec, "name", &cell, &err);
+ *   cell_exec(cell, &req, &res, &err); ...
+ *   cell_destroy(cell, &err);
+ */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../common/sc.h"
+#include "../policy/policy.h"
+
+#define CELL_MAX_BINDS 64
+#define CELL_MAX_LAYERS 64
+#define CELL_MAX_ENV 256
+
+#define CELL_DEFAULT_DISK (1ULL << 30)
+#define CELL_DEFAULT_OUTPUT (1ULL << 20)
+
+/* Exit statuses of run/exec when sandcell itself decides. */
+enum {
+	CELL_EXIT_TIMEOUT = 124,
+	CELL_EXIT_INTERNAL = 125,
+	CELL_EXIT_NOEXEC = 126,
+	CELL_EXIT_NOTFOUND = 127,
+};
+
+struct cell_bind {
+	const char *host; /* NULL: a tmpfs of `size` bytes */
+	const char *cell; /* absolute path in the cell */
+	bool readonly;
+	uint64_t size;
+};
+
+struct cell_spec {
+	/* Root: NULL/0 layers = the built-in host image; else image layers,
+	 * top first, used as overlay lower dirs. */
+	const char *layers[CELL_MAX_LAYERS];
+	size_t nlayers;
+	const char *upper_dir; /* persistent writable layer, NULL: tmpfs */
+
+	char *const *argv;     /* command (cell_run, create's first exec) */
+	const char *env[CELL_MAX_ENV + 1]; /* KEY=VAL, NULL-terminated */
+	size_t nenv;
+	const char *workdir;   /* default /testbed */
+	const char *hostname;  /* default "sandcell" */
+
+	struct cell_bind binds[CELL_MAX_BINDS];
+	size_t nbinds;
+
+	struct policy_limits limits;
+	bool require_cgroups;
+	const struct policy_filter *filter; /* NULL: no seccomp */
+
+	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
+	 * or to use /dev/null (stdin). */
+	int stdin_fd, stdout_fd, stderr_fd;
+};
+
+struct cell_result {
+	int exit_code;        /* as DESIGN.md: status, 128+N, 124, 125... */
+	int signal;           /* signal that killed the command, 0 if none */
+	bool timed_out;
+	char *out, *err;      /* captured output (malloc'd) or NULL */
+	size_t out_len, err_len;
+	bool out_truncated, err_truncated;
+	double wall_s, cpu_s;
+	uint64_t peak_memory; /* bytes, 0 when unknown */
+	const char *limit_hit; /* "memory", "pids", "timeout" or NULL */
+	const char *warning;  /* e.g. limits weaker than asked, or NULL */
+};
+
+/* Defaults: host image, /testbed, hostname sandcell, 1G disk, 1M output,
+ * PATH/HOME/TERM/LANG env, stdio passed through. */
+void cell_spec_init(struct cell_spec *spec);
+/* Copy a policy's fields into spec (limits, env, binds, hostname, workdir);
+ * pointers into p stay referenced, so p must outlive spec. */
+int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
+			   struct sc_err *err);
+/* Add or replace KEY=VAL. */
+int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err);
+
+/* One-shot: build a cell, run spec->argv, tear it all down. Returns 0 when
+ * the command ran (its status is in res), -1 when sandcell failed (err). */
+int cell_run(const struct cell_spec *spec, struct cell_result *res,
+	     struct sc_err *err);
+void cell_result_free(struct cell_result *res);
+
+/* ---- long-lived cells ---- */
+
+struct cell;
+
+/* Where sandcell keeps things. With --root DIR / SANDCELL_ROOT=DIR:
+ * DIR/run, DIR/data, DIR/cache. Else for root /run/sandcell,
+ * /var/lib/sandcell, /var/cache/sandcell; for a user
+ * $XDG_RUNTIME_DIR/sandcell, $XDG_DATA_HOME/sandcell (~/.local/share),
+ * $XDG_CACHE_HOME/sandcell (~/.cache), falling back to /tmp/sandcell-UID/.
+ * Static strings; the directories are not created here. */
+const char *cell_state_root(void);
+const char *cell_data_root(void);
+const char *cell_cache_root(void);
+void cell_set_root(const char *dir);
+/* Create dir (and missing parents) as 0700, and check that it is a
+ * directory owned by the caller and not writable by others. */
+int cell_ensure_private_dir(const char *dir, struct sc_err *err);
+
+struct cell_exec_req {
+	char *const *argv;
+	const char *const *env; /* NULL: the cell's environment */
+	const char *cwd;        /* NULL: the cell's workdir */
+	double timeout_s;       /* 0: none */
+	uint64_t output_limit;  /* 0: CELL_DEFAULT_OUTPUT */
+	int stdin_fd;           /* -1: /dev/null */
+	int stdout_fd, stderr_fd; /* -1: capture into the result */
+};
+
+int cell_create(const struct cell_spec *spec, const char *name,
+		struct cell **out, struct sc_err *err);
+int cell_open(const char *name, struct cell **out, struct sc_err *err);
+int cell_exec(struct cell *c, const struct cell_exec_req *req,
+	      struct cell_result *res, struct sc_err *err);
+/* Copy a host file or directory into the cell, or out of it. The cell path
+ * is resolved inside the cell; max_size bounds the bytes copied. */
+int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path,
+		 uint64_t max_size, struct sc_err *err);
+int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path,
+		  uint64_t max_size, struct sc_err *err);
+const char *cell_name(const struct cell *c);
+/* Stop and remove the cell; frees c. */
+int cell_destroy(struct cell *c, struct sc_err *err);
+/* Release the handle without stopping the cell. */
+void cell_close(struct cell *c);

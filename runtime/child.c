@@ -1,0 +1,127 @@
+/* The post-clone child: becomes root of the cell's user namespace, builds
+ * the root, locks itself down and turns into the cell's PID 1. */
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+
+void child_send(int fd, int kind, int value, const char *text)
+{
+	struct cell_msg m = {.kind = kind, .value = value};
+	if (text)
+		snprintf(m.text, sizeof(m.text), "%s", text);
+	(void)sc_write_all(fd, &m, sizeof(m));
+}
+
+void child_die(const struct cell_plan *plan, const struct sc_err *err)
+{
+	child_send(plan->status_fd, CELL_MSG_ERROR, err->errnum, err->msg);
+	_exit(CELL_EXIT_INTERNAL);
+}
+
+/* Wait for the parent's go; it may carry bind mount fds (root callers,
+ * whose binds the parent prepares with host privileges). */
+static int wait_for_go(struct cell_plan *plan, struct sc_err *err)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CELL_MAX_BINDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(plan->sync_fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(CELL_EXIT_INTERNAL); /* the parent is gone */
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (nfds != plan->spec->nbinds)
+			return sc_fail(err, 0, "got %zu bind fds, expected %zu", nfds,
+				       plan->spec->nbinds);
+		memcpy(plan->bind_fds, CMSG_DATA(c), nfds * sizeof(int));
+	}
+	return 0;
+}
+
+/* Rootless callers: clone the bind sources here, with the caller's own
+ * access rights, before the cell's tmpfs hides anything. */
+static int open_binds_here(struct cell_plan *plan, struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	for (size_t i = 0; i < spec->nbinds; i++) {
+		const struct cell_bind *b = &spec->binds[i];
+		if (!b->host || plan->bind_fds[i] >= 0)
+			continue;
+		int fd = open_tree(AT_FDCWD, b->host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (fd < 0)
+			return sc_fail(err, errno, "cannot bind %s", b->host);
+		if (b->readonly) {
+			struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							      MOUNT_ATTR_NODEV};
+			if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+				return sc_fail(err, errno, "cannot make %s read-only", b->host);
+		}
+		plan->bind_fds[i] = fd;
+	}
+	return 0;
+}
+
+static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
+{
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+		return sc_fail(err, errno, "become root of the cell's user namespace");
+	/* Drop the caller's supplementary groups where setgroups is allowed
+	 * (root callers); elsewhere they are pinned by setgroups=deny. */
+	(void)setgroups(0, NULL);
+	return 0;
+}
+
+void child_main(struct cell_plan *plan)
+{
+	struct sc_err err = {0};
+	sigset_t all;
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(CELL_EXIT_INTERNAL);
+	if (wait_for_go(plan, &err) < 0 || become_cell_root(plan, &err) < 0 ||
+	    open_binds_here(plan, &err) < 0)
+		child_die(plan, &err);
+	const struct cell_spec *spec = plan->spec;
+	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0) {
+		sc_fail(&err, errno, "set hostname");
+		child_die(plan, &err);
+	}
+	if (rootfs_assemble(plan, &err) < 0 || net_loopback_up(&err) < 0)
+		child_die(plan, &err);
+	for (size_t i = 0; i < spec->nbinds; i++)
+		if (plan->bind_fds[i] >= 0)
+			close(plan->bind_fds[i]);
+	for (size_t i = 0; i < plan->nlowers; i++)
+		close(plan->lower_fds[i]);
+	close(plan->sync_fd);
+	if (setsid() < 0) {
+		sc_fail(&err, errno, "setsid");
+		child_die(plan, &err);
+	}
+	if (lockdown_init_process(plan, &err) < 0 ||
+	    lockdown_rlimits(&spec->limits, !plan->use_rlimits, &err) < 0)
+		child_die(plan, &err);
+	if (chdir(spec->workdir) < 0) {
+		sc_fail(&err, errno, "working directory %s", spec->workdir);
+		child_die(plan, &err);
+	}
+	if (lockdown_apply_filter(spec->filter, &err) < 0)
+		child_die(plan, &err);
+	init_run_once(plan);
+}

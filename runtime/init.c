@@ -1,0 +1,73 @@
+/* PID 1 of a cell: starts the command, reaps every orphan, forwards the
+ * signals the host side sends, and reports the command's wait status. */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "internal.h"
+
+static volatile pid_t command_pid;
+
+static void forward_signal(int sig)
+{
+	if (command_pid > 0)
+		kill(command_pid, sig);
+}
+
+static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+static void install_forwarding(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < SC_ARRAY_LEN(FORWARDED); i++)
+		sigaction(FORWARDED[i], &sa, NULL);
+}
+
+static void start_command(const struct cell_plan *plan)
+{
+	const struct cell_spec *spec = plan->spec;
+	lockdown_close_fds(3);
+	exec_command(spec->argv, spec->env);
+	int e = errno;
+	char line[600];
+	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", spec->argv[0],
+			 strerror(e));
+	if (n > 0)
+		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	_exit(exec_failure_status(e));
+}
+
+void init_run_once(const struct cell_plan *plan)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		struct sc_err err;
+		sc_fail(&err, errno, "start the command");
+		child_die(plan, &err);
+	}
+	if (pid == 0)
+		start_command(plan);
+	command_pid = pid;
+	install_forwarding();
+	/* The command owns the stdio now: EOF on the host side must mean
+	 * that every process of the cell has let go of it. */
+	close(0);
+	close(1);
+	close(2);
+	for (;;) {
+		int status;
+		pid_t done = waitpid(-1, &status, 0);
+		if (done < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(CELL_EXIT_INTERNAL);
+		}
+		if (done == pid) {
+			child_send(plan->status_fd, CELL_MSG_EXIT, status, NULL);
+			_exit(0);
+		}
+	}
+}

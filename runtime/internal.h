@@ -1,0 +1,77 @@
+/* Private to runtime/: the pieces cell_run and long-lived cells share. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cell.h"
+
+/* Records the cell's init sends to the host side over its status pipe. */
+enum cell_msg_kind {
+	CELL_MSG_ERROR = 1, /* setup failed: text in msg */
+	CELL_MSG_READY = 2, /* setup done, command starting */
+	CELL_MSG_EXIT = 3,  /* value = wait status of the command */
+	CELL_MSG_EXECFAIL = 4, /* value = errno of execve */
+};
+struct cell_msg {
+	int32_t kind;
+	int32_t value;
+	char text[504];
+};
+
+/* Everything the child needs, prepared by the parent before clone so that
+ * the child does no lookup it could get wrong or slow. */
+struct cell_plan {
+	const struct cell_spec *spec;
+	int status_fd;   /* child -> parent records */
+	int sync_fd;     /* parent -> child: maps written, go */
+	int lower_fds[CELL_MAX_LAYERS]; /* O_PATH fds of image layers */
+	size_t nlowers;
+	int bind_fds[CELL_MAX_BINDS];   /* O_PATH fds of bind sources */
+	bool host_image;
+	bool use_rlimits; /* no cgroup: enforce limits as rlimits */
+	bool serve;       /* long-lived: serve exec requests instead of argv */
+	int serve_fd;     /* listening socket for a long-lived cell */
+};
+
+/* idmap.c */
+struct idmap {
+	uint32_t uid_start, gid_start, count;
+	bool range; /* root caller: an unprivileged range */
+};
+/* Decide the cell's id map for the calling user (reads /etc/subuid). */
+int idmap_for_caller(struct idmap *m, struct sc_err *err);
+/* "0 START COUNT\n" into buf. */
+int idmap_format(uint32_t start, uint32_t count, char *buf, size_t size);
+int idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err);
+
+/* mounts.c: build the root under a fresh tmpfs and pivot into it. Runs in
+ * the child, inside the new namespaces. */
+int rootfs_assemble(const struct cell_plan *plan, struct sc_err *err);
+
+/* net.c */
+int net_loopback_up(struct sc_err *err);
+
+/* lockdown.c: the last steps before the cell runs untrusted code. */
+int lockdown_init_process(const struct cell_plan *plan, struct sc_err *err);
+int lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err);
+int lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err);
+void lockdown_close_fds(int keep_from);
+
+/* execcmd.c: search PATH of env and execve; returns only on failure with
+ * errno set. */
+void exec_command(char *const *argv, const char *const *env);
+/* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
+int exec_failure_status(int errnum);
+
+/* init.c: PID 1 of a one-shot cell: start the command, reap, forward
+ * signals, report the command's wait status, exit. Never returns. */
+void init_run_once(const struct cell_plan *plan) __attribute__((noreturn));
+/* Post-clone child entry: setup, then init. Never returns. */
+void child_main(struct cell_plan *plan) __attribute__((noreturn));
+/* Report an error from inside the cell and exit 125. */
+void child_die(const struct cell_plan *plan, const struct sc_err *err) __attribute__((noreturn));
+void child_send(int fd, int kind, int value, const char *text);
+
+/* status.c: exit status as DESIGN.md says. */
+void result_from_wait(struct cell_result *res, int wstatus);
