@@ -9,8 +9,9 @@
 
 struct cell_cgroup {
 	bool active;       /* a leaf exists and holds the limits */
-	int dir_fd;        /* O_RDONLY|O_DIRECTORY fd of the leaf, for CLONE_INTO_CGROUP */
-	char path[4096];   /* absolute path of the leaf */
+	int dir_fd;        /* O_RDONLY|O_DIRECTORY fd of the leaf the cell's init
+			      goes into (CLONE_INTO_CGROUP): <path>/cell */
+	char path[4096];   /* absolute path of the cell's cgroup (limits, stats) */
 	char why[256];     /* when !active: why not (warn only if limits were asked) */
 };
 

@@ -1,0 +1,71 @@
+/* Private to runtime/: what the host's cgroups look like (used by cgroup.c
+ * and by the doctor), and the pure parsers behind it (unit-tested). */
+#pragma once
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum cg_mode {
+	CG_MODE_NONE,   /* no cgroup filesystem at all */
+	CG_MODE_V1,     /* only v1 hierarchies */
+	CG_MODE_HYBRID, /* v1 controllers plus a (mostly empty) v2 hierarchy */
+	CG_MODE_V2,     /* pure, unified v2 */
+};
+
+/* The controllers sandcell uses. */
+enum {
+	CG_CTRL_MEMORY = 1u << 0,
+	CG_CTRL_PIDS = 1u << 1,
+	CG_CTRL_CPU = 1u << 2,
+	CG_CTRL_ALL = CG_CTRL_MEMORY | CG_CTRL_PIDS | CG_CTRL_CPU,
+};
+
+struct cg_host {
+	enum cg_mode mode;
+	char mount[PATH_MAX];  /* cgroup2 mount point, "" when none */
+	char own[PATH_MAX];    /* our cgroup relative to the mount, "/..." */
+	unsigned available;    /* CG_CTRL_* listed in our cgroup.controllers */
+	/* Where cell leaves would go (the parent of "sandcell/<id>"): the
+	 * mount's root for root, else the nearest ancestor of our cgroup we
+	 * may write, else our own cgroup when sandcell is alone in it. */
+	char base[PATH_MAX];   /* absolute path, "" when none */
+	bool base_is_own;      /* base is our own cgroup: move ourselves first */
+	unsigned delegated;    /* CG_CTRL_* listed in base's cgroup.controllers */
+	char why[256];         /* when base is "" or delegated lacks controllers */
+};
+
+/* Describe the host's cgroups as seen by this process. Reads only; creates
+ * nothing. Always fills h (mode NONE when /proc is unreadable). */
+void cgroup_host_status(struct cg_host *h);
+const char *cg_mode_name(enum cg_mode m);
+/* "memory pids cpu" for a CG_CTRL_* set, "none" when empty. */
+void cg_ctrl_names(unsigned set, char *buf, size_t size);
+
+/* ---- pure parsers ---- */
+
+/* One /proc/self/mountinfo line: fills the mount point (octal escapes
+ * decoded), the mount's root, the filesystem type and the super options.
+ * Returns 0, or -1 when the line is malformed or a field is too long. */
+struct cg_mountinfo {
+	char root[PATH_MAX];
+	char point[PATH_MAX];
+	char fstype[64];
+	char superopts[512];
+};
+int cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out);
+/* Does a v1 "cgroup" mount's super options name a real controller (not
+ * only name=systemd)? */
+bool cg_v1_has_controller(const char *superopts);
+/* The "0::/path" line of /proc/self/cgroup (v2 path), without "(deleted)".
+ * Returns 0, or -1 when absent or too long. */
+int cg_parse_self_cgroup(const char *text, char *out, size_t size);
+/* CG_CTRL_* named in a cgroup.controllers / cgroup.subtree_control text. */
+unsigned cg_parse_controllers(const char *text);
+/* cpu.max for a CPU count: "<quota> 100000" (quota at least 1000 us). */
+int cg_format_cpu_max(double cpus, char *buf, size_t size);
+/* Value of `key` in a flat-keyed file ("key value" lines: memory.events,
+ * pids.events, cpu.stat, cgroup.events). Returns 0, or -1 when absent. */
+int cg_parse_keyed(const char *text, const char *key, uint64_t *out);
+/* A cell id usable as a cgroup directory name. */
+bool cg_valid_leaf_name(const char *s);
