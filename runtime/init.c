@@ -42,7 +42,8 @@ static void start_command(const struct cell_plan *plan)
 
 void init_run_once(const struct cell_plan *plan)
 {
-	pid_t pid = fork();
+	/* vfork: no page tables to copy; the child only closes fds and execs. */
+	pid_t pid = vfork();
 	if (pid < 0) {
 		struct sc_err err;
 		sc_fail(&err, errno, "start the command");

@@ -1,0 +1,176 @@
+/* Unit tests: size/seconds/id-map/bind/env parsing and output capture. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/capture.h"
+#include "common/parse.h"
+#include "runtime/internal.h"
+
+static void test_sizes(void **state)
+{
+	uint64_t v;
+	assert_int_equal(sc_parse_size("512M", &v), 0);
+	assert_int_equal(v, 512ULL << 20);
+	assert_int_equal(sc_parse_size("1G", &v), 0);
+	assert_int_equal(v, 1ULL << 30);
+	assert_int_equal(sc_parse_size("1.5G", &v), 0);
+	assert_int_equal(v, 3ULL << 29);
+	assert_int_equal(sc_parse_size("64k", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(sc_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(sc_parse_size("2GiB", &v), 0);
+	assert_int_equal(v, 2ULL << 30);
+	assert_int_equal(sc_parse_size("16MB", &v), 0);
+	assert_int_equal(v, 16ULL << 20);
+	assert_int_equal(sc_parse_size("lots", &v), -1);
+	assert_int_equal(sc_parse_size("", &v), -1);
+	assert_int_equal(sc_parse_size("-1M", &v), -1);
+	assert_int_equal(sc_parse_size("12Q", &v), -1);
+	assert_int_equal(sc_parse_size("1MX", &v), -1);
+	assert_int_equal(sc_parse_size("99999999999T", &v), -1);
+	assert_int_equal(sc_parse_size("nan", &v), -1);
+	assert_int_equal(sc_parse_size(" 1M", &v), -1);
+}
+
+static void test_seconds_and_numbers(void **state)
+{
+	double d;
+	uint64_t n;
+	assert_int_equal(sc_parse_seconds("30", &d), 0);
+	assert_true(d == 30.0);
+	assert_int_equal(sc_parse_seconds("0.5", &d), 0);
+	assert_true(d == 0.5);
+	assert_int_equal(sc_parse_seconds("0", &d), -1);
+	assert_int_equal(sc_parse_seconds("-3", &d), -1);
+	assert_int_equal(sc_parse_seconds("inf", &d), -1);
+	assert_int_equal(sc_parse_seconds("10s", &d), -1);
+	assert_int_equal(sc_parse_seconds("99999999999", &d), -1);
+	assert_int_equal(sc_parse_uint("32", 1, 100, &n), 0);
+	assert_int_equal(n, 32);
+	assert_int_equal(sc_parse_uint("0", 1, 100, &n), -1);
+	assert_int_equal(sc_parse_uint("101", 1, 100, &n), -1);
+	assert_int_equal(sc_parse_uint("1x", 1, 100, &n), -1);
+	assert_int_equal(sc_parse_uint("-1", 0, 100, &n), -1);
+	assert_int_equal(sc_parse_cpus("0.5", &d), 0);
+	assert_true(d == 0.5);
+	assert_int_equal(sc_parse_cpus("0.001", &d), -1);
+	assert_int_equal(sc_parse_cpus("5000", &d), -1);
+}
+
+static void test_subid(void **state)
+{
+	uint32_t start = 0, count = 0;
+	const char *text = "alice:100000:65536\nsandcell:700000:65536\nbob:165536:65536\n";
+	assert_int_equal(sc_parse_subid(text, "sandcell", &start, &count), 0);
+	assert_int_equal(start, 700000);
+	assert_int_equal(count, 65536);
+	assert_int_equal(sc_parse_subid(text, "sand", &start, &count), -1);
+	assert_int_equal(sc_parse_subid("sandcell:x:1\n", "sandcell", &start, &count), -1);
+	assert_int_equal(sc_parse_subid("sandcell:4294967295:10\n", "sandcell", &start, &count), -1);
+	assert_int_equal(sc_parse_subid("sandcell:0:10\n", "sandcell", &start, &count), -1);
+	assert_int_equal(sc_parse_subid("", "sandcell", &start, &count), -1);
+}
+
+static void test_idmap_format(void **state)
+{
+	char buf[64];
+	assert_int_equal(idmap_format(524288, 65536, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0 524288 65536\n");
+	assert_int_equal(idmap_format(1000, 1, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0 1000 1\n");
+	assert_int_equal(idmap_format(1000, 0, buf, sizeof(buf)), -1);
+	assert_int_equal(idmap_format(UINT32_MAX - 1, 10, buf, sizeof(buf)), -1);
+	assert_int_equal(idmap_format(524288, 65536, buf, 8), -1);
+}
+
+static void test_bind_env_name(void **state)
+{
+	struct sc_bind_arg b;
+	char a[] = "/host/dir:/data:ro";
+	assert_int_equal(sc_parse_bind(a, &b), 0);
+	assert_string_equal(b.host, "/host/dir");
+	assert_string_equal(b.cell, "/data");
+	assert_true(b.readonly);
+	char c[] = "/h:/c";
+	assert_int_equal(sc_parse_bind(c, &b), 0);
+	assert_false(b.readonly);
+	char d[] = "/h:/c:rw";
+	assert_int_equal(sc_parse_bind(d, &b), 0);
+	assert_false(b.readonly);
+	char e[] = "/h:/c:xx";
+	assert_int_equal(sc_parse_bind(e, &b), -1);
+	char f[] = "rel:/c";
+	assert_int_equal(sc_parse_bind(f, &b), -1);
+	char g[] = "/h:rel";
+	assert_int_equal(sc_parse_bind(g, &b), -1);
+	char h[] = "/nocolon";
+	assert_int_equal(sc_parse_bind(h, &b), -1);
+
+	assert_true(sc_valid_env("FOO=bar"));
+	assert_true(sc_valid_env("_X1="));
+	assert_false(sc_valid_env("1X=a"));
+	assert_false(sc_valid_env("NOEQ"));
+	assert_false(sc_valid_env("A-B=c"));
+	assert_false(sc_valid_env("=x"));
+
+	assert_true(sc_valid_name("cell-1.a_b"));
+	assert_false(sc_valid_name("-x"));
+	assert_false(sc_valid_name("a/b"));
+	assert_false(sc_valid_name(".."));
+	assert_false(sc_valid_name(""));
+	char longname[80];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[79] = '\0';
+	assert_false(sc_valid_name(longname));
+}
+
+static void test_capture_keeps_head_and_tail(void **state)
+{
+	struct capture c;
+	assert_int_equal(capture_init(&c, 10), 0);
+	capture_add(&c, "0123456789", 10);
+	assert_false(capture_truncated(&c));
+	size_t n;
+	char *s = capture_take(&c, &n);
+	assert_string_equal(s, "0123456789");
+	free(s);
+	capture_add(&c, "abcdefghij", 10);
+	assert_true(capture_truncated(&c));
+	s = capture_take(&c, &n);
+	assert_int_equal(n, 10);
+	assert_string_equal(s, "01234fghij");
+	free(s);
+	/* many small writes wrap the tail ring */
+	for (int i = 0; i < 7; i++)
+		capture_add(&c, "xy", 2);
+	s = capture_take(&c, &n);
+	assert_string_equal(s, "01234yxyxy");
+	free(s);
+	capture_free(&c);
+
+	assert_int_equal(capture_init(&c, 1), 0);
+	capture_add(&c, "abc", 3);
+	s = capture_take(&c, &n);
+	assert_string_equal(s, "c");
+	free(s);
+	capture_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_seconds_and_numbers),
+		cmocka_unit_test(test_subid),
+		cmocka_unit_test(test_idmap_format),
+		cmocka_unit_test(test_bind_env_name),
+		cmocka_unit_test(test_capture_keeps_head_and_tail),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
