@@ -10,5 +10,6 @@ struct command {
 
 static const struct command COMMANDS[] = {
 	{"run", cmd_run, "run a command in a one-shot cell"},
+	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},
 };

@@ -140,3 +140,23 @@ const char *cell_name(const struct cell *c);
 int cell_destroy(struct cell *c, struct sc_err *err);
 /* Release the handle without stopping the cell. */
 void cell_close(struct cell *c);
+
+/* ---- host checks (sandcell doctor) ---- */
+
+enum cell_check_status { CELL_CHECK_OK, CELL_CHECK_WARN, CELL_CHECK_FAIL };
+
+struct cell_check {
+	const char *name;   /* "kernel", "userns", "overlay", "cgroup", ... */
+	enum cell_check_status status;
+	char detail[384];   /* what was found */
+	char fix[384];      /* what to do about it, "" when nothing */
+};
+
+#define CELL_DOCTOR_MAX 16
+
+/* Probe the host for what cells need. Each check tries the feature it names
+ * (a child unshares namespaces, writes its id map and mounts an overlay; a
+ * test cgroup is made and removed; a seccomp filter is loaded), it does not
+ * just read versions. Fills up to max checks and returns how many; cells
+ * can run when none has status CELL_CHECK_FAIL. */
+size_t cell_doctor(struct cell_check *checks, size_t max);

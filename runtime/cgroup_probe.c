@@ -377,16 +377,15 @@ void cgroup_host_status(struct cg_host *h)
 	if (cg_abs(own_abs, sizeof(own_abs), h->mount, h->own) == 0)
 		h->available = read_controllers(own_abs);
 	find_base(h);
-	if (!h->base[0]) {
-		snprintf(h->why, sizeof(h->why),
-			 "cgroup %.180s is not delegated to uid %u", h->own,
-			 (unsigned)geteuid());
-		return;
-	}
-	h->delegated = read_controllers(h->base);
-	if (!(h->delegated & CG_CTRL_ALL))
+	if (h->base[0])
+		h->delegated = read_controllers(h->base);
+	if (h->mode == CG_MODE_HYBRID && !((h->available | h->delegated) & CG_CTRL_ALL))
 		snprintf(h->why, sizeof(h->why), "%s",
-			 h->mode == CG_MODE_HYBRID
-				 ? "cgroup v2 has no memory/pids/cpu controllers delegated (hybrid host)"
-				 : "no memory/pids/cpu controllers are delegated to this user");
+			 "cgroup v2 has no memory/pids/cpu controllers delegated (hybrid host)");
+	else if (!h->base[0])
+		snprintf(h->why, sizeof(h->why), "cgroup %.180s is not delegated to uid %u",
+			 h->own, (unsigned)geteuid());
+	else if (!(h->delegated & CG_CTRL_ALL))
+		snprintf(h->why, sizeof(h->why), "%s",
+			 "no memory/pids/cpu controllers are delegated to this user");
 }

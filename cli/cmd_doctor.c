@@ -1,0 +1,101 @@
+/* sandcell doctor [--json]: print the host checks of runtime's cell_doctor. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char DOCTOR_HELP[] =
+	"usage: sandcell doctor [--json]\n"
+	"\n"
+	"Check that this host can run cells: kernel, user namespaces, overlayfs in a\n"
+	"user namespace, cgroup v2 delegation, seccomp, id ranges, state and data\n"
+	"directories. Each check tries the feature. One line per check (ok, warn or\n"
+	"fail) with what to do; exits 0 when cells can run, 1 otherwise.\n"
+	"\n"
+	"Options:\n"
+	"  --json      print one JSON object: {\"ok\", \"checks\": [{\"name\", \"status\",\n"
+	"              \"detail\", \"fix\"}]}\n"
+	"  -h, --help  this help\n";
+
+static const char *status_name(enum cell_check_status s)
+{
+	switch (s) {
+	case CELL_CHECK_OK:
+		return "ok";
+	case CELL_CHECK_WARN:
+		return "warn";
+	case CELL_CHECK_FAIL:
+		break;
+	}
+	return "fail";
+}
+
+static int print_json(const struct cell_check *checks, size_t n, bool ok)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON *arr = cJSON_CreateArray();
+	if (!root || !arr)
+		goto oom;
+	cJSON_AddItemToObject(root, "ok", cJSON_CreateBool(ok));
+	cJSON_AddItemToObject(root, "checks", arr);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *c = cJSON_CreateObject();
+		if (!c)
+			goto oom;
+		cJSON_AddItemToArray(arr, c);
+		if (!cJSON_AddStringToObject(c, "name", checks[i].name) ||
+		    !cJSON_AddStringToObject(c, "status", status_name(checks[i].status)) ||
+		    !cJSON_AddStringToObject(c, "detail", checks[i].detail) ||
+		    !cJSON_AddStringToObject(c, "fix", checks[i].fix))
+			goto oom;
+	}
+	char *text = cJSON_PrintUnformatted(root);
+	if (!text)
+		goto oom;
+	puts(text);
+	cJSON_free(text);
+	cJSON_Delete(root);
+	return 0;
+oom:
+	cJSON_Delete(root);
+	cli_error("doctor: out of memory");
+	return -1;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(DOCTOR_HELP, stdout);
+			return 0;
+		} else {
+			cli_error("doctor: unknown argument '%.64s' (usage: sandcell doctor [--json])",
+				  argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	struct cell_check checks[CELL_DOCTOR_MAX];
+	size_t n = cell_doctor(checks, SC_ARRAY_LEN(checks));
+	bool ok = true;
+	for (size_t i = 0; i < n; i++)
+		if (checks[i].status == CELL_CHECK_FAIL)
+			ok = false;
+	if (json) {
+		if (print_json(checks, n, ok) < 0)
+			return 1;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			printf("%-10s %-4s  %s", checks[i].name, status_name(checks[i].status),
+			       checks[i].detail);
+			if (checks[i].fix[0] && checks[i].status != CELL_CHECK_OK)
+				printf(" -- fix: %s", checks[i].fix);
+			putchar('\n');
+		}
+		printf("%s\n", ok ? "cells can run on this host" : "cells cannot run on this host");
+	}
+	fflush(stdout);
+	return ok ? 0 : 1;
+}

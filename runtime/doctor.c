@@ -1,0 +1,516 @@
+/* sandcell doctor: can this host run cells, and if not, what to do. Every
+ * check tries the feature it names in a throwaway child or cgroup. */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/parse.h"
+#include "cgroup.h"
+#include "cgroup_probe.h"
+#include "internal.h"
+
+struct doctor {
+	struct cell_check *checks;
+	size_t n, max;
+	struct cell_check spare; /* absorbs checks beyond max */
+};
+
+static struct cell_check *check_new(struct doctor *d, const char *name)
+{
+	struct cell_check *c = d->n < d->max ? &d->checks[d->n++] : &d->spare;
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	return c;
+}
+
+static void set(struct cell_check *c, enum cell_check_status st, const char *fix,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void set(struct cell_check *c, enum cell_check_status st, const char *fix,
+		const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
+	c->status = st;
+}
+
+/* A sysctl as a number; -1 when absent or unreadable. */
+static long read_sysctl(const char *path)
+{
+	char buf[64];
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *end;
+	long v = strtol(buf, &end, 10);
+	return end == buf ? -1 : v;
+}
+
+static void check_kernel(struct doctor *d)
+{
+	struct cell_check *c = check_new(d, "kernel");
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
+		set(c, CELL_CHECK_WARN, "", "cannot read the kernel version");
+		return;
+	}
+	unsigned v = major * 1000 + minor;
+	if (v < 5003)
+		set(c, CELL_CHECK_FAIL, "upgrade to Linux 5.14 or newer",
+		    "Linux %s: no clone3(), cells cannot start", u.release);
+	else if (v < 5011)
+		set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
+		    "Linux %s: overlayfs in user namespaces needs 5.11 unless the "
+		    "distribution patched it in, and cgroup.kill 5.14",
+		    u.release);
+	else if (v < 5014)
+		set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
+		    "Linux %s: no cgroup.kill, teardown falls back to killing pid by pid",
+		    u.release);
+	else
+		set(c, CELL_CHECK_OK, "", "Linux %s", u.release);
+}
+
+/* ---- namespaces, id map, overlay: one throwaway child ---- */
+
+enum ns_stage { NS_USERNS = 1, NS_OTHERS, NS_MOUNT, NS_OVERLAY, NS_DONE };
+
+struct ns_report {
+	int stage; /* the stage that failed, or NS_DONE */
+	int errnum;
+	char what[160];
+};
+
+static void ns_report(int fd, int stage, int errnum, const char *what)
+{
+	struct ns_report r = {.stage = stage, .errnum = errnum};
+	snprintf(r.what, sizeof(r.what), "%s", what);
+	(void)sc_write_all(fd, &r, sizeof(r));
+}
+
+static int write_small(const char *path, const char *text)
+{
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	return sc_write_all(fd, text, strlen(text));
+}
+
+/* The child: what a cell does first, on a tmpfs over /tmp in its own mount
+ * namespace: an overlay of a tmpfs layer and the host's /usr with a tmpfs
+ * upper, written through. Never returns. */
+static void __attribute__((noreturn)) ns_child(int report, int go)
+{
+	char b;
+	if (unshare(CLONE_NEWUSER) < 0) {
+		ns_report(report, NS_USERNS, errno, "unshare(CLONE_NEWUSER)");
+		_exit(1);
+	}
+	ns_report(report, 0, 0, "");
+	if (read(go, &b, 1) != 1)
+		_exit(1);
+	/* as a cell's init: become the namespace's root, whose ids are mapped */
+	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+		ns_report(report, NS_USERNS, errno, "become root in the user namespace");
+		_exit(1);
+	}
+	if (unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC |
+		    CLONE_NEWCGROUP) < 0) {
+		ns_report(report, NS_OTHERS, errno, "unshare(mount, pid, net, uts, ipc, cgroup)");
+		_exit(1);
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		ns_report(report, NS_MOUNT, errno, "make / private");
+		_exit(1);
+	}
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700") < 0) {
+		ns_report(report, NS_MOUNT, errno, "mount tmpfs on /tmp");
+		_exit(1);
+	}
+	static const char *const dirs[] = {"/tmp/l", "/tmp/u", "/tmp/w", "/tmp/m"};
+	for (size_t i = 0; i < SC_ARRAY_LEN(dirs); i++)
+		if (mkdir(dirs[i], 0755) < 0) {
+			ns_report(report, NS_MOUNT, errno, "mkdir on the tmpfs");
+			_exit(1);
+		}
+	if (write_small("/tmp/l/probe", "lower\n") < 0) {
+		ns_report(report, NS_MOUNT, errno, "write on the tmpfs");
+		_exit(1);
+	}
+	if (mount("overlay", "/tmp/m", "overlay", MS_NOSUID | MS_NODEV,
+		  "lowerdir=/tmp/l:/usr,upperdir=/tmp/u,workdir=/tmp/w") < 0) {
+		ns_report(report, NS_OVERLAY, errno, "mount overlay (lower: a tmpfs dir and /usr)");
+		_exit(1);
+	}
+	struct stat st;
+	if (write_small("/tmp/m/written", "upper\n") < 0 || stat("/tmp/u/written", &st) < 0 ||
+	    stat("/tmp/m/probe", &st) < 0 || stat("/tmp/m/bin", &st) < 0) {
+		ns_report(report, NS_OVERLAY, errno, "use the overlay");
+		_exit(1);
+	}
+	ns_report(report, NS_DONE, 0, "");
+	_exit(0);
+}
+
+static const char *userns_fix(char *buf, size_t size)
+{
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
+		return "sysctl -w user.max_user_namespaces=15000 (and persist it in /etc/sysctl.d/)";
+	if (geteuid() != 0 && read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+		return "sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in /etc/sysctl.d/)";
+	if (geteuid() != 0 &&
+	    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		/* Ubuntu 24.04+: the namespace is created but loses every
+		 * capability, so mounts fail; allow it for this binary only. */
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(buf, size,
+			 "AppArmor restricts user namespaces: as root, write "
+			 "'abi <abi/4.0>, profile sandcell %.120s flags=(unconfined) { userns, }' to "
+			 "/etc/apparmor.d/sandcell and run 'apparmor_parser -r /etc/apparmor.d/sandcell' "
+			 "(or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)",
+			 n > 0 ? exe : "/usr/local/bin/sandcell");
+		return buf;
+	}
+	return "check that 'unshare --user --map-root-user true' works; the kernel needs CONFIG_USER_NS";
+}
+
+static void check_namespaces(struct doctor *d)
+{
+	struct cell_check *cu = check_new(d, "userns");
+	struct cell_check *co = check_new(d, "overlay");
+	char fixbuf[384];
+	int rep[2], go[2];
+	struct sc_err err = {0};
+	struct idmap map;
+
+	set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
+	if (idmap_for_caller(&map, &err) < 0) {
+		set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
+		return;
+	}
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		goto os_fail;
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		close(rep[0]);
+		close(rep[1]);
+		goto os_fail;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(rep[0]);
+		close(rep[1]);
+		close(go[0]);
+		close(go[1]);
+		goto os_fail;
+	}
+	if (pid == 0) {
+		close(rep[0]);
+		close(go[1]);
+		ns_child(rep[1], go[0]);
+	}
+	close(rep[1]);
+	close(go[0]);
+
+	struct ns_report r = {0};
+	bool got = sc_read_all(rep[0], &r, sizeof(r)) == (ssize_t)sizeof(r);
+	if (got && r.stage == 0) {
+		/* unshared: map it as a cell is mapped, then let it go on */
+		if (idmap_write(pid, &map, &err) < 0) {
+			r.stage = NS_USERNS;
+			r.errnum = 0;
+			snprintf(r.what, sizeof(r.what), "%.150s", err.msg);
+		} else if (write(go[1], "g", 1) == 1) {
+			got = sc_read_all(rep[0], &r, sizeof(r)) == (ssize_t)sizeof(r);
+		}
+	}
+	close(go[1]);
+	close(rep[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	if (!got) {
+		set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
+		return;
+	}
+	const char *why = r.errnum ? strerror(r.errnum) : "";
+	switch (r.stage) {
+	case NS_USERNS:
+		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)), "%s%s%s", r.what,
+		    r.errnum ? ": " : "", why);
+		return;
+	case NS_OTHERS:
+	case NS_MOUNT:
+		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)),
+		    "user namespace created but %s failed: %s", r.what, why);
+		return;
+	default:
+		break;
+	}
+	if (map.range)
+		set(cu, CELL_CHECK_OK, "",
+		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is host "
+		    "uid %u (range of %u)",
+		    map.uid_start, map.count);
+	else
+		set(cu, CELL_CHECK_OK, "",
+		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is "
+		    "your uid %u",
+		    map.uid_start);
+	if (r.stage == NS_OVERLAY)
+		set(co, CELL_CHECK_FAIL,
+		    r.errnum == ENODEV ? "load the module: modprobe overlay"
+				       : "Linux 5.11+ mounts overlayfs in user namespaces; upgrade the kernel",
+		    "%s in a user namespace: %s", r.what, why);
+	else
+		set(co, CELL_CHECK_OK, "", "overlay of /usr with a tmpfs upper layer in a user namespace");
+	return;
+
+os_fail:
+	set(cu, CELL_CHECK_FAIL, "", "cannot start the probe: %s", strerror(errno));
+}
+
+/* ---- cgroups ---- */
+
+static void check_cgroups(struct doctor *d)
+{
+	struct cell_check *c = check_new(d, "cgroup");
+	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
+	char have[64], missing[64];
+	if (!h) {
+		set(c, CELL_CHECK_WARN, "", "out of memory");
+		return;
+	}
+	cgroup_host_status(h);
+	const char *mode = cg_mode_name(h->mode);
+	static const char v2_fix[] =
+		"boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2); until then "
+		"limits fall back to rlimits";
+	if (h->mode == CG_MODE_NONE || h->mode == CG_MODE_V1) {
+		set(c, CELL_CHECK_WARN, v2_fix, "%s: %s", mode, h->why);
+		return;
+	}
+	if (h->mode == CG_MODE_HYBRID && !((h->available | h->delegated) & CG_CTRL_ALL)) {
+		set(c, CELL_CHECK_WARN, v2_fix, "%s: v1 controllers, v2 at %.100s: %s", mode,
+		    h->mount, h->why);
+		return;
+	}
+	if (!h->base[0]) {
+		set(c, CELL_CHECK_WARN,
+		    "run sandcell under 'systemd-run --user --scope -p Delegate=yes' or delegate "
+		    "a subtree (docs/cgroups.md); until then limits fall back to rlimits",
+		    "%s at %.100s, own cgroup %.100s: %s", mode, h->mount, h->own, h->why);
+		return;
+	}
+	unsigned deleg = h->delegated & CG_CTRL_ALL;
+	cg_ctrl_names(deleg, have, sizeof(have));
+	cg_ctrl_names(CG_CTRL_ALL & ~deleg, missing, sizeof(missing));
+	if (!deleg) {
+		set(c, CELL_CHECK_WARN, h->mode == CG_MODE_HYBRID ? v2_fix : "see docs/cgroups.md",
+		    "%s at %.100s: %s", mode, h->mount, h->why);
+		return;
+	}
+
+	/* The real thing: a cgroup with a limit per delegated controller. */
+	struct cell_spec spec;
+	memset(&spec, 0, sizeof(spec));
+	spec.limits.memory = (deleg & CG_CTRL_MEMORY) ? 64ull << 20 : 0;
+	spec.limits.pids = (deleg & CG_CTRL_PIDS) ? 64 : 0;
+	spec.limits.cpus = (deleg & CG_CTRL_CPU) ? 0.5 : 0;
+	struct cell_cgroup cg;
+	struct sc_err err = {0};
+	char id[64];
+	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
+	if (cgroup_create(&cg, id, &spec, &err) < 0) {
+		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
+		    err.msg);
+		return;
+	}
+	if (!cg.active) {
+		set(c, CELL_CHECK_WARN, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
+		    cg.why);
+		return;
+	}
+	char path[sizeof(cg.path)];
+	snprintf(path, sizeof(path), "%s", cg.path);
+	if (cgroup_destroy(&cg, &err) < 0 || access(path, F_OK) == 0) {
+		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.150s not removed: %s",
+		    mode, path, err.msg);
+		return;
+	}
+	if (deleg != CG_CTRL_ALL)
+		set(c, CELL_CHECK_WARN,
+		    "systemd delegates only memory and pids to users by default; add cpu as "
+		    "docs/cgroups.md shows",
+		    "%s at %.100s, cells under %.100s/sandcell, delegated: %s (not %s)", mode,
+		    h->mount, h->base, have, missing);
+	else
+		set(c, CELL_CHECK_OK, "", "%s at %.100s, cells under %.100s/sandcell, delegated: %s",
+		    mode, h->mount, h->base, have);
+}
+
+/* ---- seccomp ---- */
+
+static void check_seccomp(struct doctor *d)
+{
+	struct cell_check *c = check_new(d, "seccomp");
+	char actions[256] = "";
+	_cleanup_fd_ int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = sc_read_all(fd, actions, sizeof(actions) - 1);
+		actions[n > 0 ? n : 0] = '\0';
+		actions[strcspn(actions, "\n")] = '\0';
+	}
+	/* A filter that fails getppid() with a telltale errno. */
+	pid_t pid = fork();
+	if (pid < 0) {
+		set(c, CELL_CHECK_WARN, "", "cannot fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		struct sock_filter insns[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 77),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {.len = SC_ARRAY_LEN(insns), .filter = insns};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			_exit(2);
+		_exit(syscall(SYS_getppid) == -1 && errno == 77 ? 0 : 3);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	bool works = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	bool has_errno = strstr(actions, "errno") != NULL;
+	bool has_kill = strstr(actions, "kill_process") != NULL;
+	if (!works)
+		set(c, CELL_CHECK_FAIL, "use a kernel built with CONFIG_SECCOMP_FILTER",
+		    "a seccomp filter could not be loaded (actions: %s)", actions[0] ? actions : "?");
+	else if (!has_errno || !has_kill)
+		set(c, CELL_CHECK_WARN, "upgrade to Linux 4.14 or newer",
+		    "filters load, but actions available are only: %s", actions);
+	else
+		set(c, CELL_CHECK_OK, "", "filters load; actions: %s", actions);
+}
+
+/* ---- id ranges ---- */
+
+/* Another entry of /etc/subuid overlapping [start, start+count)? */
+static bool subid_overlap(const char *text, uint32_t start, uint32_t count, char *who,
+			  size_t size)
+{
+	const char *p = text;
+	while (p && *p) {
+		char name[64];
+		unsigned long s, n;
+		if (sscanf(p, "%63[^:\n]:%lu:%lu", name, &s, &n) == 3 && strcmp(name, "sandcell") &&
+		    s < (unsigned long)start + count && s + n > start) {
+			snprintf(who, size, "%s", name);
+			return true;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static void check_idmap(struct doctor *d)
+{
+	struct cell_check *c = check_new(d, "subuid");
+	struct idmap map;
+	struct sc_err err = {0};
+	if (idmap_for_caller(&map, &err) < 0) {
+		set(c, CELL_CHECK_FAIL, "", "%s", err.msg);
+		return;
+	}
+	if (!map.range) {
+		set(c, CELL_CHECK_OK, "",
+		    "rootless: a cell maps only your uid %u, no subordinate ids needed", map.uid_start);
+		return;
+	}
+	char text[16384] = "", who[64];
+	_cleanup_fd_ int fd = open("/etc/subuid", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = sc_read_all(fd, text, sizeof(text) - 1);
+		text[n > 0 ? n : 0] = '\0';
+	}
+	uint32_t s, n;
+	bool own = sc_parse_subid(text, "sandcell", &s, &n) == 0;
+	if (map.count < 65536)
+		set(c, CELL_CHECK_WARN, "give sandcell 65536 ids: 'sandcell:START:65536' in /etc/subuid and /etc/subgid",
+		    "cells map %u ids from %u; programs that use ids above %u will fail", map.count,
+		    map.uid_start, map.count - 1);
+	else if (subid_overlap(text, map.uid_start, map.count, who, sizeof(who)))
+		set(c, CELL_CHECK_WARN,
+		    "add an unused range as 'sandcell:START:65536' to /etc/subuid and /etc/subgid",
+		    "cells map host uids %u-%u, which overlap %s's range in /etc/subuid",
+		    map.uid_start, map.uid_start + map.count - 1, who);
+	else
+		set(c, CELL_CHECK_OK, "", "cells map host uids %u-%u (%s)", map.uid_start,
+		    map.uid_start + map.count - 1,
+		    own ? "the sandcell entry of /etc/subuid" : "the default range");
+}
+
+/* ---- directories ---- */
+
+static void check_dir(struct doctor *d, const char *name, const char *dir, const char *what)
+{
+	struct cell_check *c = check_new(d, name);
+	struct sc_err err = {0};
+	char probe[PATH_MAX];
+	if (cell_ensure_private_dir(dir, &err) < 0) {
+		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a directory of your own",
+		    "%s: %s", what, err.msg);
+		return;
+	}
+	if (sc_path(probe, sizeof(probe), "%s/.doctor-XXXXXX", dir) < 0) {
+		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT to a shorter path", "%s: path too long", what);
+		return;
+	}
+	int fd = mkostemp(probe, O_CLOEXEC);
+	if (fd < 0) {
+		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a writable directory",
+		    "%s %s: cannot write: %s", what, dir, strerror(errno));
+		return;
+	}
+	close(fd);
+	unlink(probe);
+	set(c, CELL_CHECK_OK, "", "%s %s", what, dir);
+}
+
+size_t cell_doctor(struct cell_check *checks, size_t max)
+{
+	struct doctor d = {.checks = checks, .max = max};
+	check_kernel(&d);
+	check_namespaces(&d);
+	check_cgroups(&d);
+	check_seccomp(&d);
+	check_idmap(&d);
+	check_dir(&d, "state-dir", cell_state_root(), "cell state in");
+	check_dir(&d, "data-dir", cell_data_root(), "images in");
+	return d.n;
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# sandcell doctor: one line per check, exit 0 when cells can run, --json that
+# parses, and the host's cgroup mode named as it is.
+. "$(dirname "$0")/../lib.sh"
+
+# What the host's cgroups are, read independently of sandcell.
+if grep -q ' - cgroup2 ' /proc/self/mountinfo; then
+	if grep -E ' - cgroup cgroup .*(memory|pids|cpu)' /proc/self/mountinfo >/dev/null; then
+		host_mode=hybrid
+	else
+		host_mode=v2
+	fi
+else
+	host_mode=v1
+fi
+
+# A sandcell root of the test user's own, straight under /tmp.
+own_root=$(mktemp -d /tmp/sandcell-doctor.XXXXXX)
+chown "$T_UID:$T_UID" "$own_root"
+bad_root=$(mktemp -d /tmp/sandcell-doctor-bad.XXXXXX)
+chmod 0777 "$bad_root"
+trap 'rm -rf "$own_root" "$bad_root"; t_cleanup' EXIT
+export SANDCELL_ROOT=$own_root
+
+sc doctor
+check "doctor exits 0 (cells can run here)" expect_rc 0
+for name in kernel userns overlay cgroup seccomp subuid state-dir data-dir; do
+	check "a '$name' line" bash -c 'printf "%s\n" "$OUT" | grep -Eq "^'"$name"' +(ok|warn|fail) "' 
+done
+check "user namespaces work" out_has '^userns  *ok '
+check "overlayfs in a user namespace works" out_has '^overlay  *ok '
+check "the cgroup line names the mode ($host_mode)" bash -c 'printf "%s\n" "$OUT" | grep "^cgroup " | grep -q "'"$host_mode"'"'
+if [ "$host_mode" = hybrid ]; then
+	check "a hybrid host gets a warning with a fix" \
+		bash -c 'printf "%s\n" "$OUT" | grep "^cgroup " | grep -q "warn .*fix: .*systemd.unified_cgroup_hierarchy=1"'
+fi
+check "every non-ok check says what to do" \
+	bash -c '! printf "%s\n" "$OUT" | grep -E "^[a-z-]+ +(warn|fail) " | grep -vq "fix: "'
+export OUT
+check "no test cgroup is left behind" bash -c '! find /sys/fs/cgroup -maxdepth 4 -name "doctor-*" 2>/dev/null | grep -q .'
+
+sc doctor --json
+export OUT
+check "--json exits 0" expect_rc 0
+check "--json parses" bash -c 'printf "%s" "$OUT" | python3 -c "import json,sys; json.load(sys.stdin)"'
+check "--json: ok is true and every check has name/status/detail/fix" bash -c 'printf "%s" "$OUT" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"ok\"] is True
+assert len(d[\"checks\"]) >= 8
+for c in d[\"checks\"]:
+    assert set(c) == {\"name\", \"status\", \"detail\", \"fix\"}, c
+    assert c[\"status\"] in (\"ok\", \"warn\", \"fail\"), c
+"'
+check "--json reports the cgroup mode ($host_mode)" bash -c 'printf "%s" "$OUT" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+c = [c for c in d[\"checks\"] if c[\"name\"] == \"cgroup\"][0]
+assert sys.argv[1] in c[\"detail\"], c
+" '"$host_mode"
+
+# A root anybody may write into is not usable: fail, exit 1, with a fix.
+SANDCELL_ROOT=$bad_root/x sc doctor
+check "a world-writable root: exit 1" expect_rc 1
+check "a world-writable root: the state-dir check fails with a fix" out_has '^state-dir  *fail .*fix: '
+check "a world-writable root: the summary says cells cannot run" out_has 'cannot run'
+
+sc doctor --bogus
+check "an unknown option is a usage error (125)" expect_rc 125
+check "with one line on stderr" err_one_line
+
+finish
