@@ -30,6 +30,7 @@ struct cell_plan {
 	int bind_fds[CELL_MAX_BINDS];   /* O_PATH fds of bind sources */
 	bool host_image;
 	bool use_rlimits; /* no cgroup: enforce limits as rlimits */
+	bool range_map;   /* root caller: cell ids are an unprivileged host range */
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
 };

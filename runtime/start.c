@@ -1,0 +1,237 @@
+/* The host side of starting a cell, shared by one-shot and long-lived
+ * cells: prepare everything, clone the child into all namespaces (into its
+ * cgroup), write its id maps, prepare root callers' binds, release it. */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "start.h"
+
+#define CELL_NS_FLAGS                                                                          \
+	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |              \
+	 CLONE_NEWIPC | CLONE_NEWCGROUP)
+
+static void plan_close(struct cell_plan *plan)
+{
+	for (size_t i = 0; i < plan->nlowers; i++)
+		sc_closep(&plan->lower_fds[i]);
+	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
+		sc_closep(&plan->bind_fds[i]);
+}
+
+static int plan_open_layers(struct cell_plan *plan, struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	plan->host_image = spec->nlayers == 0;
+	for (size_t i = 0; i < spec->nlayers; i++) {
+		int fd = open(spec->layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return sc_fail(err, errno, "image layer %s", spec->layers[i]);
+		/* The child names it /proc/self/fd/N; it must survive into it. */
+		plan->lower_fds[plan->nlowers++] = fd;
+	}
+	for (size_t i = 0; i < spec->nbinds; i++) {
+		if (spec->binds[i].host && access(spec->binds[i].host, F_OK) < 0)
+			return sc_fail(err, errno, "bind source %s", spec->binds[i].host);
+	}
+	return 0;
+}
+
+/* Root callers: the parent clones each bind source with host rights; a
+ * writable bind is idmapped onto the cell's user namespace so that the
+ * cell's root (an unprivileged host id) may write it. */
+static int parent_prepare_binds(struct cell_plan *plan, pid_t pid, struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	_cleanup_fd_ int userns = -1;
+	for (size_t i = 0; i < spec->nbinds; i++) {
+		const struct cell_bind *b = &spec->binds[i];
+		if (!b->host) {
+			plan->bind_fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC); /* placeholder */
+			continue;
+		}
+		int fd = open_tree(AT_FDCWD, b->host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (fd < 0)
+			return sc_fail(err, errno, "cannot bind %s", b->host);
+		plan->bind_fds[i] = fd;
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+		if (b->readonly) {
+			attr.attr_set |= MOUNT_ATTR_RDONLY;
+		} else {
+			if (userns < 0) {
+				char path[64];
+				snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+				userns = open(path, O_RDONLY | O_CLOEXEC);
+				if (userns < 0)
+					return sc_fail(err, errno, "open the cell's user namespace");
+			}
+			attr.attr_set |= MOUNT_ATTR_IDMAP;
+			attr.userns_fd = (uint64_t)userns;
+		}
+		if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+			if (!b->readonly) {
+				sc_fail(err, errno, "cannot make %s writable for the cell's root (an idmapped mount)",
+					b->host);
+				sc_err_hint(err, "its filesystem may not support idmapped mounts: add :ro, or run sandcell as a non-root user");
+				return -1;
+			}
+			return sc_fail(err, errno, "cannot make %s read-only", b->host);
+		}
+	}
+	return 0;
+}
+
+static int send_go(int sock, const int *fds, size_t nfds, struct sc_err *err)
+{
+	char byte = 'g';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CELL_MAX_BINDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
+		return sc_fail(err, errno, "release the cell");
+	return 0;
+}
+
+static pid_t clone_cell(int cgroup_fd, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CELL_NS_FLAGS | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	if (cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgroup_fd;
+	}
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+/* In the child: put the cell's stdio on 0/1/2 before anything else. */
+static void child_stdio(int in, int out, int errfd)
+{
+	int devnull = -1;
+	if (in < 0 || out < 0 || errfd < 0)
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	in = in >= 0 ? in : devnull;
+	out = out >= 0 ? out : devnull;
+	errfd = errfd >= 0 ? errfd : devnull;
+	if (in != 0)
+		dup2(in, 0);
+	if (out != 1)
+		dup2(out, 1);
+	if (errfd != 2)
+		dup2(errfd, 2);
+}
+
+void cell_start_init(struct cell_start *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = -1;
+	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
+		st->plan.bind_fds[i] = -1;
+	st->pidfd = st->status_rd = st->sync_fd = -1;
+	st->cg.dir_fd = -1;
+}
+
+int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *cell_id,
+	       const int stdio[3], struct sc_err *err)
+{
+	struct cell_plan *plan = &st->plan;
+	int status[2] = {-1, -1}, sync[2] = {-1, -1};
+	plan->spec = spec;
+	if (idmap_for_caller(&st->map, err) < 0 || plan_open_layers(plan, err) < 0)
+		return -1;
+	plan->range_map = st->map.range;
+	if (pipe2(status, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
+		sc_closep(&status[0]);
+		sc_closep(&status[1]);
+		return sc_fail(err, errno, "pipe");
+	}
+	st->status_rd = status[0];
+	st->sync_fd = sync[0];
+	if (cgroup_create(&st->cg, cell_id, spec, err) < 0)
+		goto fail;
+	plan->use_rlimits = !st->cg.active;
+	plan->status_fd = status[1];
+	plan->sync_fd = sync[1];
+
+	st->pid = clone_cell(st->cg.active ? st->cg.dir_fd : -1, &st->pidfd);
+	if (st->pid < 0) {
+		sc_fail(err, errno, "cannot create the cell's namespaces");
+		sc_err_hint(err, "are unprivileged user namespaces enabled? run 'sandcell doctor'");
+		goto fail;
+	}
+	if (st->pid == 0) {
+		close(status[0]);
+		close(sync[0]);
+		child_stdio(stdio[0], stdio[1], stdio[2]);
+		child_main(plan);
+	}
+	sc_closep(&status[1]);
+	sc_closep(&sync[1]);
+	plan->status_fd = plan->sync_fd = -1;
+
+	bool parent_binds = st->map.range && spec->nbinds > 0;
+	if (idmap_write(st->pid, &st->map, err) < 0 ||
+	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
+	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0) {
+		cell_start_kill(st);
+		goto fail;
+	}
+	plan_close(plan);
+	return 0;
+fail:
+	sc_closep(&status[1]);
+	sc_closep(&sync[1]);
+	return -1;
+}
+
+void cell_start_kill(struct cell_start *st)
+{
+	if (st->pid <= 0)
+		return;
+	syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+	while (waitpid(st->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	st->pid = 0;
+}
+
+void cell_start_cleanup(struct cell_start *st)
+{
+	sc_closep(&st->pidfd);
+	sc_closep(&st->status_rd);
+	sc_closep(&st->sync_fd);
+	plan_close(&st->plan);
+	if (st->cg.active || st->cg.dir_fd >= 0) {
+		struct sc_err ignored;
+		cgroup_destroy(&st->cg, &ignored);
+	}
+}
+
+int cell_start_read_msg(int fd, struct cell_msg *m)
+{
+	ssize_t n = sc_read_all(fd, m, sizeof(*m));
+	if (n != (ssize_t)sizeof(*m))
+		return -1;
+	m->text[sizeof(m->text) - 1] = '\0';
+	return 0;
+}
