@@ -50,3 +50,4 @@ void cli_print_result_json(FILE *f, const struct cell_result *res);
 int cmd_run(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_policy(int argc, char **argv);

@@ -10,6 +10,7 @@ struct command {
 
 static const struct command COMMANDS[] = {
 	{"run", cmd_run, "run a command in a one-shot cell"},
+	{"policy", cmd_policy, "show a built-in policy or check a policy file"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},
 };

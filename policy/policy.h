@@ -62,6 +62,8 @@ struct policy_filter {
 int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err);
 /* Is `name` one of the built-in profiles? */
 bool policy_is_builtin(const char *name);
+/* The name of the i-th built-in profile, NULL past the last one. */
+const char *policy_builtin_name(size_t i);
 /* The JSON text of a built-in profile (valid input for --policy). */
 const char *policy_builtin_json(const char *name);
 /* Parse a JSON document; `origin` names it in errors. */

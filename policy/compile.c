@@ -1,0 +1,385 @@
+/* The seccomp compiler: policy -> libseccomp -> classic BPF, then checked
+ * against the policy with our own interpreter before anyone uses it.
+ *
+ * libseccomp drops a conditional rule when the same syscall already has an
+ * unconditional one (and refuses rules whose action is the default), so a
+ * syscall that has rules and a fallback action other than the default gets
+ * its fallback as a catch-all *conditional* rule ("arg >= 0", always true);
+ * libseccomp then checks the more specific comparisons first. pol_verify
+ * proves on probe calls that the result is what the policy says. */
+#include <linux/audit.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <seccomp.h>
+
+#include "policy_priv.h"
+
+#define MAX_INSNS 4096 /* BPF_MAXINSNS */
+#define RET_KILL_PROCESS 0x80000000U
+
+static uint32_t scmp_action(const struct pol_act *a)
+{
+	switch (a->kind) {
+	case POL_ACT_ALLOW: return SCMP_ACT_ALLOW;
+	case POL_ACT_ERRNO: return SCMP_ACT_ERRNO((uint32_t)a->errnum);
+	case POL_ACT_KILL: return SCMP_ACT_KILL_PROCESS;
+	case POL_ACT_TRAP: return SCMP_ACT_TRAP;
+	case POL_ACT_LOG: return SCMP_ACT_LOG;
+	}
+	return SCMP_ACT_KILL_PROCESS;
+}
+
+static enum scmp_compare scmp_op(enum pol_op op)
+{
+	switch (op) {
+	case POL_OP_EQ: return SCMP_CMP_EQ;
+	case POL_OP_NE: return SCMP_CMP_NE;
+	case POL_OP_LT: return SCMP_CMP_LT;
+	case POL_OP_LE: return SCMP_CMP_LE;
+	case POL_OP_GT: return SCMP_CMP_GT;
+	case POL_OP_GE: return SCMP_CMP_GE;
+	case POL_OP_MASKED_EQ: return SCMP_CMP_MASKED_EQ;
+	}
+	return SCMP_CMP_EQ;
+}
+
+static void ctx_release(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+
+static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
+		       const struct pol_table *t, const struct pol_sys *e,
+		       struct sc_err *err)
+{
+	bool fb_is_def = pol_act_equal(&e->fallback, &t->def);
+	int rc;
+	if (e->nrules == 0) {
+		if (fb_is_def)
+			return 0;
+		rc = seccomp_rule_add_exact(ctx, scmp_action(&e->fallback), e->nr, 0);
+		if (rc < 0)
+			return sc_fail(err, -rc, "seccomp: cannot add a rule for %s", e->name);
+		return 0;
+	}
+	if (!fb_is_def) {
+		unsigned lowest = 5;
+		for (size_t i = 0; i < e->nrules; i++)
+			for (size_t j = 0; j < s->rules[e->rules[i]].nargs; j++)
+				if (s->rules[e->rules[i]].args[j].index < lowest)
+					lowest = s->rules[e->rules[i]].args[j].index;
+		struct scmp_arg_cmp any = {.arg = lowest, .op = SCMP_CMP_GE, .datum_a = 0};
+		rc = seccomp_rule_add_exact_array(ctx, scmp_action(&e->fallback), e->nr, 1,
+						  &any);
+		if (rc < 0)
+			return sc_fail(err, -rc, "seccomp: cannot add the fallback of %s",
+				       e->name);
+	}
+	for (size_t i = 0; i < e->nrules; i++) {
+		const struct pol_rule *r = &s->rules[e->rules[i]];
+		if (pol_act_equal(&r->act, &t->def) && fb_is_def)
+			continue; /* same as no rule */
+		if (pol_act_equal(&r->act, &e->fallback))
+			continue; /* covered by the catch-all */
+		struct scmp_arg_cmp cmp[POL_MAX_ARGS];
+		for (size_t j = 0; j < r->nargs; j++) {
+			const struct pol_arg *a = &r->args[j];
+			cmp[j] = (struct scmp_arg_cmp){
+				.arg = a->index,
+				.op = scmp_op(a->op),
+				.datum_a = a->op == POL_OP_MASKED_EQ ? a->mask : a->value,
+				.datum_b = a->op == POL_OP_MASKED_EQ ? a->value : 0,
+			};
+		}
+		rc = seccomp_rule_add_exact_array(ctx, scmp_action(&r->act), e->nr,
+						  (unsigned)r->nargs, cmp);
+		if (rc < 0)
+			return sc_fail(err, -rc, "seccomp: cannot add seccomp.rules[%zu] for %s",
+				       e->rules[i], e->name);
+	}
+	return 0;
+}
+
+/* Export the program into memory (libseccomp 2.5 exports only to an fd). */
+static int export_bpf(scmp_filter_ctx ctx, struct policy_filter *out, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = memfd_create("sandcell-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "seccomp: memfd_create");
+	int rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return sc_fail(err, -rc, "seccomp: cannot export the filter");
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return sc_fail(err, errno, "seccomp: fstat");
+	size_t len = (size_t)st.st_size;
+	if (len == 0 || len % 8 || len / 8 > MAX_INSNS)
+		return sc_fail(err, 0,
+			       "seccomp: the filter has %zu bytes, not 1 to %d instructions "
+			       "(too many rules?)",
+			       len, MAX_INSNS);
+	_cleanup_free_ void *buf = malloc(len);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "seccomp: export");
+	ssize_t n = pread(fd, buf, len, 0);
+	if (n < 0 || (size_t)n != len)
+		return sc_fail(err, n < 0 ? errno : EIO, "seccomp: reading the exported filter");
+	out->insns = steal_ptr(&buf);
+	out->count = len / 8;
+	return 0;
+}
+
+int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
+		struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct pol_table t;
+	if (pol_table_build(s, &t, err) < 0)
+		return -1;
+	__attribute__((cleanup(ctx_release))) scmp_filter_ctx ctx =
+		seccomp_init(scmp_action(&s->def));
+	int rc = 0;
+	if (!ctx) {
+		rc = sc_fail(err, ENOMEM, "seccomp: cannot create a filter");
+		goto out;
+	}
+	/* Only the native architecture: any other (i386, x32) is killed;
+	 * no_new_privs is the runtime's job; a binary tree keeps a 300-rule
+	 * filter at ~10 comparisons per syscall. */
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1)) < 0) {
+		rc = sc_fail(err, -rc, "seccomp: cannot set the filter attributes");
+		goto out;
+	}
+	for (size_t i = 0; i < t.nsys; i++)
+		if ((rc = add_syscall(ctx, s, &t, &t.sys[i], err)) < 0)
+			goto out;
+	if ((rc = export_bpf(ctx, out, err)) < 0)
+		goto out;
+	if ((rc = pol_verify(s, out, err)) < 0)
+		policy_filter_free(out);
+out:
+	pol_table_free(&t);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- verification ---- */
+
+/* A deterministic generator for sampling large probe sets. */
+static uint64_t next_rand(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+#define MAX_VALUES 32
+#define MAX_PROBES 20000
+
+struct values {
+	uint64_t v[MAX_VALUES];
+	size_t n;
+};
+
+static void add_value(struct values *vs, uint64_t v)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i] == v)
+			return;
+	if (vs->n < MAX_VALUES)
+		vs->v[vs->n++] = v;
+}
+
+/* Values around each comparison: equal, one off, with the high or low
+ * half changed, and with bits outside a mask set. */
+static void values_for(const struct pol_arg *a, struct values *vs)
+{
+	uint64_t v = a->value;
+	add_value(vs, v);
+	add_value(vs, v + 1);
+	add_value(vs, v - 1);
+	add_value(vs, v ^ (1ULL << 32));
+	add_value(vs, v | 0xffffffff00000000ULL);
+	if (a->op == POL_OP_MASKED_EQ) {
+		uint64_t outside = ~a->mask;
+		add_value(vs, v | outside);
+		add_value(vs, v | (outside & 0xffffffffULL));
+		add_value(vs, v | (outside & 0xffffffff00000000ULL));
+		add_value(vs, v ^ (a->mask & (~a->mask + 1))); /* lowest mask bit */
+		add_value(vs, v ^ (a->mask & ~(a->mask >> 1))); /* highest mask bit */
+	}
+}
+
+static int mismatch(const char *name, int nr, const struct pol_seccomp_data *d,
+		    uint32_t want, uint32_t got, struct sc_err *err)
+{
+	return sc_fail(err, 0,
+		       "seccomp: the compiled filter does not match the policy for %s "
+		       "(nr %d, args 0x%llx 0x%llx 0x%llx: expected 0x%08x, got 0x%08x); "
+		       "simplify the rules of this syscall",
+		       name ? name : "?", nr, (unsigned long long)d->args[0],
+		       (unsigned long long)d->args[1], (unsigned long long)d->args[2], want,
+		       got);
+}
+
+static int probe(const struct policy_filter *f, const struct pol_seccomp_data *d,
+		 uint32_t want, const char *name, struct sc_err *err)
+{
+	uint32_t got;
+	if (pol_bpf_run(f->insns, f->count, d, &got) < 0)
+		return sc_fail(err, 0, "seccomp: the compiled filter is not a valid program");
+	if (got != want)
+		return mismatch(name, d->nr, d, want, got, err);
+	return 0;
+}
+
+static int verify_rules(const struct policy_seccomp *s, const struct pol_table *t,
+			const struct pol_sys *e, const struct policy_filter *f,
+			uint32_t arch, struct sc_err *err)
+{
+	struct values vals[6] = {0};
+	bool used[6] = {false};
+	for (size_t i = 0; i < e->nrules; i++) {
+		const struct pol_rule *r = &s->rules[e->rules[i]];
+		for (size_t j = 0; j < r->nargs; j++) {
+			used[r->args[j].index] = true;
+			values_for(&r->args[j], &vals[r->args[j].index]);
+		}
+	}
+	size_t total = 1;
+	for (int k = 0; k < 6; k++)
+		if (used[k]) {
+			add_value(&vals[k], 0);
+			add_value(&vals[k], UINT64_MAX);
+			total *= vals[k].n;
+		}
+	uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)e->nr;
+	size_t nprobes = total < MAX_PROBES ? total : MAX_PROBES;
+	for (size_t p = 0; p < nprobes; p++) {
+		struct pol_seccomp_data d = {.nr = e->nr, .arch = arch};
+		size_t idx = p;
+		for (int k = 0; k < 6; k++) {
+			if (!used[k]) {
+				d.args[k] = (p & 1) ? 0xdeadbeefcafef00dULL : 0;
+				continue;
+			}
+			size_t pick;
+			if (total <= MAX_PROBES) {
+				pick = idx % vals[k].n;
+				idx /= vals[k].n;
+			} else {
+				pick = (size_t)(next_rand(&seed) % vals[k].n);
+			}
+			d.args[k] = vals[k].v[pick];
+		}
+		if (probe(f, &d, pol_table_eval(s, t, e->nr, d.args), e->name, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
+	       struct sc_err *err)
+{
+	struct pol_table t;
+	if (pol_table_build(s, &t, err) < 0)
+		return -1;
+	uint32_t arch = seccomp_arch_native();
+	int rc = 0;
+	static const uint64_t ZERO[6] = {0};
+
+	/* Every syscall number of the native ABI, with trivial arguments. */
+	for (int nr = 0; rc == 0 && nr < 1024; nr++) {
+		struct pol_seccomp_data d = {.nr = nr, .arch = arch};
+		rc = probe(f, &d, pol_table_eval(s, &t, nr, ZERO), "a syscall number", err);
+	}
+	for (size_t i = 0; rc == 0 && i < t.nsys; i++)
+		if (t.sys[i].nrules)
+			rc = verify_rules(s, &t, &t.sys[i], f, arch, err);
+		else
+			for (int v = 0; rc == 0 && v < 2; v++) {
+				struct pol_seccomp_data d = {.nr = t.sys[i].nr, .arch = arch};
+				for (int k = 0; k < 6; k++)
+					d.args[k] = v ? UINT64_MAX : 0;
+				rc = probe(f, &d, pol_act_ret(&t.sys[i].fallback), t.sys[i].name, err);
+			}
+	/* Other ABIs are killed: a foreign architecture, and on x86-64 the
+	 * x32 syscall numbers. */
+	static const uint32_t foreign[] = {AUDIT_ARCH_I386, AUDIT_ARCH_X86_64,
+					   AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM};
+	for (size_t i = 0; rc == 0 && i < SC_ARRAY_LEN(foreign); i++) {
+		if (foreign[i] == arch)
+			continue;
+		for (int nr = 0; rc == 0 && nr < 400; nr += 7) {
+			struct pol_seccomp_data d = {.nr = nr, .arch = foreign[i]};
+			rc = probe(f, &d, RET_KILL_PROCESS, "a foreign architecture", err);
+		}
+	}
+	if (arch == AUDIT_ARCH_X86_64)
+		for (int nr = 0; rc == 0 && nr < 600; nr += 3) {
+			struct pol_seccomp_data d = {.nr = 0x40000000 | nr, .arch = arch};
+			rc = probe(f, &d, RET_KILL_PROCESS, "an x32 syscall", err);
+		}
+	pol_table_free(&t);
+	return rc;
+}
+
+int pol_compile_env(char *buf, size_t size)
+{
+	const struct scmp_version *v = seccomp_version();
+	return sc_path(buf, size, "libseccomp %u.%u.%u arch 0x%08x bpf-format 1",
+		       v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
+		       seccomp_arch_native());
+}
+
+/* ---- the public entry point ---- */
+
+int policy_compile_filter(const struct policy *p, const char *cache_dir,
+			  struct policy_filter *out, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p->seccomp)
+		return 0; /* no filter */
+	char env[128];
+	if (pol_compile_env(env, sizeof(env)) < 0)
+		return sc_fail(err, errno, "seccomp: version string");
+	_cleanup_free_ char *canon = pol_seccomp_canonical(p->seccomp);
+	if (!canon)
+		return sc_fail(err, ENOMEM, "seccomp: canonical form");
+	size_t klen = strlen(env) + 1 + strlen(canon) + 1;
+	_cleanup_free_ char *key = malloc(klen);
+	if (!key)
+		return sc_fail(err, ENOMEM, "seccomp: cache key");
+	snprintf(key, klen, "%s\n%s", env, canon);
+
+	if (cache_dir) {
+		int rc = pol_cache_get(cache_dir, key, out, err);
+		if (rc < 0)
+			return -1; /* the cache directory itself is unsafe */
+		if (rc > 0)
+			return 0;
+	}
+	if (pol_compile(p->seccomp, out, err) < 0)
+		return -1;
+	if (cache_dir) {
+		/* A cache that cannot be written only costs time next run. */
+		struct sc_err ignored;
+		pol_cache_put(cache_dir, key, out, &ignored);
+	}
+	return 0;
+}
+
+void policy_filter_free(struct policy_filter *f)
+{
+	if (!f)
+		return;
+	free(f->insns);
+	f->insns = NULL;
+	f->count = 0;
+}

@@ -1,0 +1,497 @@
+/* Policy documents: JSON text -> struct policy, validated field by field.
+ * Every error is one line naming the JSON path and the expected form. */
+#include <ctype.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/parse.h"
+#include "json_in.h"
+
+static bool valid_hostname(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 64 || s[0] == '-' || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (!isalnum(ch) && ch != '-' && ch != '.')
+			return false;
+	}
+	return true;
+}
+
+static bool valid_env_key(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > POL_MAX_ENV_KEY || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+static const char *const LIMIT_KEYS[] = {"memory", "pids", "cpus", "timeout",
+					 "disk", "output", "nofile", "fsize"};
+
+static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits *l)
+{
+	if (pj_need_object(c, obj, "limits") < 0 ||
+	    pj_check_keys(c, obj, "limits", LIMIT_KEYS, SC_ARRAY_LEN(LIMIT_KEYS)) < 0)
+		return -1;
+	const cJSON *it;
+	uint64_t v;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "memory")) &&
+	    pj_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB, "4M to 16T", &l->memory) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
+		if (pj_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
+			return -1;
+		l->pids = v;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "cpus")) &&
+	    pj_get_decimal(c, it, "limits.cpus", sc_parse_cpus,
+			"a number of CPUs from 0.01 to 4096, like 1.5", &l->cpus) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "timeout")) &&
+	    pj_get_decimal(c, it, "limits.timeout", sc_parse_seconds,
+			"a number of seconds above 0 and at most one year, like 60",
+			&l->timeout_s) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "disk")) &&
+	    pj_get_size(c, it, "limits.disk", 1 * MiB, 16 * TiB, "1M to 16T", &l->disk) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "output")) &&
+	    pj_get_size(c, it, "limits.output", 1, 1 * GiB, "1 byte to 1G", &l->output) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "nofile"))) {
+		if (pj_get_uint(c, it, "limits.nofile", 8, 1048576, &v) < 0)
+			return -1;
+		l->nofile = v;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "fsize")) &&
+	    pj_get_size(c, it, "limits.fsize", 1 * KiB, 16 * TiB, "1K to 16T", &l->fsize) < 0)
+		return -1;
+	return 0;
+}
+
+static const char *const BIND_KEYS[] = {"type", "host", "cell", "readonly"};
+static const char *const TMPFS_KEYS[] = {"type", "cell", "size"};
+#define DEFAULT_TMPFS_SIZE (64 * MiB)
+
+static int parse_mount(struct pj_ctx *c, const cJSON *obj, const char *path,
+		       struct policy_mount *m)
+{
+	char p[PJ_PATH_MAX];
+	if (pj_need_object(c, obj, path) < 0)
+		return -1;
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
+	pj_path_key(p, sizeof(p), path, "type");
+	bool bind;
+	if (cJSON_IsString(type) && !strcmp(type->valuestring, "bind"))
+		bind = true;
+	else if (cJSON_IsString(type) && !strcmp(type->valuestring, "tmpfs"))
+		bind = false;
+	else
+		return pj_expected(c, p, "\"bind\" or \"tmpfs\"", type);
+	if (bind ? pj_check_keys(c, obj, path, BIND_KEYS, SC_ARRAY_LEN(BIND_KEYS))
+		 : pj_check_keys(c, obj, path, TMPFS_KEYS, SC_ARRAY_LEN(TMPFS_KEYS)))
+		return -1;
+
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "cell");
+	pj_path_key(p, sizeof(p), path, "cell");
+	if (pj_get_abs_path(c, it, p, &m->cell) < 0)
+		return -1;
+	static const char *const reserved[] = {"/proc", "/sys", "/dev"};
+	if (pj_same_path(m->cell, "/"))
+		return pj_perr(c, p, "cannot mount over the cell's root");
+	for (size_t i = 0; i < SC_ARRAY_LEN(reserved); i++)
+		if (pj_path_under(m->cell, reserved[i]))
+			return pj_perr(c, p, "%s is set up by sandcell and cannot be mounted over",
+				    reserved[i]);
+	if (bind) {
+		it = cJSON_GetObjectItemCaseSensitive(obj, "host");
+		pj_path_key(p, sizeof(p), path, "host");
+		if (pj_get_abs_path(c, it, p, &m->host) < 0)
+			return -1;
+		if ((it = cJSON_GetObjectItemCaseSensitive(obj, "readonly"))) {
+			pj_path_key(p, sizeof(p), path, "readonly");
+			if (pj_get_bool(c, it, p, &m->readonly) < 0)
+				return -1;
+		}
+	} else {
+		m->size = DEFAULT_TMPFS_SIZE;
+		if ((it = cJSON_GetObjectItemCaseSensitive(obj, "size"))) {
+			pj_path_key(p, sizeof(p), path, "size");
+			if (pj_get_size(c, it, p, 4 * KiB, 16 * TiB, "4K to 16T", &m->size) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_mounts(struct pj_ctx *c, const cJSON *arr, struct policy *p)
+{
+	size_t n = 0;
+	if (pj_need_array(c, arr, "mounts", POLICY_MAX_MOUNTS, &n) < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	p->mounts = calloc(n, sizeof(*p->mounts));
+	if (!p->mounts)
+		return sc_fail(c->err, ENOMEM, "%s: mounts", c->origin);
+	size_t i = 0;
+	char path[PJ_PATH_MAX];
+	for (const cJSON *it = arr->child; it; it = it->next, i++) {
+		pj_path_idx(path, sizeof(path), "mounts", i);
+		p->nmounts = i + 1;
+		if (parse_mount(c, it, path, &p->mounts[i]) < 0)
+			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (pj_same_path(p->mounts[j].cell, p->mounts[i].cell)) {
+				char q[PJ_PATH_MAX];
+				pj_bprintf(q, sizeof(q), "%s.cell", path);
+				return pj_perr(c, q, "%s is already mounted by mounts[%zu]",
+					    p->mounts[i].cell, j);
+			}
+	}
+	return 0;
+}
+
+static int parse_env(struct pj_ctx *c, const cJSON *obj, struct policy *p)
+{
+	if (pj_need_object(c, obj, "env") < 0)
+		return -1;
+	size_t n = 0;
+	for (const cJSON *it = obj->child; it; it = it->next)
+		if (++n > POLICY_MAX_ENV)
+			return pj_perr(c, "env", "too many variables (at most %d)", POLICY_MAX_ENV);
+	if (n == 0)
+		return 0;
+	p->env = calloc(n + 1, sizeof(char *));
+	if (!p->env)
+		return sc_fail(c->err, ENOMEM, "%s: env", c->origin);
+	char path[PJ_PATH_MAX];
+	for (const cJSON *it = obj->child; it; it = it->next) {
+		pj_path_key(path, sizeof(path), "env", it->string);
+		if (!valid_env_key(it->string))
+			return pj_perr(c, path, "not a valid variable name (letters, digits "
+					     "and '_', not starting with a digit)");
+		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return pj_perr(c, path, "duplicate key");
+		if (!cJSON_IsString(it))
+			return pj_expected(c, path, "a string", it);
+		size_t vlen = strlen(it->valuestring);
+		if (vlen > POL_MAX_ENV_VAL)
+			return pj_perr(c, path, "too long (at most %d bytes)", POL_MAX_ENV_VAL);
+		size_t klen = strlen(it->string);
+		char *kv = malloc(klen + vlen + 2);
+		if (!kv)
+			return sc_fail(c->err, ENOMEM, "%s: env", c->origin);
+		memcpy(kv, it->string, klen);
+		kv[klen] = '=';
+		memcpy(kv + klen + 1, it->valuestring, vlen + 1);
+		p->env[p->nenv++] = kv;
+	}
+	return 0;
+}
+
+static const char *const NETWORK_KEYS[] = {"mode"};
+
+static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
+{
+	if (pj_need_object(c, obj, "network") < 0 ||
+	    pj_check_keys(c, obj, "network", NETWORK_KEYS, SC_ARRAY_LEN(NETWORK_KEYS)) < 0)
+		return -1;
+	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(obj, "mode");
+	if (!cJSON_IsString(mode) || strcmp(mode->valuestring, "none"))
+		return pj_expected(c, "network.mode", "\"none\" (loopback only)", mode);
+	return pj_get_string(c, mode, "network.mode", 16, "a string", &p->network);
+}
+
+/* ---- the document ---- */
+
+static const char *const TOP_KEYS[] = {
+	"description", "image",  "workdir", "hostname",          "network", "env",
+	"limits",      "mounts", "seccomp", "no_writable_binds", "require_cgroups"};
+
+/* JSON must be UTF-8; refuse overlong forms, surrogates and stray bytes. */
+static bool valid_utf8(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		unsigned char ch = s[i];
+		if (ch < 0x80) {
+			i++;
+			continue;
+		}
+		size_t n;
+		uint32_t cp;
+		if (ch >= 0xc2 && ch <= 0xdf) {
+			n = 1;
+			cp = ch & 0x1f;
+		} else if (ch >= 0xe0 && ch <= 0xef) {
+			n = 2;
+			cp = ch & 0x0f;
+		} else if (ch >= 0xf0 && ch <= 0xf4) {
+			n = 3;
+			cp = ch & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= n)
+			return false;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+/* "\u0000" would end a C string early inside cJSON: refuse it, so that no
+ * string is silently cut (e.g. a path). Counts the backslashes before it. */
+static bool has_escaped_nul(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 6 <= len; i++) {
+		if (s[i] != '\\')
+			continue;
+		if ((s[i + 1] == 'u' || s[i + 1] == 'U') && !memcmp(s + i + 2, "0000", 4))
+			return true;
+		i++; /* skip the escaped character */
+	}
+	return false;
+}
+
+static void line_col(const char *s, size_t off, size_t *line, size_t *col)
+{
+	*line = 1;
+	*col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (s[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
+{
+	if (!cJSON_IsObject(root))
+		return pj_expected(c, NULL, "a JSON object at the top level", root);
+	if (pj_check_keys(c, root, "", TOP_KEYS, SC_ARRAY_LEN(TOP_KEYS)) < 0)
+		return -1;
+	const cJSON *it;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "description")) &&
+	    pj_get_string(c, it, "description", POL_MAX_COMMENT, "a string", &p->description) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "image"))) {
+		if (!cJSON_IsString(it) || !sc_valid_name(it->valuestring))
+			return pj_expected(c, "image", "an image name like \"host\"", it);
+		if (pj_get_string(c, it, "image", 64, "a string", &p->image) < 0)
+			return -1;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "workdir")) &&
+	    pj_get_abs_path(c, it, "workdir", &p->workdir) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "hostname"))) {
+		if (!cJSON_IsString(it) || !valid_hostname(it->valuestring))
+			return pj_expected(c, "hostname",
+					"a host name of 1 to 64 letters, digits, '-' and '.'",
+					it);
+		if (pj_get_string(c, it, "hostname", 64, "a string", &p->hostname) < 0)
+			return -1;
+	}
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "network")) &&
+	    parse_network(c, it, p) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "env")) && parse_env(c, it, p) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "limits")) &&
+	    parse_limits(c, it, &p->limits) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "no_writable_binds")) &&
+	    pj_get_bool(c, it, "no_writable_binds", &p->no_writable_binds) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "require_cgroups")) &&
+	    pj_get_bool(c, it, "require_cgroups", &p->require_cgroups) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "mounts")) && parse_mounts(c, it, p) < 0)
+		return -1;
+	if (p->no_writable_binds)
+		for (size_t i = 0; i < p->nmounts; i++)
+			if (p->mounts[i].host && !p->mounts[i].readonly) {
+				char q[PJ_PATH_MAX];
+				snprintf(q, sizeof(q), "mounts[%zu].readonly", i);
+				return pj_perr(c, q, "must be true: the policy sets no_writable_binds");
+			}
+
+	it = cJSON_GetObjectItemCaseSensitive(root, "seccomp");
+	if (it)
+		return pj_parse_seccomp(c, it, &p->seccomp);
+	return 0;
+}
+
+/* The seccomp part of the default profile, for documents that omit it. */
+static int default_seccomp(struct policy_seccomp **out, struct sc_err *err)
+{
+	struct policy d;
+	const char *json = policy_builtin_json("default");
+	if (policy_parse(json, strlen(json), "default", &d, err) < 0)
+		return -1;
+	*out = steal_ptr(&d.seccomp);
+	policy_free(&d);
+	return 0;
+}
+
+int policy_parse(const char *json, size_t len, const char *origin,
+		 struct policy *out, struct sc_err *err)
+{
+	struct pj_ctx c = {.origin = origin ? origin : "policy", .err = err};
+	memset(out, 0, sizeof(*out));
+	if (len > POL_MAX_DOC)
+		return pj_perr(&c, NULL, "too large (at most %u bytes)", POL_MAX_DOC);
+	if (memchr(json, '\0', len))
+		return pj_perr(&c, NULL, "contains a NUL byte; expected a JSON text");
+	if (!valid_utf8((const unsigned char *)json, len))
+		return pj_perr(&c, NULL, "not valid UTF-8; expected a JSON text");
+	if (has_escaped_nul(json, len))
+		return pj_perr(&c, NULL, "contains \"\\u0000\", which no field accepts");
+
+	/* cJSON wants the terminating NUL inside the length it is given. */
+	_cleanup_free_ char *text = malloc(len + 1);
+	if (!text)
+		return sc_fail(err, ENOMEM, "%s", c.origin);
+	memcpy(text, json, len);
+	text[len] = '\0';
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
+	if (!root) {
+		size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+		size_t line, col;
+		line_col(text, off, &line, &col);
+		return pj_perr(&c, NULL, "line %zu, column %zu: invalid JSON", line, col);
+	}
+	int rc = parse_doc(&c, root, out);
+	bool has_seccomp = cJSON_GetObjectItemCaseSensitive(root, "seccomp") != NULL;
+	cJSON_Delete(root);
+	if (rc == 0 && !has_seccomp)
+		rc = default_seccomp(&out->seccomp, err);
+	if (rc == 0 && !(out->name = strdup(c.origin)))
+		rc = sc_fail(err, ENOMEM, "%s", c.origin);
+	if (rc < 0)
+		policy_free(out);
+	return rc;
+}
+
+/* ---- loading ---- */
+
+bool policy_is_builtin(const char *name)
+{
+	return policy_builtin_json(name) != NULL;
+}
+
+const char *policy_builtin_name(size_t i)
+{
+	return i < POL_NBUILTINS ? POL_BUILTINS[i].name : NULL;
+}
+
+const char *policy_builtin_json(const char *name)
+{
+	for (size_t i = 0; i < POL_NBUILTINS; i++)
+		if (!strcmp(POL_BUILTINS[i].name, name))
+			return POL_BUILTINS[i].json;
+	return NULL;
+}
+
+static bool looks_like_file(const char *s)
+{
+	size_t n = strlen(s);
+	return strchr(s, '/') || (n >= 5 && !strcmp(s + n - 5, ".json"));
+}
+
+static int read_policy_file(const char *path, char **buf, size_t *len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sc_fail(err, errno, "cannot open policy %s", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return sc_fail(err, errno, "cannot stat policy %s", path);
+	if (S_ISDIR(st.st_mode))
+		return sc_fail(err, EISDIR, "cannot read policy %s", path);
+	_cleanup_free_ char *data = malloc(POL_MAX_DOC + 1);
+	if (!data)
+		return sc_fail(err, ENOMEM, "cannot read policy %s", path);
+	ssize_t n = sc_read_all(fd, data, POL_MAX_DOC + 1);
+	if (n < 0)
+		return sc_fail(err, errno, "cannot read policy %s", path);
+	if ((size_t)n > POL_MAX_DOC)
+		return sc_fail(err, 0, "%s: too large (at most %u bytes)", path, POL_MAX_DOC);
+	*len = (size_t)n;
+	*buf = steal_ptr(&data);
+	return 0;
+}
+
+int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!name_or_file || !*name_or_file)
+		return sc_fail(err, 0, "empty policy name");
+	if (!looks_like_file(name_or_file)) {
+		const char *json = policy_builtin_json(name_or_file);
+		if (!json) {
+			char q[96], list[128] = "";
+			size_t o = 0;
+			for (size_t i = 0; i < POL_NBUILTINS && o < sizeof(list); i++)
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
+						      i ? ", " : "", POL_BUILTINS[i].name);
+			pj_quote(q, sizeof(q), name_or_file, 64);
+			return sc_fail(err, 0,
+				       "unknown policy %s (built-in: %s; or give a path to "
+				       "a JSON file, e.g. ./%s.json)",
+				       q, list, "policy");
+		}
+		return policy_parse(json, strlen(json), name_or_file, out, err);
+	}
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	if (read_policy_file(name_or_file, &buf, &len, err) < 0)
+		return -1;
+	return policy_parse(buf, len, name_or_file, out, err);
+}
+
+/* ---- freeing ---- */
+
+
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	free(p->name);
+	free(p->description);
+	free(p->image);
+	free(p->workdir);
+	free(p->hostname);
+	free(p->network);
+	for (size_t i = 0; i < p->nenv; i++)
+		free(p->env[i]);
+	free(p->env);
+	for (size_t i = 0; i < p->nmounts; i++) {
+		free(p->mounts[i].host);
+		free(p->mounts[i].cell);
+	}
+	free(p->mounts);
+	pol_seccomp_free(p->seccomp);
+	memset(p, 0, sizeof(*p));
+}
