@@ -78,8 +78,8 @@ static int no_cgroup(struct cell_cgroup *cg, const struct cell_spec *spec,
 	cg->active = false;
 	if (spec->require_cgroups)
 		return sc_fail(err, 0,
-			       "cgroup limits required but %s (see docs/cgroups.md, "
-			       "run 'sandcell doctor')",
+			       "cgroup limits required, but %s: see docs/cgroups.md or run "
+			       "'sandcell doctor' for the fix",
 			       cg->why);
 	return 0;
 }
@@ -268,9 +268,10 @@ void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 		res->cpu_s = (double)v / 1e6;
 	if (res->limit_hit)
 		return;
+	/* "oom" counts allocations that failed at this cgroup's limit;
+	 * "oom_kill" would also count a host-wide OOM kill, not our limit. */
 	if (read_limits_file(cg, "memory.events", buf, sizeof(buf)) > 0 &&
-	    ((cg_parse_keyed(buf, "oom_kill", &v) == 0 && v > 0) ||
-	     (cg_parse_keyed(buf, "oom_group_kill", &v) == 0 && v > 0))) {
+	    cg_parse_keyed(buf, "oom", &v) == 0 && v > 0) {
 		res->limit_hit = "memory";
 		return;
 	}

@@ -22,7 +22,7 @@ struct cell_cgroup {
 int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, struct sc_err *err);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
- * memory or pids limit was hit (memory.events oom_kill, pids.events max). */
+ * memory or pids limit was hit (memory.events oom, pids.events max). */
 void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
 int cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);

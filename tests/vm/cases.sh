@@ -1,0 +1,115 @@
+#!/bin/sh
+# The cgroup v2 cases, run inside the VM of scripts/vm-test.sh (busybox sh, no
+# python): once as root, once as an unprivileged user with a delegated subtree.
+# Usage: cases.sh WHO CGBASE   (CGBASE: where sandcell puts sandcell/<cell>)
+# Every result is one line "@@SCVM@@ RESULT WHO CASE PASS|FAIL detail".
+who=$1
+cgbase=$2
+M=@@SCVM@@
+export PATH=/usr/bin:/usr/sbin
+
+result() { echo "$M RESULT $who $1 $2 $3"; }
+info() { echo "$M INFO $who $*"; }
+json_num() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$2"; }
+json_str() { sed -n "s/.*\"$1\":\"\{0,1\}\([a-z]*\).*/\1/p" "$2"; }
+
+# Cells' cgroups left in the hierarchy (sandcell-self is sandcell's own leaf).
+leftovers() {
+	for d in "$cgbase"/sandcell/*/; do
+		[ -d "$d" ] || continue
+		case "$d" in */sandcell-self/) continue ;; esac
+		printf '%s ' "$d"
+	done
+}
+check_gone() {
+	left=$(leftovers)
+	if [ -z "$left" ]; then
+		result "$1-cgroup-removed" PASS ""
+	else
+		result "$1-cgroup-removed" FAIL "left: $left"
+	fi
+}
+
+info "uid $(id -u), cgroup $(sed -n 's/^0:://p' /proc/self/cgroup)"
+
+# --- doctor: pure cgroup v2 with the controllers delegated ---
+sandcell doctor >/tmp/doctor.$who 2>&1
+rc=$?
+sed "s/^/$M INFO $who doctor: /" /tmp/doctor.$who
+cgline=$(grep -i '^ *cgroup' /tmp/doctor.$who | head -n1)
+if [ $rc -eq 0 ] && echo "$cgline" | grep -q 'v2' &&
+	echo "$cgline" | grep -q 'memory pids cpu'; then
+	result doctor PASS "$cgline"
+else
+	result doctor FAIL "exit $rc: $cgline"
+fi
+
+# --- a plain cell works at all ---
+out=$(sandcell run -- echo hello 2>/tmp/err.$who)
+rc=$?
+if [ $rc -eq 0 ] && [ "$out" = hello ]; then
+	result smoke PASS ""
+else
+	result smoke FAIL "exit $rc, out '$out', err '$(head -c 300 /tmp/err.$who)'"
+fi
+check_gone smoke
+
+# --- a memory bomb under --memory 64M is OOM-killed and reported ---
+sandcell run --json --memory 64M -- memhog >/tmp/mem.$who 2>/tmp/err.$who
+rc=$?
+hit=$(json_str limit_hit /tmp/mem.$who)
+peak=$(json_num peak_memory /tmp/mem.$who)
+# A global OOM kill (no limit at all) would also say limit_hit memory: the
+# peak must stay within the 64M.
+if [ $rc -eq 137 ] && [ "$hit" = memory ] && [ "${peak:-0}" -gt 0 ] &&
+	[ "$peak" -le 67108864 ]; then
+	result memory PASS "exit 137, limit_hit memory, peak_memory $peak"
+else
+	result memory FAIL "exit $rc, limit_hit '$hit', peak_memory '$peak', json '$(head -c 300 /tmp/mem.$who)', err '$(head -c 300 /tmp/err.$who)'"
+fi
+check_gone memory
+out=$(sandcell run -- echo alive 2>&1)
+if [ "$out" = alive ]; then
+	result after-oom PASS "a new cell runs"
+else
+	result after-oom FAIL "'$out'"
+fi
+
+# --- a fork bomb under --pids 32 is held at 32 and ends on --timeout ---
+sandcell run --json --pids 32 --timeout 6 -- forkbomb >/tmp/pids.$who 2>/tmp/err.$who &
+pid=$!
+maxseen=0
+while kill -0 $pid 2>/dev/null; do
+	for f in "$cgbase"/sandcell/*/pids.current; do
+		[ -r "$f" ] || continue
+		n=$(cat "$f" 2>/dev/null)
+		[ -n "$n" ] && [ "$n" -gt "$maxseen" ] && maxseen=$n
+	done
+	sleep 0.2
+done
+wait $pid
+rc=$?
+hit=$(json_str limit_hit /tmp/pids.$who)
+if [ $rc -eq 124 ] && [ "$maxseen" -eq 32 ]; then
+	result pids PASS "exit 124, pids.current peaked at $maxseen, limit_hit $hit"
+else
+	result pids FAIL "exit $rc, pids.current peaked at $maxseen, json '$(head -c 300 /tmp/pids.$who)', err '$(head -c 300 /tmp/err.$who)'"
+fi
+check_gone pids
+
+# --- a busy loop under --cpus 0.5 gets about half a core ---
+ratio() { awk -v c="$1" -v w="$2" 'BEGIN { if (w > 0) printf "%.2f", c / w; else print "0" }'; }
+sandcell run --json -- spin 3 >/tmp/cpu1.$who 2>/tmp/err.$who
+free_ratio=$(ratio "$(json_num cpu_s /tmp/cpu1.$who)" "$(json_num wall_s /tmp/cpu1.$who)")
+info "unlimited busy loop: cpu_s/wall_s = $free_ratio"
+sandcell run --json --cpus 0.5 -- spin 4 >/tmp/cpu.$who 2>/tmp/err.$who
+rc=$?
+cpu=$(json_num cpu_s /tmp/cpu.$who)
+wall=$(json_num wall_s /tmp/cpu.$who)
+r=$(ratio "$cpu" "$wall")
+if [ $rc -eq 0 ] && awk -v r="$r" 'BEGIN { exit !(r >= 0.3 && r <= 0.7) }'; then
+	result cpus PASS "cpu_s $cpu / wall_s $wall = $r (unlimited: $free_ratio)"
+else
+	result cpus FAIL "exit $rc, cpu_s $cpu / wall_s $wall = $r, err '$(head -c 300 /tmp/err.$who)'"
+fi
+check_gone cpus
