@@ -28,6 +28,8 @@
 #define CG_CELL_LEAF "cell"
 #define CG_MAX_DEPTH 32
 #define CG_DRAIN_TIMEOUT_S 10.0
+/* younger cgroups may belong to a cell being started right now */
+#define CG_GC_MIN_AGE_S 60.0
 
 static ssize_t read_at(int dfd, const char *name, char *buf, size_t size)
 {
@@ -425,4 +427,49 @@ int cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 	if (pfd < 0 || remove_tree(pfd, slash + 1, 0) < 0)
 		return sc_fail(err, errno, "cannot remove cgroup %s", cg->path);
 	return 0;
+}
+
+static int gc_one(int parent, const char *name, double now, double min_age)
+{
+	struct stat st;
+	char buf[256];
+	uint64_t v;
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    now - (double)st.st_mtim.tv_sec < min_age)
+		return 0;
+	_cleanup_fd_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || read_at(fd, "cgroup.events", buf, sizeof(buf)) <= 0 ||
+	    cg_parse_keyed(buf, "populated", &v) < 0 || v != 0)
+		return 0;
+	return remove_tree(parent, name, 0) == 0 ? 1 : 0;
+}
+
+int cgroup_gc(struct sc_err *err)
+{
+	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
+	char dir[PATH_MAX];
+	if (!h)
+		return sc_fail(err, ENOMEM, "cgroup probe");
+	cgroup_host_status(h);
+	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
+		return 0;
+	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (sub < 0)
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "cannot open %s", dir);
+	int fd = dup(sub);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return sc_fail(err, errno, "cannot list %s", dir);
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	int removed = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.')
+			removed += gc_one(sub, e->d_name, (double)now.tv_sec, CG_GC_MIN_AGE_S);
+	closedir(d);
+	return removed;
 }

@@ -26,3 +26,8 @@ int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
 int cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
+/* Remove the cell cgroups a killed sandcell left behind: children of
+ * <base>/sandcell with no process in them, made more than a minute ago
+ * (younger ones may belong to a cell being started). Returns how many were
+ * removed, or -1. */
+int cgroup_gc(struct sc_err *err);

@@ -82,7 +82,7 @@ for lib in $(ldd "$sandcell" | grep -o '/[^ ]*'); do
 done
 
 # the test's own static helpers
-for prog in dropuid memhog forkbomb spin; do
+for prog in dropuid memhog forkbomb spin cgpeek; do
 	gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/$prog" "tests/vm/$prog.c"
 done
 cp tests/vm/init.sh "$root/init"

@@ -75,6 +75,16 @@ else
 	result after-oom FAIL "'$out'"
 fi
 
+# --- the cell cannot reach its own limits to raise them ---
+out=$(sandcell run --memory 64M --pids 64 -- cgpeek 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && ! echo "$out" | grep -q RAISED; then
+	result limits-private PASS "$(echo "$out" | tr '\n' ';')"
+else
+	result limits-private FAIL "exit $rc: $(echo "$out" | tr '\n' ';')"
+fi
+check_gone limits-private
+
 # --- a fork bomb under --pids 32 is held at 32 and ends on --timeout ---
 sandcell run --json --pids 32 --timeout 6 -- forkbomb >/tmp/pids.$who 2>/tmp/err.$who &
 pid=$!
