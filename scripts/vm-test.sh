@@ -48,10 +48,17 @@ deb=$(ls -t "$cache"/linux-image-*_amd64.deb 2>/dev/null | head -n1) || true
 [ -n "$deb" ] || die "no linux-image .deb in $cache (apt-get download linux-image-6.1.0-NN-amd64 there)"
 kdir=$cache/$(basename "$deb" .deb)
 if [ ! -d "$kdir/boot" ]; then
+	# only what the VM needs: the kernel and the overlay module
 	rm -rf "$kdir.tmp"
-	dpkg-deb -x "$deb" "$kdir.tmp"
+	mkdir -p "$kdir.tmp"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -x -C "$kdir.tmp" --wildcards './boot/vmlinuz-*' '*/fs/overlayfs/overlay.ko*'
 	mv "$kdir.tmp" "$kdir"
 fi
+# older kernels, from before Debian's last update
+for old in "$cache"/linux-image-*; do
+	case "$old" in "$deb" | "$kdir") ;; *) rm -rf "$old" ;; esac
+done
 vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n1)
 overlay_ko=$(find "$kdir/lib/modules" -name 'overlay.ko*' | head -n1)
 [ -n "$overlay_ko" ] || die "overlay module not found in $deb"
