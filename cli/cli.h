@@ -48,6 +48,12 @@ void cli_json_string(FILE *f, const char *s, size_t len);
 void cli_print_result_json(FILE *f, const struct cell_result *res);
 
 int cmd_run(int argc, char **argv);
+int cmd_create(int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

@@ -10,6 +10,12 @@ struct command {
 
 static const struct command COMMANDS[] = {
 	{"run", cmd_run, "run a command in a one-shot cell"},
+	{"create", cmd_create, "start a long-lived cell"},
+	{"exec", cmd_exec, "run a command in a long-lived cell"},
+	{"cp", cmd_cp, "copy files into or out of a long-lived cell"},
+	{"ps", cmd_ps, "list long-lived cells"},
+	{"rm", cmd_rm, "stop and remove long-lived cells"},
+	{"gc", cmd_gc, "remove what crashed cells left behind"},
 	{"policy", cmd_policy, "show a built-in policy or check a policy file"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},

@@ -192,7 +192,8 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 		}
 	if (add_binds(o, pol, spec) < 0)
 		return -1;
-	if (policy_compile_filter(pol, cell_cache_root(), filter, &err) < 0) {
+	if (cell_ensure_private_dir(cell_cache_root(), &err) < 0 ||
+	    policy_compile_filter(pol, cell_cache_root(), filter, &err) < 0) {
 		cli_fail(&err);
 		return -1;
 	}

@@ -25,12 +25,14 @@ int sc_fail(struct sc_err *err, int errnum, const char *fmt, ...)
 /* Append a hint (" (hint)") to an existing error message. */
 void sc_err_hint(struct sc_err *err, const char *hint);
 
+/* Close *fd if open and mark it closed (-1); keeps errno. */
 static inline void sc_closep(int *fd)
 {
 	if (*fd >= 0) {
 		int saved = errno;
 		close(*fd);
 		errno = saved;
+		*fd = -1;
 	}
 }
 static inline void sc_freep(void *p) { free(*(void **)p); }
@@ -70,6 +72,9 @@ ssize_t sc_read_all(int fd, void *buf, size_t len);
 
 /* Write a small string to a file (e.g. /proc/PID/uid_map). */
 int sc_write_file(const char *path, const char *data, struct sc_err *err);
+
+/* Remove a directory tree without following symlinks (runtime/state.c). */
+int sc_remove_tree(const char *path);
 
 /* Monotonic clock in seconds. */
 double sc_now(void);

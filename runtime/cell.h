@@ -47,7 +47,10 @@ struct cell_spec {
 	 * top first, used as overlay lower dirs. */
 	const char *layers[CELL_MAX_LAYERS];
 	size_t nlayers;
-	const char *upper_dir; /* persistent writable layer, NULL: tmpfs */
+	const char *upper_dir; /* persistent writable layer (a directory that
+				* create fills with upper/ and work/), NULL: tmpfs */
+	const char *image_name; /* recorded for ps and image rm; NULL: "host" */
+	bool die_with_creator;  /* long-lived cell killed when its creator dies */
 
 	char *const *argv;     /* command (cell_run, create's first exec) */
 	const char *env[CELL_MAX_ENV + 1]; /* KEY=VAL, NULL-terminated */
@@ -110,13 +113,15 @@ const char *cell_state_root(void);
 const char *cell_data_root(void);
 const char *cell_cache_root(void);
 void cell_set_root(const char *dir);
-/* Create dir (and missing parents) as 0700, and check that it is a
- * directory owned by the caller and not writable by others. */
+/* Create dir (and missing parents) as 0700 (0711 for root, whose cells run
+ * as an unprivileged id that must reach their layers), and check that it
+ * is a directory owned by the caller and not writable by others. */
 int cell_ensure_private_dir(const char *dir, struct sc_err *err);
 
 struct cell_exec_req {
 	char *const *argv;
-	const char *const *env; /* NULL: the cell's environment */
+	const char *const *env; /* KEY=VAL added to (or replacing in) the cell's
+				 * environment; NULL: the cell's as it is */
 	const char *cwd;        /* NULL: the cell's workdir */
 	double timeout_s;       /* 0: none */
 	uint64_t output_limit;  /* 0: CELL_DEFAULT_OUTPUT */
@@ -136,6 +141,25 @@ int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path,
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path,
 		  uint64_t max_size, struct sc_err *err);
 const char *cell_name(const struct cell *c);
+
+struct cell_status {
+	char name[64];
+	char image[64];
+	bool alive;      /* false: its init died ("gone"); rm or gc cleans up */
+	bool persist;    /* on-disk writable layer */
+	pid_t pid;       /* host pid of init */
+	double created;  /* epoch seconds */
+	struct policy_limits limits;
+	unsigned nprocs; /* processes in the cell */
+	unsigned nexecs; /* requests in flight */
+};
+int cell_status_get(const char *name, struct cell_status *st, struct sc_err *err);
+/* Every cell under the state root (malloc'd array). */
+int cell_list(struct cell_status **out, size_t *n, struct sc_err *err);
+/* Stop and remove a cell by name; refuses a busy cell unless force. */
+int cell_remove(const char *name, bool force, struct sc_err *err);
+/* Remove what crashed cells left behind (state, cgroups, layers). */
+int cell_gc(size_t *removed, struct sc_err *err);
 /* Stop and remove the cell; frees c. */
 int cell_destroy(struct cell *c, struct sc_err *err);
 /* Release the handle without stopping the cell. */

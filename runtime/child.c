@@ -86,6 +86,26 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 	return 0;
 }
 
+/* Long-lived cells: tell the creator we are ready and wait for its word
+ * before outliving it (until then we die with it). */
+static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
+{
+	child_send(plan->status_fd, CELL_MSG_READY, 0, NULL);
+	char byte;
+	ssize_t n;
+	do
+		n = read(plan->sync_fd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(CELL_EXIT_INTERNAL);
+	if (!plan->spec->die_with_creator)
+		prctl(PR_SET_PDEATHSIG, 0);
+	child_send(plan->status_fd, CELL_MSG_DETACHED, 0, NULL);
+	close(plan->sync_fd);
+	close(plan->status_fd);
+	init_serve(plan, peer_uid);
+}
+
 void child_main(struct cell_plan *plan)
 {
 	struct sc_err err = {0};
@@ -109,7 +129,10 @@ void child_main(struct cell_plan *plan)
 			close(plan->bind_fds[i]);
 	for (size_t i = 0; i < plan->nlowers; i++)
 		close(plan->lower_fds[i]);
-	close(plan->sync_fd);
+	if (plan->upper_fd >= 0)
+		close(plan->upper_fd);
+	if (!plan->serve)
+		close(plan->sync_fd);
 	if (setsid() < 0) {
 		sc_fail(&err, errno, "setsid");
 		child_die(plan, &err);
@@ -121,7 +144,10 @@ void child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "working directory %s", spec->workdir);
 		child_die(plan, &err);
 	}
+	uid_t peer_uid = plan->serve ? serve_peer_uid(plan) : 0;
 	if (lockdown_apply_filter(spec->filter, &err) < 0)
 		child_die(plan, &err);
+	if (plan->serve)
+		serve_when_released(plan, peer_uid);
 	init_run_once(plan);
 }

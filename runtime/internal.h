@@ -12,6 +12,7 @@ enum cell_msg_kind {
 	CELL_MSG_READY = 2, /* setup done, command starting */
 	CELL_MSG_EXIT = 3,  /* value = wait status of the command */
 	CELL_MSG_EXECFAIL = 4, /* value = errno of execve */
+	CELL_MSG_DETACHED = 5, /* long-lived init no longer dies with its creator */
 };
 struct cell_msg {
 	int32_t kind;
@@ -25,7 +26,7 @@ struct cell_plan {
 	const struct cell_spec *spec;
 	int status_fd;   /* child -> parent records */
 	int sync_fd;     /* parent -> child: maps written, go */
-	int lower_fds[CELL_MAX_LAYERS]; /* O_PATH fds of image layers */
+	int lower_fds[CELL_MAX_LAYERS]; /* O_PATH fds of image layers (child side) */
 	size_t nlowers;
 	int bind_fds[CELL_MAX_BINDS];   /* O_PATH fds of bind sources */
 	bool host_image;
@@ -33,6 +34,7 @@ struct cell_plan {
 	bool range_map;   /* root caller: cell ids are an unprivileged host range */
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
+	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */
 };
 
 /* idmap.c */
@@ -48,7 +50,7 @@ int idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err);
 
 /* mounts.c: build the root under a fresh tmpfs and pivot into it. Runs in
  * the child, inside the new namespaces. */
-int rootfs_assemble(const struct cell_plan *plan, struct sc_err *err);
+int rootfs_assemble(struct cell_plan *plan, struct sc_err *err);
 
 /* net.c */
 int net_loopback_up(struct sc_err *err);
@@ -73,6 +75,10 @@ void child_main(struct cell_plan *plan) __attribute__((noreturn));
 /* Report an error from inside the cell and exit 125. */
 void child_die(const struct cell_plan *plan, const struct sc_err *err) __attribute__((noreturn));
 void child_send(int fd, int kind, int value, const char *text);
+
+/* serve.c: PID 1 of a long-lived cell. Never returns. */
+uid_t serve_peer_uid(const struct cell_plan *plan);
+void init_serve(const struct cell_plan *plan, uid_t peer_uid) __attribute__((noreturn));
 
 /* status.c: exit status as DESIGN.md says. */
 void result_from_wait(struct cell_result *res, int wstatus);

@@ -74,12 +74,20 @@ static int mount_base(const struct cell_spec *spec, struct sc_err *err)
 	return 0;
 }
 
-static int mount_overlay(const char *lower, const char *name, const char *target,
-			 struct sc_err *err)
+/* The writable layer lives on the cell's tmpfs, or for a persistent cell in
+ * the directory the parent opened for us (fd, so /tmp may hide its path). */
+static int mount_overlay(const struct cell_plan *plan, const char *lower, const char *name,
+			 const char *target, struct sc_err *err)
 {
 	char upper[128], work[128], opts[8192];
-	if (sc_path(upper, sizeof(upper), BASE "/u/%s", name) < 0 ||
-	    sc_path(work, sizeof(work), BASE "/w/%s", name) < 0)
+	int rc;
+	if (plan->upper_fd >= 0)
+		rc = sc_path(upper, sizeof(upper), "/proc/self/fd/%d/upper/%s", plan->upper_fd, name) |
+		     sc_path(work, sizeof(work), "/proc/self/fd/%d/work/%s", plan->upper_fd, name);
+	else
+		rc = sc_path(upper, sizeof(upper), BASE "/u/%s", name) |
+		     sc_path(work, sizeof(work), BASE "/w/%s", name);
+	if (rc < 0)
 		return sc_fail(err, errno, "overlay path for %s", name);
 	if (make_dir(upper, 0755, err) || make_dir(work, 0755, err) || make_dir(target, 0755, err))
 		return -1;
@@ -136,7 +144,7 @@ static int mask_host_secrets(struct sc_err *err)
 	return rc;
 }
 
-static int mount_host_image(struct sc_err *err)
+static int mount_host_image(const struct cell_plan *plan, struct sc_err *err)
 {
 	char target[256], lower[64], link[64];
 	for (size_t i = 0; i < SC_ARRAY_LEN(HOST_DIRS); i++) {
@@ -147,7 +155,7 @@ static int mount_host_image(struct sc_err *err)
 				return -1;
 			continue;
 		}
-		if (mount_overlay(lower, HOST_DIRS[i], target, err) < 0)
+		if (mount_overlay(plan, lower, HOST_DIRS[i], target, err) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < SC_ARRAY_LEN(USR_LINKS); i++) {
@@ -163,11 +171,24 @@ static int mount_host_image(struct sc_err *err)
 			link[n] = '\0';
 			if (symlink(link, target) < 0)
 				return sc_fail(err, errno, "symlink /%s", USR_LINKS[i]);
-		} else if (S_ISDIR(st.st_mode) && mount_overlay(lower, USR_LINKS[i], target, err) < 0) {
+		} else if (S_ISDIR(st.st_mode) && mount_overlay(plan, lower, USR_LINKS[i], target, err) < 0) {
 			return -1;
 		}
 	}
 	return mask_host_secrets(err);
+}
+
+/* The host image's root directory: on the cell's tmpfs, or for a
+ * persistent cell on disk. pivot_root needs it to be a mount point. */
+static int mount_host_root(const struct cell_plan *plan, struct sc_err *err)
+{
+	if (plan->upper_fd < 0)
+		return do_mount(ROOT, ROOT, NULL, MS_BIND, NULL, err);
+	char src[64];
+	snprintf(src, sizeof(src), "/proc/self/fd/%d/root", plan->upper_fd);
+	if (make_dir(src, 0755, err) < 0)
+		return -1;
+	return do_mount(src, ROOT, NULL, MS_BIND, NULL, err);
 }
 
 static int mount_layers(const struct cell_plan *plan, struct sc_err *err)
@@ -182,15 +203,7 @@ static int mount_layers(const struct cell_plan *plan, struct sc_err *err)
 			return sc_fail(err, 0, "too many image layers");
 		used += (size_t)n;
 	}
-	if (plan->spec->upper_dir) {
-		/* A persistent writable layer: the upper and work dirs live on disk. */
-		char opts[9000];
-		if (sc_path(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/upper,workdir=%s/work", lower,
-			    plan->spec->upper_dir, plan->spec->upper_dir) < 0)
-			return sc_fail(err, ENAMETOOLONG, "overlay options");
-		return do_mount("overlay", ROOT, "overlay", MS_NOSUID | MS_NODEV, opts, err);
-	}
-	return mount_overlay(lower, "root", ROOT, err);
+	return mount_overlay(plan, lower, "root", ROOT, err);
 }
 
 static int make_skeleton(struct sc_err *err)
@@ -311,18 +324,37 @@ static int pivot_into_root(struct sc_err *err)
 	return 0;
 }
 
-int rootfs_assemble(const struct cell_plan *plan, struct sc_err *err)
+/* Open image layers and the on-disk writable layer before the cell's tmpfs
+ * may hide their paths; overlayfs is then given /proc/self/fd/N. */
+static int open_layers(struct cell_plan *plan, struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	for (size_t i = 0; i < spec->nlayers; i++) {
+		int fd = open(spec->layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return sc_fail(err, errno, "image layer %s", spec->layers[i]);
+		plan->lower_fds[plan->nlowers++] = fd;
+	}
+	if (spec->upper_dir) {
+		plan->upper_fd = open(spec->upper_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (plan->upper_fd < 0)
+			return sc_fail(err, errno, "writable layer %s", spec->upper_dir);
+	}
+	return 0;
+}
+
+int rootfs_assemble(struct cell_plan *plan, struct sc_err *err)
 {
 	const struct cell_spec *spec = plan->spec;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return sc_fail(err, errno, "make / private");
+	if (open_layers(plan, err) < 0)
+		return -1;
 	if (mount_base(spec, err) < 0 || make_dir(BASE "/empty", 0555, err) < 0)
 		return -1;
-	/* pivot_root needs the new root to be a mount point. */
-	int rc = plan->host_image ? do_mount(ROOT, ROOT, NULL, MS_BIND, NULL, err)
-				  : mount_layers(plan, err);
+	int rc = plan->host_image ? mount_host_root(plan, err) : mount_layers(plan, err);
 	if (rc == 0 && plan->host_image)
-		rc = mount_host_image(err);
+		rc = mount_host_image(plan, err);
 	if (rc < 0 || make_skeleton(err) < 0 || mount_proc(err) < 0 || mount_dev(err) < 0 ||
 	    mount_binds(plan, err) < 0)
 		return -1;

@@ -56,14 +56,15 @@ const char *cell_cache_root(void)
 	return resolve(cache_dir, "cache", "/var/cache/sandcell", "XDG_CACHE_HOME", ".cache");
 }
 
-static int check_private(const char *dir, struct sc_err *err)
+/* A directory only we (or root) can change. */
+static int check_private(const char *dir, bool root_ok, struct sc_err *err)
 {
 	struct stat st;
 	if (lstat(dir, &st) < 0)
 		return sc_fail(err, errno, "%s", dir);
 	if (!S_ISDIR(st.st_mode))
 		return sc_fail(err, 0, "%s is not a directory", dir);
-	if (st.st_uid != geteuid())
+	if (st.st_uid != geteuid() && !(root_ok && st.st_uid == 0))
 		return sc_fail(err, 0, "%s is owned by uid %u, not by you", dir, (unsigned)st.st_uid);
 	if (st.st_mode & 022)
 		return sc_fail(err, 0, "%s is writable by others; fix with chmod 700", dir);
@@ -72,6 +73,10 @@ static int check_private(const char *dir, struct sc_err *err)
 
 int cell_ensure_private_dir(const char *dir, struct sc_err *err)
 {
+	/* A root caller's cells run as an unprivileged host id that must pass
+	 * through to its layers: root's directories are searchable, never
+	 * listable or writable by others. */
+	mode_t mode = geteuid() == 0 ? 0711 : 0700;
 	char buf[PATH_MAX];
 	if (sc_path(buf, sizeof(buf), "%s", dir) < 0 || buf[0] != '/')
 		return sc_fail(err, ENAMETOOLONG, "bad directory %s", dir);
@@ -82,13 +87,15 @@ int cell_ensure_private_dir(const char *dir, struct sc_err *err)
 		/* A shared /tmp parent must be ours alone, or another user
 		 * could swap what lies under it. */
 		bool shared = strncmp(buf, "/tmp/", 5) == 0 && strchr(buf + 5, '/') == NULL;
-		if (mkdir(buf, shared ? 0700 : 0755) < 0 && errno != EEXIST)
+		if (mkdir(buf, shared ? mode : 0755) < 0 && errno != EEXIST)
 			return sc_fail(err, errno, "mkdir %s", buf);
-		if (shared && check_private(buf, err) < 0)
+		if (shared && check_private(buf, true, err) < 0)
 			return -1;
+		if (shared && geteuid() == 0 && chmod(buf, mode) < 0)
+			return sc_fail(err, errno, "chmod %s", buf);
 		*p = '/';
 	}
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
 		return sc_fail(err, errno, "mkdir %s", buf);
-	return check_private(buf, err);
+	return check_private(buf, false, err);
 }

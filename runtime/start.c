@@ -22,19 +22,20 @@ static void plan_close(struct cell_plan *plan)
 		sc_closep(&plan->lower_fds[i]);
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		sc_closep(&plan->bind_fds[i]);
+	sc_closep(&plan->upper_fd);
 }
 
-static int plan_open_layers(struct cell_plan *plan, struct sc_err *err)
+/* Check what the child will open: it opens layers itself, since overlayfs
+ * takes only mounts of the mount namespace it is mounted in. */
+static int plan_check_paths(struct cell_plan *plan, struct sc_err *err)
 {
 	const struct cell_spec *spec = plan->spec;
 	plan->host_image = spec->nlayers == 0;
-	for (size_t i = 0; i < spec->nlayers; i++) {
-		int fd = open(spec->layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
+	for (size_t i = 0; i < spec->nlayers; i++)
+		if (access(spec->layers[i], R_OK | X_OK) < 0)
 			return sc_fail(err, errno, "image layer %s", spec->layers[i]);
-		/* The child names it /proc/self/fd/N; it must survive into it. */
-		plan->lower_fds[plan->nlowers++] = fd;
-	}
+	if (spec->upper_dir && access(spec->upper_dir, F_OK) < 0)
+		return sc_fail(err, errno, "writable layer %s", spec->upper_dir);
 	for (size_t i = 0; i < spec->nbinds; i++) {
 		if (spec->binds[i].host && access(spec->binds[i].host, F_OK) < 0)
 			return sc_fail(err, errno, "bind source %s", spec->binds[i].host);
@@ -144,7 +145,7 @@ static void child_stdio(int in, int out, int errfd)
 void cell_start_init(struct cell_start *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = -1;
+	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = st->plan.upper_fd = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
 	st->pidfd = st->status_rd = st->sync_fd = -1;
@@ -157,7 +158,7 @@ int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *
 	struct cell_plan *plan = &st->plan;
 	int status[2] = {-1, -1}, sync[2] = {-1, -1};
 	plan->spec = spec;
-	if (idmap_for_caller(&st->map, err) < 0 || plan_open_layers(plan, err) < 0)
+	if (idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
 		return -1;
 	plan->range_map = st->map.range;
 	if (pipe2(status, O_CLOEXEC) < 0 ||

@@ -1,0 +1,98 @@
+#include <string.h>
+
+#include "../common/parse.h"
+#include "cli.h"
+
+static const char EXEC_HELP[] =
+	"usage: sandcell exec [OPTIONS] NAME [--] CMD [ARG...]\n"
+	"\n"
+	"Run CMD in the long-lived cell NAME; exit statuses as for 'run'.\n"
+	"\n"
+	"Options:\n"
+	"  -i                    pass stdin to the command (else it reads /dev/null)\n"
+	"  -w DIR                working directory (default: the cell's)\n"
+	"  -e KEY=VAL            add to the cell's environment for this command\n"
+	"  --timeout SECS        kill the command after SECS (exit 124); the cell lives on\n"
+	"  --json                capture output and print one JSON result object\n"
+	"  --output-limit SIZE   with --json: bytes kept of stdout and of stderr (default 1M)\n"
+	"  --root DIR            state root (or SANDCELL_ROOT)\n"
+	"  -h, --help            this help\n";
+
+int cmd_exec(int argc, char **argv)
+{
+	struct cell_exec_req req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2};
+	const char *env[CELL_MAX_ENV + 1];
+	size_t nenv = 0;
+	bool json = false;
+	const char *name = NULL;
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		bool has_value = i + 1 < argc;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(EXEC_HELP, stdout);
+			return 0;
+		} else if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-i")) {
+			req.stdin_fd = 0;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "-w") && has_value) {
+			req.cwd = argv[++i];
+			if (req.cwd[0] != '/') {
+				cli_error("-w: expected an absolute path in the cell, got '%.64s'", req.cwd);
+				return CLI_EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "-e") && has_value) {
+			const char *kv = argv[++i];
+			if (!sc_valid_env(kv) || nenv >= CELL_MAX_ENV) {
+				cli_error("-e: expected KEY=VALUE, got '%.64s'", kv);
+				return CLI_EXIT_USAGE;
+			}
+			env[nenv++] = kv;
+		} else if (!strcmp(a, "--timeout") && has_value) {
+			if (sc_parse_seconds(argv[++i], &req.timeout_s) < 0) {
+				cli_error("--timeout: expected seconds like 30 or 0.5, got '%.64s'", argv[i]);
+				return CLI_EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--output-limit") && has_value) {
+			if (sc_parse_size(argv[++i], &req.output_limit) < 0 || !req.output_limit) {
+				cli_error("--output-limit: expected a size like 1M, got '%.64s'", argv[i]);
+				return CLI_EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--root") && has_value) {
+			cell_set_root(argv[++i]);
+		} else if (a[0] == '-') {
+			cli_error("exec: unknown option or missing value '%.64s' (see 'sandcell exec --help')", a);
+			return CLI_EXIT_USAGE;
+		} else if (!name) {
+			name = a;
+		} else {
+			break;
+		}
+	}
+	if (!name || i >= argc) {
+		cli_error("exec: usage: sandcell exec [OPTIONS] NAME -- CMD [ARG...]");
+		return CLI_EXIT_USAGE;
+	}
+	env[nenv] = NULL;
+	req.env = nenv ? env : NULL;
+	req.argv = argv + i;
+	if (json)
+		req.stdout_fd = req.stderr_fd = -1;
+	struct cell *cell;
+	struct sc_err err = {0};
+	if (cell_open(name, &cell, &err) < 0)
+		return cli_fail(&err);
+	struct cell_result res;
+	int rc = cell_exec(cell, &req, &res, &err);
+	cell_close(cell);
+	if (rc < 0)
+		return cli_fail(&err);
+	if (json)
+		cli_print_result_json(stdout, &res);
+	cell_result_free(&res);
+	return res.exit_code;
+}

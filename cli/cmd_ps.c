@@ -1,0 +1,84 @@
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char PS_HELP[] =
+	"usage: sandcell ps [--json] [--root DIR]\n"
+	"\n"
+	"List long-lived cells: name, state (running, or gone when its init\n"
+	"died), age, image, limits and the number of processes.\n";
+
+static void fmt_size(char *buf, size_t n, uint64_t v)
+{
+	if (!v)
+		snprintf(buf, n, "-");
+	else if (v % (1ULL << 30) == 0)
+		snprintf(buf, n, "%lluG", (unsigned long long)(v >> 30));
+	else
+		snprintf(buf, n, "%lluM", (unsigned long long)(v >> 20));
+}
+
+static void print_json(const struct cell_status *c, size_t n, double now)
+{
+	fputs("[", stdout);
+	for (size_t i = 0; i < n; i++) {
+		const struct cell_status *s = &c[i];
+		fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
+		cli_json_string(stdout, s->name, strlen(s->name));
+		printf(",\"state\":\"%s\",\"age_s\":%.0f,\"image\":", s->alive ? "running" : "gone",
+		       now - s->created);
+		cli_json_string(stdout, s->image, strlen(s->image));
+		printf(",\"pid\":%d,\"processes\":%u,\"running_commands\":%u,\"persist\":%s,"
+		       "\"limits\":{\"memory\":%llu,\"pids\":%llu,\"cpus\":%g,\"disk\":%llu}}",
+		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false",
+		       (unsigned long long)s->limits.memory, (unsigned long long)s->limits.pids,
+		       s->limits.cpus, (unsigned long long)s->limits.disk);
+	}
+	fputs("]\n", stdout);
+}
+
+int cmd_ps(int argc, char **argv)
+{
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+			cell_set_root(argv[++i]);
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(PS_HELP, stdout);
+			return 0;
+		} else {
+			cli_error("ps: unexpected argument '%.64s'", argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	struct cell_status *cells;
+	size_t n;
+	struct sc_err err = {0};
+	if (cell_list(&cells, &n, &err) < 0)
+		return cli_fail(&err);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double now = (double)ts.tv_sec;
+	if (json) {
+		print_json(cells, n, now);
+	} else {
+		printf("%-20s %-8s %8s %-12s %7s %6s %5s %6s\n", "NAME", "STATE", "AGE", "IMAGE",
+		       "MEMORY", "PIDS", "CPUS", "PROCS");
+		for (size_t i = 0; i < n; i++) {
+			const struct cell_status *s = &cells[i];
+			char mem[32], pids[32], cpus[32];
+			fmt_size(mem, sizeof(mem), s->limits.memory);
+			snprintf(pids, sizeof(pids), s->limits.pids ? "%llu" : "-",
+				 (unsigned long long)s->limits.pids);
+			snprintf(cpus, sizeof(cpus), s->limits.cpus > 0 ? "%g" : "-", s->limits.cpus);
+			printf("%-20s %-8s %7.0fs %-12s %7s %6s %5s %6u\n", s->name,
+			       s->alive ? "running" : "gone", now - s->created, s->image, mem, pids, cpus,
+			       s->nprocs);
+		}
+	}
+	free(cells);
+	return 0;
+}

@@ -1,0 +1,19 @@
+/* Private to runtime/: the cell handle. */
+#pragma once
+#include <limits.h>
+
+#include "../common/parse.h"
+#include "cell.h"
+#include "state.h"
+
+struct cell {
+	char name[64];
+	char dir[PATH_MAX];
+	struct cell_info info;
+	bool child;  /* init is our child: reap it */
+	int pidfd;   /* -1 unless we created it */
+};
+
+
+/* client.c */
+int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);

@@ -1,0 +1,328 @@
+/* The client side of a long-lived cell: one connection per request to the
+ * cell's init (serve.c). Captured output is read here, bounded, keeping
+ * head and tail. */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "../common/capture.h"
+#include "cell_priv.h"
+#include "copy.h"
+#include "internal.h"
+#include "proto.h"
+
+static int connect_cell(const struct cell *c, struct sc_err *err)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (sc_path(addr.sun_path, sizeof(addr.sun_path), "%s/sock", c->dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "socket path of cell %s", c->name);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sc_fail(err, errno, "socket");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		int e = errno;
+		close(fd);
+		if (e == ECONNREFUSED || e == ENOENT)
+			return sc_fail(err, 0, "cell '%s' is not running (see 'sandcell ps')", c->name);
+		return sc_fail(err, e, "connect to cell '%s'", c->name);
+	}
+	return fd;
+}
+
+/* Pack strings after the header; returns the message length or -1. */
+static ssize_t pack(char *buf, struct proto_req *h, char *const *argv, const char *const *env,
+		    const char *path)
+{
+	size_t off = sizeof(*h);
+	h->argc = h->envc = 0;
+	for (size_t i = 0; argv && argv[i]; i++, h->argc++) {
+		size_t n = strlen(argv[i]) + 1;
+		if (h->argc >= PROTO_MAX_ARGS || off + n > PROTO_MAX_REQ)
+			return -1;
+		memcpy(buf + off, argv[i], n);
+		off += n;
+	}
+	for (size_t i = 0; env && env[i]; i++, h->envc++) {
+		size_t n = strlen(env[i]) + 1;
+		if (h->envc >= CELL_MAX_ENV || off + n > PROTO_MAX_REQ)
+			return -1;
+		memcpy(buf + off, env[i], n);
+		off += n;
+	}
+	size_t n = strlen(path ? path : "") + 1;
+	if (off + n > PROTO_MAX_REQ)
+		return -1;
+	memcpy(buf + off, path ? path : "", n);
+	off += n;
+	h->data_len = (uint32_t)(off - sizeof(*h));
+	memcpy(buf, h, sizeof(*h));
+	return (ssize_t)off;
+}
+
+static int send_request(int sock, const char *buf, size_t len, const int *fds, int nfds,
+			struct sc_err *err)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 3)];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds > 0) {
+		msg.msg_control = u.b;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)len)
+		return sc_fail(err, errno, "send the request to the cell");
+	return 0;
+}
+
+static int recv_rsp(int sock, struct proto_rsp *r)
+{
+	ssize_t n;
+	do
+		n = recv(sock, r, sizeof(*r), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*r))
+		return -1;
+	r->text[sizeof(r->text) - 1] = '\0';
+	return 0;
+}
+
+static int rsp_error(const struct cell *c, const struct proto_rsp *r, struct sc_err *err)
+{
+	return sc_fail(err, 0, "cell '%s': %s", c->name, r->text);
+}
+
+int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
+{
+	_cleanup_fd_ int sock = connect_cell(c, err);
+	if (sock < 0)
+		return -1;
+	static char buf[PROTO_MAX_REQ];
+	struct proto_req h = {.kind = REQ_INFO};
+	ssize_t len = pack(buf, &h, NULL, NULL, NULL);
+	if (len < 0 || send_request(sock, buf, (size_t)len, NULL, 0, err) < 0)
+		return -1;
+	struct proto_rsp r;
+	if (recv_rsp(sock, &r) < 0)
+		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
+	if (r.kind != RSP_INFO)
+		return rsp_error(c, &r, err);
+	*nprocs = r.nprocs;
+	*nexecs = r.nexecs;
+	return 0;
+}
+
+struct exec_io {
+	int rd[2];
+	struct capture cap[2];
+};
+
+static void drain_one(int *fd, struct capture *cap)
+{
+	char buf[65536];
+	ssize_t n = read(*fd, buf, sizeof(buf));
+	if (n > 0)
+		capture_add(cap, buf, (size_t)n);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		sc_closep(fd);
+}
+
+/* Wait for the exit record while draining the capture pipes. */
+static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto_rsp *r,
+		     bool *have)
+{
+	*have = false;
+	for (;;) {
+		struct pollfd p[3];
+		int n = 0, isock = -1, i0 = -1, i1 = -1;
+		if (!*have)
+			p[isock = n++] = (struct pollfd){.fd = sock, .events = POLLIN};
+		if (io->rd[0] >= 0)
+			p[i0 = n++] = (struct pollfd){.fd = io->rd[0], .events = POLLIN};
+		if (io->rd[1] >= 0)
+			p[i1 = n++] = (struct pollfd){.fd = io->rd[1], .events = POLLIN};
+		if (n == 0)
+			return 0;
+		int timeout = -1;
+		if (deadline > 0 && !*have) {
+			double left = deadline - sc_now();
+			/* init enforces the timeout; this is a backstop. */
+			timeout = left > -5 ? (int)((left + 5) * 1000) : 0;
+		}
+		int rc = poll(p, (nfds_t)n, timeout);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc <= 0)
+			return -1;
+		if (isock >= 0 && p[isock].revents) {
+			if (recv_rsp(sock, r) < 0)
+				return -1;
+			*have = true;
+			if (r->kind != RSP_EXIT)
+				return 0;
+		}
+		if (i0 >= 0 && p[i0].revents)
+			drain_one(&io->rd[0], &io->cap[0]);
+		if (i1 >= 0 && p[i1].revents)
+			drain_one(&io->rd[1], &io->cap[1]);
+	}
+}
+
+static void exec_collect(struct exec_io *io, struct cell_result *res)
+{
+	if (io->cap[0].head) {
+		res->out = capture_take(&io->cap[0], &res->out_len);
+		res->out_truncated = capture_truncated(&io->cap[0]);
+	}
+	if (io->cap[1].head) {
+		res->err = capture_take(&io->cap[1], &res->err_len);
+		res->err_truncated = capture_truncated(&io->cap[1]);
+	}
+}
+
+int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_result *res,
+	      struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	if (!req->argv || !req->argv[0])
+		return sc_fail(err, 0, "no command to run");
+	double t0 = sc_now();
+	static char buf[PROTO_MAX_REQ];
+	struct proto_req h = {.kind = REQ_EXEC,
+			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
+	ssize_t len = pack(buf, &h, req->argv, req->env, req->cwd);
+	if (len < 0)
+		return sc_fail(err, E2BIG, "command line and environment too long for cell '%s'", c->name);
+	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
+	struct exec_io io = {.rd = {-1, -1}};
+	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
+	int rc = -1;
+	_cleanup_fd_ int sock = -1;
+	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		sc_fail(err, errno, "open /dev/null");
+		goto out;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (fds[k + 1] >= 0)
+			continue;
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0 || capture_init(&io.cap[k], limit) < 0) {
+			sc_fail(err, errno, "pipe");
+			goto out;
+		}
+		io.rd[k] = p[0];
+		fds[k + 1] = ours[k + 1] = p[1];
+	}
+	if ((sock = connect_cell(c, err)) < 0 ||
+	    send_request(sock, buf, (size_t)len, fds, 3, err) < 0)
+		goto out;
+	for (int k = 0; k < 3; k++)
+		sc_closep(&ours[k]);
+	struct proto_rsp r;
+	bool have;
+	if (exec_wait(sock, &io, req->timeout_s > 0 ? t0 + req->timeout_s : 0, &r, &have) < 0 || !have) {
+		sc_fail(err, 0, "cell '%s' went away during the command (its init died?)", c->name);
+		goto out;
+	}
+	if (r.kind != RSP_EXIT) {
+		rsp_error(c, &r, err);
+		goto out;
+	}
+	if (r.timed_out) {
+		res->timed_out = true;
+		res->exit_code = CELL_EXIT_TIMEOUT;
+		res->signal = SIGKILL;
+		res->limit_hit = "timeout";
+	} else {
+		result_from_wait(res, r.status);
+	}
+	res->cpu_s = (double)r.cpu_us / 1e6;
+	res->peak_memory = r.maxrss_kb * 1024;
+	res->wall_s = sc_now() - t0;
+	exec_collect(&io, res);
+	rc = 0;
+out:
+	for (int k = 0; k < 3; k++)
+		sc_closep(&ours[k]);
+	for (int k = 0; k < 2; k++) {
+		sc_closep(&io.rd[k]);
+		capture_free(&io.cap[k]);
+	}
+	return rc;
+}
+
+/* Run a copy: the cell's side runs in a worker process of init, ours here;
+ * the pipe between them carries the stream. */
+static int copy_request(struct cell *c, int kind, const char *cell_path, const char *host_path,
+			uint64_t max_size, struct sc_err *err)
+{
+	if (!cell_path || cell_path[0] != '/')
+		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
+	static char buf[PROTO_MAX_REQ];
+	struct proto_req h = {.kind = (uint32_t)kind, .max_size = max_size};
+	ssize_t len = pack(buf, &h, NULL, NULL, cell_path);
+	if (len < 0)
+		return sc_fail(err, ENAMETOOLONG, "cell path too long");
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sc_fail(err, errno, "pipe");
+	/* copy in: we write p[1], the cell reads p[0]; copy out: reverse. */
+	int theirs = kind == REQ_COPY_IN ? p[0] : p[1];
+	_cleanup_fd_ int mine = kind == REQ_COPY_IN ? p[1] : p[0];
+	_cleanup_fd_ int sock = connect_cell(c, err);
+	int rc = sock < 0 ? -1 : send_request(sock, buf, (size_t)len, &theirs, 1, err);
+	close(theirs);
+	if (rc < 0)
+		return -1;
+	struct sc_err local = {0};
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	rc = kind == REQ_COPY_IN ? copy_send(mine, AT_FDCWD, host_path, max_size, &local)
+				 : copy_receive(mine, host_path, max_size, true, &local);
+	signal(SIGPIPE, old);
+	sc_closep(&mine);
+	struct proto_rsp r;
+	bool cell_failed = false;
+	while (recv_rsp(sock, &r) == 0) {
+		if (r.kind == RSP_ERROR) {
+			rsp_error(c, &r, err);
+			cell_failed = true;
+		} else if (r.kind == RSP_EXIT) {
+			if (!cell_failed && (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)) {
+				sc_fail(err, 0, "cell '%s': the copy failed", c->name);
+				cell_failed = true;
+			}
+			break;
+		}
+	}
+	if (cell_failed)
+		return -1;
+	if (rc < 0) {
+		*err = local;
+		return -1;
+	}
+	return 0;
+}
+
+int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path, uint64_t max_size,
+		 struct sc_err *err)
+{
+	return copy_request(c, REQ_COPY_IN, cell_path, host_path, max_size, err);
+}
+
+int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path, uint64_t max_size,
+		  struct sc_err *err)
+{
+	return copy_request(c, REQ_COPY_OUT, cell_path, host_path, max_size, err);
+}

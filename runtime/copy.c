@@ -1,0 +1,351 @@
+#include "copy.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "safepath.h"
+
+enum { REC_DIR = 'D', REC_FILE = 'F', REC_LINK = 'L', REC_END = 'E' };
+
+struct rec {
+	uint8_t type;
+	uint8_t pad[3];
+	uint32_t mode;
+	uint64_t size;
+	uint32_t pathlen;
+	uint32_t pad2;
+};
+
+struct sender {
+	int fd;
+	uint64_t sent, max;
+	size_t entries;
+	struct sc_err *err;
+};
+
+static int send_rec(struct sender *s, int type, uint32_t mode, uint64_t size, const char *path)
+{
+	struct rec r = {.type = (uint8_t)type, .mode = mode, .size = size,
+			.pathlen = (uint32_t)strlen(path)};
+	if (++s->entries > COPY_MAX_ENTRIES)
+		return sc_fail(s->err, 0, "too many entries to copy (at most %d)", COPY_MAX_ENTRIES);
+	if (sc_write_all(s->fd, &r, sizeof(r)) < 0 || sc_write_all(s->fd, path, r.pathlen) < 0)
+		return sc_fail(s->err, errno, "copy stream");
+	return 0;
+}
+
+static int send_file(struct sender *s, int dir, const char *name, const char *path,
+		     const struct stat *st)
+{
+	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sc_fail(s->err, errno, "open %s", path);
+	uint64_t size = (uint64_t)st->st_size;
+	if (s->sent + size > s->max)
+		return sc_fail(s->err, 0, "copy exceeds the size limit of %llu bytes at %s",
+			       (unsigned long long)s->max, path);
+	s->sent += size;
+	if (send_rec(s, REC_FILE, st->st_mode & 07777, size, path) < 0)
+		return -1;
+	char buf[65536];
+	uint64_t left = size;
+	while (left > 0) {
+		size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		ssize_t n = read(fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sc_fail(s->err, errno, "read %s", path);
+		if (n == 0) { /* the file shrank: pad to the announced size */
+			memset(buf, 0, want);
+			n = (ssize_t)want;
+		}
+		if (sc_write_all(s->fd, buf, (size_t)n) < 0)
+			return sc_fail(s->err, errno, "copy stream");
+		left -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int send_entry(struct sender *s, int dir, const char *name, const char *path, int depth);
+
+static int send_dir(struct sender *s, int dir, const char *name, const char *path,
+		    const struct stat *st, int depth)
+{
+	if (depth > 256)
+		return sc_fail(s->err, 0, "directories nested too deep at %s", path);
+	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(s->err, errno, "open %s", path);
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return sc_fail(s->err, errno, "open %s", path);
+	}
+	int rc = send_rec(s, REC_DIR, st->st_mode & 07777, 0, path);
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char child[COPY_MAX_PATH];
+		if (sc_path(child, sizeof(child), "%s/%s", path, e->d_name) < 0) {
+			rc = sc_fail(s->err, ENAMETOOLONG, "path under %s", path);
+			break;
+		}
+		rc = send_entry(s, dirfd(d), e->d_name, child, depth + 1);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int send_entry(struct sender *s, int dir, const char *name, const char *path, int depth)
+{
+	struct stat st;
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sc_fail(s->err, errno, "%s", path);
+	if (S_ISREG(st.st_mode))
+		return send_file(s, dir, name, path, &st);
+	if (S_ISDIR(st.st_mode))
+		return send_dir(s, dir, name, path, &st, depth);
+	if (S_ISLNK(st.st_mode)) {
+		char target[COPY_MAX_PATH];
+		ssize_t n = readlinkat(dir, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return sc_fail(s->err, errno, "readlink %s", path);
+		if (send_rec(s, REC_LINK, 0777, (uint64_t)n, path) < 0 ||
+		    sc_write_all(s->fd, target, (size_t)n) < 0)
+			return sc_fail(s->err, errno, "copy stream");
+		return 0;
+	}
+	return 0; /* devices, fifos and sockets are not copied */
+}
+
+int copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
+{
+	struct sender s = {.fd = fd, .max = max_size, .err = err};
+	char buf[COPY_MAX_PATH];
+	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "path too long");
+	size_t len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	char *base = strrchr(buf, '/');
+	const char *name = base ? base + 1 : buf;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return sc_fail(err, 0, "cannot copy '%s': name a file or directory", path);
+	_cleanup_fd_ int parent = -1;
+	if (base) {
+		*base = '\0';
+		parent = openat(dir_fd, base == buf ? "/" : buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0)
+			return sc_fail(err, errno, "%s", path);
+	}
+	if (send_entry(&s, parent >= 0 ? parent : dir_fd, name, name, 0) < 0)
+		return -1;
+	return send_rec(&s, REC_END, 0, 0, "");
+}
+
+/* ---- receiving ---- */
+
+static bool valid_stream_path(const char *p)
+{
+	if (!*p || p[0] == '/')
+		return false;
+	for (const char *c = p; *c;) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return true;
+}
+
+struct receiver {
+	int fd;
+	int top_parent;       /* directory the top entry is created in */
+	char top_name[256];   /* name of the top entry (renamed per cp rules) */
+	uint64_t got, max;
+	bool strip;
+	struct sc_err *err;
+};
+
+/* Open the parent directory of `rel` beneath the top parent, following no
+ * symlink; *leaf points at the last component. */
+static int open_parent(struct receiver *r, char *rel, char **leaf)
+{
+	char *slash = strrchr(rel, '/');
+	if (!slash) {
+		*leaf = rel;
+		return dup(r->top_parent);
+	}
+	*slash = '\0';
+	*leaf = slash + 1;
+	int fd = safepath_openat(r->top_parent, rel, O_PATH | O_DIRECTORY, 0);
+	*slash = '/';
+	return fd;
+}
+
+static mode_t recv_mode(struct receiver *r, uint32_t mode)
+{
+	return r->strip ? (mode & 0777) : (mode & 07777);
+}
+
+static int recv_file(struct receiver *r, int dir, const char *leaf, const char *shown,
+		     const struct rec *h)
+{
+	if (r->got + h->size > r->max)
+		return sc_fail(r->err, 0, "copy exceeds the size limit of %llu bytes at %s",
+			       (unsigned long long)r->max, shown);
+	r->got += h->size;
+	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+				     0600);
+	if (fd < 0)
+		return sc_fail(r->err, errno, "create %s", shown);
+	char buf[65536];
+	uint64_t left = h->size;
+	while (left > 0) {
+		size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		ssize_t n = read(r->fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return sc_fail(r->err, n < 0 ? errno : 0, "copy stream ended early");
+		if (sc_write_all(fd, buf, (size_t)n) < 0)
+			return sc_fail(r->err, errno, "write %s", shown);
+		left -= (uint64_t)n;
+	}
+	if (fchmod(fd, recv_mode(r, h->mode)) < 0)
+		return sc_fail(r->err, errno, "chmod %s", shown);
+	return 0;
+}
+
+static int recv_link(struct receiver *r, int dir, const char *leaf, const char *shown,
+		     const struct rec *h)
+{
+	char target[COPY_MAX_PATH];
+	if (h->size == 0 || h->size >= sizeof(target))
+		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
+	if (sc_read_all(r->fd, target, (size_t)h->size) != (ssize_t)h->size)
+		return sc_fail(r->err, errno, "copy stream ended early");
+	target[h->size] = '\0';
+	struct stat st;
+	if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
+		unlinkat(dir, leaf, 0);
+	if (symlinkat(target, dir, leaf) < 0)
+		return sc_fail(r->err, errno, "symlink %s", shown);
+	return 0;
+}
+
+static int recv_entry(struct receiver *r, const struct rec *h, char *path)
+{
+	if (!valid_stream_path(path))
+		return sc_fail(r->err, 0, "refusing path '%.200s' in the copy stream", path);
+	/* The first component is the top entry: replace it by our name. */
+	char rel[COPY_MAX_PATH + 256];
+	const char *rest = strchr(path, '/');
+	if (sc_path(rel, sizeof(rel), "%s%s", r->top_name, rest ? rest : "") < 0)
+		return sc_fail(r->err, ENAMETOOLONG, "path too long");
+	char *leaf;
+	_cleanup_fd_ int dir = open_parent(r, rel, &leaf);
+	if (dir < 0)
+		return sc_fail(r->err, errno, "open the directory of %s%s", rel,
+			       errno == ELOOP ? " (a symlink is in the way)" : "");
+	switch (h->type) {
+	case REC_DIR: {
+		if (mkdirat(dir, leaf, 0700) < 0 && errno != EEXIST)
+			return sc_fail(r->err, errno, "mkdir %s", rel);
+		_cleanup_fd_ int d = safepath_openat(dir, leaf, O_RDONLY | O_DIRECTORY, 0);
+		if (d < 0)
+			return sc_fail(r->err, errno, "open %s", rel);
+		if (fchmod(d, recv_mode(r, h->mode) | 0700) < 0)
+			return sc_fail(r->err, errno, "chmod %s", rel);
+		return 0;
+	}
+	case REC_FILE:
+		return recv_file(r, dir, leaf, rel, h);
+	case REC_LINK:
+		return recv_link(r, dir, leaf, rel, h);
+	default:
+		return sc_fail(r->err, 0, "bad record in the copy stream");
+	}
+}
+
+static int set_top(struct receiver *r, const char *dest)
+{
+	struct stat st;
+	char buf[COPY_MAX_PATH];
+	if (sc_path(buf, sizeof(buf), "%s", dest) < 0)
+		return sc_fail(r->err, ENAMETOOLONG, "destination too long");
+	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+		r->top_parent = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		r->top_name[0] = '\0'; /* keep the sender's name */
+	} else {
+		char dcopy[COPY_MAX_PATH], bcopy[COPY_MAX_PATH];
+		strcpy(dcopy, buf);
+		strcpy(bcopy, buf);
+		const char *base = basename(bcopy);
+		if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) >= sizeof(r->top_name))
+			return sc_fail(r->err, 0, "bad destination %s", dest);
+		snprintf(r->top_name, sizeof(r->top_name), "%s", base);
+		r->top_parent = open(dirname(dcopy), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (r->top_parent < 0)
+		return sc_fail(r->err, errno, "destination %s", dest);
+	return 0;
+}
+
+int copy_receive(int fd, const char *dest, uint64_t max_size, bool strip_special,
+		 struct sc_err *err)
+{
+	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size, .strip = strip_special,
+			     .err = err};
+	if (set_top(&r, dest) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t n = 0; rc == 0; n++) {
+		struct rec h;
+		char path[COPY_MAX_PATH];
+		if (n > COPY_MAX_ENTRIES) {
+			rc = sc_fail(err, 0, "too many entries in the copy stream");
+			break;
+		}
+		if (sc_read_all(fd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
+			rc = sc_fail(err, errno, "copy stream ended early");
+			break;
+		}
+		if (h.type == REC_END)
+			break;
+		if (h.pathlen == 0 || h.pathlen >= sizeof(path)) {
+			rc = sc_fail(err, 0, "bad path length in the copy stream");
+			break;
+		}
+		if (sc_read_all(fd, path, h.pathlen) != (ssize_t)h.pathlen) {
+			rc = sc_fail(err, errno, "copy stream ended early");
+			break;
+		}
+		path[h.pathlen] = '\0';
+		if (memchr(path, '\0', h.pathlen)) {
+			rc = sc_fail(err, 0, "bad path in the copy stream");
+			break;
+		}
+		if (!r.top_name[0]) { /* into a directory: keep the sender's top name */
+			const char *slash = strchr(path, '/');
+			size_t len = slash ? (size_t)(slash - path) : strlen(path);
+			if (len == 0 || len >= sizeof(r.top_name)) {
+				rc = sc_fail(err, 0, "bad path in the copy stream");
+				break;
+			}
+			memcpy(r.top_name, path, len);
+			r.top_name[len] = '\0';
+		}
+		rc = recv_entry(&r, &h, path);
+	}
+	sc_closep(&r.top_parent);
+	return rc;
+}

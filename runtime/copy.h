@@ -1,0 +1,22 @@
+/* Private to runtime/: copying files and directories through a pipe, as a
+ * stream of records, so that each side touches only its own filesystem:
+ * the cell side runs inside the cell (its paths resolve in the cell), the
+ * host side creates entries beneath the named destination and never
+ * follows a symlink. Paths in the stream are checked on reading. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/sc.h"
+
+#define COPY_MAX_PATH 4096
+#define COPY_MAX_ENTRIES 1000000
+
+/* Send `path` (a file, symlink or directory tree; symlinks are sent as
+ * symlinks, never followed) to fd. Fails past max_size bytes of data. */
+int copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err);
+/* Receive a stream into dest: when dest is an existing directory the
+ * entry lands inside it under its own name, else it is created as dest.
+ * strip_special: drop setuid/setgid/sticky bits (host side). */
+int copy_receive(int fd, const char *dest, uint64_t max_size, bool strip_special,
+		 struct sc_err *err);

@@ -1,0 +1,361 @@
+/* Long-lived cells: create, open, destroy, list, gc. The cell's init serves
+ * requests (serve.c); its state directory holds the socket and an info
+ * file, so that any later sandcell process can find it. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cell_priv.h"
+#include "start.h"
+
+#define READY_TIMEOUT_MS 30000
+
+static int listen_at(const char *dir, struct sc_err *err)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (sc_path(addr.sun_path, sizeof(addr.sun_path), "%s/sock", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "socket path under %s is too long for a unix socket (use a shorter --root)",
+			       dir);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sc_fail(err, errno, "socket");
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || chmod(addr.sun_path, 0600) < 0 ||
+	    listen(fd, 256) < 0) {
+		int e = errno;
+		close(fd);
+		return sc_fail(err, e, "listen on %s", addr.sun_path);
+	}
+	return fd;
+}
+
+/* The on-disk writable layer of a persistent cell: owned by the cell's root. */
+static int make_persist_dir(const char *name, const struct idmap *map, char *out, size_t size,
+			    struct sc_err *err)
+{
+	char cells[4096];
+	if (sc_path(cells, sizeof(cells), "%s/cells", cell_data_root()) < 0 ||
+	    sc_path(out, size, "%s/%s", cells, name) < 0)
+		return sc_fail(err, ENAMETOOLONG, "persistent layer path");
+	if (cell_ensure_private_dir(cells, err) < 0)
+		return -1;
+	if (mkdir(out, 0700) < 0)
+		return sc_fail(err, errno, "create %s", out);
+	char sub[4200];
+	for (int k = 0; k < 2; k++) {
+		(void)sc_path(sub, sizeof(sub), "%s/%s", out, k ? "work" : "upper");
+		if (mkdir(sub, 0755) < 0)
+			return sc_fail(err, errno, "create %s", sub);
+		if (map->range && chown(sub, map->uid_start, map->gid_start) < 0)
+			return sc_fail(err, errno, "chown %s", sub);
+	}
+	if (map->range && chown(out, map->uid_start, map->gid_start) < 0)
+		return sc_fail(err, errno, "chown %s", out);
+	return 0;
+}
+
+static int wait_msg(struct cell_start *st, int want, struct sc_err *err)
+{
+	struct pollfd p = {.fd = st->status_rd, .events = POLLIN};
+	int r;
+	do
+		r = poll(&p, 1, READY_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return sc_fail(err, 0, "the cell did not become ready within %d s", READY_TIMEOUT_MS / 1000);
+	struct cell_msg m;
+	if (cell_start_read_msg(st->status_rd, &m) < 0)
+		return sc_fail(err, 0, "the cell's init exited during setup");
+	if (m.kind == CELL_MSG_ERROR) {
+		err->errnum = m.value;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+		return -1;
+	}
+	if (m.kind != want)
+		return sc_fail(err, 0, "unexpected message from the cell's init");
+	return 0;
+}
+
+static struct cell *cell_alloc(const char *name, const char *dir)
+{
+	struct cell *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->dir, sizeof(c->dir), "%s", dir);
+	c->pidfd = -1;
+	return c;
+}
+
+int cell_create(const struct cell_spec *spec_in, const char *name, struct cell **out,
+		struct sc_err *err)
+{
+	char dir[4096];
+	struct cell_spec spec = *spec_in;
+	struct cell_info info = {0};
+	struct cell_start st;
+	_cleanup_fd_ int lfd = -1;
+	bool made_dir = false;
+	cell_start_init(&st);
+	if (state_dir_of(name, dir, sizeof(dir), err) < 0 ||
+	    cell_ensure_private_dir(cell_state_root(), err) < 0)
+		return -1;
+	if (mkdir(dir, 0700) < 0) {
+		if (errno == EEXIST)
+			return sc_fail(err, 0, "a cell named '%s' already exists (remove it with 'sandcell rm %s')",
+				       name, name);
+		return sc_fail(err, errno, "create %s", dir);
+	}
+	made_dir = true;
+	snprintf(info.name, sizeof(info.name), "%s", name);
+	snprintf(info.image, sizeof(info.image), "%s", spec.image_name ? spec.image_name : "host");
+	info.limits = spec.limits;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	info.created = (double)now.tv_sec + now.tv_nsec / 1e9;
+	if ((lfd = listen_at(dir, err)) < 0 || state_write_info(dir, &info, err) < 0)
+		goto fail;
+	if (spec.upper_dir) {
+		/* "persist": the caller asks for an on-disk layer; we place it. */
+		struct idmap map;
+		if (idmap_for_caller(&map, err) < 0 ||
+		    make_persist_dir(name, &map, info.persist_dir, sizeof(info.persist_dir), err) < 0)
+			goto fail;
+		spec.upper_dir = info.persist_dir;
+	}
+	st.plan.serve = true;
+	st.plan.serve_fd = lfd;
+	const int stdio[3] = {-1, -1, -1};
+	if (cell_start(&st, &spec, name, stdio, err) < 0)
+		goto fail;
+	if (wait_msg(&st, CELL_MSG_READY, err) < 0) {
+		cell_start_kill(&st);
+		goto fail;
+	}
+	info.pid = st.pid;
+	info.starttime = state_pid_starttime(st.pid);
+	if (st.cg.active)
+		snprintf(info.cgroup, sizeof(info.cgroup), "%s", st.cg.path);
+	/* Release init from dying with us, and wait until it has done so:
+	 * exiting earlier could take it down. */
+	if (state_write_info(dir, &info, err) < 0 || sc_write_all(st.sync_fd, "k", 1) < 0 ||
+	    wait_msg(&st, CELL_MSG_DETACHED, err) < 0) {
+		cell_start_kill(&st);
+		goto fail;
+	}
+	struct cell *c = cell_alloc(name, dir);
+	if (!c) {
+		cell_start_kill(&st);
+		sc_fail(err, ENOMEM, "cell handle");
+		goto fail;
+	}
+	c->info = info;
+	c->child = true;
+	c->pidfd = steal_fd(&st.pidfd);
+	st.cg.active = false; /* the cgroup lives on with the cell */
+	sc_closep(&st.cg.dir_fd);
+	cell_start_cleanup(&st);
+	*out = c;
+	return 0;
+fail:
+	cell_start_cleanup(&st);
+	if (made_dir) {
+		struct sc_err ignored;
+		state_remove(dir, &info, &ignored);
+	}
+	return -1;
+}
+
+int cell_open(const char *name, struct cell **out, struct sc_err *err)
+{
+	char dir[4096];
+	struct cell_info info;
+	if (state_dir_of(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	struct stat sb;
+	if (lstat(dir, &sb) < 0) {
+		if (errno == ENOENT)
+			return sc_fail(err, 0, "no cell named '%s' (see 'sandcell ps')", name);
+		return sc_fail(err, errno, "%s", dir);
+	}
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
+		return sc_fail(err, 0, "%s is not a cell directory of yours", dir);
+	if (state_read_info(dir, &info, err) < 0)
+		return -1;
+	if (!state_alive(&info))
+		return sc_fail(err, 0, "cell '%s' is gone (its init died); remove it with 'sandcell rm %s'",
+			       name, name);
+	struct cell *c = cell_alloc(name, dir);
+	if (!c)
+		return sc_fail(err, ENOMEM, "cell handle");
+	c->info = info;
+	*out = c;
+	return 0;
+}
+
+const char *cell_name(const struct cell *c) { return c->name; }
+
+void cell_close(struct cell *c)
+{
+	if (!c)
+		return;
+	sc_closep(&c->pidfd);
+	free(c);
+}
+
+/* Kill init (its pid namespace takes every process of the cell with it)
+ * and wait until it is gone. */
+static int kill_init(const struct cell_info *info, int pidfd, bool child, struct sc_err *err)
+{
+	_cleanup_fd_ int own = -1;
+	if (pidfd < 0) {
+		if (!state_alive(info))
+			return 0;
+		own = pidfd = (int)syscall(SYS_pidfd_open, info->pid, 0);
+		if (pidfd < 0)
+			return errno == ESRCH ? 0 : sc_fail(err, errno, "open the cell's init");
+		if (!state_alive(info)) /* the pid was reused between the checks */
+			return 0;
+	}
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		return sc_fail(err, errno, "kill the cell's init");
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	while (poll(&p, 1, 10000) < 0 && errno == EINTR)
+		;
+	if (child)
+		while (waitpid(info->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	return 0;
+}
+
+int cell_destroy(struct cell *c, struct sc_err *err)
+{
+	int rc = kill_init(&c->info, c->pidfd, c->child, err);
+	if (rc == 0)
+		rc = state_remove(c->dir, &c->info, err);
+	cell_close(c);
+	return rc;
+}
+
+int cell_remove(const char *name, bool force, struct sc_err *err)
+{
+	char dir[4096];
+	struct cell_info info;
+	if (state_dir_of(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	if (access(dir, F_OK) < 0)
+		return sc_fail(err, 0, "no cell named '%s'", name);
+	if (state_read_info(dir, &info, err) < 0) {
+		/* A crash before the info file was written: nothing runs. */
+		memset(&info, 0, sizeof(info));
+	}
+	if (!force && state_alive(&info)) {
+		struct cell_status s;
+		if (cell_status_get(name, &s, err) == 0 && s.nexecs > 0)
+			return sc_fail(err, 0, "cell '%s' is busy (%u commands running); use 'sandcell rm -f %s'",
+				       name, s.nexecs, name);
+	}
+	if (kill_init(&info, -1, false, err) < 0)
+		return -1;
+	return state_remove(dir, &info, err);
+}
+
+static void status_from_info(const struct cell_info *info, struct cell_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", info->name);
+	snprintf(s->image, sizeof(s->image), "%s", info->image[0] ? info->image : "host");
+	s->created = info->created;
+	s->limits = info->limits;
+	s->persist = info->persist_dir[0] != '\0';
+	s->alive = state_alive(info);
+	s->pid = s->alive ? info->pid : 0;
+}
+
+int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
+{
+	char dir[4096];
+	struct cell_info info;
+	if (state_dir_of(name, dir, sizeof(dir), err) < 0 || state_read_info(dir, &info, err) < 0)
+		return -1;
+	status_from_info(&info, s);
+	if (!s->alive)
+		return 0;
+	struct cell *c = cell_alloc(name, dir);
+	if (!c)
+		return sc_fail(err, ENOMEM, "cell handle");
+	c->info = info;
+	struct sc_err ignored;
+	if (cell_query_info(c, &s->nprocs, &s->nexecs, &ignored) < 0)
+		s->alive = false;
+	cell_close(c);
+	return 0;
+}
+
+int cell_list(struct cell_status **out, size_t *n, struct sc_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	DIR *d = opendir(cell_state_root());
+	if (!d)
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "%s", cell_state_root());
+	struct dirent *e;
+	size_t cap = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !sc_valid_name(e->d_name))
+			continue;
+		struct cell_status s;
+		struct sc_err ignored;
+		if (cell_status_get(e->d_name, &s, &ignored) < 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct cell_status *grown = realloc(*out, cap * sizeof(**out));
+			if (!grown) {
+				closedir(d);
+				return sc_fail(err, ENOMEM, "cell list");
+			}
+			*out = grown;
+		}
+		(*out)[(*n)++] = s;
+	}
+	closedir(d);
+	return 0;
+}
+
+int cell_gc(size_t *removed, struct sc_err *err)
+{
+	*removed = 0;
+	DIR *d = opendir(cell_state_root());
+	if (!d)
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "%s", cell_state_root());
+	struct dirent *e;
+	int rc = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !sc_valid_name(e->d_name))
+			continue;
+		char dir[4096];
+		struct cell_info info;
+		if (state_dir_of(e->d_name, dir, sizeof(dir), err) < 0)
+			continue;
+		if (state_read_info(dir, &info, err) < 0)
+			memset(&info, 0, sizeof(info));
+		if (state_alive(&info))
+			continue;
+		/* Whatever a crash left: a stray process of the cell's cgroup,
+		 * the cgroup, the on-disk layer, the state directory. */
+		if (state_remove(dir, &info, err) < 0)
+			rc = -1;
+		else
+			(*removed)++;
+	}
+	closedir(d);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* Private to runtime/: the wire format between a client (sandcell exec, cp,
+ * ps, rm, the agent) and a long-lived cell's init, over the cell's unix
+ * SOCK_SEQPACKET socket. One connection carries one request. */
+#pragma once
+#include <stdint.h>
+
+#define PROTO_MAX_REQ (128 * 1024) /* request header + strings */
+#define PROTO_MAX_ARGS 4096
+
+enum proto_req_kind {
+	REQ_EXEC = 1,     /* fds: stdin, stdout, stderr */
+	REQ_COPY_IN = 2,  /* fds: read end of a copy stream; path = destination */
+	REQ_COPY_OUT = 3, /* fds: write end of a copy stream; path = source */
+	REQ_INFO = 4,
+};
+
+struct proto_req {
+	uint32_t kind;
+	uint32_t argc;       /* EXEC: argv strings first in data */
+	uint32_t envc;       /* then env strings (0: the cell's environment) */
+	uint32_t timeout_ms; /* 0: none */
+	uint64_t max_size;   /* COPY_*: bound on bytes copied */
+	uint32_t data_len;   /* bytes of NUL-terminated strings after the header */
+	uint32_t pad;
+	/* data: argv[argc], env[envc], cwd-or-path (each NUL-terminated) */
+};
+
+enum proto_rsp_kind {
+	RSP_EXIT = 1,  /* status = wait status of the command or worker */
+	RSP_ERROR = 2, /* text says what failed; the request did not run */
+	RSP_INFO = 3,
+};
+
+struct proto_rsp {
+	uint32_t kind;
+	int32_t status;
+	uint32_t timed_out;
+	uint32_t nprocs; /* INFO: processes in the cell */
+	uint32_t nexecs; /* INFO: requests in flight */
+	uint32_t pad;
+	uint64_t cpu_us;
+	uint64_t maxrss_kb;
+	char text[448];
+};

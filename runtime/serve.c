@@ -1,0 +1,401 @@
+/* PID 1 of a long-lived cell: serves requests on the cell's socket, one
+ * per connection — run a command with the client's stdio, copy a stream
+ * in or out, report status. A client that goes away takes its command
+ * with it; a request's timeout kills the command's process group. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "copy.h"
+#include "internal.h"
+#include "proto.h"
+
+#define MAX_CONNS 1024
+
+struct conn {
+	int fd;
+	pid_t pid;       /* >0 while its command or worker runs */
+	double deadline; /* 0: none */
+	bool timed_out;
+	bool gone;       /* the client hung up: nobody to answer */
+};
+
+struct server {
+	const struct cell_plan *plan;
+	int listen_fd, sig_fd;
+	uid_t peer_uid; /* the only uid (as seen in the cell) allowed to connect */
+	struct conn conns[MAX_CONNS];
+	size_t nconns;
+};
+
+static void send_rsp(int fd, const struct proto_rsp *r)
+{
+	(void)send(fd, r, sizeof(*r), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void send_error(int fd, const char *fmt, const char *arg)
+{
+	struct proto_rsp r = {.kind = RSP_ERROR};
+	snprintf(r.text, sizeof(r.text), fmt, arg);
+	send_rsp(fd, &r);
+}
+
+static void drop_conn(struct server *s, size_t i)
+{
+	if (s->conns[i].fd >= 0)
+		close(s->conns[i].fd);
+	s->conns[i] = s->conns[--s->nconns];
+}
+
+static unsigned count_processes(void)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	unsigned n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			n++;
+	closedir(d);
+	return n;
+}
+
+struct request {
+	struct proto_req h;
+	char *argv[PROTO_MAX_ARGS + 1];
+	char *env[CELL_MAX_ENV + 1];
+	const char *path; /* cwd for EXEC, the path for COPY_* */
+	int fds[3];
+	int nfds;
+};
+
+/* Split the strings after the header; every one must be NUL-terminated
+ * inside the message. */
+static int parse_strings(struct request *q, char *data, size_t len)
+{
+	uint32_t want = q->h.argc + q->h.envc + 1;
+	if (q->h.argc > PROTO_MAX_ARGS || q->h.envc > CELL_MAX_ENV)
+		return -1;
+	size_t off = 0;
+	for (uint32_t k = 0; k < want; k++) {
+		char *end = memchr(data + off, '\0', len - off);
+		if (!end)
+			return -1;
+		char *str = data + off;
+		if (k < q->h.argc)
+			q->argv[k] = str;
+		else if (k < q->h.argc + q->h.envc)
+			q->env[k - q->h.argc] = str;
+		else
+			q->path = str;
+		off = (size_t)(end - data) + 1;
+	}
+	q->argv[q->h.argc] = NULL;
+	q->env[q->h.envc] = NULL;
+	return off == len ? 0 : -1;
+}
+
+static int recv_request(int fd, char *buf, struct request *q)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = PROTO_MAX_REQ};
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 3)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b)};
+	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	q->nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t j = 0; j < k; j++) {
+				int f;
+				memcpy(&f, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+				if (q->nfds < 3)
+					q->fds[q->nfds++] = f;
+				else
+					close(f);
+			}
+		}
+	}
+	if (n < (ssize_t)sizeof(q->h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		return -1;
+	memcpy(&q->h, buf, sizeof(q->h));
+	if (q->h.data_len != (size_t)n - sizeof(q->h))
+		return -1;
+	return parse_strings(q, buf + sizeof(q->h), q->h.data_len);
+}
+
+static void close_request_fds(struct request *q)
+{
+	for (int k = 0; k < q->nfds; k++)
+		close(q->fds[k]);
+	q->nfds = 0;
+}
+
+static void child_reset_signals(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The cell's environment with the request's entries added or replacing. */
+static const char *const *merge_env(const struct cell_spec *spec, const struct request *q)
+{
+	static const char *merged[2 * CELL_MAX_ENV + 1];
+	size_t n = 0;
+	for (size_t i = 0; i < spec->nenv; i++)
+		merged[n++] = spec->env[i];
+	for (uint32_t k = 0; k < q->h.envc; k++) {
+		const char *eq = strchr(q->env[k], '=');
+		size_t klen = eq ? (size_t)(eq - q->env[k]) + 1 : strlen(q->env[k]);
+		size_t i = 0;
+		while (i < n && strncmp(merged[i], q->env[k], klen) != 0)
+			i++;
+		merged[i] = q->env[k];
+		if (i == n)
+			n++;
+	}
+	merged[n] = NULL;
+	return merged;
+}
+
+static pid_t start_exec(const struct server *s, const struct request *q)
+{
+	const struct cell_spec *spec = s->plan->spec;
+	const char *const *env = merge_env(spec, q);
+	pid_t pid = vfork();
+	if (pid != 0)
+		return pid;
+	const char *cwd = q->path[0] ? q->path : spec->workdir;
+	child_reset_signals();
+	setsid();
+	for (int k = 0; k < 3; k++)
+		if (q->fds[k] != k && dup2(q->fds[k], k) < 0)
+			_exit(CELL_EXIT_INTERNAL);
+	if (chdir(cwd) < 0) {
+		char line[600];
+		int n = snprintf(line, sizeof(line), "sandcell: cannot change to %.200s in the cell: %s\n",
+				 cwd, strerror(errno));
+		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		_exit(CELL_EXIT_INTERNAL);
+	}
+	lockdown_close_fds(3);
+	exec_command(q->argv, env);
+	int e = errno;
+	char line[600];
+	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", q->argv[0],
+			 strerror(e));
+	(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	_exit(exec_failure_status(e));
+}
+
+static pid_t start_copy(const struct server *s, const struct request *q, int conn_fd)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	child_reset_signals();
+	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
+		_exit(1);
+	struct sc_err err = {0};
+	int rc = q->h.kind == REQ_COPY_IN
+			 ? copy_receive(q->fds[0], q->path, q->h.max_size, false, &err)
+			 : copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
+	if (rc < 0)
+		send_error(conn_fd, "%.440s", err.msg);
+	_exit(rc < 0 ? 1 : 0);
+}
+
+static void handle_request(struct server *s, size_t i)
+{
+	static char buf[PROTO_MAX_REQ];
+	static struct request q;
+	struct conn *c = &s->conns[i];
+	memset(&q.h, 0, sizeof(q.h));
+	if (recv_request(c->fd, buf, &q) < 0) {
+		send_error(c->fd, "%s", "malformed request");
+		close_request_fds(&q);
+		drop_conn(s, i);
+		return;
+	}
+	pid_t pid = 0;
+	if (q.h.kind == REQ_INFO) {
+		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
+				      .nexecs = (uint32_t)s->nconns - 1};
+		send_rsp(c->fd, &r);
+	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
+		pid = start_exec(s, &q);
+	} else if ((q.h.kind == REQ_COPY_IN || q.h.kind == REQ_COPY_OUT) && q.nfds == 1 && q.path[0]) {
+		pid = start_copy(s, &q, c->fd);
+	} else {
+		send_error(c->fd, "%s", "malformed request");
+	}
+	if (pid < 0)
+		send_error(c->fd, "cannot start: %s", strerror(errno));
+	close_request_fds(&q);
+	if (pid > 0) {
+		c->pid = pid;
+		c->deadline = q.h.timeout_ms ? sc_now() + q.h.timeout_ms / 1000.0 : 0;
+		return;
+	}
+	drop_conn(s, i);
+}
+
+static void accept_client(struct server *s)
+{
+	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != s->peer_uid) {
+		send_error(fd, "%s", "permission denied: this cell belongs to another user");
+		close(fd);
+		return;
+	}
+	if (s->nconns >= MAX_CONNS) {
+		send_error(fd, "%s", "too many requests in flight");
+		close(fd);
+		return;
+	}
+	s->conns[s->nconns++] = (struct conn){.fd = fd};
+}
+
+static void reap(struct server *s)
+{
+	struct signalfd_siginfo si;
+	while (read(s->sig_fd, &si, sizeof(si)) > 0)
+		;
+	for (;;) {
+		int status;
+		struct rusage ru;
+		pid_t pid = wait4(-1, &status, WNOHANG, &ru);
+		if (pid <= 0)
+			return;
+		for (size_t i = 0; i < s->nconns; i++) {
+			struct conn *c = &s->conns[i];
+			if (c->pid != pid)
+				continue;
+			/* Whatever the command left in its process group goes too. */
+			kill(-pid, SIGKILL);
+			if (!c->gone) {
+				struct proto_rsp r = {
+					.kind = RSP_EXIT, .status = status, .timed_out = c->timed_out,
+					.cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
+						  (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec,
+					.maxrss_kb = (uint64_t)ru.ru_maxrss};
+				send_rsp(c->fd, &r);
+			}
+			drop_conn(s, i);
+			break;
+		}
+	}
+}
+
+static int next_timeout_ms(struct server *s)
+{
+	double now = sc_now(), soonest = 0;
+	for (size_t i = 0; i < s->nconns; i++) {
+		struct conn *c = &s->conns[i];
+		if (c->pid <= 0 || c->deadline <= 0 || c->timed_out)
+			continue;
+		if (c->deadline <= now) {
+			c->timed_out = true;
+			kill(-c->pid, SIGKILL);
+			kill(c->pid, SIGKILL);
+			continue;
+		}
+		if (soonest == 0 || c->deadline < soonest)
+			soonest = c->deadline;
+	}
+	return soonest > 0 ? (int)((soonest - now) * 1000) + 1 : -1;
+}
+
+static void serve_loop(struct server *s)
+{
+	static struct pollfd p[MAX_CONNS + 2];
+	for (;;) {
+		int timeout = next_timeout_ms(s);
+		size_t n = 0;
+		p[n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
+		p[n++] = (struct pollfd){.fd = s->listen_fd, .events = s->nconns < MAX_CONNS ? POLLIN : 0};
+		for (size_t i = 0; i < s->nconns; i++)
+			p[n++] = (struct pollfd){.fd = s->conns[i].gone ? -1 : s->conns[i].fd,
+						 .events = s->conns[i].pid > 0 ? POLLRDHUP : POLLIN};
+		if (poll(p, n, timeout) < 0 && errno != EINTR)
+			_exit(CELL_EXIT_INTERNAL);
+		/* Walk connections from the end: handling one may move the last. */
+		for (size_t i = s->nconns; i-- > 0;) {
+			short ev = p[i + 2].revents;
+			struct conn *c = &s->conns[i];
+			if (!ev || c->gone)
+				continue;
+			if (c->pid > 0) {
+				/* The client went away: its command goes too. */
+				c->gone = true;
+				kill(-c->pid, SIGKILL);
+				kill(c->pid, SIGKILL);
+				close(c->fd);
+				c->fd = -1;
+			} else {
+				handle_request(s, i);
+			}
+		}
+		if (p[0].revents)
+			reap(s);
+		if (p[1].revents)
+			accept_client(s);
+	}
+}
+
+static uid_t overflow_uid(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/overflowuid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 65534;
+	buf[n] = '\0';
+	return (uid_t)strtoul(buf, NULL, 10);
+}
+
+uid_t serve_peer_uid(const struct cell_plan *plan)
+{
+	/* The creator as this user namespace sees it: root for a rootless
+	 * caller (mapped to 0); unmapped, hence the overflow uid, for a root
+	 * caller, whose socket directory only root can enter. */
+	return plan->range_map ? overflow_uid() : 0;
+}
+
+void init_serve(const struct cell_plan *plan, uid_t peer_uid)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	if (!s)
+		_exit(CELL_EXIT_INTERNAL);
+	s->plan = plan;
+	s->listen_fd = plan->serve_fd;
+	s->peer_uid = peer_uid;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sig_fd < 0)
+		_exit(CELL_EXIT_INTERNAL);
+	serve_loop(s);
+	_exit(0);
+}

@@ -1,0 +1,153 @@
+#include "state.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/parse.h"
+#include "cgroup.h"
+
+int state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
+{
+	if (!sc_valid_name(name))
+		return sc_fail(err, 0, "bad cell name '%.64s': use letters, digits, '.', '_' and '-' (at most 63)",
+			       name);
+	if (sc_path(buf, size, "%s/%s", cell_state_root(), name) < 0)
+		return sc_fail(err, ENAMETOOLONG, "state directory for %s", name);
+	return 0;
+}
+
+int state_write_info(const char *dir, const struct cell_info *in, struct sc_err *err)
+{
+	char tmp[4200], path[4200];
+	if (sc_path(tmp, sizeof(tmp), "%s/info.tmp", dir) < 0 ||
+	    sc_path(path, sizeof(path), "%s/info", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "info path");
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sc_fail(err, errno, "write %s", tmp);
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return sc_fail(err, errno, "write %s", tmp);
+	}
+	const struct policy_limits *l = &in->limits;
+	fprintf(f, "name=%s\npid=%d\nstarttime=%llu\ncreated=%.3f\nimage=%s\ncgroup=%s\npersist=%s\n",
+		in->name, (int)in->pid, (unsigned long long)in->starttime, in->created, in->image,
+		in->cgroup, in->persist_dir);
+	fprintf(f, "memory=%llu\npids=%llu\ncpus=%.3f\ntimeout=%.3f\ndisk=%llu\n",
+		(unsigned long long)l->memory, (unsigned long long)l->pids, l->cpus, l->timeout_s,
+		(unsigned long long)l->disk);
+	if (fclose(f) != 0)
+		return sc_fail(err, errno, "write %s", tmp);
+	if (rename(tmp, path) < 0)
+		return sc_fail(err, errno, "rename %s", tmp);
+	return 0;
+}
+
+static void copy_value(char *dst, size_t size, const char *v)
+{
+	snprintf(dst, size, "%s", v);
+}
+
+int state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
+{
+	char path[4200], line[4400];
+	memset(in, 0, sizeof(*in));
+	if (sc_path(path, sizeof(path), "%s/info", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "info path");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "%s", path);
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return sc_fail(err, errno, "%s", path);
+	}
+	for (int n = 0; n < 64 && fgets(line, sizeof(line), f); n++) {
+		line[strcspn(line, "\n")] = '\0';
+		char *eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		const char *k = line, *v = eq + 1;
+		uint64_t u = 0;
+		if (!strcmp(k, "name"))
+			copy_value(in->name, sizeof(in->name), v);
+		else if (!strcmp(k, "pid") && sc_parse_uint(v, 1, 1 << 30, &u) == 0)
+			in->pid = (pid_t)u;
+		else if (!strcmp(k, "starttime"))
+			in->starttime = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "created"))
+			in->created = strtod(v, NULL);
+		else if (!strcmp(k, "image"))
+			copy_value(in->image, sizeof(in->image), v);
+		else if (!strcmp(k, "cgroup"))
+			copy_value(in->cgroup, sizeof(in->cgroup), v);
+		else if (!strcmp(k, "persist"))
+			copy_value(in->persist_dir, sizeof(in->persist_dir), v);
+		else if (!strcmp(k, "memory"))
+			in->limits.memory = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "pids"))
+			in->limits.pids = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "cpus"))
+			in->limits.cpus = strtod(v, NULL);
+		else if (!strcmp(k, "timeout"))
+			in->limits.timeout_s = strtod(v, NULL);
+		else if (!strcmp(k, "disk"))
+			in->limits.disk = strtoull(v, NULL, 10);
+	}
+	fclose(f);
+	return 0;
+}
+
+uint64_t state_pid_starttime(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may contain spaces and parens: fields resume after the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	char state = p[2];
+	if (state == 'Z' || state == 'X')
+		return 0;
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p ? strtoull(p, NULL, 10) : 0;
+}
+
+bool state_alive(const struct cell_info *info)
+{
+	return info->pid > 0 && info->starttime != 0 &&
+	       state_pid_starttime(info->pid) == info->starttime;
+}
+
+int state_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
+{
+	if (info->cgroup[0]) {
+		struct cell_cgroup cg = {.active = true, .dir_fd = -1};
+		snprintf(cg.path, sizeof(cg.path), "%s", info->cgroup);
+		if (cgroup_destroy(&cg, err) < 0)
+			return -1;
+	}
+	if (info->persist_dir[0] && sc_remove_tree(info->persist_dir) < 0)
+		return sc_fail(err, errno, "remove %s", info->persist_dir);
+	if (sc_remove_tree(dir) < 0)
+		return sc_fail(err, errno, "remove %s", dir);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* Private to runtime/: a long-lived cell's state directory
+ * (<state root>/<name>/, mode 0700): `sock` (init's socket) and `info`
+ * (key=value lines, written atomically). */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cell.h"
+
+struct cell_info {
+	char name[64];
+	pid_t pid;               /* host pid of init */
+	uint64_t starttime;      /* its start time (clock ticks), against pid reuse */
+	double created;          /* epoch seconds */
+	char image[64];
+	char cgroup[4096];       /* cgroup leaf or "" */
+	char persist_dir[4096];  /* on-disk writable layer or "" */
+	struct policy_limits limits;
+};
+
+int state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
+int state_write_info(const char *dir, const struct cell_info *info, struct sc_err *err);
+int state_read_info(const char *dir, struct cell_info *info, struct sc_err *err);
+/* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
+uint64_t state_pid_starttime(pid_t pid);
+bool state_alive(const struct cell_info *info);
+/* Remove the state directory and everything the cell left on the host. */
+int state_remove(const char *dir, const struct cell_info *info, struct sc_err *err);

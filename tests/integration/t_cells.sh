@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Long-lived cells: create, exec, cp, ps, rm, gc, as a user would drive them.
+. "$(dirname "$0")/../lib.sh"
+
+c="cell$$"
+sc create "$c"
+check "create prints the name and succeeds" bash -c '[ '$RC' -eq 0 ] && [ "$0" = "'$c'" ]' "$OUT"
+sc create "$c"
+check "creating the same name again is a one-line 125 error" bash -c '[ '$RC' -eq 125 ] && grep -q "already exists" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+sc create "bad/name"
+check "a bad name is refused" expect_rc 125
+
+# --- exec ---
+sc exec "$c" -- sh -c 'echo hello; echo oops >&2; exit 3'
+check "exec passes stdout and the status" bash -c '[ '$RC' -eq 3 ] && [ "$0" = hello ]' "$OUT"
+check "exec passes stderr" err_has oops
+sc exec "$c" -- sh -c 'kill -TERM $$'
+check "exec: killed by a signal gives 128+N" expect_rc 143
+sc exec "$c" -- /no/such/cmd
+check "exec: not found gives 127" expect_rc 127
+sc exec "$c" -- /etc/hostname
+check "exec: not executable gives 126" expect_rc 126
+sc exec "$c" -- sh -c 'echo persisted > /testbed/state.txt'
+sc exec "$c" -- cat /testbed/state.txt
+check "files persist between commands" out_is persisted
+o=$(printf 'piped\n' | as_user "$SC_BIN" exec -i "$c" -- cat)
+check "exec -i passes stdin" [ "$o" = piped ]
+o=$(printf 'piped\n' | as_user "$SC_BIN" exec "$c" -- cat)
+check "without -i stdin is empty" [ -z "$o" ]
+sc exec -e FOO=bar -w /tmp "$c" -- sh -c 'echo $FOO; pwd; echo $PATH'
+check "-e and -w apply" bash -c '[ "$(sed -n 1p <<<"$0")" = bar ] && [ "$(sed -n 2p <<<"$0")" = /tmp ] && grep -q /usr/bin <<<"$0"' "$OUT"
+sc exec --timeout 1 "$c" -- sleep 30
+check "exec --timeout gives 124" expect_rc 124
+sc exec "$c" -- echo alive
+check "the cell lives on after a timed-out command" out_is alive
+sc exec --json "$c" -- sh -c 'echo j; exit 2'
+check "exec --json prints a result object" bash -c '[ "$(json_field exit_code)" = 2 ] && [ "$(json_field stdout)" = j ]'
+sc exec nosuchcell$$ -- true
+check "exec into a never-created cell is a one-line 125 error" bash -c '[ '$RC' -eq 125 ] && [ "$(grep -c . <<<"$0")" -eq 1 ] && grep -q "no cell named" <<<"$0"' "$ERR"
+
+# --- 100 concurrent execs ---
+pids=()
+for i in $(seq 1 100); do
+	as_user "$SC_BIN" exec "$c" -- sh -c "echo out-$i; exit $((i % 7))" >"$T_DIR/par.$i" 2>&1 &
+	pids+=($!)
+done
+bad=0
+for i in $(seq 1 100); do
+	wait "${pids[$((i - 1))]}"
+	rc=$?
+	[ "$rc" -eq $((i % 7)) ] && [ "$(cat "$T_DIR/par.$i")" = "out-$i" ] || bad=$((bad + 1))
+done
+RC=$bad OUT="" ERR=""
+check "100 concurrent execs all complete with the right output and status" [ "$bad" -eq 0 ]
+
+# --- a client that disconnects takes its command with it ---
+marker="sleep 7373.$$"
+as_user "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
+client=$!
+for _ in $(seq 50); do has_process_with "$marker" && break; sleep 0.1; done
+check "the command runs" has_process_with "$marker"
+# $! is the backgrounded shell function: kill the client itself.
+pkill -KILL -f -- "exec $c -- sh -c $marker"
+wait "$client" 2>/dev/null
+for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+check "killing the client kills its command" no_process_with "$marker"
+
+# --- cp ---
+src="$T_WORK/src"
+mkdir -p "$src/sub"
+echo top >"$src/a.txt"
+echo deep >"$src/sub/b.txt"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown -R 65534:65534 "$src"
+sc cp "$src" "$c:/testbed/"
+check "cp a directory into the cell" expect_rc 0
+sc exec "$c" -- cat /testbed/src/a.txt /testbed/src/sub/b.txt
+check "the copied files are there" out_is "$(printf 'top\ndeep')"
+sc exec "$c" -- sh -c 'mkdir -p /testbed/output && echo result > /testbed/output/r.txt && chmod 4755 /testbed/output/r.txt && ln -s /etc/shadow /testbed/output/evil && ln -s /etc /testbed/etclink'
+out="$T_WORK/out"
+mkdir -p "$out"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$out"
+sc cp "$c:/testbed/output" "$out/"
+check "cp a directory out of the cell" bash -c '[ '$RC' -eq 0 ] && [ "$(cat "$0/output/r.txt")" = result ]' "$out"
+check "a symlink planted by the cell comes out as a symlink, never followed" bash -c '[ -L "$0/output/evil" ] && [ "$(readlink "$0/output/evil")" = /etc/shadow ]' "$out"
+check "setuid bits are dropped on the way out" bash -c '[ ! -u "$0/output/r.txt" ]' "$out"
+sc cp "$c:/testbed/etclink" "$out/etc-copy"
+check "copying out a path that is a symlink in the cell copies the link, not its target" bash -c '[ -L "$0/etc-copy" ] && [ "$(readlink "$0/etc-copy")" = /etc ]' "$out"
+victim="$T_WORK/victim"
+echo untouched >"$victim"
+mkdir -p "$out/trap/output"
+ln -s "$victim" "$out/trap/output/r.txt"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown -R 65534:65534 "$out/trap" "$victim"
+sc cp "$c:/testbed/output" "$out/trap/"
+check "a symlink already at the host destination is never written through" bash -c '[ '$RC' -eq 125 ] && [ "$(cat "$0")" = untouched ]' "$victim"
+sc exec "$c" -- sh -c 'head -c 3000000 /dev/zero > /testbed/big'
+sc cp --max-size 1M "$c:/testbed/big" "$out/big"
+check "--max-size bounds a copy" expect_rc 125
+
+# --- ps ---
+sc ps
+check "ps lists the cell as running" bash -c 'grep -q "^'$c' .*running" <<<"$0"' "$OUT"
+sc ps --json
+check "ps --json parses and has the cell" bash -c 'printf "%s" "$0" | python3 -c "import json,sys; d=json.load(sys.stdin); assert any(x[\"name\"]==\"'$c'\" and x[\"state\"]==\"running\" for x in d)"' "$OUT"
+
+# --- rm ---
+as_user "$SC_BIN" exec "$c" -- sleep 30 </dev/null >/dev/null 2>&1 &
+busy=$!
+sleep 0.5
+sc rm "$c"
+check "rm refuses a busy cell without -f" bash -c '[ '$RC' -eq 125 ] && grep -q busy <<<"$0"' "$ERR"
+sc rm -f "$c"
+check "rm -f removes a busy cell" expect_rc 0
+wait "$busy" 2>/dev/null
+check "its state directory is gone" test ! -e "$SANDCELL_ROOT/run/$c"
+sc exec "$c" -- true
+check "exec into a removed cell is a 125 error" expect_rc 125
+
+# --- a cell whose init dies: ps shows it gone, gc cleans up ---
+d="dead$$"
+sc create "$d"
+sc ps --json
+pid=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([x["pid"] for x in json.load(sys.stdin) if x["name"]=="'$d'"][0])')
+kill -KILL "$pid"
+sleep 0.3
+sc ps
+check "ps shows a cell whose init died as gone" bash -c 'grep -q "^'$d' .*gone" <<<"$0"' "$OUT"
+sc exec "$d" -- true
+check "exec into it says it is gone" bash -c '[ '$RC' -eq 125 ] && grep -q gone <<<"$0"' "$ERR"
+sc gc
+check "gc removes it" bash -c '[ '$RC' -eq 0 ] && [ ! -e "$SANDCELL_ROOT/run/'$d'" ]'
+
+# --- persistent writable layer ---
+p="pers$$"
+sc create --persist "$p"
+sc exec "$p" -- sh -c 'echo on-disk > /testbed/keep.txt'
+check "a --persist cell keeps its layer on disk" bash -c 'grep -rq on-disk "$SANDCELL_ROOT/data/cells/'$p'"'
+sc rm "$p"
+check "rm removes the on-disk layer" test ! -e "$SANDCELL_ROOT/data/cells/$p"
+
+# --- another user cannot exec into your cell ---
+o="own$$"
+sc create "$o"
+if [ "$SANDCELL_TEST_AS" = root ]; then
+	r=$(setpriv --reuid=65534 --regid=65534 --clear-groups env -i SANDCELL_ROOT="$SANDCELL_ROOT" "$SC_BIN" exec "$o" -- true 2>&1)
+	RC=$? ERR=$r
+	check "another user cannot exec into root's cell" expect_rc 125
+else
+	# Even with every directory opened up, the cell's init checks the
+	# peer: a raw client of another user is turned away.
+	chmod 755 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run" "$SANDCELL_ROOT/run/$o"
+	chmod 777 "$SANDCELL_ROOT/run/$o/sock"
+	r=$(setpriv --reuid=65533 --regid=65533 --clear-groups env -i PATH=/usr/bin:/bin python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+print(s.recv(512)[40:].split(b"\0")[0].decode())' "$SANDCELL_ROOT/run/$o/sock" 2>&1)
+	RC=0 OUT=$r
+	check "another user cannot exec into your cell (SO_PEERCRED)" out_has "another user"
+	chmod 700 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run/$o"
+fi
+sc rm "$o"
+check "nothing is left in the state root" bash -c '[ -z "$(ls -A "$SANDCELL_ROOT/run")" ]'
+
+finish
