@@ -160,6 +160,19 @@ int cell_list(struct cell_status **out, size_t *n, struct sc_err *err);
 int cell_remove(const char *name, bool force, struct sc_err *err);
 /* Remove what crashed cells left behind (state, cgroups, layers). */
 int cell_gc(size_t *removed, struct sc_err *err);
+
+/* ---- a pool of ready cells ----
+ * `size` cells of one spec are kept ready by `workers` background
+ * processes (make the pool before starting threads: workers are forked).
+ * A cell is handed out once; release destroys it in the background and a
+ * fresh one takes its place, so nothing leaks from one task to the next.
+ * Freeing the pool (or the owner dying) removes every cell it made. */
+struct cell_pool;
+int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
+		  struct cell_pool **out, struct sc_err *err);
+int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err);
+void cell_pool_release(struct cell_pool *p, struct cell *c);
+void cell_pool_free(struct cell_pool *p);
 /* Stop and remove the cell; frees c. */
 int cell_destroy(struct cell *c, struct sc_err *err);
 /* Release the handle without stopping the cell. */

@@ -169,7 +169,11 @@ int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *
 	}
 	st->status_rd = status[0];
 	st->sync_fd = sync[0];
-	if (cgroup_create(&st->cg, cell_id, spec, err) < 0)
+	/* A one-shot cell without limits needs no cgroup: its pid namespace
+	 * is its cleanup, and rusage its accounting. */
+	const struct policy_limits *l = &spec->limits;
+	bool want_cgroup = l->memory || l->pids || l->cpus > 0 || spec->require_cgroups || plan->serve;
+	if (want_cgroup && cgroup_create(&st->cg, cell_id, spec, err) < 0)
 		goto fail;
 	plan->use_rlimits = !st->cg.active;
 	plan->status_fd = status[1];

@@ -1,0 +1,228 @@
+/* A pool of ready cells for one spec. Cells are made and destroyed in the
+ * background by single-threaded worker processes (forked when the pool is
+ * made, so no cell is ever cloned from a multi-threaded process); a cell is
+ * handed out once and destroyed on release, never reused. */
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "cell_priv.h"
+
+#define POOL_MAX 256
+#define POOL_MAX_WORKERS 16
+
+enum { MSG_MAKE = 1, MSG_DESTROY = 2, MSG_READY = 3, MSG_FAILED = 4 };
+
+struct pool_msg {
+	int32_t kind;
+	char text[448]; /* a cell name, or an error */
+};
+
+struct cell_pool {
+	int sock;
+	pid_t workers[POOL_MAX_WORKERS];
+	size_t nworkers;
+	char ready[POOL_MAX][64];
+	size_t nready;
+	size_t in_flight; /* MAKE requests not answered yet */
+	size_t size;
+	char last_error[448];
+};
+
+static int send_msg(int fd, int kind, const char *text)
+{
+	struct pool_msg m = {.kind = kind};
+	snprintf(m.text, sizeof(m.text), "%.440s", text ? text : "");
+	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
+/* ---- worker side ---- */
+
+struct made {
+	char (*names)[64];
+	size_t n, cap;
+};
+
+static void remember(struct made *m, const char *name)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		char(*grown)[64] = realloc(m->names, cap * sizeof(*grown));
+		if (!grown)
+			return;
+		m->names = grown;
+		m->cap = cap;
+	}
+	snprintf(m->names[m->n++], 64, "%s", name);
+}
+
+static void forget(struct made *m, const char *name)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->names[i], name)) {
+			memcpy(m->names[i], m->names[--m->n], 64);
+			return;
+		}
+}
+
+static void worker_loop(int sock, const struct cell_spec *spec, int id)
+{
+	struct made made = {0};
+	unsigned long counter = 0;
+	pid_t owner = getppid();
+	for (;;) {
+		struct pool_msg m;
+		ssize_t n = recv(sock, &m, sizeof(m), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(m))
+			break; /* the pool's owner is gone */
+		m.text[sizeof(m.text) - 1] = '\0';
+		struct sc_err err = {0};
+		if (m.kind == MSG_MAKE) {
+			char name[64];
+			snprintf(name, sizeof(name), "pool-%d-%d-%lu", (int)owner, id, counter++);
+			struct cell *c;
+			if (cell_create(spec, name, &c, &err) < 0) {
+				send_msg(sock, MSG_FAILED, err.msg);
+				continue;
+			}
+			remember(&made, name);
+			cell_close(c);
+			send_msg(sock, MSG_READY, name);
+		} else if (m.kind == MSG_DESTROY && sc_valid_name(m.text)) {
+			forget(&made, m.text);
+			cell_remove(m.text, true, &err);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	for (size_t i = 0; i < made.n; i++) {
+		struct sc_err ignored;
+		cell_remove(made.names[i], true, &ignored);
+	}
+	_exit(0);
+}
+
+/* ---- owner side ---- */
+
+static int request_more(struct cell_pool *p)
+{
+	while (p->nready + p->in_flight < p->size) {
+		if (send_msg(p->sock, MSG_MAKE, NULL) < 0)
+			return -1;
+		p->in_flight++;
+	}
+	return 0;
+}
+
+/* Read what the workers have finished; block until one answer if asked. */
+static int pump(struct cell_pool *p, bool block)
+{
+	for (;;) {
+		struct pool_msg m;
+		ssize_t n = recv(p->sock, &m, sizeof(m), block ? 0 : MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n != (ssize_t)sizeof(m))
+			return -1;
+		m.text[sizeof(m.text) - 1] = '\0';
+		if (m.kind == MSG_READY || m.kind == MSG_FAILED) {
+			if (p->in_flight)
+				p->in_flight--;
+			if (m.kind == MSG_READY && p->nready < POOL_MAX)
+				snprintf(p->ready[p->nready++], 64, "%.63s", m.text);
+			else
+				snprintf(p->last_error, sizeof(p->last_error), "%s", m.text);
+		}
+		block = false;
+	}
+}
+
+int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
+		  struct cell_pool **out, struct sc_err *err)
+{
+	if (size == 0 || size > POOL_MAX)
+		return sc_fail(err, 0, "pool size must be 1 to %d", POOL_MAX);
+	if (workers == 0 || workers > POOL_MAX_WORKERS)
+		return sc_fail(err, 0, "pool workers must be 1 to %d", POOL_MAX_WORKERS);
+	struct cell_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return sc_fail(err, ENOMEM, "pool");
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(p);
+		return sc_fail(err, errno, "socketpair");
+	}
+	struct cell_spec wspec = *spec;
+	wspec.die_with_creator = true; /* a killed pool takes its cells along */
+	for (size_t i = 0; i < workers; i++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			sc_fail(err, errno, "fork a pool worker");
+			close(sv[0]);
+			close(sv[1]);
+			cell_pool_free(p);
+			return -1;
+		}
+		if (pid == 0) {
+			/* The owner's death closes the socket: then we clean up. */
+			close(sv[0]);
+			worker_loop(sv[1], &wspec, (int)i);
+		}
+		p->workers[p->nworkers++] = pid;
+	}
+	close(sv[1]);
+	p->sock = sv[0];
+	p->size = size;
+	if (request_more(p) < 0) {
+		sc_fail(err, errno, "start the pool");
+		cell_pool_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err)
+{
+	for (;;) {
+		if (pump(p, p->nready == 0) < 0)
+			return sc_fail(err, 0, "the pool's workers are gone");
+		if (p->nready > 0)
+			break;
+		if (p->in_flight == 0) {
+			/* Every request failed: say why, and try again later. */
+			request_more(p);
+			return sc_fail(err, 0, "the pool could not make a cell: %s", p->last_error);
+		}
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "%s", p->ready[0]);
+	memmove(p->ready[0], p->ready[1], (p->nready - 1) * sizeof(p->ready[0]));
+	p->nready--;
+	request_more(p);
+	return cell_open(name, out, err);
+}
+
+void cell_pool_release(struct cell_pool *p, struct cell *c)
+{
+	send_msg(p->sock, MSG_DESTROY, c->name);
+	cell_close(c);
+}
+
+void cell_pool_free(struct cell_pool *p)
+{
+	if (!p)
+		return;
+	if (p->sock >= 0)
+		close(p->sock); /* workers remove their cells and exit */
+	for (size_t i = 0; i < p->nworkers; i++)
+		while (waitpid(p->workers[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	free(p);
+}

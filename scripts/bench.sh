@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# sandcell benchmarks, each against a peer measured in the same run:
+#   1. cold start: `sandcell run -- /bin/true` and `python3 -c pass` against
+#      bubblewrap (--unshare-all, /usr read-only, merged-/usr links, /proc,
+#      /dev, /tmp), alternating, ROUNDS runs each; medians and ratios;
+#   2. the default seccomp policy's cost on the start path (against
+#      "seccomp": null);
+#   3. warm exec into a live cell against bubblewrap's cold /bin/true;
+#   4. pool acquire+exec+release throughput (cells per second);
+#   5. the agent's per-step overhead (scripts/bench_agent.sh), when present.
+# usage: scripts/bench.sh [ROUNDS]   (default 200)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-200}
+[ -x build/sandcell ] || scripts/setup.sh
+cmake --build build --target alt pool_bench >/dev/null
+alt=build/tests/alt
+sc=$PWD/build/sandcell
+work=$(mktemp -d /tmp/sandcell-bench.XXXXXX)
+chmod 755 "$work"
+export SANDCELL_ROOT="$work/root"
+trap 'build/sandcell rm -f bench-warm >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+bwrap_cmd=(bwrap --unshare-all --die-with-parent --ro-bind /usr /usr)
+for l in bin sbin lib lib32 lib64 libx32; do
+	if [ -L "/$l" ]; then bwrap_cmd+=(--symlink "$(readlink "/$l")" "/$l"); fi
+done
+bwrap_cmd+=(--proc /proc --dev /dev --tmpfs /tmp)
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# alt prints "INDEX MEDIAN P90" per command.
+med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
+
+echo "sandcell benchmarks: $(nproc) cores, kernel $(uname -r), $rounds rounds each"
+echo
+
+out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true)
+s=$(med 1 "$out") b=$(med 2 "$out")
+printf 'cold /bin/true      sandcell %7.2f ms   bwrap %7.2f ms   ratio %s (goal <= 0.60)\n' "$s" "$b" "$(ratio "$s" "$b")"
+
+out=$($alt "$rounds" ::: "$sc" run -- python3 -c pass ::: "${bwrap_cmd[@]}" python3 -c pass)
+s=$(med 1 "$out") b=$(med 2 "$out")
+printf 'cold python3 -c pass sandcell %7.2f ms   bwrap %7.2f ms   ratio %s\n' "$s" "$b" "$(ratio "$s" "$b")"
+
+echo '{"seccomp": null}' >"$work/nofilter.json"
+out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "$sc" run --policy "$work/nofilter.json" -- /bin/true)
+s=$(med 1 "$out") n=$(med 2 "$out")
+printf 'policy cost         default %7.2f ms   no filter %7.2f ms   cost %s%% (goal < 10%%)\n' "$s" "$n" \
+	"$(awk -v a="$s" -v b="$n" 'BEGIN { printf "%.1f", (a - b) / b * 100 }')"
+
+"$sc" create bench-warm >/dev/null
+out=$($alt "$rounds" ::: "$sc" exec bench-warm -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true)
+s=$(med 1 "$out") b=$(med 2 "$out")
+printf 'warm exec /bin/true  sandcell %7.2f ms   bwrap cold %7.2f ms   ratio %s (goal <= 0.20)\n' "$s" "$b" "$(ratio "$s" "$b")"
+"$sc" rm -f bench-warm >/dev/null
+
+read -r rate median < <(build/tests/pool_bench "$rounds" 16 "$(nproc)")
+printf 'pool                 %.0f cells/s (goal >= 300), median acquire+exec+release %.2f ms\n' "$rate" "$median"
+
+if [ -x scripts/bench_agent.sh ]; then
+	scripts/bench_agent.sh
+fi
