@@ -1,7 +1,6 @@
 /* Alternating command timer for scripts/bench.sh: runs each command in
  * turn, N rounds, and prints each one's median and p90 wall time in ms.
  * usage: alt ROUNDS ::: CMD1 ... ::: CMD2 ... [::: CMD3 ...] */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
