@@ -8,9 +8,12 @@
  * libseccomp then checks the more specific comparisons first. pol_verify
  * proves on probe calls that the result is what the policy says. */
 #include <linux/audit.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <seccomp.h>
 
@@ -103,39 +106,9 @@ static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
 	return 0;
 }
 
-/* Export the program into memory (libseccomp 2.5 exports only to an fd). */
-static int export_bpf(scmp_filter_ctx ctx, struct policy_filter *out, struct sc_err *err)
+/* Build the filter with libseccomp and export it into fd. */
+static int build_and_export(const struct policy_seccomp *s, int fd, struct sc_err *err)
 {
-	_cleanup_fd_ int fd = memfd_create("sandcell-bpf", MFD_CLOEXEC);
-	if (fd < 0)
-		return sc_fail(err, errno, "seccomp: memfd_create");
-	int rc = seccomp_export_bpf(ctx, fd);
-	if (rc < 0)
-		return sc_fail(err, -rc, "seccomp: cannot export the filter");
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return sc_fail(err, errno, "seccomp: fstat");
-	size_t len = (size_t)st.st_size;
-	if (len == 0 || len % 8 || len / 8 > MAX_INSNS)
-		return sc_fail(err, 0,
-			       "seccomp: the filter has %zu bytes, not 1 to %d instructions "
-			       "(too many rules?)",
-			       len, MAX_INSNS);
-	_cleanup_free_ void *buf = malloc(len);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "seccomp: export");
-	ssize_t n = pread(fd, buf, len, 0);
-	if (n < 0 || (size_t)n != len)
-		return sc_fail(err, n < 0 ? errno : EIO, "seccomp: reading the exported filter");
-	out->insns = steal_ptr(&buf);
-	out->count = len / 8;
-	return 0;
-}
-
-int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
-		struct sc_err *err)
-{
-	memset(out, 0, sizeof(*out));
 	struct pol_table t;
 	if (pol_table_build(s, &t, err) < 0)
 		return -1;
@@ -159,13 +132,103 @@ int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
 	for (size_t i = 0; i < t.nsys; i++)
 		if ((rc = add_syscall(ctx, s, &t, &t.sys[i], err)) < 0)
 			goto out;
-	if ((rc = export_bpf(ctx, out, err)) < 0)
-		goto out;
-	if ((rc = pol_verify(s, out, err)) < 0)
-		policy_filter_free(out);
+	if ((rc = seccomp_export_bpf(ctx, fd)) < 0)
+		rc = sc_fail(err, -rc, "seccomp: cannot export the filter");
 out:
 	pol_table_free(&t);
 	return rc < 0 ? -1 : 0;
+}
+
+/* libseccomp takes exponential time on some rule sets (many overlapping
+ * multi-argument rules), so it runs in a child process with a CPU-time
+ * limit; the program comes back through a memfd, an error through a shared
+ * page. The child only computes: it touches nothing outside its memory. */
+#define COMPILE_CPU_SECONDS 3
+
+static int compile_in_child(const struct policy_seccomp *s, int fd, struct sc_err *err)
+{
+	struct sc_err *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return sc_fail(err, errno, "seccomp: mmap");
+	memset(shared, 0, sizeof(*shared));
+	pid_t pid = fork();
+	if (pid < 0) {
+		munmap(shared, sizeof(*shared));
+		return sc_fail(err, errno, "seccomp: fork the compiler");
+	}
+	if (pid == 0) {
+		struct rlimit cpu = {COMPILE_CPU_SECONDS, COMPILE_CPU_SECONDS + 1};
+		signal(SIGXCPU, SIG_DFL);
+		setrlimit(RLIMIT_CPU, &cpu);
+		_exit(build_and_export(s, fd, shared) < 0 ? 1 : 0);
+	}
+	int status = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	int rc = 0;
+	if (w < 0)
+		rc = sc_fail(err, errno, "seccomp: wait for the compiler");
+	else if (WIFSIGNALED(status) &&
+		 (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
+		rc = sc_fail(err, 0,
+			     "seccomp: libseccomp took more than %d s to compile the filter "
+			     "(many overlapping rules with several conditions?); simplify "
+			     "the rules",
+			     COMPILE_CPU_SECONDS);
+	else if (WIFSIGNALED(status))
+		rc = sc_fail(err, 0, "seccomp: the compiler died of signal %d",
+			     WTERMSIG(status));
+	else if (WEXITSTATUS(status) != 0) {
+		shared->msg[sizeof(shared->msg) - 1] = '\0';
+		if (err)
+			*err = *shared;
+		rc = -1;
+		if (!shared->msg[0])
+			rc = sc_fail(err, 0, "seccomp: the compiler failed");
+	}
+	munmap(shared, sizeof(*shared));
+	return rc;
+}
+
+/* Read the exported program (libseccomp 2.5 exports only to an fd). */
+static int read_program(int fd, struct policy_filter *out, struct sc_err *err)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return sc_fail(err, errno, "seccomp: fstat");
+	size_t len = (size_t)st.st_size;
+	if (len == 0 || len % 8 || len / 8 > MAX_INSNS)
+		return sc_fail(err, 0,
+			       "seccomp: the filter has %zu instructions, more than the "
+			       "kernel's %d (too many rules?)",
+			       len / 8, MAX_INSNS);
+	_cleanup_free_ void *buf = malloc(len);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "seccomp: export");
+	ssize_t n = pread(fd, buf, len, 0);
+	if (n < 0 || (size_t)n != len)
+		return sc_fail(err, n < 0 ? errno : EIO, "seccomp: reading the exported filter");
+	out->insns = steal_ptr(&buf);
+	out->count = len / 8;
+	return 0;
+}
+
+int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
+		struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	_cleanup_fd_ int fd = memfd_create("sandcell-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "seccomp: memfd_create");
+	if (compile_in_child(s, fd, err) < 0 || read_program(fd, out, err) < 0)
+		return -1;
+	if (pol_verify(s, out, err) < 0) {
+		policy_filter_free(out);
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- verification ---- */
@@ -180,7 +243,8 @@ static uint64_t next_rand(uint64_t *state)
 }
 
 #define MAX_VALUES 32
-#define MAX_PROBES 20000
+#define MAX_PROBES 20000     /* per syscall */
+#define PROBE_BUDGET 100000  /* for all syscalls with rules together */
 
 struct values {
 	uint64_t v[MAX_VALUES];
@@ -241,7 +305,7 @@ static int probe(const struct policy_filter *f, const struct pol_seccomp_data *d
 
 static int verify_rules(const struct policy_seccomp *s, const struct pol_table *t,
 			const struct pol_sys *e, const struct policy_filter *f,
-			uint32_t arch, struct sc_err *err)
+			uint32_t arch, size_t max_probes, struct sc_err *err)
 {
 	struct values vals[6] = {0};
 	bool used[6] = {false};
@@ -260,7 +324,8 @@ static int verify_rules(const struct policy_seccomp *s, const struct pol_table *
 			total *= vals[k].n;
 		}
 	uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)e->nr;
-	size_t nprobes = total < MAX_PROBES ? total : MAX_PROBES;
+	bool all = total <= max_probes;
+	size_t nprobes = all ? total : max_probes;
 	for (size_t p = 0; p < nprobes; p++) {
 		struct pol_seccomp_data d = {.nr = e->nr, .arch = arch};
 		size_t idx = p;
@@ -270,7 +335,7 @@ static int verify_rules(const struct policy_seccomp *s, const struct pol_table *
 				continue;
 			}
 			size_t pick;
-			if (total <= MAX_PROBES) {
+			if (all) {
 				pick = idx % vals[k].n;
 				idx /= vals[k].n;
 			} else {
@@ -299,9 +364,17 @@ int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 		struct pol_seccomp_data d = {.nr = nr, .arch = arch};
 		rc = probe(f, &d, pol_table_eval(s, &t, nr, ZERO), "a syscall number", err);
 	}
+	size_t with_rules = 0;
+	for (size_t i = 0; i < t.nsys; i++)
+		with_rules += t.sys[i].nrules > 0;
+	size_t max_probes = with_rules ? PROBE_BUDGET / with_rules : MAX_PROBES;
+	if (max_probes > MAX_PROBES)
+		max_probes = MAX_PROBES;
+	if (max_probes < 256)
+		max_probes = 256;
 	for (size_t i = 0; rc == 0 && i < t.nsys; i++)
 		if (t.sys[i].nrules)
-			rc = verify_rules(s, &t, &t.sys[i], f, arch, err);
+			rc = verify_rules(s, &t, &t.sys[i], f, arch, max_probes, err);
 		else
 			for (int v = 0; rc == 0 && v < 2; v++) {
 				struct pol_seccomp_data d = {.nr = t.sys[i].nr, .arch = arch};
@@ -365,8 +438,14 @@ int policy_compile_filter(const struct policy *p, const char *cache_dir,
 		if (rc > 0)
 			return 0;
 	}
-	if (pol_compile(p->seccomp, out, err) < 0)
+	if (pol_compile(p->seccomp, out, err) < 0) {
+		if (err && p->name) { /* say which policy */
+			struct sc_err inner = *err;
+			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
+			err->errnum = inner.errnum;
+		}
 		return -1;
+	}
 	if (cache_dir) {
 		/* A cache that cannot be written only costs time next run. */
 		struct sc_err ignored;

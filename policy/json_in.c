@@ -57,7 +57,7 @@ const char *pj_describe(const cJSON *it, char *buf, size_t size)
 		return buf;
 	}
 	if (cJSON_IsNumber(it)) {
-		snprintf(buf, size, "%.17g", it->valuedouble);
+		snprintf(buf, size, "%.15g", it->valuedouble);
 		return buf;
 	}
 	if (cJSON_IsBool(it))

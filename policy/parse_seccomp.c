@@ -10,6 +10,7 @@
 
 #define MAX_RULE_NAMES 16
 #define MAX_TOTAL_NAMES 4096
+#define MAX_CONDITIONS 1024
 
 static bool valid_syscall_name(const char *s)
 {
@@ -316,27 +317,6 @@ static const char *rules_shared_name(const struct pol_rule *x, const struct pol_
 	return NULL;
 }
 
-/* Where a syscall is listed unconditionally (for its fallback action). */
-static bool find_fallback(const struct policy_seccomp *s, const char *name,
-			  struct pol_act *out, char *where, size_t size)
-{
-	for (size_t i = 0; i < s->nallow; i++)
-		if (!strcmp(s->allow[i], name)) {
-			out->kind = POL_ACT_ALLOW;
-			snprintf(where, size, "seccomp.allow");
-			return true;
-		}
-	for (size_t i = 0; i < s->ndeny; i++)
-		for (size_t j = 0; j < s->deny[i].nnames; j++)
-			if (!strcmp(s->deny[i].names[j], name)) {
-				out->kind = POL_ACT_ERRNO;
-				out->errnum = s->deny[i].errnum;
-				snprintf(where, size, "seccomp.deny[%zu]", i);
-				return true;
-			}
-	return false;
-}
-
 /* Refuse what the filter could not express faithfully: two rules that can
  * match the same call with different actions, and a rule whose action is
  * the default action on a syscall whose own fallback differs (libseccomp
@@ -361,23 +341,44 @@ static int check_rules(struct pj_ctx *c, const struct policy_seccomp *s)
 					    q, j);
 			}
 		}
+	}
+
+	/* Fallbacks by syscall number (only native syscalls reach the filter). */
+	struct pol_table t;
+	if (pol_table_build(s, &t, c->err) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < s->nrules; i++) {
+		const struct pol_rule *r = &s->rules[i];
 		if (!pol_act_equal(&r->act, &s->def))
 			continue;
-		for (size_t k = 0; k < r->nnames; k++) {
-			struct pol_act fb;
-			char where[48];
-			if (find_fallback(s, r->names[k], &fb, where, sizeof(where)) &&
-			    !pol_act_equal(&fb, &s->def)) {
-				pj_quote(q, sizeof(q), r->names[k], 64);
-				return pj_perr(c, p,
-					    "the action is the default action, which cannot be "
-					    "a rule of %s (listed in %s); use another action or "
-					    "errno",
-					    q, where);
-			}
+		for (size_t k = 0; rc == 0 && k < r->nnames; k++) {
+			const struct pol_sys *e =
+				pol_table_find(&t, seccomp_syscall_resolve_name(r->names[k]));
+			if (!e || pol_act_equal(&e->fallback, &s->def))
+				continue;
+			pj_path_idx(p, sizeof(p), "seccomp.rules", i);
+			pj_quote(q, sizeof(q), r->names[k], 64);
+			rc = pj_perr(c, p,
+				     "the action is the default action, which cannot be a rule "
+				     "of %s (listed in seccomp.%s); use another action or errno",
+				     q, e->fallback.kind == POL_ACT_ALLOW ? "allow" : "deny");
 		}
 	}
-	return 0;
+	/* Bound the work libseccomp is given: its output is limited to 4096
+	 * instructions anyway, and a huge rule set makes it very slow. */
+	size_t conds = 0;
+	for (size_t i = 0; i < t.nsys; i++)
+		for (size_t k = 0; k < t.sys[i].nrules; k++)
+			conds += s->rules[t.sys[i].rules[k]].nargs;
+	if (rc == 0 && conds > MAX_CONDITIONS)
+		rc = pj_perr(c, "seccomp.rules",
+			     "too many conditions (%zu, counting each syscall of a rule; at "
+			     "most %d): the filter would not fit in the kernel's 4096 "
+			     "instructions",
+			     conds, MAX_CONDITIONS);
+	pol_table_free(&t);
+	return rc;
 }
 
 int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp **out)

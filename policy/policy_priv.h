@@ -113,6 +113,8 @@ struct pol_table {
 int pol_table_build(const struct policy_seccomp *s, struct pol_table *t,
 		    struct sc_err *err);
 void pol_table_free(struct pol_table *t);
+/* The entry of syscall `nr`, NULL when the policy does not name it. */
+const struct pol_sys *pol_table_find(const struct pol_table *t, int nr);
 /* The action of a call according to the policy (the reference semantics). */
 uint32_t pol_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
 			int nr, const uint64_t args[6]);

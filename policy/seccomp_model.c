@@ -123,7 +123,7 @@ void pol_table_free(struct pol_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const struct pol_sys *find(const struct pol_table *t, int nr)
+const struct pol_sys *pol_table_find(const struct pol_table *t, int nr)
 {
 	size_t lo = 0, hi = t->nsys;
 	while (lo < hi) {
@@ -141,7 +141,7 @@ static const struct pol_sys *find(const struct pol_table *t, int nr)
 uint32_t pol_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
 			int nr, const uint64_t args[6])
 {
-	const struct pol_sys *e = find(t, nr);
+	const struct pol_sys *e = pol_table_find(t, nr);
 	if (!e)
 		return pol_act_ret(&t->def);
 	for (size_t i = 0; i < e->nrules; i++) {

@@ -815,6 +815,76 @@ static void verifier_catches_mismatch(void **state)
 	policy_free(&b);
 }
 
+/* What libseccomp gets wrong or too slowly is refused, never used. */
+static void libseccomp_limits(void **state)
+{
+	/* Two rules, each "a0 != x && a1 != y": libseccomp 2.5 merges them
+	 * into a program that also allows (7, 1). Either the program is right
+	 * or the policy is refused. */
+	static const char two_ne[] =
+		"{\"seccomp\": {\"default_action\": \"kill\", \"rules\": ["
+		"{\"names\": [\"read\"], \"action\": \"allow\", \"args\": [{\"arg\": 0, "
+		"\"op\": \"ne\", \"value\": 0}, {\"arg\": 1, \"op\": \"ne\", \"value\": 1}]},"
+		"{\"names\": [\"read\"], \"action\": \"allow\", \"args\": [{\"arg\": 0, "
+		"\"op\": \"ne\", \"value\": 7}, {\"arg\": 1, \"op\": \"ne\", \"value\": 8}]}]}}";
+	struct policy p;
+	struct policy_filter f;
+	struct sc_err err = {0};
+	assert_int_equal(parse(two_ne, &p, &err), 0);
+	if (policy_compile_filter(&p, NULL, &f, &err) == 0) {
+		assert_int_equal(native(&f, __NR_read, 7, 1, 0), RET_KILL_PROCESS);
+		assert_int_equal(native(&f, __NR_read, 1, 2, 0), RET_ALLOW);
+		policy_filter_free(&f);
+	} else {
+		assert_non_null(strstr(err.msg, "policy.json: seccomp: the compiled filter does "
+						"not match the policy for read"));
+	}
+	policy_free(&p);
+
+	/* Sixteen overlapping four-condition rules: libseccomp's time grows
+	 * exponentially; the compile is stopped and the policy refused. */
+	char doc[8192];
+	size_t o = (size_t)snprintf(doc, sizeof(doc),
+				    "{\"seccomp\": {\"default_action\": \"kill\", \"rules\": [");
+	for (int i = 0; i < 16; i++) {
+		assert_true(o < sizeof(doc) - 256);
+		o += (size_t)snprintf(doc + o, sizeof(doc) - o,
+				      "%s{\"names\": [\"read\"], \"action\": \"allow\", \"args\": [",
+				      i ? "," : "");
+		for (int a = 0; a < 4; a++)
+			o += (size_t)snprintf(doc + o, sizeof(doc) - o,
+					      "%s{\"arg\": %d, \"op\": \"ne\", \"value\": %d}",
+					      a ? "," : "", a, i * 7 + a);
+		o += (size_t)snprintf(doc + o, sizeof(doc) - o, "]}");
+	}
+	snprintf(doc + o, sizeof(doc) - o, "]}}");
+	assert_int_equal(parse(doc, &p, &err), 0);
+	if (policy_compile_filter(&p, NULL, &f, &err) == 0)
+		policy_filter_free(&f); /* a faster libseccomp: fine, it was verified */
+	else if (!strstr(err.msg, "libseccomp took more than") &&
+		 !strstr(err.msg, "does not match the policy"))
+		fail_msg("unexpected error: %s", err.msg);
+	policy_free(&p);
+
+	/* Too many conditions for any filter to hold: refused when parsed. */
+	size_t cap = 65536;
+	char *big = malloc(cap);
+	o = (size_t)snprintf(big, cap, "{\"seccomp\": {\"allow\": [\"read\"], \"rules\": [");
+	for (int i = 0; i < 180 && o < cap; i++)
+		o += (size_t)snprintf(big + o, cap - o,
+				      "%s{\"names\": [\"read\"], \"action\": \"kill\", \"args\": "
+				      "[{\"arg\": 0, \"op\": \"eq\", \"value\": %d}, {\"arg\": 1, "
+				      "\"op\": \"eq\", \"value\": 1}, {\"arg\": 2, \"op\": \"eq\", "
+				      "\"value\": 1}, {\"arg\": 3, \"op\": \"eq\", \"value\": 1}, "
+				      "{\"arg\": 4, \"op\": \"eq\", \"value\": 1}, {\"arg\": 5, "
+				      "\"op\": \"eq\", \"value\": 1}]}",
+				      i ? "," : "", i);
+	assert_true(o < cap - 8);
+	snprintf(big + o, cap - o, "]}}");
+	expect_error(big, "seccomp.rules: too many conditions (1080");
+	free(big);
+}
+
 /* ---- the filter cache ---- */
 
 struct cache_fixture {
@@ -1221,6 +1291,7 @@ int main(void)
 		cmocka_unit_test(default_filter),
 		cmocka_unit_test(strict_filter),
 		cmocka_unit_test(verifier_catches_mismatch),
+		cmocka_unit_test(libseccomp_limits),
 		cmocka_unit_test_setup_teardown(cache_hit_is_identical, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(cache_refuses_tampered, cache_setup, cache_teardown),
 		cmocka_unit_test_setup_teardown(cache_refuses_unsafe_dir, cache_setup, cache_teardown),
