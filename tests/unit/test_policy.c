@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <seccomp.h>
 
 #include "policy/policy.h"
 #include "policy/policy_priv.h"
@@ -759,6 +760,90 @@ static void default_filter(void **state)
 	policy_free(&p);
 }
 
+/* What Docker's default seccomp profile (moby profiles/seccomp/default.json)
+ * allows a container without added capabilities, 64-bit names only. */
+static const char *const DOCKER_ALLOWS[] = {
+	"accept", "accept4", "access", "adjtimex", "alarm", "arch_prctl", "bind", "brk",
+	"capget", "capset", "chdir", "chmod", "chown", "clock_adjtime", "clock_getres",
+	"clock_gettime", "clock_nanosleep", "clone", "close", "close_range", "connect",
+	"copy_file_range", "creat", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
+	"epoll_ctl", "epoll_ctl_old", "epoll_pwait", "epoll_pwait2", "epoll_wait",
+	"epoll_wait_old", "eventfd", "eventfd2", "execve", "execveat", "exit", "exit_group",
+	"faccessat", "faccessat2", "fadvise64", "fallocate", "fanotify_mark", "fchdir",
+	"fchmod", "fchmodat", "fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr",
+	"flistxattr", "flock", "fork", "fremovexattr", "fsetxattr", "fstat", "fstatfs",
+	"fsync", "ftruncate", "futex", "futex_waitv", "futimesat", "getcpu", "getcwd",
+	"getdents", "getdents64", "getegid", "geteuid", "getgid", "getgroups", "getitimer",
+	"getpeername", "getpgid", "getpgrp", "getpid", "getppid", "getpriority",
+	"getrandom", "getresgid", "getresuid", "getrlimit", "get_robust_list", "getrusage",
+	"getsid", "getsockname", "getsockopt", "get_thread_area", "gettid", "gettimeofday",
+	"getuid", "getxattr", "inotify_add_watch", "inotify_init", "inotify_init1",
+	"inotify_rm_watch", "io_cancel", "ioctl", "io_destroy", "io_getevents",
+	"io_pgetevents", "ioprio_get", "ioprio_set", "io_setup", "io_submit",
+	"io_uring_enter", "io_uring_register", "io_uring_setup", "kill",
+	"landlock_add_rule", "landlock_create_ruleset", "landlock_restrict_self", "lchown",
+	"lgetxattr", "link", "linkat", "listen", "listxattr", "llistxattr", "lremovexattr",
+	"lseek", "lsetxattr", "lstat", "madvise", "membarrier", "memfd_create",
+	"memfd_secret", "mincore", "mkdir", "mkdirat", "mknod", "mknodat", "mlock",
+	"mlock2", "mlockall", "mmap", "modify_ldt", "mprotect", "mq_getsetattr",
+	"mq_notify", "mq_open", "mq_timedreceive", "mq_timedsend", "mq_unlink", "mremap",
+	"msgctl", "msgget", "msgrcv", "msgsnd", "msync", "munlock", "munlockall", "munmap",
+	"name_to_handle_at", "nanosleep", "newfstatat", "open", "openat", "openat2",
+	"pause", "personality", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2",
+	"pkey_alloc", "pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl", "pread64",
+	"preadv", "preadv2", "prlimit64", "process_mrelease", "pselect6", "pwrite64",
+	"pwritev", "pwritev2", "read", "readahead", "readlink", "readlinkat", "readv",
+	"recvfrom", "recvmmsg", "recvmsg", "remap_file_pages", "removexattr", "rename",
+	"renameat", "renameat2", "restart_syscall", "rmdir", "rseq", "rt_sigaction",
+	"rt_sigpending", "rt_sigprocmask", "rt_sigqueueinfo", "rt_sigreturn",
+	"rt_sigsuspend", "rt_sigtimedwait", "rt_tgsigqueueinfo", "sched_getaffinity",
+	"sched_getattr", "sched_getparam", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_getscheduler", "sched_rr_get_interval",
+	"sched_setaffinity", "sched_setattr", "sched_setparam", "sched_setscheduler",
+	"sched_yield", "seccomp", "select", "semctl", "semget", "semop", "semtimedop",
+	"sendfile", "sendmmsg", "sendmsg", "sendto", "setfsgid", "setfsuid", "setgid",
+	"setgroups", "setitimer", "setpgid", "setpriority", "setregid", "setresgid",
+	"setresuid", "setreuid", "setrlimit", "set_robust_list", "setsid", "setsockopt",
+	"set_thread_area", "set_tid_address", "setuid", "setxattr", "shmat", "shmctl",
+	"shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "socket",
+	"socketpair", "splice", "stat", "statfs", "statx", "symlink", "symlinkat", "sync",
+	"sync_file_range", "syncfs", "sysinfo", "tee", "tgkill", "time", "timer_create",
+	"timer_delete", "timer_getoverrun", "timer_gettime", "timer_settime",
+	"timerfd_create", "timerfd_gettime", "timerfd_settime", "times", "tkill",
+	"truncate", "umask", "uname", "unlink", "unlinkat", "utime", "utimensat", "utimes",
+	"vfork", "vmsplice", "wait4", "waitid", "write", "writev",
+};
+
+/* No weaker than Docker: every syscall number that `default` allows for
+ * some arguments is one Docker allows too. */
+static void default_within_docker(void **state)
+{
+	struct policy p;
+	struct policy_filter f;
+	load("default", &p);
+	compile(&p, NULL, &f);
+	size_t allowed = 0;
+	for (int nr = 0; nr < 1024; nr++) {
+		bool allows = native(&f, nr, 0, 0, 0) == RET_ALLOW ||
+			      native(&f, nr, 1, 1, 1) == RET_ALLOW ||
+			      native(&f, nr, UINT64_MAX, UINT64_MAX, UINT64_MAX) == RET_ALLOW;
+		if (!allows)
+			continue;
+		allowed++;
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		bool in_docker = false;
+		for (size_t i = 0; name && i < SC_ARRAY_LEN(DOCKER_ALLOWS); i++)
+			in_docker = in_docker || !strcmp(name, DOCKER_ALLOWS[i]);
+		if (!in_docker)
+			fail_msg("default allows %s (nr %d), which Docker's profile does not",
+				 name ? name : "?", nr);
+		free(name);
+	}
+	assert_true(allowed > 250);
+	policy_filter_free(&f);
+	policy_free(&p);
+}
+
 static void strict_filter(void **state)
 {
 	struct policy p;
@@ -1289,6 +1374,7 @@ int main(void)
 		cmocka_unit_test(seccomp_syscalls),
 		cmocka_unit_test(seccomp_rules),
 		cmocka_unit_test(default_filter),
+		cmocka_unit_test(default_within_docker),
 		cmocka_unit_test(strict_filter),
 		cmocka_unit_test(verifier_catches_mismatch),
 		cmocka_unit_test(libseccomp_limits),
