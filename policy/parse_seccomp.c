@@ -28,7 +28,9 @@ static bool valid_syscall_name(const char *s)
 struct seen_set {
 	struct seen {
 		int nr;
-		char where[48];
+		int deny;      /* index in seccomp.deny, -1: seccomp.allow */
+		uint16_t idx;  /* index in that list of names */
+		bool used;
 	} slot[2 * MAX_TOTAL_NAMES];
 	size_t count;
 };
@@ -36,7 +38,7 @@ struct seen_set {
 static struct seen *seen_find(struct seen_set *s, int nr)
 {
 	size_t h = ((uint32_t)nr * 2654435761u) % SC_ARRAY_LEN(s->slot);
-	while (s->slot[h].where[0] && s->slot[h].nr != nr)
+	while (s->slot[h].used && s->slot[h].nr != nr)
 		h = (h + 1) % SC_ARRAY_LEN(s->slot);
 	return &s->slot[h];
 }
@@ -58,8 +60,11 @@ static int check_syscall(struct pj_ctx *c, const cJSON *it, const char *path, in
 	return 0;
 }
 
+/* A list of syscall names. With `seen` (allow and deny lists, `deny` is the
+ * index of the deny entry or -1) duplicates across lists are refused, else
+ * duplicates within this list. */
 static int parse_names(struct pj_ctx *c, const cJSON *arr, const char *path, size_t max,
-		       char ***names, size_t *nnames, struct seen_set *seen)
+		       char ***names, size_t *nnames, struct seen_set *seen, int deny)
 {
 	size_t n = 0;
 	if (pj_need_array(c, arr, path, max, &n) < 0)
@@ -85,11 +90,16 @@ static int parse_names(struct pj_ctx *c, const cJSON *arr, const char *path, siz
 						  "seccomp.allow and seccomp.deny together)",
 					    MAX_TOTAL_NAMES);
 			struct seen *s = seen_find(seen, nr);
-			if (s->where[0])
-				return pj_perr(c, p, "duplicate syscall %s (already in %s)", q,
-					    s->where);
-			s->nr = nr;
-			pj_bprintf(s->where, sizeof(s->where), "%s", p);
+			if (s->used && s->deny < 0)
+				return pj_perr(c, p,
+					       "duplicate syscall %s (already in seccomp.allow[%u])",
+					       q, s->idx);
+			if (s->used)
+				return pj_perr(c, p,
+					       "duplicate syscall %s (already in "
+					       "seccomp.deny[%d].names[%u])",
+					       q, s->deny, s->idx);
+			*s = (struct seen){.nr = nr, .deny = deny, .idx = (uint16_t)i, .used = true};
 			seen->count++;
 		} else {
 			for (size_t j = 0; j < i; j++)
@@ -204,7 +214,7 @@ static int parse_rule(struct pj_ctx *c, const cJSON *obj, const char *path,
 		return -1;
 	pj_path_key(p, sizeof(p), path, "names");
 	if (parse_names(c, cJSON_GetObjectItemCaseSensitive(obj, "names"), p,
-			MAX_RULE_NAMES, &r->names, &r->nnames, NULL) < 0)
+			MAX_RULE_NAMES, &r->names, &r->nnames, NULL, -1) < 0)
 		return -1;
 	if (parse_action(c, obj, path, "action", "errno", true, &r->act) < 0)
 		return -1;
@@ -405,7 +415,7 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "allow");
 	if (it)
 		rc = parse_names(c, it, "seccomp.allow", POL_MAX_NAMES, &s->allow,
-				 &s->nallow, seen);
+				 &s->nallow, seen, -1);
 	size_t n = 0;
 	it = cJSON_GetObjectItemCaseSensitive(obj, "deny");
 	if (rc == 0 && it && (rc = pj_need_array(c, it, "seccomp.deny", POL_MAX_DENY, &n)) == 0 &&
@@ -425,7 +435,7 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 			if (pj_need_object(c, d, p) < 0 ||
 			    pj_check_keys(c, d, p, DENY_KEYS, SC_ARRAY_LEN(DENY_KEYS)) < 0 ||
 			    parse_names(c, cJSON_GetObjectItemCaseSensitive(d, "names"), q,
-					POL_MAX_NAMES, &e->names, &e->nnames, seen) < 0 ||
+					POL_MAX_NAMES, &e->names, &e->nnames, seen, (int)i) < 0 ||
 			    pj_get_errno(c, cJSON_GetObjectItemCaseSensitive(d, "errno"), r,
 				      &e->errnum) < 0 ||
 			    get_comment(c, d, p, &e->comment) < 0)
