@@ -72,7 +72,11 @@ int policy_parse(const char *json, size_t len, const char *origin,
 /* The effective policy as JSON (malloc'd). */
 char *policy_to_json(const struct policy *p);
 /* Compile the seccomp part to BPF, through a cache keyed by the filter's
- * content under cache_dir (NULL: no cache). */
+ * content under cache_dir/seccomp (NULL: no cache). A policy without a filter
+ * ("seccomp": null) gives count 0. On a cache miss, libseccomp runs in a
+ * short-lived forked child (CPU-time limited); the program is verified
+ * before it is returned or cached. The program checks the architecture
+ * itself; the caller sets no_new_privs and loads it with seccomp(2). */
 int policy_compile_filter(const struct policy *p, const char *cache_dir,
 			  struct policy_filter *out, struct sc_err *err);
 void policy_filter_free(struct policy_filter *f);
