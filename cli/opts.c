@@ -147,6 +147,7 @@ static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_
 			return -1;
 		memcpy(copy, o->bind_args[i], len + 1);
 		o->bind_args[i] = copy; /* owned from here on */
+		o->nbinds_owned = i + 1;
 		struct sc_bind_arg b;
 		if (sc_parse_bind(copy, &b) < 0) {
 			cli_error("-v: expected /HOST/PATH:/CELL/PATH[:ro], got '%.200s'", o->bind_args[i]);
@@ -164,7 +165,6 @@ static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_
 		spec->binds[spec->nbinds++] =
 			(struct cell_bind){.host = b.host, .cell = b.cell, .readonly = b.readonly};
 	}
-	o->nbinds_owned = o->nbinds;
 	return 0;
 }
 
@@ -177,6 +177,22 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 		cli_fail(&err);
 		return -1;
 	}
+	/* The image's env and workdir are defaults: the policy and then the
+	 * command line override them. */
+	const char *image = o->image ? o->image : pol->image;
+	if (rootfs_image_open(cell_data_root(), image, &o->img, &err) < 0) {
+		cli_fail(&err);
+		return -1;
+	}
+	for (size_t i = 0; i < o->img.nlayers; i++)
+		spec->layers[spec->nlayers++] = o->img.layers[i];
+	for (char **e = o->img.env; e && *e; e++)
+		if (cell_spec_setenv(spec, *e, &err) < 0) {
+			cli_fail(&err);
+			return -1;
+		}
+	if (o->img.workdir)
+		spec->workdir = o->img.workdir;
 	/* Command-line options override the policy's fields. */
 	if (cell_spec_apply_policy(spec, pol, &err) < 0 ||
 	    cell_spec_apply_policy(spec, &o->overrides, &err) < 0) {
@@ -198,13 +214,6 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 		return -1;
 	}
 	spec->filter = filter->count ? filter : NULL;
-	const char *image = o->image ? o->image : pol->image;
-	if (rootfs_image_open(cell_data_root(), image, &o->img, &err) < 0) {
-		cli_fail(&err);
-		return -1;
-	}
-	for (size_t i = 0; i < o->img.nlayers; i++)
-		spec->layers[spec->nlayers++] = o->img.layers[i];
 	return 0;
 }
 

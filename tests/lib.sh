@@ -4,6 +4,8 @@
 # into a world-readable temporary directory, so the checkout's own path
 # (which may be root-only in CI) does not matter.
 set -u
+# The system's tools only (e.g. Debian's python3, not a pyenv shim).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 : "${SANDCELL:?SANDCELL must point at the sandcell binary}"
 : "${SANDCELL_TEST_AS:=root}"
@@ -102,3 +104,85 @@ finish() {
 	[ "$T_FAILS" -eq 0 ]
 }
 export -f json_field
+
+# --- security suite (tests/security) ---
+# The hostile programs live in tests/security/attacks/*.c; build_attacks
+# compiles the named ones (static, so they run in any image) into
+# $T_DIR/attacks, which run_attack binds into the cell at /attacks, read-only.
+# NAME_preload.c files become shared objects (NAME_preload.so) for
+# LD_PRELOAD. No compiler or no static libc: the test is skipped (77).
+# A program that does not compile fails the test.
+ATTACKS="$T_DIR/attacks"
+build_attacks() {
+	local src
+	src="$(cd "$(dirname "$0")" && pwd)/attacks"
+	mkdir -p "$ATTACKS"
+	chmod 755 "$ATTACKS"
+	if ! printf 'int main(void){return 0;}\n' | gcc -static -x c -o "$ATTACKS/.probe" - 2>/dev/null; then
+		echo "SKIP: gcc -static does not work here (install gcc and libc6-dev)"
+		exit 77
+	fi
+	rm -f "$ATTACKS/.probe"
+	local name pids=() failed=0
+	for name in "$@"; do
+		if [ "${name%_preload}" != "$name" ]; then
+			gcc -shared -fPIC -O2 -o "$ATTACKS/$name.so" "$src/$name.c" &
+		else
+			gcc -static -O2 -o "$ATTACKS/$name" "$src/$name.c" &
+		fi
+		pids+=($!)
+	done
+	for name in "${pids[@]}"; do
+		wait "$name" || failed=1
+	done
+	if [ "$failed" -ne 0 ]; then
+		echo "FAIL - the attack programs do not compile"
+		exit 1
+	fi
+	chmod 755 "$ATTACKS"/*
+}
+
+# run_attack [SANDCELL OPTIONS] -- /attacks/PROG CASE [ARGS]: runs it in a
+# one-shot cell under the default policy with the attacks bound in
+# (--timeout 20 comes first, so a later --timeout wins), shows what it
+# tried, and sets RC/OUT/ERR.
+run_attack() {
+	sc run --policy default --timeout 20 -v "$ATTACKS:/attacks:ro" "$@"
+	show_attack
+}
+
+show_attack() {
+	printf '%s\n' "$OUT" | sed 's/^/#   /'
+	[ -z "$ERR" ] || printf '%s\n' "$ERR" | grep -v '^sandcell: warning: limits are weaker' | sed 's/^/#   stderr: /'
+}
+
+# The attack ran, tried something, and every attempt was blocked.
+attack_blocked() {
+	[ "$RC" -eq 0 ] && out_has '^ATTEMPT: ' && out_has '^RESULT: BLOCKED' && ! out_has '^ESCAPED: '
+}
+
+# The system's python3 (a pyenv shim in PATH can take a second to start).
+sec_python() {
+	if [ -x /usr/bin/python3 ]; then /usr/bin/python3 "$@"; else python3 "$@"; fi
+}
+
+# Content and metadata of a host file: sha256, mode, owner, size, mtime,
+# extended attributes.
+host_file_state() {
+	sec_python - "$1" <<'PY'
+import hashlib, os, sys
+p = sys.argv[1]
+st = os.stat(p, follow_symlinks=False)
+h = hashlib.sha256(open(p, "rb").read()).hexdigest()
+try:
+    xa = sorted(os.listxattr(p, follow_symlinks=False))
+except OSError:
+    xa = []
+print(h, oct(st.st_mode), st.st_uid, st.st_gid, st.st_size, st.st_mtime_ns, xa)
+PY
+}
+
+# Mount points of the host's mount namespace (this test's, i.e. the host's).
+host_mountpoints() {
+	cut -d' ' -f5 /proc/self/mountinfo | sort -u
+}
