@@ -146,11 +146,12 @@ static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_
 		if (!copy)
 			return -1;
 		memcpy(copy, o->bind_args[i], len + 1);
+		const char *given = o->bind_args[i];
 		o->bind_args[i] = copy; /* owned from here on */
 		o->nbinds_owned = i + 1;
 		struct sc_bind_arg b;
 		if (sc_parse_bind(copy, &b) < 0) {
-			cli_error("-v: expected /HOST/PATH:/CELL/PATH[:ro], got '%.200s'", o->bind_args[i]);
+			cli_error("-v: expected /HOST/PATH:/CELL/PATH[:ro], got '%.200s'", given);
 			return -1;
 		}
 		if (pol->no_writable_binds && !b.readonly) {
