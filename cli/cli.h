@@ -57,3 +57,4 @@ int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_agent(int argc, char **argv);

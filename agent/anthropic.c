@@ -1,0 +1,244 @@
+/* The Anthropic Messages API: tool_use / tool_result content blocks, the
+ * system prompt beside the messages, thinking blocks as reasoning. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm.h"
+#include "text.h"
+
+#define ANTHROPIC_VERSION "2023-06-01"
+#define ANTHROPIC_DEFAULT_MAX_TOKENS 4096
+
+static int anthropic_auth(struct llm *m, struct curl_slist **headers, struct sc_err *err)
+{
+	struct curl_slist *h = m->http.curl->slist_append(*headers,
+							  "anthropic-version: " ANTHROPIC_VERSION);
+	if (!h)
+		return sc_fail(err, ENOMEM, "HTTP headers");
+	*headers = h;
+	const char *key = m->cfg->api_key;
+	if (!key || !*key)
+		return 0;
+	struct sbuf b = {0};
+	sbuf_adds(&b, "x-api-key: ");
+	sbuf_adds(&b, key);
+	_cleanup_free_ char *line = sbuf_take(&b);
+	h = line ? m->http.curl->slist_append(*headers, line) : NULL;
+	if (line)
+		explicit_bzero(line, strlen(line));
+	if (!h)
+		return sc_fail(err, ENOMEM, "HTTP headers");
+	*headers = h;
+	return 0;
+}
+
+/* Anthropic wants {name, description, input_schema}. */
+static cJSON *anthropic_tools(const cJSON *openai_tools)
+{
+	cJSON *out = cJSON_CreateArray();
+	for (const cJSON *t = openai_tools->child; t; t = t->next) {
+		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(t, "function");
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddItemToObject(a, "name", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(fn, "name"), true));
+		cJSON_AddItemToObject(a, "description",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(fn, "description"), true));
+		cJSON_AddItemToObject(a, "input_schema",
+				      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(fn, "parameters"), true));
+		cJSON_AddItemToArray(out, a);
+	}
+	return out;
+}
+
+static cJSON *anthropic_request(struct llm *m)
+{
+	const struct agent_config *cfg = m->cfg;
+	if (!m->tools || !cJSON_GetObjectItemCaseSensitive(m->tools->child, "input_schema")) {
+		cJSON *t = anthropic_tools(m->tools);
+		cJSON_Delete(m->tools);
+		m->tools = t;
+	}
+	cJSON *req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "model", cfg->model);
+	cJSON_AddNumberToObject(req, "max_tokens",
+				cfg->max_tokens > 0 ? (double)cfg->max_tokens : ANTHROPIC_DEFAULT_MAX_TOKENS);
+	cJSON_AddItemReferenceToObject(req, "system", m->system);
+	cJSON_AddItemReferenceToObject(req, "messages", m->messages);
+	cJSON_AddItemReferenceToObject(req, "tools", m->tools);
+	if (cfg->temperature >= 0)
+		cJSON_AddNumberToObject(req, "temperature", cfg->temperature);
+	return req;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static uint64_t num_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *call,
+			  struct sc_err *err)
+{
+	const char *id = str_of(block, "id"), *name = str_of(block, "name");
+	char idbuf[48];
+	if (!id || !*id) {
+		snprintf(idbuf, sizeof(idbuf), "toolu_sandcell_%u", ++m->tool_ids);
+		id = idbuf;
+		cJSON_DeleteItemFromObjectCaseSensitive(block, "id");
+		cJSON_AddStringToObject(block, "id", id);
+	}
+	call->id = llm_strndup_capped(id, 256);
+	call->name = llm_strndup_capped(name ? name : "", 256);
+	cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
+	if (cJSON_IsObject(input)) {
+		call->arguments = cJSON_PrintUnformatted(input);
+		call->args = cJSON_Duplicate(input, true);
+	} else {
+		call->arguments = cJSON_IsString(input) ? llm_strndup_capped(input->valuestring, LLM_MAX_TEXT)
+							: (input ? cJSON_PrintUnformatted(input) : strdup(""));
+		llm_parse_arguments(call);
+		/* what goes back into the history must be an object */
+		cJSON_ReplaceItemInObjectCaseSensitive(
+			block, "input", call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject());
+	}
+	if (!call->id || !call->name || !call->arguments)
+		return sc_fail(err, ENOMEM, "tool call");
+	return 0;
+}
+
+static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r,
+			   struct sc_err *err)
+{
+	const char *type = str_of(root, "type");
+	if (type && !strcmp(type, "error")) {
+		_cleanup_free_ char *text = cJSON_PrintUnformatted(root);
+		char msg[400];
+		llm_error_message(text ? text : "", text ? strlen(text) : 0, msg, sizeof(msg));
+		return sc_fail(err, 0, "the model server replied with an error: %s", msg);
+	}
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
+	if (!cJSON_IsArray(content))
+		return sc_fail(err, 0, "the model server's reply has no content array "
+				       "(is %s an Anthropic Messages endpoint?)",
+			       m->url);
+	cJSON *blocks = cJSON_Duplicate(content, true);
+	if (!blocks)
+		return sc_fail(err, ENOMEM, "model reply");
+	r->message = cJSON_CreateObject();
+	cJSON_AddStringToObject(r->message, "role", "assistant");
+	cJSON_AddItemToObject(r->message, "content", blocks);
+	struct sbuf text = {0}, thinking = {0};
+	for (cJSON *b = blocks->child; b; b = b->next) {
+		const char *bt = str_of(b, "type");
+		if (!bt)
+			continue;
+		if (!strcmp(bt, "text") && str_of(b, "text")) {
+			if (text.len)
+				sbuf_adds(&text, "\n");
+			if (text.len < LLM_MAX_TEXT)
+				sbuf_adds(&text, str_of(b, "text"));
+		} else if (!strcmp(bt, "thinking") && str_of(b, "thinking")) {
+			if (thinking.len < LLM_MAX_TEXT)
+				sbuf_adds(&thinking, str_of(b, "thinking"));
+		} else if (!strcmp(bt, "tool_use")) {
+			if (r->ncalls == LLM_MAX_TOOL_CALLS) {
+				sbuf_free(&text);
+				sbuf_free(&thinking);
+				return sc_fail(err, 0, "the model asked for more than %d tool calls at once",
+					       LLM_MAX_TOOL_CALLS);
+			}
+			if (parse_tool_use(m, b, &r->calls[r->ncalls++], err) < 0) {
+				sbuf_free(&text);
+				sbuf_free(&thinking);
+				return -1;
+			}
+		}
+	}
+	_cleanup_free_ char *t = sbuf_take(&text), *th = sbuf_take(&thinking);
+	r->content = llm_strndup_capped(t, LLM_MAX_TEXT);
+	r->reasoning = llm_strndup_capped(th, LLM_MAX_TEXT);
+	r->finish_reason = llm_strndup_capped(str_of(root, "stop_reason"), 64);
+	if (!r->content || !r->reasoning || !r->finish_reason)
+		return sc_fail(err, ENOMEM, "model reply");
+	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+	r->input_tokens = num_of(usage, "input_tokens") + num_of(usage, "cache_read_input_tokens") +
+			  num_of(usage, "cache_creation_input_tokens");
+	r->output_tokens = num_of(usage, "output_tokens");
+	/* An assistant turn with no blocks is refused by the API; leave it out
+	 * (the reminder that follows joins the previous user turn). */
+	if (cJSON_GetArraySize(blocks) > 0)
+		cJSON_AddItemToArray(m->messages, cJSON_Duplicate(r->message, true));
+	return 0;
+}
+
+/* The content array of the last message when it is a user turn, else a new
+ * user turn's. */
+static cJSON *user_blocks(struct llm *m)
+{
+	int n = cJSON_GetArraySize(m->messages);
+	cJSON *last = n ? cJSON_GetArrayItem(m->messages, n - 1) : NULL;
+	const char *role = str_of(last, "role");
+	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
+	if (role && !strcmp(role, "user") && cJSON_IsArray(content))
+		return content;
+	cJSON *msg = cJSON_CreateObject();
+	if (!msg)
+		return NULL;
+	cJSON_AddStringToObject(msg, "role", "user");
+	content = cJSON_AddArrayToObject(msg, "content");
+	cJSON_AddItemToArray(m->messages, msg);
+	return content;
+}
+
+static int anthropic_add_user(struct llm *m, const char *text)
+{
+	cJSON *blocks = user_blocks(m), *b = cJSON_CreateObject();
+	if (!blocks || !b) {
+		cJSON_Delete(b);
+		return -1;
+	}
+	cJSON_AddStringToObject(b, "type", "text");
+	cJSON_AddStringToObject(b, "text", text);
+	cJSON_AddItemToArray(blocks, b);
+	return 0;
+}
+
+static int anthropic_add_tool_result(struct llm *m, const struct llm_tool_call *call,
+				     const char *text, bool is_error)
+{
+	cJSON *blocks = user_blocks(m), *b = cJSON_CreateObject();
+	if (!blocks || !b) {
+		cJSON_Delete(b);
+		return -1;
+	}
+	cJSON_AddStringToObject(b, "type", "tool_result");
+	cJSON_AddStringToObject(b, "tool_use_id", call->id);
+	cJSON_AddStringToObject(b, "content", text);
+	if (is_error)
+		cJSON_AddBoolToObject(b, "is_error", true);
+	cJSON_AddItemToArray(blocks, b);
+	return 0;
+}
+
+static int anthropic_append_note(struct llm *m, const char *text)
+{
+	return anthropic_add_user(m, text);
+}
+
+const struct llm_ops llm_anthropic_ops = {
+	.name = "anthropic",
+	.default_base = "https://api.anthropic.com",
+	.base_env = "ANTHROPIC_BASE_URL",
+	.key_env = "ANTHROPIC_API_KEY",
+	.add_auth = anthropic_auth,
+	.request = anthropic_request,
+	.parse = anthropic_parse,
+	.add_user = anthropic_add_user,
+	.add_tool_result = anthropic_add_tool_result,
+	.append_note = anthropic_append_note,
+};

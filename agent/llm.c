@@ -1,0 +1,414 @@
+/* The part of the model client both APIs share: endpoint and headers, the
+ * request/retry loop, and small parsing helpers. */
+#include "llm.h"
+
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "retry.h"
+#include "text.h"
+
+char *llm_endpoint(enum agent_api api, const char *base)
+{
+	struct sbuf b = {0};
+	size_t len = strlen(base);
+	while (len && base[len - 1] == '/')
+		len--;
+	sbuf_add(&b, base, len);
+	if (api == AGENT_API_OPENAI)
+		sbuf_adds(&b, "/chat/completions");
+	else if (len >= 3 && !memcmp(base + len - 3, "/v1", 3))
+		sbuf_adds(&b, "/messages");
+	else
+		sbuf_adds(&b, "/v1/messages");
+	return sbuf_take(&b);
+}
+
+char *llm_strndup_capped(const char *s, size_t max)
+{
+	if (!s)
+		s = "";
+	size_t len = strnlen(s, max + 1);
+	if (len > max)
+		len = text_utf8_prefix(s, len, max);
+	return text_sanitize(s, len, NULL);
+}
+
+void llm_parse_arguments(struct llm_tool_call *call)
+{
+	const char *a = call->arguments ? call->arguments : "";
+	const char *p = a;
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	if (!*p) { /* servers send "" for a call without arguments */
+		call->args = cJSON_CreateObject();
+		return;
+	}
+	cJSON *v = cJSON_ParseWithLength(a, strlen(a));
+	if (!v) {
+		call->args_error = strdup("the arguments are not valid JSON");
+		return;
+	}
+	if (!cJSON_IsObject(v)) {
+		cJSON_Delete(v);
+		call->args_error = strdup("the arguments are not a JSON object");
+		return;
+	}
+	call->args = v;
+}
+
+static void excerpt(const char *body, size_t len, char *out, size_t outsize)
+{
+	size_t n = text_utf8_prefix(body, len, 200);
+	_cleanup_free_ char *clean = text_sanitize(body, n, NULL);
+	snprintf(out, outsize, "'%s'%s", clean ? clean : "", n < len ? "..." : "");
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
+{
+	cJSON *root = cJSON_ParseWithLength(body, len);
+	const char *msg = NULL;
+	if (root) {
+		cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+		cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : NULL;
+		if (cJSON_IsString(m))
+			msg = m->valuestring;
+		else if (cJSON_IsString(e))
+			msg = e->valuestring;
+		else if (cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(root, "message")))
+			msg = m->valuestring;
+		else if (cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(root, "detail")))
+			msg = m->valuestring;
+	}
+	if (msg) {
+		_cleanup_free_ char *clean = llm_strndup_capped(msg, 300);
+		snprintf(out, outsize, "%s", clean ? clean : "");
+		for (char *p = out; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	} else {
+		excerpt(body, len, out, outsize);
+	}
+	cJSON_Delete(root);
+}
+
+static cJSON *function_schema(const char *name, const char *description, cJSON *params)
+{
+	cJSON *t = cJSON_CreateObject(), *f = cJSON_AddObjectToObject(t, "function");
+	cJSON_AddStringToObject(t, "type", "function");
+	cJSON_AddStringToObject(f, "name", name);
+	cJSON_AddStringToObject(f, "description", description);
+	cJSON_AddItemToObject(f, "parameters", params);
+	return t;
+}
+
+static cJSON *prop(cJSON *props, const char *name, const char *type, const char *description)
+{
+	cJSON *p = cJSON_AddObjectToObject(props, name);
+	cJSON_AddStringToObject(p, "type", type);
+	cJSON_AddStringToObject(p, "description", description);
+	return p;
+}
+
+static cJSON *params_object(cJSON **props, const char *const *required, size_t nreq)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "object");
+	*props = cJSON_AddObjectToObject(o, "properties");
+	cJSON *req = cJSON_AddArrayToObject(o, "required");
+	for (size_t i = 0; i < nreq; i++)
+		cJSON_AddItemToArray(req, cJSON_CreateString(required[i]));
+	return o;
+}
+
+cJSON *llm_tool_schemas(void)
+{
+	cJSON *tools = cJSON_CreateArray(), *props;
+	static const char *const bash_req[] = {"command"};
+	cJSON *p = params_object(&props, bash_req, 1);
+	prop(props, "command", "string",
+	     "The bash command to run, e.g. `python3 solve.py` or `pip install numpy`. "
+	     "Each call starts a new bash process in /testbed: files persist between "
+	     "calls, shell state (cd, variables) does not.");
+	cJSON_AddItemToArray(
+		tools, function_schema("execute_bash",
+				       "Execute a bash command on the Linux machine and return its "
+				       "exit code, stdout and stderr. Long outputs are shortened to "
+				       "their first and last lines; long-running commands are killed "
+				       "after a timeout.",
+				       p));
+
+	static const char *const ed_req[] = {"command", "path"};
+	p = params_object(&props, ed_req, 2);
+	cJSON *cmd = prop(props, "command", "string",
+			  "One of: view, create, str_replace, insert.");
+	cJSON *en = cJSON_AddArrayToObject(cmd, "enum");
+	for (const char *const *c = (const char *const[]){"view", "create", "str_replace", "insert", NULL};
+	     *c; c++)
+		cJSON_AddItemToArray(en, cJSON_CreateString(*c));
+	prop(props, "path", "string", "Absolute path of the file or directory, e.g. /testbed/solve.py.");
+	prop(props, "file_text", "string", "For create: the content of the new file.");
+	prop(props, "old_str", "string",
+	     "For str_replace: the exact text to replace; it must occur exactly once in the file.");
+	prop(props, "new_str", "string",
+	     "For str_replace: the replacement text (empty to delete). For insert: the text to insert.");
+	prop(props, "insert_line", "integer",
+	     "For insert: new_str is inserted after this line (0 inserts at the top).");
+	cJSON *vr = prop(props, "view_range", "array",
+			 "For view of a file: [start, end] line numbers, 1-based and inclusive; "
+			 "end -1 means to the end of the file.");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(vr, "items"), "type", "integer");
+	cJSON_AddItemToArray(
+		tools,
+		function_schema("str_replace_editor",
+				"View, create and edit files. view shows a file with line numbers "
+				"(like cat -n) or lists a directory two levels deep; create writes a "
+				"new file (parent directories are made; an existing file is never "
+				"overwritten); str_replace replaces old_str, which must occur exactly "
+				"once, with new_str; insert adds new_str after line insert_line.",
+				p));
+
+	p = params_object(&props, NULL, 0);
+	cJSON_AddItemToArray(
+		tools, function_schema("submit",
+				       "Finish the task. Call it once the final answer is in "
+				       "/testbed/answer.txt and any output files are in /testbed/output.",
+				       p));
+	return tools;
+}
+
+static bool header_safe(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
+	     const volatile sig_atomic_t *abort_flag, struct sc_err *err)
+{
+	*m = (struct llm){0};
+	m->cfg = cfg;
+	m->ops = cfg->api == AGENT_API_ANTHROPIC ? &llm_anthropic_ops : &llm_openai_ops;
+	m->deadline = 1e300;
+	if (cfg->extra_body && *cfg->extra_body) {
+		m->extra_body = cJSON_Parse(cfg->extra_body);
+		if (!cJSON_IsObject(m->extra_body)) {
+			cJSON_Delete(m->extra_body);
+			m->extra_body = NULL;
+			return sc_fail(err, 0, "--extra-body: expected a JSON object, e.g. "
+					       "'{\"chat_template_kwargs\":{\"enable_thinking\":false}}'");
+		}
+	}
+	if (cfg->api_key && !header_safe(cfg->api_key))
+		return sc_fail(err, 0, "the API key contains control characters");
+	m->url = llm_endpoint(cfg->api, cfg->base_url ? cfg->base_url : m->ops->default_base);
+	if (!m->url || strncmp(m->url, "http", 4))
+		return sc_fail(err, 0, "--base-url: expected an http:// or https:// URL");
+	m->system = cJSON_CreateString(system_prompt);
+	m->messages = cJSON_CreateArray();
+	m->tools = llm_tool_schemas();
+	struct curl_slist *h = NULL;
+	if (http_client_init(&m->http, err) < 0)
+		return -1;
+	m->http.abort_flag = abort_flag;
+	const struct curl_dl *cu = m->http.curl;
+	h = cu->slist_append(h, "Content-Type: application/json");
+	if (h)
+		m->headers = h;
+	/* no Expect: 100-continue round trip for large bodies */
+	if (h && (h = cu->slist_append(h, "Expect:")))
+		m->headers = h;
+	if (!h || m->ops->add_auth(m, &m->headers, err) < 0)
+		return err->msg[0] ? -1 : sc_fail(err, ENOMEM, "HTTP headers");
+	return 0;
+}
+
+void llm_free(struct llm *m)
+{
+	if (m->http.curl && m->headers)
+		m->http.curl->slist_free_all(m->headers);
+	http_client_free(&m->http);
+	free(m->url);
+	cJSON_Delete(m->extra_body);
+	cJSON_Delete(m->system);
+	cJSON_Delete(m->messages);
+	cJSON_Delete(m->tools);
+	*m = (struct llm){0};
+}
+
+void llm_reply_free(struct llm_reply *r)
+{
+	free(r->content);
+	free(r->reasoning);
+	free(r->finish_reason);
+	for (size_t i = 0; i < r->ncalls; i++) {
+		free(r->calls[i].id);
+		free(r->calls[i].name);
+		free(r->calls[i].arguments);
+		free(r->calls[i].args_error);
+		cJSON_Delete(r->calls[i].args);
+	}
+	cJSON_Delete(r->message);
+	*r = (struct llm_reply){0};
+}
+
+static double jitter(void)
+{
+	uint32_t u = 0;
+	if (getrandom(&u, sizeof(u), GRND_NONBLOCK) != sizeof(u))
+		u = (uint32_t)(sc_now() * 1e6);
+	return (u % 1000000) / 1e6;
+}
+
+/* Sleep s seconds in short slices so an interrupt is seen; false when
+ * interrupted. */
+static bool nap(double s, const volatile sig_atomic_t *abort_flag)
+{
+	double until = sc_now() + s;
+	for (;;) {
+		if (abort_flag && *abort_flag)
+			return false;
+		double left = until - sc_now();
+		if (left <= 0)
+			return true;
+		if (left > 0.05)
+			left = 0.05;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static char *request_body(struct llm *m, size_t *len)
+{
+	cJSON *req = m->ops->request(m);
+	if (!req)
+		return NULL;
+	for (cJSON *e = m->extra_body ? m->extra_body->child : NULL; e; e = e->next) {
+		cJSON *copy = cJSON_Duplicate(e, true);
+		if (!copy)
+			continue;
+		if (cJSON_GetObjectItemCaseSensitive(req, e->string))
+			cJSON_ReplaceItemInObjectCaseSensitive(req, e->string, copy);
+		else
+			cJSON_AddItemToObject(req, e->string, copy);
+	}
+	char *body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	if (body)
+		*len = strlen(body);
+	return body;
+}
+
+static const char *failure_name(enum http_failure f)
+{
+	switch (f) {
+	case HTTP_CONNECT:
+		return "cannot connect";
+	case HTTP_TIMEOUT:
+		return "timed out";
+	case HTTP_TOO_LARGE:
+		return "reply too large";
+	case HTTP_ABORTED:
+		return "interrupted";
+	default:
+		return "connection failed";
+	}
+}
+
+/* A 2xx reply: JSON with the API's shape, else a clear error. */
+static int parse_reply(struct llm *m, const struct http_response *resp, struct llm_reply *r,
+		       struct sc_err *err)
+{
+	cJSON *root = cJSON_ParseWithLength(resp->body, resp->len);
+	if (!root) {
+		char ex[300];
+		excerpt(resp->body, resp->len, ex, sizeof(ex));
+		return sc_fail(err, 0, "the model server's reply is not valid JSON (HTTP %ld, %zu bytes): %s",
+			       resp->status, resp->len, ex);
+	}
+	int rc = m->ops->parse(m, root, r, err);
+	cJSON_Delete(root);
+	if (rc < 0)
+		llm_reply_free(r);
+	return rc;
+}
+
+enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
+{
+	const struct agent_config *cfg = m->cfg;
+	const volatile sig_atomic_t *abort_flag = m->http.abort_flag;
+	size_t len = 0;
+	_cleanup_free_ char *body = request_body(m, &len);
+	*r = (struct llm_reply){0};
+	if (!body) {
+		sc_fail(err, ENOMEM, "cannot build the model request");
+		return LLM_FAILED;
+	}
+	unsigned attempts = cfg->attempts ? cfg->attempts : 1;
+	char last[SC_ERR_MAX] = "";
+	for (unsigned attempt = 1;; attempt++) {
+		if (abort_flag && *abort_flag)
+			return LLM_INTERRUPTED;
+		double left = m->deadline - sc_now();
+		if (left <= 0)
+			return LLM_OUT_OF_TIME;
+		double timeout = cfg->request_timeout_s > 0 && cfg->request_timeout_s < left
+					 ? cfg->request_timeout_s
+					 : left;
+		if (m->sink.request)
+			m->sink.request(m->sink.arg, attempt, len);
+		struct http_response resp;
+		if (http_post(&m->http, m->url, m->headers, body, len, timeout, &resp, err) < 0)
+			return LLM_FAILED;
+		bool retry = false;
+		if (resp.failure == HTTP_ABORTED) {
+			http_response_free(&resp);
+			return LLM_INTERRUPTED;
+		} else if (resp.failure) {
+			snprintf(last, sizeof(last), "%s: %s", failure_name(resp.failure), resp.error);
+			retry = resp.failure != HTTP_TOO_LARGE;
+		} else if (resp.status >= 200 && resp.status < 300) {
+			int rc = parse_reply(m, &resp, r, err);
+			if (rc < 0 && m->sink.failure)
+				m->sink.failure(m->sink.arg, attempt, &resp, err->msg);
+			r->latency_s = resp.latency_s;
+			r->http_status = resp.status;
+			r->attempt = attempt;
+			http_response_free(&resp);
+			return rc < 0 ? LLM_FAILED : LLM_REPLY;
+		} else {
+			char msg[400];
+			llm_error_message(resp.body, resp.len, msg, sizeof(msg));
+			snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
+			retry = retry_status(resp.status);
+		}
+		if (m->sink.failure)
+			m->sink.failure(m->sink.arg, attempt, &resp, last);
+		double retry_after = resp.retry_after_s;
+		http_response_free(&resp);
+		if (!retry) {
+			sc_fail(err, 0, "the model server refused the request (%s): %s", m->url, last);
+			return LLM_FAILED;
+		}
+		if (sc_now() >= m->deadline)
+			return LLM_OUT_OF_TIME;
+		if (attempt >= attempts) {
+			sc_fail(err, 0, "no reply from the model server at %s after %u attempts; last: %s",
+				m->url, attempts, last);
+			return LLM_FAILED;
+		}
+		double delay = retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
+		if (sc_now() + delay >= m->deadline) {
+			nap(m->deadline - sc_now(), abort_flag);
+			return LLM_OUT_OF_TIME;
+		}
+		if (!nap(delay, abort_flag))
+			return LLM_INTERRUPTED;
+	}
+}

@@ -1,0 +1,114 @@
+/* The model behind one small interface: a conversation kept in the wire
+ * format of one API (OpenAI-compatible chat completions or Anthropic
+ * Messages), one request per turn, replies parsed into a neutral shape.
+ * openai.c and anthropic.c implement llm_ops; llm.c holds the shared part
+ * (HTTP, headers, retries). */
+#pragma once
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/sc.h"
+#include "agent.h"
+#include "http.h"
+
+#define LLM_MAX_TOOL_CALLS 64
+#define LLM_MAX_TEXT (4U << 20) /* content/reasoning/arguments kept */
+
+struct llm_tool_call {
+	char *id;
+	char *name;
+	char *arguments; /* the arguments as text, as received */
+	cJSON *args;     /* parsed object, NULL when arguments are not one */
+	char *args_error; /* why args is NULL */
+};
+
+struct llm_reply {
+	char *content;   /* text of the reply, "" when none */
+	char *reasoning; /* reasoning_content / thinking, "" when none */
+	struct llm_tool_call calls[LLM_MAX_TOOL_CALLS];
+	size_t ncalls;
+	char *finish_reason;
+	uint64_t input_tokens, output_tokens;
+	cJSON *message;  /* the assistant message, wire format (already in the history) */
+	double latency_s; /* of the request that succeeded */
+	long http_status;
+	unsigned attempt; /* which attempt succeeded */
+};
+
+struct llm;
+
+struct llm_ops {
+	const char *name;
+	/* endpoint path appended to the base URL; default base URL */
+	const char *default_base, *path, *base_env, *key_env;
+	int (*add_auth)(struct llm *m, struct curl_slist **headers, struct sc_err *err);
+	/* the request body for the conversation so far */
+	cJSON *(*request)(struct llm *m);
+	/* parse a 2xx body and add the reply to the history; -1 with err for a
+	 * malformed reply */
+	int (*parse)(struct llm *m, const cJSON *root, struct llm_reply *r, struct sc_err *err);
+	/* history */
+	int (*add_user)(struct llm *m, const char *text);
+	int (*add_tool_result)(struct llm *m, const struct llm_tool_call *call, const char *text,
+			       bool is_error);
+	/* append a line to the last message the model will read */
+	int (*append_note)(struct llm *m, const char *text);
+};
+
+/* Told about every attempt: a request about to go out, and every attempt
+ * that did not give a usable reply (with what went wrong). */
+struct llm_event_sink {
+	void (*request)(void *arg, unsigned attempt, size_t bytes);
+	void (*failure)(void *arg, unsigned attempt, const struct http_response *resp,
+			const char *problem);
+	void *arg;
+};
+
+struct llm {
+	const struct llm_ops *ops;
+	const struct agent_config *cfg;
+	char *url;
+	cJSON *extra_body;  /* object, or NULL */
+	cJSON *system;      /* string */
+	cJSON *messages;    /* array */
+	cJSON *tools;       /* in this API's shape */
+	struct curl_slist *headers;
+	struct http_client http;
+	struct llm_event_sink sink;
+	unsigned tool_ids;  /* for calls that came without an id */
+	double deadline;    /* sc_now() time after which no request starts */
+};
+
+extern const struct llm_ops llm_openai_ops;
+extern const struct llm_ops llm_anthropic_ops;
+
+/* The URL for base + the API's path ("/chat/completions" after an OpenAI
+ * base ending in /v1; "/v1/messages" after an Anthropic base, or
+ * "/messages" when the base already ends in /v1). Returns a new string. */
+char *llm_endpoint(enum agent_api api, const char *base);
+
+int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
+	     const volatile sig_atomic_t *abort_flag, struct sc_err *err);
+void llm_free(struct llm *m);
+
+enum llm_outcome {
+	LLM_REPLY,        /* r is filled */
+	LLM_FAILED,       /* err says why: fatal status, malformed reply, retries exhausted */
+	LLM_OUT_OF_TIME,  /* the deadline passed while waiting */
+	LLM_INTERRUPTED,  /* the abort flag was raised */
+};
+
+/* One model turn with retries. */
+enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err);
+void llm_reply_free(struct llm_reply *r);
+
+/* Helpers for the API modules. */
+char *llm_strndup_capped(const char *s, size_t max);
+/* Parse a tool-call argument text into call->args or call->args_error. */
+void llm_parse_arguments(struct llm_tool_call *call);
+/* The server's error message from an error body ({"error":{"message"}} or
+ * {"error":"..."} or {"message":...}), else an excerpt of the body. */
+void llm_error_message(const char *body, size_t len, char *out, size_t outsize);
+/* The three tools as JSON schemas in the OpenAI function shape. */
+cJSON *llm_tool_schemas(void);

@@ -1,0 +1,129 @@
+#include "record.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "text.h"
+
+static int mkdir_p(const char *path, struct sc_err *err)
+{
+	char buf[4096];
+	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "--out %.200s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return sc_fail(err, errno, "cannot create %s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return sc_fail(err, errno, "cannot create %s", buf);
+	return 0;
+}
+
+int record_default_dir(char *buf, size_t size, const char *id)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32];
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	return sc_path(buf, size, "runs/%s-%s", stamp, id);
+}
+
+int record_open(struct record *r, const char *dir, const char *problem, const char *secret,
+		struct sc_err *err)
+{
+	*r = (struct record){.events_fd = -1, .secret = secret};
+	if (sc_path(r->dir, sizeof(r->dir), "%s", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "--out %.200s", dir);
+	if (mkdir_p(dir, err) < 0)
+		return -1;
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/events.jsonl", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "--out %.200s", dir);
+	r->events_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (r->events_fd < 0) {
+		if (errno == EEXIST)
+			return sc_fail(err, 0, "%s already holds a run (events.jsonl exists); "
+					       "choose another --out", dir);
+		return sc_fail(err, errno, "cannot create %s", path);
+	}
+	r->traj = cJSON_CreateObject();
+	cJSON_AddStringToObject(r->traj, "problem_statement", problem);
+	r->steps = cJSON_AddArrayToObject(r->traj, "steps");
+	cJSON_AddObjectToObject(r->traj, "metadata");
+	if (!r->steps)
+		return sc_fail(err, ENOMEM, "trajectory");
+	return 0;
+}
+
+/* Print v unformatted or indented, with the secret blanked out. */
+static char *render(struct record *r, const cJSON *v, bool pretty)
+{
+	char *s = pretty ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
+	if (s)
+		text_redact(s, strlen(s), r->secret);
+	return s;
+}
+
+void record_event(struct record *r, cJSON *ev)
+{
+	if (!ev)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	cJSON_AddNumberToObject(ev, "time", (double)ts.tv_sec + ts.tv_nsec / 1e9);
+	_cleanup_free_ char *line = r->events_fd >= 0 ? render(r, ev, false) : NULL;
+	cJSON_Delete(ev);
+	if (!line)
+		return;
+	size_t len = strlen(line);
+	line[len] = '\n'; /* the NUL becomes the newline; written as one write() */
+	(void)sc_write_all(r->events_fd, line, len + 1);
+}
+
+void record_set(struct record *r, const char *key, cJSON *value)
+{
+	if (!value)
+		return;
+	if (cJSON_GetObjectItemCaseSensitive(r->traj, key))
+		cJSON_ReplaceItemInObjectCaseSensitive(r->traj, key, value);
+	else
+		cJSON_AddItemToObject(r->traj, key, value);
+}
+
+int record_write_trajectory(struct record *r, struct sc_err *err)
+{
+	char tmp[4200], final[4200];
+	if (sc_path(tmp, sizeof(tmp), "%s/.trajectory.json.tmp", r->dir) < 0 ||
+	    sc_path(final, sizeof(final), "%s/trajectory.json", r->dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "trajectory path");
+	_cleanup_free_ char *text = render(r, r->traj, true);
+	if (!text)
+		return sc_fail(err, ENOMEM, "trajectory");
+	_cleanup_fd_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return sc_fail(err, errno, "cannot write %s", tmp);
+	size_t len = strlen(text);
+	text[len] = '\n';
+	if (sc_write_all(fd, text, len + 1) < 0)
+		return sc_fail(err, errno, "cannot write %s", tmp);
+	if (rename(tmp, final) < 0)
+		return sc_fail(err, errno, "cannot rename %s to %s", tmp, final);
+	return 0;
+}
+
+void record_close(struct record *r)
+{
+	sc_closep(&r->events_fd);
+	r->events_fd = -1;
+	cJSON_Delete(r->traj);
+	r->traj = NULL;
+	r->steps = NULL;
+}

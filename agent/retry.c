@@ -1,0 +1,69 @@
+#include "retry.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool retry_status(long status)
+{
+	return status == 429 || status == 408 || (status >= 500 && status <= 599);
+}
+
+static double parse_delta(const char *v)
+{
+	char *end;
+	if (!isdigit((unsigned char)*v))
+		return -1;
+	double d = strtod(v, &end);
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end || !isfinite(d) || d < 0)
+		return -1;
+	return d;
+}
+
+double retry_after_parse(const char *value, time_t now)
+{
+	if (!value)
+		return -1;
+	while (isspace((unsigned char)*value))
+		value++;
+	if (!*value || strlen(value) > 64)
+		return -1;
+	double d = parse_delta(value);
+	if (d < 0) {
+		struct tm tm = {0};
+		const char *end = strptime(value, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+		if (!end || *end)
+			return -1;
+		time_t at = timegm(&tm);
+		if (at == (time_t)-1)
+			return -1;
+		d = at > now ? (double)(at - now) : 0;
+	}
+	return d > RETRY_MAX_AFTER_S ? RETRY_MAX_AFTER_S : d;
+}
+
+double retry_backoff_s(unsigned attempt, unsigned base_ms, double jitter)
+{
+	if (attempt < 1)
+		attempt = 1;
+	double d = base_ms / 1000.0;
+	for (unsigned i = 1; i < attempt && d < RETRY_MAX_BACKOFF_S; i++)
+		d *= 2;
+	if (d > RETRY_MAX_BACKOFF_S)
+		d = RETRY_MAX_BACKOFF_S;
+	if (jitter < 0)
+		jitter = 0;
+	if (jitter >= 1)
+		jitter = 0.999999;
+	return d * (0.5 + 0.5 * jitter);
+}
+
+double retry_delay_s(unsigned attempt, unsigned base_ms, double retry_after, double jitter)
+{
+	if (retry_after >= 0)
+		return retry_after;
+	return retry_backoff_s(attempt, base_ms, jitter);
+}

@@ -1,0 +1,209 @@
+#include "text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool sbuf_reserve(struct sbuf *b, size_t extra)
+{
+	if (b->oom)
+		return false;
+	if (b->len + extra + 1 <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra + 1) {
+		if (cap > ((size_t)-1) / 2) {
+			b->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	char *n = realloc(b->s, cap);
+	if (!n) {
+		b->oom = true;
+		return false;
+	}
+	b->s = n;
+	b->cap = cap;
+	return true;
+}
+
+void sbuf_add(struct sbuf *b, const char *s, size_t len)
+{
+	if (!sbuf_reserve(b, len))
+		return;
+	if (len)
+		memcpy(b->s + b->len, s, len);
+	b->len += len;
+	b->s[b->len] = '\0';
+}
+
+void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !sbuf_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+char *sbuf_take(struct sbuf *b)
+{
+	if (b->oom) {
+		sbuf_free(b);
+		return NULL;
+	}
+	if (!b->s)
+		sbuf_add(b, "", 0);
+	char *s = b->s;
+	*b = (struct sbuf){0};
+	return s;
+}
+
+void sbuf_free(struct sbuf *b)
+{
+	free(b->s);
+	*b = (struct sbuf){0};
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return c ? 1 : 0;
+	size_t n;
+	unsigned min;
+	unsigned cp;
+	if ((c & 0xE0) == 0xC0) {
+		n = 2, min = 0x80, cp = c & 0x1F;
+	} else if ((c & 0xF0) == 0xE0) {
+		n = 3, min = 0x800, cp = c & 0x0F;
+	} else if ((c & 0xF8) == 0xF0) {
+		n = 4, min = 0x10000, cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3F);
+	}
+	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+char *text_sanitize(const char *s, size_t len, size_t *out_len)
+{
+	struct sbuf b = {0};
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, run = 0;
+	while (i < len) {
+		size_t n = utf8_seq(u + i, len - i);
+		if (n) {
+			i += n;
+			run += n;
+			continue;
+		}
+		sbuf_add(&b, s + i - run, run);
+		sbuf_add(&b, "\xEF\xBF\xBD", 3);
+		run = 0;
+		i++;
+	}
+	sbuf_add(&b, s + i - run, run);
+	if (out_len)
+		*out_len = b.len;
+	return sbuf_take(&b);
+}
+
+char *text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
+			  size_t tail)
+{
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\n')
+			lines++;
+	if (len && s[len - 1] != '\n')
+		lines++;
+	struct sbuf b = {0};
+	if (lines <= max_lines || head + tail >= lines) {
+		sbuf_add(&b, s, len);
+		return sbuf_take(&b);
+	}
+	/* end of the head part: after the head-th newline */
+	size_t head_end = 0, seen = 0;
+	while (head_end < len && seen < head)
+		if (s[head_end++] == '\n')
+			seen++;
+	/* start of the tail part: after the (lines - tail)-th newline */
+	size_t tail_start = head_end;
+	for (seen = head; tail_start < len && seen < lines - tail;)
+		if (s[tail_start++] == '\n')
+			seen++;
+	sbuf_add(&b, s, head_end);
+	sbuf_printf(&b, "[... %zu lines cut: showing the first %zu and the last %zu of %zu lines ...]\n",
+		    lines - head - tail, head, tail, lines);
+	sbuf_add(&b, s + tail_start, len - tail_start);
+	return sbuf_take(&b);
+}
+
+size_t text_utf8_prefix(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t n = max;
+	/* back up over continuation bytes to the start of a sequence */
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+/* Start of the shortest suffix of at most max bytes on a UTF-8 boundary. */
+static size_t utf8_suffix_start(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return 0;
+	size_t i = len - max;
+	while (i < len && ((unsigned char)s[i] & 0xC0) == 0x80)
+		i++;
+	return i;
+}
+
+char *text_cap_middle(const char *s, size_t len, size_t max)
+{
+	struct sbuf b = {0};
+	if (len <= max) {
+		sbuf_add(&b, s, len);
+		return sbuf_take(&b);
+	}
+	size_t head = text_utf8_prefix(s, len, max / 2);
+	size_t tail = utf8_suffix_start(s, len, max - max / 2);
+	sbuf_add(&b, s, head);
+	sbuf_printf(&b, "\n[... %zu characters cut ...]\n", tail - head);
+	sbuf_add(&b, s + tail, len - tail);
+	return sbuf_take(&b);
+}
+
+size_t text_redact(char *s, size_t len, const char *secret)
+{
+	size_t slen = secret ? strlen(secret) : 0, found = 0;
+	if (slen < 8)
+		return 0;
+	char *p = s, *end = s + len;
+	while ((p = memmem(p, (size_t)(end - p), secret, slen))) {
+		memset(p, '*', slen);
+		p += slen;
+		found++;
+	}
+	return found;
+}

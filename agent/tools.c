@@ -1,0 +1,541 @@
+#include "tools.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "edit.h"
+#include "text.h"
+
+const char TOOL_NO_CALL_REMINDER[] =
+	"You did not call a tool. Use execute_bash or str_replace_editor to work on the "
+	"problem, and call submit once /testbed/answer.txt holds your final answer.";
+
+/* ---- running things in the cell ---- */
+
+static int memfd_with(const char *data, size_t len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = memfd_create("sandcell-stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "memfd_create");
+	if (len && sc_write_all(fd, data, len) < 0)
+		return sc_fail(err, errno, "write stdin");
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return sc_fail(err, errno, "lseek");
+	return steal_fd(&fd);
+}
+
+static double time_left(const struct tool_ctx *t, double want)
+{
+	double left = t->deadline - sc_now();
+	if (left < 0.001)
+		left = 0.001;
+	return want > 0 && want < left ? want : left;
+}
+
+static int exec_in_cell(struct tool_ctx *t, char *const argv[], const char *in, size_t inlen,
+			uint64_t limit, double timeout, struct cell_result *res, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = -1;
+	if (in) {
+		fd = memfd_with(in, inlen, err);
+		if (fd < 0)
+			return -1;
+	}
+	struct cell_exec_req req = {
+		.argv = argv,
+		.cwd = "/testbed",
+		.timeout_s = time_left(t, timeout),
+		.output_limit = limit,
+		.stdin_fd = fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+	};
+	*res = (struct cell_result){0};
+	return cell_exec(t->cell, &req, res, err);
+}
+
+/* ---- observations ---- */
+
+static char *stream_text(const char *s, size_t len, bool truncated)
+{
+	_cleanup_free_ char *clean = text_sanitize(s ? s : "", s ? len : 0, &len);
+	if (!clean)
+		return NULL;
+	_cleanup_free_ char *lines = text_truncate_lines(clean, len, TOOL_MAX_LINES, TOOL_KEEP_HEAD,
+							 TOOL_KEEP_TAIL);
+	if (!lines)
+		return NULL;
+	char *capped = text_cap_middle(lines, strlen(lines), TOOL_MAX_STREAM);
+	if (capped && truncated) {
+		struct sbuf b = {0};
+		sbuf_adds(&b, capped);
+		sbuf_printf(&b, "\n[output above %u MiB: its middle was dropped]", TOOL_EXEC_OUTPUT >> 20);
+		free(capped);
+		capped = sbuf_take(&b);
+	}
+	return capped;
+}
+
+char *tool_bash_observation(const struct cell_result *res, double timeout_s)
+{
+	struct sbuf b = {0};
+	if (res->timed_out)
+		sbuf_printf(&b,
+			    "The command timed out after %g seconds and was killed (exit code %d). "
+			    "The machine is still running; run long jobs in the background "
+			    "(nohup CMD > log 2>&1 &) and check on them.\n",
+			    timeout_s, res->exit_code);
+	else if (res->signal)
+		sbuf_printf(&b, "Exit code: %d (killed by signal %d%s%s)\n", res->exit_code,
+			    res->signal, res->limit_hit ? ", limit hit: " : "",
+			    res->limit_hit ? res->limit_hit : "");
+	else
+		sbuf_printf(&b, "Exit code: %d\n", res->exit_code);
+	_cleanup_free_ char *out = stream_text(res->out, res->out_len, res->out_truncated);
+	_cleanup_free_ char *err = stream_text(res->err, res->err_len, res->err_truncated);
+	if (!out || !err) {
+		sbuf_free(&b);
+		return NULL;
+	}
+	if (!*out && !*err)
+		sbuf_adds(&b, "(no output)");
+	if (*out) {
+		sbuf_adds(&b, "[stdout]\n");
+		sbuf_adds(&b, out);
+		if (out[strlen(out) - 1] != '\n')
+			sbuf_adds(&b, "\n");
+	}
+	if (*err) {
+		sbuf_adds(&b, "[stderr]\n");
+		sbuf_adds(&b, err);
+	}
+	/* no trailing newline: the step counter note follows on its own line */
+	while (b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = '\0';
+	return sbuf_take(&b);
+}
+
+static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	size_t len;
+	o->observation = text_sanitize(s, (size_t)n, &len);
+	free(s);
+	o->is_error = is_error;
+	return o->observation ? 0 : -1;
+}
+
+/* Editor output: capped at TOOL_EDITOR_MAX characters with a note. */
+static int set_editor_obs(struct tool_outcome *o, struct sbuf *b)
+{
+	_cleanup_free_ char *s = sbuf_take(b);
+	if (!s)
+		return -1;
+	size_t len;
+	_cleanup_free_ char *clean = text_sanitize(s, strlen(s), &len);
+	if (!clean)
+		return -1;
+	struct sbuf out = {0};
+	size_t keep = text_utf8_prefix(clean, len, TOOL_EDITOR_MAX);
+	sbuf_add(&out, clean, keep);
+	if (keep < len)
+		sbuf_printf(&out,
+			    "\n[output cut at %d characters: view a smaller view_range, or find "
+			    "line numbers with `grep -n` first]",
+			    TOOL_EDITOR_MAX);
+	while (out.len && out.s[out.len - 1] == '\n')
+		out.s[--out.len] = '\0';
+	o->observation = sbuf_take(&out);
+	return o->observation ? 0 : -1;
+}
+
+/* ---- execute_bash ---- */
+
+static int run_bash(struct tool_ctx *t, const cJSON *args, struct tool_outcome *o)
+{
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
+	if (!cJSON_IsString(cmd) || !*cmd->valuestring)
+		return set_obs(o, true, "Error: execute_bash needs a non-empty string argument "
+					"\"command\".");
+	char *argv[] = {"bash", "-c", cmd->valuestring, NULL};
+	struct cell_result res;
+	struct sc_err err = {0};
+	double timeout = time_left(t, t->command_timeout_s);
+	if (exec_in_cell(t, argv, NULL, 0, TOOL_EXEC_OUTPUT, timeout, &res, &err) < 0) {
+		o->cell_failed = true;
+		return set_obs(o, true, "Error: the command could not be run: %s", err.msg);
+	}
+	o->exit_code = res.exit_code;
+	o->timed_out = res.timed_out;
+	o->observation = tool_bash_observation(&res, timeout);
+	cell_result_free(&res);
+	return o->observation ? 0 : -1;
+}
+
+/* ---- str_replace_editor ---- */
+
+/* Prints a one-letter kind, then for F the file, for D the listing. */
+static const char READ_SCRIPT[] =
+	"p=$1\n"
+	"if [ -d \"$p\" ]; then echo D\n"
+	"  [ \"$2\" = list ] && find \"$p\" -mindepth 1 -maxdepth 2 -name '.*' -prune -o "
+	"-type d -printf '%p/\\n' -o -printf '%p\\n' 2>&1 | LC_ALL=C sort | head -n 1000\n"
+	"  exit 0; fi\n"
+	"[ -e \"$p\" ] || { echo N; exit 0; }\n"
+	"[ -f \"$p\" ] || { echo O; exit 0; }\n"
+	"[ -r \"$p\" ] || { echo R; exit 0; }\n"
+	"echo F; exec cat -- \"$p\"\n";
+
+/* Exit 17 when the path exists; makes parent directories. */
+static const char CREATE_SCRIPT[] = "p=$1\n"
+				    "if [ -e \"$p\" ] || [ -L \"$p\" ]; then exit 17; fi\n"
+				    "mkdir -p -- \"$(dirname -- \"$p\")\" || exit 1\n"
+				    "set -C\n"
+				    "exec cat > \"$p\"\n";
+
+static const char WRITE_SCRIPT[] = "p=$1\n"
+				   "[ -f \"$p\" ] || { echo \"$p is no longer a regular file\" >&2; exit 1; }\n"
+				   "exec cat > \"$p\"\n";
+
+struct file_read {
+	char kind;   /* F file, D directory, N missing, O other, R unreadable, 0 failed */
+	char *data;  /* after the kind line */
+	size_t len;
+	bool too_large;
+	char error[SC_ERR_MAX];
+};
+
+static void read_path(struct tool_ctx *t, const char *path, bool list, struct file_read *fr)
+{
+	char *argv[] = {"sh", "-c", (char *)READ_SCRIPT, "sh", (char *)path, list ? "list" : "",
+			NULL};
+	struct cell_result res;
+	struct sc_err err = {0};
+	*fr = (struct file_read){0};
+	if (exec_in_cell(t, argv, NULL, 0, TOOL_MAX_FILE + 2, t->command_timeout_s, &res, &err) <
+	    0) {
+		snprintf(fr->error, sizeof(fr->error), "%s", err.msg);
+		return;
+	}
+	if (res.out && res.out_len >= 2 && res.out[1] == '\n' && strchr("FDNOR", res.out[0])) {
+		fr->kind = res.out[0];
+		fr->too_large = res.out_truncated;
+		fr->len = res.out_len - 2;
+		fr->data = malloc(fr->len + 1);
+		if (fr->data) {
+			memcpy(fr->data, res.out + 2, fr->len);
+			fr->data[fr->len] = '\0';
+		} else {
+			fr->kind = 0;
+			snprintf(fr->error, sizeof(fr->error), "out of memory");
+		}
+	} else {
+		_cleanup_free_ char *e = text_sanitize(res.err ? res.err : "", res.err ? res.err_len : 0, NULL);
+		snprintf(fr->error, sizeof(fr->error), "reading failed (exit code %d%s%.300s)",
+			 res.exit_code, e && *e ? ": " : "", e ? e : "");
+	}
+	cell_result_free(&res);
+}
+
+/* Explain a read that gave no regular file; returns 0 when it did. */
+static int check_file(struct tool_outcome *o, const struct file_read *fr, const char *path,
+		      int *rc)
+{
+	switch (fr->kind) {
+	case 'F':
+		if (fr->too_large) {
+			*rc = set_obs(o, true,
+				      "Error: %s is larger than %u MiB; the editor cannot handle it. "
+				      "Use execute_bash (grep -n, sed -n 'A,Bp', head, tail) instead.",
+				      path, TOOL_MAX_FILE >> 20);
+			return -1;
+		}
+		return 0;
+	case 'D':
+		*rc = set_obs(o, true, "Error: %s is a directory, not a file.", path);
+		return -1;
+	case 'N':
+		*rc = set_obs(o, true, "Error: the path %s does not exist.", path);
+		return -1;
+	case 'O':
+		*rc = set_obs(o, true, "Error: %s is not a regular file.", path);
+		return -1;
+	case 'R':
+		*rc = set_obs(o, true, "Error: %s is not readable.", path);
+		return -1;
+	default:
+		*rc = set_obs(o, true, "Error: cannot read %s: %s", path, fr->error);
+		return -1;
+	}
+}
+
+static int write_path(struct tool_ctx *t, const char *script, const char *path, const char *data,
+		      size_t len, int *exit_code, char *msg, size_t msgsize)
+{
+	char *argv[] = {"sh", "-c", (char *)script, "sh", (char *)path, NULL};
+	struct cell_result res;
+	struct sc_err err = {0};
+	if (exec_in_cell(t, argv, data, len, 64 * 1024, t->command_timeout_s, &res, &err) < 0) {
+		snprintf(msg, msgsize, "%s", err.msg);
+		return -1;
+	}
+	*exit_code = res.exit_code;
+	_cleanup_free_ char *e = text_sanitize(res.err ? res.err : "", res.err ? res.err_len : 0, NULL);
+	snprintf(msg, msgsize, "exit code %d%s%.300s", res.exit_code, e && *e ? ": " : "",
+		 e ? e : "");
+	size_t n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	cell_result_free(&res);
+	return *exit_code == 0 ? 0 : -1;
+}
+
+static const char *str_arg(const cJSON *args, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* An integer argument, also from a string of digits (models do that). */
+static bool int_of(const cJSON *v, long *out)
+{
+	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble) &&
+	    fabs(v->valuedouble) < 1e12) {
+		*out = (long)v->valuedouble;
+		return true;
+	}
+	if (cJSON_IsString(v) && *v->valuestring) {
+		char *end;
+		errno = 0;
+		long n = strtol(v->valuestring, &end, 10);
+		if (!*end && !errno) {
+			*out = n;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int editor_view(struct tool_ctx *t, const char *path, const cJSON *args,
+		       struct tool_outcome *o)
+{
+	const cJSON *range = cJSON_GetObjectItemCaseSensitive(args, "view_range");
+	long start = 0, end = -1;
+	bool ranged = range && !cJSON_IsNull(range);
+	if (ranged && (!cJSON_IsArray(range) || cJSON_GetArraySize(range) != 2 ||
+		       !int_of(cJSON_GetArrayItem(range, 0), &start) ||
+		       !int_of(cJSON_GetArrayItem(range, 1), &end)))
+		return set_obs(o, true, "Error: view_range must be a list of two integers [start, end], "
+					"e.g. [1, 40] or [100, -1].");
+	struct file_read fr;
+	read_path(t, path, true, &fr);
+	_cleanup_free_ char *data = fr.data;
+	int rc = 0;
+	struct sbuf b = {0};
+	if (fr.kind == 'D') {
+		if (ranged)
+			return set_obs(o, true, "Error: view_range only applies to files; %s is a directory.",
+				       path);
+		sbuf_printf(&b, "Files and directories up to 2 levels deep in %s, hidden ones excluded:\n",
+			    path);
+		sbuf_add(&b, data, fr.len);
+		if (!fr.len)
+			sbuf_adds(&b, "(empty directory)");
+		return set_editor_obs(o, &b);
+	}
+	if (check_file(o, &fr, path, &rc) < 0)
+		return rc;
+	size_t lines = edit_line_count(data, fr.len);
+	if (!ranged) {
+		if (!lines)
+			return set_obs(o, false, "The file %s is empty.", path);
+		start = 1;
+		end = -1;
+	} else {
+		char msg[300];
+		if (edit_check_range(start, end, lines, msg, sizeof(msg)) < 0)
+			return set_obs(o, true, "Error: %s", msg);
+	}
+	sbuf_printf(&b, "Here's the result of running `cat -n` on %s:\n", path);
+	edit_number_lines(&b, data, fr.len, (size_t)start, end == -1 ? lines : (size_t)end);
+	return set_editor_obs(o, &b);
+}
+
+static int editor_create(struct tool_ctx *t, const char *path, const cJSON *args,
+			 struct tool_outcome *o)
+{
+	const cJSON *ft = cJSON_GetObjectItemCaseSensitive(args, "file_text");
+	if (!cJSON_IsString(ft))
+		return set_obs(o, true, "Error: create needs a string argument \"file_text\".");
+	size_t len = strlen(ft->valuestring);
+	if (len > TOOL_MAX_FILE)
+		return set_obs(o, true, "Error: file_text is larger than %u MiB.", TOOL_MAX_FILE >> 20);
+	int code = 0;
+	char msg[SC_ERR_MAX];
+	if (write_path(t, CREATE_SCRIPT, path, ft->valuestring, len, &code, msg, sizeof(msg)) < 0) {
+		if (code == 17)
+			return set_obs(o, true,
+				       "Error: %s already exists; create never overwrites a file. Edit it "
+				       "with str_replace or insert, or remove it with execute_bash first.",
+				       path);
+		return set_obs(o, true, "Error: cannot create %s: %s", path, msg);
+	}
+	return set_obs(o, false, "File created successfully at: %s (%zu lines)", path,
+		       edit_line_count(ft->valuestring, len));
+}
+
+static void snippet(struct sbuf *b, const char *path, const char *data, size_t len, size_t first,
+		    size_t last)
+{
+	size_t lines = edit_line_count(data, len);
+	first = first > EDIT_SNIPPET_LINES ? first - EDIT_SNIPPET_LINES : 1;
+	last += EDIT_SNIPPET_LINES;
+	if (last > lines)
+		last = lines;
+	sbuf_printf(b, "The file %s has been edited. Here's the result of running `cat -n` on a "
+		       "snippet of %s:\n", path, path);
+	edit_number_lines(b, data, len, first, last);
+	sbuf_adds(b, "Review the changes and make sure they are as expected. Edit the file again if "
+		     "necessary.");
+}
+
+static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON *args,
+			      struct tool_outcome *o)
+{
+	const char *old = str_arg(args, "old_str"), *new = str_arg(args, "new_str");
+	const cJSON *nv = cJSON_GetObjectItemCaseSensitive(args, "new_str");
+	if (!old || !*old)
+		return set_obs(o, true, "Error: str_replace needs a non-empty string argument \"old_str\".");
+	if (nv && !cJSON_IsNull(nv) && !new)
+		return set_obs(o, true, "Error: new_str must be a string.");
+	if (!new)
+		new = "";
+	struct file_read fr;
+	read_path(t, path, false, &fr);
+	_cleanup_free_ char *data = fr.data;
+	int rc = 0;
+	if (check_file(o, &fr, path, &rc) < 0)
+		return rc;
+	size_t olen = strlen(old), nlen = strlen(new);
+	size_t n = edit_count(data, fr.len, old, olen);
+	if (n == 0)
+		return set_obs(o, true, "Error: no replacement was performed: old_str did not appear "
+					"verbatim in %s (found 0 occurrences).", path);
+	if (n > 1)
+		return set_obs(o, true,
+			       "Error: no replacement was performed: old_str occurs %zu times in %s; "
+			       "include more surrounding lines so that it is unique.", n, path);
+	size_t out_len = 0, line = 0;
+	_cleanup_free_ char *out = edit_replace(data, fr.len, old, olen, new, nlen, &out_len, &line);
+	if (!out)
+		return -1;
+	if (out_len > TOOL_MAX_FILE)
+		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
+	int code = 0;
+	char msg[SC_ERR_MAX];
+	if (write_path(t, WRITE_SCRIPT, path, out, out_len, &code, msg, sizeof(msg)) < 0)
+		return set_obs(o, true, "Error: cannot write %s: %s", path, msg);
+	struct sbuf b = {0};
+	size_t new_lines = edit_line_count(new, nlen);
+	snippet(&b, path, out, out_len, line, line + (new_lines ? new_lines - 1 : 0));
+	return set_editor_obs(o, &b);
+}
+
+static int editor_insert(struct tool_ctx *t, const char *path, const cJSON *args,
+			 struct tool_outcome *o)
+{
+	long after;
+	const char *text = str_arg(args, "new_str");
+	if (!int_of(cJSON_GetObjectItemCaseSensitive(args, "insert_line"), &after))
+		return set_obs(o, true, "Error: insert needs an integer argument \"insert_line\" "
+					"(0 inserts at the top).");
+	if (!text)
+		return set_obs(o, true, "Error: insert needs a string argument \"new_str\".");
+	struct file_read fr;
+	read_path(t, path, false, &fr);
+	_cleanup_free_ char *data = fr.data;
+	int rc = 0;
+	if (check_file(o, &fr, path, &rc) < 0)
+		return rc;
+	size_t lines = edit_line_count(data, fr.len);
+	if (after < 0 || (size_t)after > lines)
+		return set_obs(o, true, "Error: invalid insert_line %ld: it must be from 0 to %zu "
+					"(the number of lines in %s).", after, lines, path);
+	size_t tlen = strlen(text), out_len = 0;
+	_cleanup_free_ char *out = edit_insert(data, fr.len, (size_t)after, text, tlen, &out_len);
+	if (!out)
+		return -1;
+	if (out_len > TOOL_MAX_FILE)
+		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
+	int code = 0;
+	char msg[SC_ERR_MAX];
+	if (write_path(t, WRITE_SCRIPT, path, out, out_len, &code, msg, sizeof(msg)) < 0)
+		return set_obs(o, true, "Error: cannot write %s: %s", path, msg);
+	struct sbuf b = {0};
+	size_t added = edit_line_count(text, tlen);
+	snippet(&b, path, out, out_len, (size_t)after + 1, (size_t)after + (added ? added : 1));
+	return set_editor_obs(o, &b);
+}
+
+static int run_editor(struct tool_ctx *t, const cJSON *args, struct tool_outcome *o)
+{
+	const char *cmd = str_arg(args, "command"), *path = str_arg(args, "path");
+	if (!cmd)
+		return set_obs(o, true, "Error: str_replace_editor needs \"command\": one of view, "
+					"create, str_replace, insert.");
+	if (!path || !*path)
+		return set_obs(o, true, "Error: str_replace_editor needs a string argument \"path\".");
+	if (path[0] != '/')
+		return set_obs(o, true, "Error: the path %.300s is not absolute; use a full path such "
+					"as /testbed/%.300s.", path, path);
+	if (strlen(path) > 4096)
+		return set_obs(o, true, "Error: the path is longer than 4096 characters.");
+	if (!strcmp(cmd, "view"))
+		return editor_view(t, path, args, o);
+	if (!strcmp(cmd, "create"))
+		return editor_create(t, path, args, o);
+	if (!strcmp(cmd, "str_replace"))
+		return editor_str_replace(t, path, args, o);
+	if (!strcmp(cmd, "insert"))
+		return editor_insert(t, path, args, o);
+	return set_obs(o, true, "Error: unknown command '%.100s'; use one of view, create, "
+				"str_replace, insert.", cmd);
+}
+
+int tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_outcome *o)
+{
+	*o = (struct tool_outcome){0};
+	double t0 = sc_now();
+	int rc;
+	if (call->args_error)
+		rc = set_obs(o, true, "Error: could not parse the arguments of %.100s: %s. Arguments "
+				      "must be a JSON object, e.g. {\"command\": \"ls\"}. Received: %.500s",
+			     call->name, call->args_error, call->arguments);
+	else if (!strcmp(call->name, "execute_bash"))
+		rc = run_bash(t, call->args, o);
+	else if (!strcmp(call->name, "str_replace_editor"))
+		rc = run_editor(t, call->args, o);
+	else if (!strcmp(call->name, "submit")) {
+		o->submitted = true;
+		rc = set_obs(o, false, "Submitted.");
+	} else
+		rc = set_obs(o, true, "Error: unknown tool '%.100s'; the tools are execute_bash, "
+				      "str_replace_editor and submit.", call->name);
+	o->exec_s = sc_now() - t0;
+	return rc;
+}
+
+void tool_outcome_free(struct tool_outcome *o)
+{
+	free(o->observation);
+	o->observation = NULL;
+}

@@ -1,0 +1,410 @@
+/* sandcell agent: parse options, run one episode (agent/), print the answer. */
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../agent/agent.h"
+#include "../common/parse.h"
+#include "cli.h"
+
+#define AGENT_EXIT_ERROR 1
+#define AGENT_EXIT_UNFINISHED 2
+
+#define AGENT_DEFAULT_MEMORY (4ULL << 30)
+#define AGENT_DEFAULT_PIDS 512
+#define AGENT_DEFAULT_DISK (2ULL << 30)
+
+static const char USAGE[] =
+	"usage: sandcell agent [OPTIONS] PROBLEM\n"
+	"\n"
+	"Let a model solve PROBLEM (text, '-' for stdin, or @FILE) in a fresh cell with\n"
+	"three tools: execute_bash, str_replace_editor and submit. Prints the answer the\n"
+	"model wrote to /testbed/answer.txt; the run is recorded in --out.\n"
+	"\n"
+	"Model:\n"
+	"  --api openai|anthropic   wire format (default openai: chat completions with tools)\n"
+	"  --base-url URL           default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\n"
+	"                           provider's public URL\n"
+	"  --model NAME             model name (required)\n"
+	"  --api-key-env VAR        read the API key from $VAR (default OPENAI_API_KEY or\n"
+	"                           ANTHROPIC_API_KEY); keys are never taken on the command line\n"
+	"  --temperature T          sampling temperature (default: the server's)\n"
+	"  --max-tokens N           completion tokens per reply (Anthropic default 4096)\n"
+	"  --extra-body JSON        object merged into every request (e.g. vLLM options)\n"
+	"  --request-timeout S      per model request (default 600)\n"
+	"  --max-attempts N         tries per request on 429/5xx/connection errors (default 5)\n"
+	"  --retry-base-ms MS       first backoff delay, doubled each retry (default 1000)\n"
+	"\n"
+	"Episode:\n"
+	"  --max-steps N            model turns (default 100)\n"
+	"  --command-timeout S      per tool command (default 120)\n"
+	"  --episode-timeout S      whole episode (default 1800)\n"
+	"  --input DIR              copied to /testbed/documents before the first step\n"
+	"  --out DIR                output directory (default runs/<timestamp>-<id>)\n"
+	"  --files-limit SIZE       bytes copied out of /testbed/output (default 256M)\n"
+	"  --keep                   keep the cell running and print its name on stderr\n"
+	"  --json                   print one JSON result object instead of the answer\n"
+	"  -q, --quiet              no progress lines on stderr\n"
+	"\n"
+	"Cell (defaults for the agent: --memory 4G --pids 512 --disk 2G, network none):\n"
+	"%s"
+	"\n"
+	"Exit status: 0 submitted, 1 error (model API or cell), 2 ended without submit\n"
+	"(max steps or episode timeout), 125 bad options or no cell.\n";
+
+static const char *value_of(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		cli_error("%s needs a value", argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static char *read_problem_fd(int fd, const char *what)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap > AGENT_MAX_PROBLEM) {
+				cli_error("%s: the problem is longer than %u bytes", what, AGENT_MAX_PROBLEM);
+				free(buf);
+				return NULL;
+			}
+			char *n = realloc(buf, cap * 2);
+			if (!n) {
+				free(buf);
+				return NULL;
+			}
+			buf = n;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			cli_error("cannot read %s: %s", what, strerror(errno));
+			free(buf);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		cli_error("%s: the problem contains NUL bytes", what);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *load_problem(const char *arg)
+{
+	if (!strcmp(arg, "-"))
+		return read_problem_fd(0, "stdin");
+	if (arg[0] == '@') {
+		_cleanup_fd_ int fd = open(arg + 1, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			cli_error("cannot open problem file %s: %s", arg + 1, strerror(errno));
+			return NULL;
+		}
+		return read_problem_fd(fd, arg + 1);
+	}
+	return strdup(arg);
+}
+
+static int parse_secs(const char *name, const char *v, double *out)
+{
+	if (sc_parse_seconds(v, out) < 0) {
+		cli_error("%s: expected seconds like 30 or 0.5, got '%.64s'", name, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_num(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (sc_parse_uint(v, min, max, out) < 0) {
+		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
+			  (unsigned long long)min, (unsigned long long)max, v);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_json(const struct agent_result *res)
+{
+	printf("{\"status\":");
+	cli_json_string(stdout, agent_status_name(res->status), strlen(agent_status_name(res->status)));
+	printf(",\"answer\":");
+	if (res->answer)
+		cli_json_string(stdout, res->answer, res->answer_len);
+	else
+		printf("null");
+	printf(",\"steps\":%u,\"out_dir\":", res->steps);
+	cli_json_string(stdout, res->out_dir, strlen(res->out_dir));
+	if (res->cell_name[0]) {
+		printf(",\"cell\":");
+		cli_json_string(stdout, res->cell_name, strlen(res->cell_name));
+	}
+	printf(",\"input_tokens\":%llu,\"output_tokens\":%llu,\"wall_s\":%.3f",
+	       (unsigned long long)res->input_tokens, (unsigned long long)res->output_tokens,
+	       res->wall_s);
+	if (res->status == AGENT_ERROR) {
+		printf(",\"error\":");
+		cli_json_string(stdout, res->error, strlen(res->error));
+	}
+	printf("}\n");
+}
+
+struct agent_args {
+	struct agent_config cfg;
+	struct cell_opts opts;
+	const char *key_env;
+	const char *problem_arg;
+	bool json;
+};
+
+/* Returns 1 when consumed, 0 when unknown, -1 on a bad value. */
+static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
+{
+	struct agent_config *c = &a->cfg;
+	const char *o = argv[*i], *v;
+	uint64_t n;
+#define VAL()                                                                                  \
+	do {                                                                                   \
+		if (!(v = value_of(argc, argv, i)))                                            \
+			return -1;                                                             \
+	} while (0)
+	if (!strcmp(o, "--api")) {
+		VAL();
+		if (!strcmp(v, "openai"))
+			c->api = AGENT_API_OPENAI;
+		else if (!strcmp(v, "anthropic"))
+			c->api = AGENT_API_ANTHROPIC;
+		else {
+			cli_error("--api: expected openai or anthropic, got '%.64s'", v);
+			return -1;
+		}
+	} else if (!strcmp(o, "--base-url")) {
+		VAL();
+		if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+			cli_error("--base-url: expected an http:// or https:// URL, got '%.200s'", v);
+			return -1;
+		}
+		c->base_url = v;
+	} else if (!strcmp(o, "--model")) {
+		VAL();
+		c->model = v;
+	} else if (!strcmp(o, "--api-key-env")) {
+		VAL();
+		a->key_env = v;
+	} else if (!strcmp(o, "--api-key") || !strncmp(o, "--api-key=", 10)) {
+		cli_error("--api-key: keys are not taken on the command line (they would show in ps); "
+			  "put it in OPENAI_API_KEY / ANTHROPIC_API_KEY or name a variable with "
+			  "--api-key-env");
+		return -1;
+	} else if (!strcmp(o, "--temperature")) {
+		VAL();
+		char *end;
+		double t = strtod(v, &end);
+		if (*end || !isfinite(t) || t < 0 || t > 2) {
+			cli_error("--temperature: expected a number from 0 to 2, got '%.64s'", v);
+			return -1;
+		}
+		c->temperature = t;
+	} else if (!strcmp(o, "--max-tokens")) {
+		VAL();
+		if (parse_num(o, v, 1, 10000000, &n) < 0)
+			return -1;
+		c->max_tokens = (long)n;
+	} else if (!strcmp(o, "--extra-body")) {
+		VAL();
+		c->extra_body = v;
+	} else if (!strcmp(o, "--request-timeout")) {
+		VAL();
+		return parse_secs(o, v, &c->request_timeout_s) < 0 ? -1 : 1;
+	} else if (!strcmp(o, "--max-attempts")) {
+		VAL();
+		if (parse_num(o, v, 1, 100, &n) < 0)
+			return -1;
+		c->attempts = (unsigned)n;
+	} else if (!strcmp(o, "--retry-base-ms")) {
+		VAL();
+		if (parse_num(o, v, 0, 600000, &n) < 0)
+			return -1;
+		c->retry_base_ms = (unsigned)n;
+	} else if (!strcmp(o, "--max-steps")) {
+		VAL();
+		if (parse_num(o, v, 1, 100000, &n) < 0)
+			return -1;
+		c->max_steps = (unsigned)n;
+	} else if (!strcmp(o, "--command-timeout")) {
+		VAL();
+		return parse_secs(o, v, &c->command_timeout_s) < 0 ? -1 : 1;
+	} else if (!strcmp(o, "--episode-timeout")) {
+		VAL();
+		return parse_secs(o, v, &c->episode_timeout_s) < 0 ? -1 : 1;
+	} else if (!strcmp(o, "--input")) {
+		VAL();
+		struct stat st;
+		if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			cli_error("--input %.200s: not a directory", v);
+			return -1;
+		}
+		c->input_dir = v;
+	} else if (!strcmp(o, "--out")) {
+		VAL();
+		c->out_dir = v;
+	} else if (!strcmp(o, "--files-limit")) {
+		VAL();
+		if (sc_parse_size(v, &c->files_limit) < 0) {
+			cli_error("--files-limit: expected a size like 256M, got '%.64s'", v);
+			return -1;
+		}
+	} else if (!strcmp(o, "--keep")) {
+		c->keep = true;
+	} else if (!strcmp(o, "--json")) {
+		a->json = true;
+	} else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
+		c->quiet = true;
+	} else {
+		return 0;
+	}
+#undef VAL
+	return 1;
+}
+
+static int parse_args(struct agent_args *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			printf(USAGE, CELL_OPTS_HELP);
+			return 1;
+		}
+		int r = parse_agent_opt(a, argc, argv, &i);
+		if (r == 0)
+			r = cell_opts_parse(&a->opts, argc, argv, &i);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		if (!strcmp(o, "--")) {
+			if (i + 1 < argc)
+				o = argv[++i];
+			else
+				o = NULL;
+		} else if (o[0] == '-' && o[1]) {
+			cli_error("agent: unknown option '%s' (see 'sandcell agent --help')", o);
+			return -1;
+		}
+		if (!o || a->problem_arg || i + 1 < argc) {
+			cli_error("agent: expected exactly one PROBLEM argument (text, '-' or @FILE) "
+				  "after the options");
+			return -1;
+		}
+		a->problem_arg = o;
+	}
+	if (!a->problem_arg) {
+		cli_error("agent: no PROBLEM given (text, '-' for stdin, or @FILE)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The agent's cell defaults, where neither the command line nor the policy
+ * set a limit. */
+static void apply_cell_defaults(const struct cell_opts *o, const struct policy *pol,
+				struct cell_spec *spec)
+{
+	const struct policy_limits *cli = &o->overrides.limits, *pl = &pol->limits;
+	if (!cli->memory && !pl->memory)
+		spec->limits.memory = AGENT_DEFAULT_MEMORY;
+	if (!cli->pids && !pl->pids)
+		spec->limits.pids = AGENT_DEFAULT_PIDS;
+	if (!cli->disk && !pl->disk)
+		spec->limits.disk = AGENT_DEFAULT_DISK;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_args a = {0};
+	agent_config_init(&a.cfg);
+	int r = parse_args(&a, argc, argv);
+	if (r != 0)
+		return r > 0 ? 0 : CLI_EXIT_USAGE;
+	struct agent_config *cfg = &a.cfg;
+	if (!cfg->model) {
+		cli_error("agent: --model NAME is required");
+		return CLI_EXIT_USAGE;
+	}
+	bool anthropic = cfg->api == AGENT_API_ANTHROPIC;
+	if (!cfg->base_url) {
+		const char *env = getenv(anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
+		if (env && *env)
+			cfg->base_url = env;
+	}
+	const char *key_env = a.key_env ? a.key_env : anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+	cfg->api_key = getenv(key_env);
+	if (a.key_env && (!cfg->api_key || !*cfg->api_key)) {
+		cli_error("agent: --api-key-env %s: the variable is not set", a.key_env);
+		return CLI_EXIT_USAGE;
+	}
+	_cleanup_free_ char *problem = load_problem(a.problem_arg);
+	if (!problem)
+		return CLI_EXIT_USAGE;
+	cfg->problem = problem;
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	if (cell_opts_build(&a.opts, &pol, &filter, &spec) < 0) {
+		cell_opts_free(&a.opts);
+		policy_filter_free(&filter);
+		policy_free(&pol);
+		return CLI_EXIT_USAGE;
+	}
+	apply_cell_defaults(&a.opts, &pol, &spec);
+	cfg->spec = &spec;
+
+	struct agent_result res;
+	struct sc_err err = {0};
+	int rc = agent_run(cfg, &res, &err);
+	int exit_code;
+	if (rc < 0) {
+		cli_fail(&err);
+		exit_code = CLI_EXIT_USAGE;
+	} else {
+		if (a.json)
+			print_json(&res);
+		else if (res.answer) {
+			fwrite(res.answer, 1, res.answer_len, stdout);
+			if (res.answer_len && res.answer[res.answer_len - 1] != '\n')
+				putchar('\n');
+		}
+		if (res.status == AGENT_ERROR)
+			cli_error("agent: %s (run recorded in %s)", res.error, res.out_dir);
+		else if (!cfg->quiet)
+			fprintf(stderr, "sandcell: agent: %s after %u steps; run recorded in %s\n",
+				agent_status_name(res.status), res.steps, res.out_dir);
+		if (res.cell_name[0])
+			fprintf(stderr, "sandcell: agent: kept cell %s\n", res.cell_name);
+		exit_code = res.status == AGENT_SUBMITTED ? 0
+			    : res.status == AGENT_ERROR   ? AGENT_EXIT_ERROR
+							  : AGENT_EXIT_UNFINISHED;
+	}
+	fflush(stdout);
+	agent_result_free(&res);
+	cell_opts_free(&a.opts);
+	policy_filter_free(&filter);
+	policy_free(&pol);
+	return exit_code;
+}

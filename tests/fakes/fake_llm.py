@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for a hosted LLM, for tests only.
+
+It speaks both wire formats over real HTTP on 127.0.0.1:
+  POST .../chat/completions   OpenAI-compatible chat completions with tools
+  POST .../messages           Anthropic Messages API with tool_use blocks
+and answers the N-th request with the N-th entry of a scenario file.
+
+Scenario: a JSON list (or {"responses": [...]}) of entries, one per request:
+  {"tool_calls": [{"name": "execute_bash", "arguments": {"command": "ls"}}],
+   "content": "text", "reasoning": "thinking"}     a model turn, rendered in
+                                                  the format of the request;
+                                                  "arguments" may be a string
+                                                  sent verbatim (e.g. bad JSON)
+  {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}
+  {"raw": "not json"}           body sent verbatim with status 200
+  {"body": {...}}               JSON body sent verbatim
+  {"close": true}               drop the connection without answering
+  {"delay": 2.5, ...}           wait before answering
+  {"repeat": 50, ...}           the entry stands for 50 requests
+  {"expect_in_request": ["s"]}  answer 400 unless the request body holds s
+  {"echo_auth": true, ...}      put the request's credentials in the content
+Strings may hold @@NAME@@, replaced by the environment variable NAME.
+Past the last entry every request gets a 400 "scenario exhausted".
+
+Every request is appended to --log as one JSON line (path, headers, body,
+receive/send times on the server's clock, server_ms); each response carries
+X-Fake-Server-Ms. The port is printed on stdout and written to --port-file.
+"""
+import argparse
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ENV_REF = re.compile(r"@@([A-Za-z_][A-Za-z0-9_]*)@@")
+
+
+def expand(v):
+    if isinstance(v, str):
+        return ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), v)
+    if isinstance(v, list):
+        return [expand(x) for x in v]
+    if isinstance(v, dict):
+        return {k: expand(x) for k, x in v.items()}
+    return v
+
+
+def load_scenario(path):
+    with open(path) as f:
+        data = json.load(f)
+    if isinstance(data, dict):
+        data = data["responses"]
+    out = []
+    for entry in data:
+        for _ in range(int(entry.get("repeat", 1))):
+            out.append(entry)
+    return out
+
+
+def openai_body(entry, n, model, content):
+    msg = {"role": "assistant", "content": content}
+    if entry.get("reasoning"):
+        msg["reasoning_content"] = entry["reasoning"]
+    calls = []
+    for i, tc in enumerate(entry.get("tool_calls", [])):
+        args = tc.get("arguments", {})
+        calls.append({
+            "id": tc.get("id", "call_%d_%d" % (n, i)),
+            "type": "function",
+            "function": {
+                "name": tc["name"],
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            },
+        })
+    if calls:
+        msg["tool_calls"] = calls
+    usage = entry.get("usage", {"input": 100 + 10 * n, "output": 20})
+    return {
+        "id": "chatcmpl-fake-%d" % n,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": msg,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": usage["input"], "completion_tokens": usage["output"],
+                  "total_tokens": usage["input"] + usage["output"]},
+    }
+
+
+def anthropic_body(entry, n, model, content):
+    blocks = []
+    if entry.get("reasoning"):
+        blocks.append({"type": "thinking", "thinking": entry["reasoning"], "signature": "fake"})
+    if content:
+        blocks.append({"type": "text", "text": content})
+    for i, tc in enumerate(entry.get("tool_calls", [])):
+        args = tc.get("arguments", {})
+        blocks.append({"type": "tool_use", "id": tc.get("id", "toolu_%d_%d" % (n, i)),
+                       "name": tc["name"], "input": args})
+    usage = entry.get("usage", {"input": 100 + 10 * n, "output": 20})
+    return {
+        "id": "msg_fake_%d" % n,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": "tool_use" if entry.get("tool_calls") else "end_turn",
+        "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"]},
+    }
+
+
+class State:
+    def __init__(self, scenario, log_path):
+        self.scenario = scenario
+        self.log_path = log_path
+        self.n = 0
+        self.lock = threading.Lock()
+        self.last_activity = time.monotonic()
+
+    def next_entry(self):
+        with self.lock:
+            n = self.n
+            self.n += 1
+            self.last_activity = time.monotonic()
+        if n < len(self.scenario):
+            return n, expand(self.scenario[n])
+        return n, {"status": 400, "body": {"error": {
+            "type": "invalid_request_error",
+            "message": "fake LLM: scenario exhausted after %d requests" % len(self.scenario)}}}
+
+    def log(self, record):
+        if not self.log_path:
+            return
+        with self.lock, open(self.log_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-llm/1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def setup(self):
+        super().setup()
+        # headers and body leave in separate writes: without this, Nagle and
+        # the client's delayed ACK add ~40 ms to every response
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def do_POST(self):
+        t_recv = time.perf_counter()
+        st = self.server.state
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if self.path.endswith("/chat/completions"):
+            api = "openai"
+        elif self.path.endswith("/messages"):
+            api = "anthropic"
+        else:
+            self.reply(404, {}, json.dumps({"error": {"message": "no such endpoint"}}).encode())
+            return
+        n, entry = st.next_entry()
+        record = {"n": n, "path": self.path, "api": api,
+                  "headers": {k.lower(): v for k, v in self.headers.items()},
+                  "body": body, "t_recv": t_recv}
+        if entry.get("delay"):
+            time.sleep(float(entry["delay"]))
+        if entry.get("close"):
+            st.log(dict(record, closed=True, t_sent=time.perf_counter()))
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        status = int(entry.get("status", 200))
+        headers = dict(entry.get("headers", {}))
+        missing = [s for s in entry.get("expect_in_request", []) if s not in raw.decode("utf-8", "replace")]
+        if missing:
+            status, payload = 400, json.dumps({"error": {
+                "message": "fake LLM: request %d lacks %r" % (n, missing)}}).encode()
+        elif "raw" in entry:
+            payload = entry["raw"].encode()
+        elif "body" in entry:
+            payload = json.dumps(entry["body"]).encode()
+        else:
+            content = entry.get("content", "")
+            if entry.get("echo_auth"):
+                content += " auth=%s key=%s" % (self.headers.get("Authorization", ""),
+                                                self.headers.get("x-api-key", ""))
+            model = (body or {}).get("model", "fake") if isinstance(body, dict) else "fake"
+            render = openai_body if api == "openai" else anthropic_body
+            payload = json.dumps(render(entry, n, model, content)).encode()
+        t_sent = time.perf_counter()
+        server_ms = (t_sent - t_recv) * 1000
+        headers["X-Fake-Server-Ms"] = "%.3f" % server_ms
+        st.log(dict(record, status=status, t_sent=t_sent, server_ms=server_ms))
+        self.reply(status, headers, payload)
+
+    def reply(self, status, headers, payload):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in headers.items():
+            self.send_header(k, str(v))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--log")
+    ap.add_argument("--port-file")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--idle-exit", type=float, default=600,
+                    help="exit after this many seconds without a request")
+    args = ap.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    server.state = State(load_scenario(args.scenario), args.log)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, args.port_file)
+    print(port, flush=True)
+
+    def watchdog():
+        while True:
+            time.sleep(1)
+            if time.monotonic() - server.state.last_activity > args.idle_exit:
+                server.shutdown()
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

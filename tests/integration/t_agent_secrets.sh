@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# sandcell agent: a model that goes looking for the host's files and for
+# the API key finds neither, and the key never reaches the run's records.
+. "$(dirname "$0")/../lib.sh"
+. "$SRCDIR/tests/fakes/agent_lib.sh"
+
+KEY="sk-test-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+# The model knows where the file is and what the secret starts with (the
+# scenario greps for that prefix), not the secret itself.
+export HOST_SECRET_WORD="host-secret-"
+SECRET="host-secret-$$-$RANDOM$RANDOM"
+export HOST_SECRET_FILE="$T_WORK/secret-$$.txt"
+echo "$SECRET" >"$HOST_SECRET_FILE"
+chmod 644 "$HOST_SECRET_FILE"
+if [ "$SANDCELL_TEST_AS" = root ]; then
+	# where a root user keeps things
+	echo "$SECRET" >"/root/.sandcell-agent-secret-$$"
+fi
+
+T_EXTRA_ENV="OPENAI_API_KEY=$KEY" agent hostfiles host_files -q "find secrets"
+rm -f "/root/.sandcell-agent-secret-$$"
+check "the episode runs to the end" expect_rc 0
+check "the answer is the model's" out_is no-luck
+qtrue "cat of the host file fails inside the cell" '"No such file or directory" in obs[0]'
+qtrue "the editor cannot view the host file either" '"does not exist" in obs[1]'
+qtrue "searching the cell's /etc /root /home /tmp /opt finds nothing" \
+	'"searched" in obs[2] and "'"$SECRET"'" not in obs[2]'
+check "the host secret is nowhere in what the run wrote" bash -c '! grep -rq "$0" "$1"' "$SECRET" "$RUN"
+
+# the key: sent to the server, never to the cell, never written down
+qtrue "the key was sent to the model server as a bearer token" \
+	'all(r["headers"].get("authorization") == "Bearer '"$KEY"'" for r in log)'
+qtrue "the cell's environment has no key (env, /proc/1/environ)" \
+	'"'"$KEY"'" not in obs[3] and "PATH=" in obs[3]'
+check "the key is not in events.jsonl, though the server echoed it" \
+	bash -c '! grep -q "$0" "$1" && grep -q "auth=Bearer \*\*\*\*" "$1"' "$KEY" "$RUN/events.jsonl"
+check "the key is not in trajectory.json" bash -c '! grep -q "$0" "$1"' "$KEY" "$RUN/trajectory.json"
+check "the key is not in anything the run wrote" bash -c '! grep -rq "$0" "$1"' "$KEY" "$RUN"
+check "the key is not on stdout or stderr" bash -c '! grep -q "$0" <<<"$1$2"' "$KEY" "$OUT" "$ERR"
+
+# a key in a variable named with --api-key-env
+T_EXTRA_ENV="MY_LLM_KEY=$KEY" agent keyenv solve -q --api-key-env MY_LLM_KEY "sum"
+qtrue "--api-key-env: the key from that variable is used" \
+	'all(r["headers"].get("authorization") == "Bearer '"$KEY"'" for r in log)'
+T_EXTRA_ENV="" sc agent --model m --api-key-env NOT_SET_ANYWHERE "p"
+check "--api-key-env naming an unset variable is an error" \
+	bash -c '[ "$0" -eq 125 ] && grep -q NOT_SET_ANYWHERE <<<"$1"' "$RC" "$ERR"
+
+check "no cell is left behind" no_cells_left
+finish
