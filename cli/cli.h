@@ -57,4 +57,5 @@ int cmd_gc(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_image(int argc, char **argv);
 int cmd_agent(int argc, char **argv);

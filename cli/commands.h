@@ -17,6 +17,7 @@ static const struct command COMMANDS[] = {
 	{"rm", cmd_rm, "stop and remove long-lived cells"},
 	{"gc", cmd_gc, "remove what crashed cells left behind"},
 	{"policy", cmd_policy, "show a built-in policy or check a policy file"},
+	{"image", cmd_image, "list, build, import, pull and remove images"},
 	{"agent", cmd_agent, "let a model solve a problem in a cell (LLM-in-Sandbox)"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},

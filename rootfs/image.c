@@ -1,7 +1,10 @@
+/* Opening, listing and removing images. rootfs_image_open is on the cell
+ * start path: one small JSON file is read, nothing is locked. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/parse.h"
-#include "rootfs.h"
+#include "internal.h"
 
 int rootfs_image_open(const char *data_root, const char *name, struct rootfs_image *out,
 		      struct sc_err *err)
@@ -13,18 +16,133 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 	}
 	if (!sc_valid_name(name))
 		return sc_fail(err, 0, "bad image name '%.64s'", name);
-	return sc_fail(err, 0, "image '%s' not found (see 'sandcell image ls')", name);
+	struct image_manifest m;
+	if (manifest_load(data_root, name, &m, err) < 0)
+		return -1;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	int rc = 0;
+	for (size_t i = 0; i < m.nlayers && rc == 0; i++) {
+		char path[4096];
+		struct stat st;
+		if (sc_path(path, sizeof(path), "%s/layers/%s", data_root, m.layers[i]) < 0)
+			rc = sc_fail(err, ENAMETOOLONG, "image '%s': layer path", name);
+		else if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			rc = sc_fail(err, errno ? errno : ENOTDIR, "image '%s': layer %s", name, path);
+		else if (!(out->layers[out->nlayers++] = strdup(path)))
+			rc = sc_fail(err, ENOMEM, "image '%s'", name);
+	}
+	if (rc == 0) {
+		out->env = steal_ptr(&m.env);
+		out->workdir = steal_ptr(&m.workdir);
+	}
+	manifest_free(&m);
+	if (rc < 0) {
+		sc_err_hint(err, "remove and rebuild the image");
+		rootfs_image_free(out);
+	}
+	return rc;
 }
 
 void rootfs_image_free(struct rootfs_image *img)
 {
 	for (size_t i = 0; i < img->nlayers; i++)
 		free(img->layers[i]);
-	if (img->env) {
-		for (char **e = img->env; *e; e++)
-			free(*e);
-		free(img->env);
-	}
+	strv_free(img->env);
 	free(img->workdir);
 	memset(img, 0, sizeof(*img));
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct rootfs_image_info *)a)->name,
+		      ((const struct rootfs_image_info *)b)->name);
+}
+
+int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, size_t *n,
+		      struct sc_err *err)
+{
+	*out = NULL;
+	*n = 0;
+	char **names = store_list_names(data_root, err);
+	if (!names)
+		return -1;
+	size_t count = 0;
+	while (names[count])
+		count++;
+	struct rootfs_image_info *list = calloc(count ? count : 1, sizeof(*list));
+	if (!list) {
+		strv_free(names);
+		return sc_fail(err, ENOMEM, "list images");
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < count; i++) {
+		struct image_manifest m;
+		if (manifest_load(data_root, names[i], &m, NULL) < 0)
+			continue; /* half-written or foreign files are not images */
+		struct rootfs_image_info *it = &list[k++];
+		snprintf(it->name, sizeof(it->name), "%s", m.name);
+		snprintf(it->id, sizeof(it->id), "%s", m.layers[0]);
+		it->nlayers = m.nlayers;
+		it->size = m.size;
+		snprintf(it->created, sizeof(it->created), "%s", m.created);
+		it->source = steal_ptr(&m.source);
+		it->env = steal_ptr(&m.env);
+		it->entrypoint = steal_ptr(&m.entrypoint);
+		it->cmd = steal_ptr(&m.cmd);
+		it->workdir = steal_ptr(&m.workdir);
+		manifest_free(&m);
+	}
+	strv_free(names);
+	qsort(list, k, sizeof(*list), by_name);
+	*out = list;
+	*n = k;
+	return 0;
+}
+
+void rootfs_image_list_free(struct rootfs_image_info *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(list[i].source);
+		strv_free(list[i].env);
+		strv_free(list[i].entrypoint);
+		strv_free(list[i].cmd);
+		free(list[i].workdir);
+		free(list[i].used_by);
+	}
+	free(list);
+}
+
+int rootfs_image_remove(const char *data_root, const char *state_root, const char *name,
+			struct sc_err *err)
+{
+	if (!strcmp(name, "host"))
+		return sc_fail(err, 0, "the host image is built in and cannot be removed");
+	if (!sc_valid_name(name))
+		return sc_fail(err, 0, "bad image name '%.64s'", name);
+	struct store st;
+	if (store_open(&st, data_root, err) < 0 || store_lock(&st, err) < 0) {
+		store_close(&st);
+		return -1;
+	}
+	int rc = -1;
+	char path[sizeof(st.root) + 128], who[256];
+	struct image_manifest m;
+	if (manifest_load(data_root, name, &m, err) < 0)
+		goto out;
+	manifest_free(&m);
+	if (store_image_in_use(state_root, name, who, sizeof(who))) {
+		sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first: sandcell rm %s)",
+			name, who, who);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/images/%s.json", st.root, name);
+	if (unlink(path) < 0) {
+		sc_fail(err, errno, "remove %s", path);
+		goto out;
+	}
+	rc = store_gc_layers(&st, err);
+out:
+	store_unlock(&st);
+	store_close(&st);
+	return rc;
 }

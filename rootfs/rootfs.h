@@ -1,12 +1,19 @@
 /* rootfs/: the image store. An image is a list of read-only layer
  * directories (overlay lower dirs, top first) plus defaults; `host` is the
- * built-in image made of the host's /usr, /etc and /opt. */
+ * built-in image made of the host's /usr, /etc and /opt. Other images live
+ * under the data root (see docs/images.md): built from a recipe, imported
+ * from a Docker/OCI archive, or pulled from a registry. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "../common/sc.h"
 
 #define ROOTFS_MAX_LAYERS 64
+#define ROOTFS_DEFAULT_MAX_SIZE (8ULL << 30)
+#define ROOTFS_DEFAULT_MAX_FILES 2000000ULL
 
 struct rootfs_image {
 	char name[64];
@@ -20,3 +27,69 @@ struct rootfs_image {
 int rootfs_image_open(const char *data_root, const char *name, struct rootfs_image *out,
 		      struct sc_err *err);
 void rootfs_image_free(struct rootfs_image *img);
+
+/* What `image ls` shows. */
+struct rootfs_image_info {
+	char name[64];
+	char id[80];          /* top layer, "sha256-HEX" */
+	size_t nlayers;
+	uint64_t size;        /* bytes of regular files */
+	char created[32];     /* ISO 8601, UTC */
+	char *source;         /* "build:RECIPE", "import:FILE", "pull:REF@DIGEST" */
+	char **env, **entrypoint, **cmd; /* NULL-terminated or NULL */
+	char *workdir;
+	char *used_by;        /* a cell using it, or NULL */
+};
+
+/* All images, sorted by name (the host image is not listed). */
+int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, size_t *n,
+		      struct sc_err *err);
+void rootfs_image_list_free(struct rootfs_image_info *list, size_t n);
+
+/* Remove an image and the layers no other image uses. Refused while a cell
+ * (a state dir under state_root with an `image` file naming it) uses it. */
+int rootfs_image_remove(const char *data_root, const char *state_root, const char *name,
+			struct sc_err *err);
+
+struct rootfs_limits {
+	uint64_t max_size;  /* uncompressed bytes of all layers (0: default) */
+	uint64_t max_files; /* entries (0: default) */
+};
+
+/* What an import or build did, for the CLI to report. */
+struct rootfs_report {
+	char id[80];
+	uint64_t size, files;
+	uint64_t skipped_devices, stripped_setid;
+	bool shared;       /* the layer was stored already: nothing unpacked */
+	double seconds;
+};
+
+/* Run a recipe (a shell script, see docs/images.md) and store its root
+ * filesystem as image `name`. The recipe's output goes to log (stderr).
+ * state_root is checked for cells using an image being replaced. */
+int rootfs_image_build(const char *data_root, const char *state_root, const char *name,
+		       const char *recipe, const struct rootfs_limits *lim,
+		       struct rootfs_report *rep, struct sc_err *err);
+
+/* Import a `docker save` archive or an OCI image layout (directory or tar). */
+int rootfs_image_import(const char *data_root, const char *state_root, const char *file,
+			const char *name, const struct rootfs_limits *lim,
+			struct rootfs_report *rep, struct sc_err *err);
+
+struct rootfs_pull_opts {
+	bool insecure;      /* plain HTTP, loopback registries only */
+	const char *platform; /* "linux/amd64"; NULL: the host's */
+	FILE *progress;     /* one line per blob, or NULL */
+	struct rootfs_limits limits;
+};
+
+/* Pull REF ([HOST[:PORT]/]REPO[:TAG|@sha256:HEX]) from a registry. */
+int rootfs_image_pull(const char *data_root, const char *state_root, const char *ref,
+		      const char *name, const struct rootfs_pull_opts *opts,
+		      struct rootfs_report *rep, struct sc_err *err);
+
+/* The directory recipes are looked up in when no file is given: the
+ * SANDCELL_RECIPES environment variable, else the installed or source
+ * scripts/images directory. */
+const char *rootfs_recipe_dir(void);

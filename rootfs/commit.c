@@ -1,0 +1,136 @@
+/* Making an image: extract its layers into a work dir, move the tree into
+ * layers/ under its content id and install the manifest, all or nothing.
+ *
+ * Layers are flattened: an image is one tree (one overlay lower dir),
+ * named by the OCI chain id of its layers (or, for a build, the sha256 of
+ * its tar stream). Images with the same layers share that tree. Keeping
+ * each OCI layer as its own lower dir would need overlay whiteouts, which a
+ * rootless caller cannot make (no mknod) without the kernel's newer
+ * xattr whiteouts and a `userxattr` mount; a flat tree works everywhere. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+static uint64_t size_of_layer(struct store *st, const char *id)
+{
+	char **names = store_list_names(st->root, NULL);
+	uint64_t size = 0;
+	for (char **n = names; n && *n && !size; n++) {
+		struct image_manifest m;
+		if (manifest_load(st->root, *n, &m, NULL) < 0)
+			continue;
+		if (m.nlayers == 1 && !strcmp(m.layers[0], id))
+			size = m.size;
+		manifest_free(&m);
+	}
+	strv_free(names);
+	return size;
+}
+
+static bool layer_exists(struct store *st, const char *id)
+{
+	char path[sizeof(st->root) + 128];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/layers/%s", st->root, id);
+	return lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int extract_all(struct store_work *w, const struct layer_source *src,
+		       const struct extract_limits *el, const struct idshift *ids,
+		       const struct image_manifest *m, char *id,
+		       size_t id_size, struct extract_stats *stats, struct sc_err *err)
+{
+	if (mkdirat(w->dir_fd, "rootfs", 0700) < 0)
+		return sc_fail(err, errno, "mkdir %s/rootfs", w->path);
+	_cleanup_fd_ int root = openat(w->dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root < 0)
+		return sc_fail(err, errno, "open %s/rootfs", w->path);
+	struct extractor *x = extractor_new(root, el, ids, err);
+	if (!x)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < src->nlayers; i++) {
+		struct stream s;
+		if (src->open(src->ctx, i, &s, err) < 0) {
+			rc = -1;
+			break;
+		}
+		rc = extractor_layer(x, &s, src->whiteouts, !src->no_drain, err);
+		if (rc == 0)
+			rc = src->close(src->ctx, i, &s, err);
+		if (rc == 0 && !src->layer_id) {
+			struct sha256 h = s.data_hash;
+			char hex[SHA256_HEX_LEN + 1];
+			sha256_final_hex(&h, hex);
+			snprintf(id, id_size, "sha256-%s", hex);
+		}
+		stream_close(&s);
+	}
+	/* Docker creates a missing WORKDIR; so do we. */
+	if (rc == 0 && m->workdir)
+		rc = extractor_mkdirs(x, m->workdir, err);
+	if (rc == 0)
+		rc = extractor_finish(x, stats, err);
+	extractor_free(x);
+	return rc;
+}
+
+int image_make(struct store *st, const char *state_root, struct store_work *w,
+	       const struct layer_source *src, const struct rootfs_limits *lim,
+	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err)
+{
+	double t0 = sc_now();
+	struct idshift ids;
+	idshift_for_caller(&ids);
+	struct extract_limits el = {
+		.max_bytes = lim && lim->max_size ? lim->max_size : ROOTFS_DEFAULT_MAX_SIZE,
+		.max_files = lim && lim->max_files ? lim->max_files : ROOTFS_DEFAULT_MAX_FILES,
+	};
+	char id[80] = "";
+	struct extract_stats stats = {0};
+	bool have = false;
+	if (src->layer_id) {
+		snprintf(id, sizeof(id), "%s", src->layer_id);
+		have = layer_exists(st, id);
+	}
+	if (!have && extract_all(w, src, &el, &ids, m, id, sizeof(id), &stats, err) < 0)
+		return -1;
+	if (!layer_id_valid(id))
+		return sc_fail(err, 0, "internal error: no layer id");
+
+	if (store_lock(st, err) < 0)
+		return -1;
+	int rc = -1;
+	if (have && !layer_exists(st, id)) {
+		sc_fail(err, 0, "layer %s was removed meanwhile; try again", id);
+		goto out;
+	}
+	if (!have && store_commit_layer(st, w, "rootfs", id, err) < 0)
+		goto out;
+	if (!(m->layers[0] = strdup(id))) {
+		sc_fail(err, ENOMEM, "manifest");
+		goto out;
+	}
+	m->nlayers = 1;
+	m->size = have ? size_of_layer(st, id) : stats.bytes;
+	m->shifted = ids.chown;
+	m->uid_start = ids.uid_start;
+	m->gid_start = ids.gid_start;
+	iso8601_now(m->created);
+	rc = store_install(st, state_root, m, err);
+out:
+	store_unlock(st);
+	if (rc == 0 && rep) {
+		memset(rep, 0, sizeof(*rep));
+		snprintf(rep->id, sizeof(rep->id), "%s", id);
+		rep->size = m->size;
+		rep->files = stats.files;
+		rep->skipped_devices = stats.skipped_devices;
+		rep->stripped_setid = stats.stripped_setid;
+		rep->shared = have;
+		rep->seconds = sc_now() - t0;
+	}
+	return rc;
+}

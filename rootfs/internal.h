@@ -1,0 +1,265 @@
+/* Private to rootfs/: the byte streams and tar reader, the checked
+ * extractor, the store's layout and manifests. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "rootfs.h"
+#include "sha256.h"
+
+/* ---- byte streams: a file region, a pipe, optionally gzip-compressed ---- */
+
+struct stream {
+	int fd;
+	bool seekable;       /* pread from pos; else read() */
+	uint64_t pos;        /* next raw offset (seekable) */
+	uint64_t raw_left;   /* raw bytes left in the region (UINT64_MAX: to EOF) */
+	uint8_t *rbuf;       /* read-ahead of raw bytes */
+	size_t rlen, roff;
+	struct sha256 raw_hash; /* over the raw (maybe compressed) bytes */
+	bool gzip;
+	bool z_ready, z_end;
+	z_stream z;
+	uint8_t *zbuf;       /* compressed input buffer */
+	struct sha256 data_hash; /* over the uncompressed bytes */
+	uint64_t data_bytes; /* uncompressed bytes produced */
+	uint64_t max_data;   /* limit on data_bytes (0: none) */
+	bool over_limit;
+	bool fast_skip;      /* skips seek (hashes then do not cover them) */
+	bool peeked;         /* first bytes sniffed for the gzip magic */
+	uint8_t peek[4];
+	size_t peek_len, peek_off;
+};
+
+/* A stream over fd [offset, offset+len) (len UINT64_MAX: to EOF). fd stays
+ * owned by the caller. Compression is sniffed on the first read. */
+int stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_t max_data,
+		struct sc_err *err);
+/* Read up to len uncompressed bytes; 0 at the end; -1 with err. */
+ssize_t stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err);
+/* Read and discard up to len bytes (seeks when it can). */
+int stream_skip(struct stream *s, uint64_t len, struct sc_err *err);
+/* Read to the end so that both hashes cover everything. */
+int stream_drain(struct stream *s, struct sc_err *err);
+void stream_close(struct stream *s);
+
+/* ---- tar: ustar, pax extended headers, GNU long names ---- */
+
+#define TAR_PATH_MAX 4096
+
+enum tar_type { TAR_FILE, TAR_DIR, TAR_SYMLINK, TAR_HARDLINK, TAR_CHAR, TAR_BLOCK, TAR_FIFO, TAR_OTHER };
+
+struct tar_entry {
+	char path[TAR_PATH_MAX];
+	char link[TAR_PATH_MAX];
+	enum tar_type type;
+	uint32_t mode;
+	uint64_t size;
+	uint32_t uid, gid;
+	int64_t mtime;
+	uint64_t data_offset; /* raw offset of the content (uncompressed archives) */
+};
+
+struct tar_reader {
+	struct stream *in;
+	uint64_t offset;    /* bytes consumed from the uncompressed stream */
+	uint64_t left;      /* content bytes of the current entry not yet read */
+	uint64_t pad;       /* padding after the current entry */
+};
+
+void tar_init(struct tar_reader *t, struct stream *in);
+/* Next entry: 1 with e filled, 0 at the end of the archive, -1 on error. */
+int tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err);
+/* Read the current entry's content. */
+ssize_t tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_err *err);
+
+/* ---- the checked extractor (extract.c) ---- */
+
+struct idshift {
+	bool chown;         /* root: chown entries to start + id */
+	uint32_t uid_start, gid_start, count;
+};
+
+/* The id range a root caller's cells map (/etc/subuid "sandcell", else
+ * 524288+65536, as runtime/idmap.c); chown=false for other callers. */
+void idshift_for_caller(struct idshift *s);
+
+struct extract_limits {
+	uint64_t max_bytes; /* uncompressed archive bytes, all layers together */
+	uint64_t max_files;
+};
+
+struct extract_stats {
+	uint64_t files, bytes;        /* entries made, bytes of regular files */
+	uint64_t skipped_devices, stripped_setid;
+};
+
+struct extractor;
+/* Extract into the (empty) directory root_fd (not owned). */
+struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
+				const struct idshift *ids, struct sc_err *err);
+/* Apply one layer (a tar stream) on top of what is there; OCI whiteouts
+ * are applied when whiteouts is set; with drain, the stream is read to its
+ * end so that its digests cover all of it. */
+int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
+		    struct sc_err *err);
+/* Make directory `path` (absolute in the image) and its parents unless
+ * they exist; e.g. the image's working directory. */
+int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err);
+/* Finish: directory modes and times. */
+int extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err);
+void extractor_free(struct extractor *x);
+/* Bytes extracted so far (uncompressed, all layers). */
+uint64_t extractor_bytes(const struct extractor *x);
+
+/* ---- filesystem helpers (tree.c) ---- */
+
+/* Remove name under dir (a tree or a file), never following symlinks,
+ * making our own read-only directories writable on the way. */
+int tree_remove_at(int dir, const char *name, struct sc_err *err);
+int tree_remove(const char *path, struct sc_err *err);
+
+/* ---- the store (store.c) ---- */
+
+/* Layout under the data root:
+ *   images/NAME.json         manifests
+ *   layers/sha256-HEX/       read-only layer trees, shared by content
+ *   blobs/sha256-HEX[.partial] downloads of an unfinished pull
+ *   tmp/op-XXXXXX/           work dirs of running builds/imports (locked)
+ *   .lock                    held while manifests and layers change */
+struct store {
+	char root[3072];
+	int lock_fd;
+};
+
+int store_open(struct store *st, const char *data_root, struct sc_err *err);
+void store_close(struct store *st);
+int store_lock(struct store *st, struct sc_err *err);
+void store_unlock(struct store *st);
+
+/* A locked work dir under tmp/ (removed by store_work_end or, after a
+ * crash, by the next store_work_begin). */
+struct store_work {
+	char path[3200];
+	int lock_fd;
+	int dir_fd;
+};
+int store_work_begin(struct store *st, struct store_work *w, struct sc_err *err);
+void store_work_end(struct store_work *w);
+
+/* The manifest of an image. */
+struct image_manifest {
+	char name[64];
+	char *layers[ROOTFS_MAX_LAYERS]; /* layer ids "sha256-HEX", top first */
+	size_t nlayers;
+	char created[32];
+	uint64_t size;
+	char *source;
+	char **env;         /* NULL-terminated or NULL */
+	char *workdir;
+	char **entrypoint;
+	char **cmd;
+	bool shifted;       /* owned by the root caller's id range */
+	uint32_t uid_start, gid_start;
+};
+void manifest_free(struct image_manifest *m);
+/* Load images/NAME.json; ENOENT gives "image 'NAME' not found". */
+int manifest_load(const char *data_root, const char *name, struct image_manifest *m,
+		  struct sc_err *err);
+int manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err);
+/* NULL-terminated string array copy helpers. */
+char **strv_dup(char *const *v);
+void strv_free(char **v);
+
+/* Move a finished tree (work dir entry `name`) into layers/ID. When the
+ * layer exists already (same content) the new tree is left to the work
+ * dir's removal. Store lock must be held. */
+int store_commit_layer(struct store *st, struct store_work *w, const char *name,
+		       const char *id, struct sc_err *err);
+/* Install a manifest (store lock held): refuse when a cell uses the image
+ * of that name, then remove layers nothing refers to any more. */
+int store_install(struct store *st, const char *state_root, const struct image_manifest *m,
+		  struct sc_err *err);
+/* Whether a cell (state dir with an `image` file) uses image `name`; the
+ * first such cell's name goes to who. */
+bool store_image_in_use(const char *state_root, const char *name, char *who, size_t who_size);
+/* Remove layers that no manifest references (store lock held). */
+int store_gc_layers(struct store *st, struct sc_err *err);
+/* Image names (NULL-terminated, strv_free) or NULL with err. */
+char **store_list_names(const char *data_root, struct sc_err *err);
+
+bool layer_id_valid(const char *id);
+bool env_entry_valid(const char *kv);
+/* Read a small regular file dir/name (no symlinks) into a NUL-terminated
+ * malloc'd buffer. */
+int read_small(int dir, const char *name, size_t max, char **out, size_t *len,
+	       struct sc_err *err);
+
+/* ---- making an image (commit.c) ---- */
+
+/* One layer source for image_make: opens a stream, then checks it. */
+struct layer_source {
+	int (*open)(void *ctx, size_t i, struct stream *s, struct sc_err *err);
+	/* Called after the layer was extracted and drained; verify digests. */
+	int (*close)(void *ctx, size_t i, struct stream *s, struct sc_err *err);
+	void *ctx;
+	size_t nlayers;        /* bottom first */
+	bool whiteouts;
+	bool no_drain;         /* stop at the end-of-archive blocks (builds) */
+	const char *layer_id;  /* known content id (chain id), or NULL: the
+				  sha256 of the single layer's tar stream */
+};
+
+/* Extract the layers into a fresh tree, commit it and install m (its
+ * layers, size and id shift are filled here). */
+int image_make(struct store *st, const char *state_root, struct store_work *w,
+	       const struct layer_source *src, const struct rootfs_limits *lim,
+	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err);
+
+/* Current time as "2025-05-20T12:00:00Z". */
+void iso8601_now(char out[32]);
+
+/* ---- OCI / Docker image JSON (oci.c) ---- */
+
+#define OCI_DIGEST_LEN 72 /* "sha256:" + 64 hex + NUL, rounded */
+#define OCI_MAX_LAYERS 128
+#define OCI_JSON_MAX (4 * 1024 * 1024)
+
+struct oci_desc {
+	char digest[OCI_DIGEST_LEN];
+	uint64_t size;
+	char media_type[128];
+};
+
+struct oci_manifest {
+	bool is_index;
+	struct oci_desc config;
+	struct oci_desc layers[OCI_MAX_LAYERS];
+	size_t nlayers;
+};
+
+struct oci_config {
+	char **env, **entrypoint, **cmd;
+	char *workdir;
+	char diff_ids[OCI_MAX_LAYERS][OCI_DIGEST_LEN];
+	size_t ndiff_ids;
+};
+
+bool digest_valid(const char *d);
+bool media_is_index(const char *mt);
+bool media_is_manifest(const char *mt);
+/* "linux/amd64" for this machine. */
+void host_platform(char *out, size_t size);
+int oci_pick_from_index(const char *text, size_t len, const char *platform,
+			struct oci_desc *out, struct sc_err *err);
+int oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, struct sc_err *err);
+int oci_parse_config(const char *text, size_t len, struct oci_config *c, struct sc_err *err);
+void oci_config_free(struct oci_config *c);
+/* The layer id ("sha256-HEX") of a stack of diff ids (bottom first). */
+void oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t size);
+/* Whether the stream's raw (or uncompressed) sha256 is `digest`. */
+bool stream_digest_is(struct stream *s, bool raw, const char *digest);
+/* Move env/workdir/entrypoint/cmd from c into m. */
+void image_defaults_from_config(struct image_manifest *m, struct oci_config *c);

@@ -1,0 +1,697 @@
+/* `image pull`: a client of the OCI distribution API (Docker registry v2).
+ * libcurl is loaded with dlopen (common/curl_dl.h), never linked: the
+ * sandcell binary's start is the hot path.
+ *
+ * Manifest (and index: the host's platform is picked), config and layer
+ * blobs are fetched and each is checked against its sha256 digest; layers
+ * also against the config's diff_ids. Anonymous bearer tokens are fetched
+ * when the registry answers 401 with a Bearer challenge. Layer blobs are
+ * downloaded to blobs/ in the store, resumed from a .partial file after an
+ * interruption, skipped when complete, and removed once the image is made. */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "../common/curl_dl.h"
+#include "../common/parse.h"
+#include "internal.h"
+
+#define TOKEN_MAX 16384
+#define HEADER_MAX 4096
+
+struct ref {
+	char host[256];   /* "registry-1.docker.io", "127.0.0.1:5000" */
+	char repo[256];
+	char tag[130];
+	char digest[OCI_DIGEST_LEN]; /* "" unless pinned */
+};
+
+static bool repo_valid(const char *r)
+{
+	if (!r[0] || strlen(r) > 255 || r[0] == '/' || r[strlen(r) - 1] == '/' || strstr(r, "//"))
+		return false;
+	for (const char *p = r; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || strchr("._-/", *p)))
+			return false;
+	return !strstr(r, "..");
+}
+
+static bool tag_valid(const char *t)
+{
+	if (!t[0] || strlen(t) > 128)
+		return false;
+	for (const char *p = t; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr("._-", *p)))
+			return false;
+	return true;
+}
+
+static bool host_valid(const char *h)
+{
+	if (!h[0] || strlen(h) > 253)
+		return false;
+	for (const char *p = h; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      strchr(".-:[]", *p)))
+			return false;
+	return true;
+}
+
+int parse_ref(const char *in, struct ref *r, struct sc_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	char buf[600];
+	if (strlen(in) >= sizeof(buf))
+		return sc_fail(err, 0, "image reference too long");
+	snprintf(buf, sizeof(buf), "%s", in);
+	char *at = strchr(buf, '@');
+	if (at) {
+		*at = '\0';
+		if (!digest_valid(at + 1))
+			return sc_fail(err, 0, "bad digest in '%.200s' (expected @sha256:<64 hex digits>)", in);
+		snprintf(r->digest, sizeof(r->digest), "%s", at + 1);
+	}
+	char *name = buf, *slash = strchr(buf, '/');
+	if (slash && (memchr(buf, '.', (size_t)(slash - buf)) || memchr(buf, ':', (size_t)(slash - buf)) ||
+		      !strncmp(buf, "localhost/", 10))) {
+		*slash = '\0';
+		snprintf(r->host, sizeof(r->host), "%.255s", buf);
+		name = slash + 1;
+	} else {
+		snprintf(r->host, sizeof(r->host), "registry-1.docker.io");
+	}
+	if (!strcmp(r->host, "docker.io") || !strcmp(r->host, "index.docker.io"))
+		snprintf(r->host, sizeof(r->host), "registry-1.docker.io");
+	char *colon = strrchr(name, ':');
+	if (colon && !strchr(colon, '/')) {
+		*colon = '\0';
+		snprintf(r->tag, sizeof(r->tag), "%.129s", colon + 1);
+	} else {
+		snprintf(r->tag, sizeof(r->tag), "latest");
+	}
+	if (!strcmp(r->host, "registry-1.docker.io") && !strchr(name, '/'))
+		snprintf(r->repo, sizeof(r->repo), "library/%.200s", name);
+	else
+		snprintf(r->repo, sizeof(r->repo), "%.255s", name);
+	if (!host_valid(r->host) || !repo_valid(r->repo) || !tag_valid(r->tag))
+		return sc_fail(err, 0, "bad image reference '%.200s' (expected [HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST], repository in lowercase)", in);
+	return 0;
+}
+
+static bool host_is_loopback(const char *host)
+{
+	char h[256];
+	snprintf(h, sizeof(h), "%s", host);
+	if (h[0] == '[') {
+		char *end = strchr(h, ']');
+		if (!end)
+			return false;
+		*end = '\0';
+		return !strcmp(h + 1, "::1");
+	}
+	char *colon = strchr(h, ':');
+	if (colon)
+		*colon = '\0';
+	return !strcmp(h, "localhost") || !strncmp(h, "127.", 4);
+}
+
+/* ---- HTTP through libcurl ---- */
+
+struct http {
+	const struct curl_dl *c;
+	CURL *h;
+	bool insecure;
+	char token[TOKEN_MAX];
+	const char *scope_repo;
+};
+
+struct resp {
+	long status;
+	/* body into memory (bounded) or into fd */
+	char *body;
+	size_t len, max;
+	int fd;
+	uint64_t written, fd_max;
+	uint64_t resume;     /* bytes already in fd (a Range request) */
+	struct sha256 *hash; /* over what is in fd */
+	bool too_big;
+	bool write_failed;
+	char content_type[128];
+	char www_auth[HEADER_MAX];
+};
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct resp *r = ud;
+	size_t n = size * nmemb;
+	if (r->fd >= 0 && r->status >= 200 && r->status < 300) {
+		if (r->status == 200 && r->resume) {
+			/* The server ignored the range: start the file over. */
+			if (ftruncate(r->fd, 0) < 0 || lseek(r->fd, 0, SEEK_SET) < 0) {
+				r->write_failed = true;
+				return 0;
+			}
+			sha256_init(r->hash);
+			r->fd_max += r->resume;
+			r->resume = 0;
+		}
+		if (r->written + n > r->fd_max) {
+			r->too_big = true;
+			return 0;
+		}
+		if (sc_write_all(r->fd, data, n) < 0) {
+			r->write_failed = true;
+			return 0;
+		}
+		sha256_update(r->hash, data, n);
+		r->written += n;
+		return n;
+	}
+	/* Small bodies, and error bodies of downloads, go to memory. */
+	if (r->len + n > r->max) {
+		r->too_big = true;
+		return 0;
+	}
+	char *b = realloc(r->body, r->len + n + 1);
+	if (!b)
+		return 0;
+	memcpy(b + r->len, data, n);
+	r->body = b;
+	r->len += n;
+	b[r->len] = '\0';
+	return n;
+}
+
+static void header_value(const char *line, size_t n, const char *name, char *out, size_t size)
+{
+	size_t k = strlen(name);
+	if (n <= k + 1 || strncasecmp(line, name, k) != 0 || line[k] != ':')
+		return;
+	const char *v = line + k + 1;
+	size_t vlen = n - k - 1;
+	while (vlen && (*v == ' ' || *v == '\t'))
+		v++, vlen--;
+	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+		vlen--;
+	if (vlen >= size)
+		vlen = size - 1;
+	memcpy(out, v, vlen);
+	out[vlen] = '\0';
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct resp *r = ud;
+	size_t n = size * nmemb;
+	/* A new status line (after a redirect): forget the previous headers. */
+	if (n > 5 && !strncmp(data, "HTTP/", 5)) {
+		r->content_type[0] = r->www_auth[0] = '\0';
+		long code = 0;
+		const char *sp = memchr(data, ' ', n);
+		if (sp)
+			code = strtol(sp + 1, NULL, 10);
+		r->status = code;
+	}
+	header_value(data, n, "Content-Type", r->content_type, sizeof(r->content_type));
+	header_value(data, n, "WWW-Authenticate", r->www_auth, sizeof(r->www_auth));
+	return n;
+}
+
+static int http_init(struct http *hp, bool insecure, struct sc_err *err)
+{
+	memset(hp, 0, sizeof(*hp));
+	hp->insecure = insecure;
+	if (!(hp->c = curl_dl_load(err)))
+		return -1;
+	if (!(hp->h = hp->c->easy_init()))
+		return sc_fail(err, 0, "curl_easy_init failed");
+	return 0;
+}
+
+static void http_free(struct http *hp)
+{
+	if (hp->h)
+		hp->c->easy_cleanup(hp->h);
+	hp->h = NULL;
+}
+
+static void resp_init(struct resp *r, size_t max)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->max = max;
+}
+
+static void resp_free(struct resp *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+}
+
+/* One GET; with_auth adds the bearer token when there is one. */
+static int http_get_once(struct http *hp, const char *url, const char *accept, uint64_t resume,
+			 bool with_auth, struct resp *r, struct sc_err *err)
+{
+	const struct curl_dl *c = hp->c;
+	CURL *h = hp->h;
+	c->easy_reset(h);
+	struct curl_slist *hdrs = NULL;
+	char line[TOKEN_MAX + 64];
+	if (accept) {
+		snprintf(line, sizeof(line), "Accept: %s", accept);
+		hdrs = c->slist_append(hdrs, line);
+	}
+	if (with_auth && hp->token[0]) {
+		snprintf(line, sizeof(line), "Authorization: Bearer %s", hp->token);
+		hdrs = c->slist_append(hdrs, line);
+	}
+	const char *protos = hp->insecure ? "http,https" : "https";
+	c->easy_setopt(h, CURLOPT_URL, url);
+	c->easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
+	c->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
+	c->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	c->easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+	c->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	c->easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
+	c->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	c->easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+	c->easy_setopt(h, CURLOPT_USERAGENT, "sandcell");
+	c->easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	c->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	c->easy_setopt(h, CURLOPT_WRITEDATA, r);
+	c->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	c->easy_setopt(h, CURLOPT_HEADERDATA, r);
+	if (resume)
+		c->easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)resume);
+	CURLcode rc = c->easy_perform(h);
+	long status = 0;
+	c->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	r->status = status;
+	c->slist_free_all(hdrs);
+	if (r->too_big)
+		return sc_fail(err, 0, "GET %s: the response is larger than expected", url);
+	if (r->write_failed)
+		return sc_fail(err, errno, "GET %s: cannot write the download", url);
+	/* Errors after a 4xx/5xx status are reported by the caller. */
+	if (rc != CURLE_OK && !(rc == CURLE_HTTP_RETURNED_ERROR || status >= 400))
+		return sc_fail(err, 0, "GET %s: %s", url, c->easy_strerror(rc));
+	return 0;
+}
+
+/* Parse `Bearer realm="...",service="...",scope="..."`. */
+static int parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
+{
+	realm[0] = service[0] = scope[0] = '\0';
+	if (strncasecmp(h, "Bearer ", 7) != 0)
+		return -1;
+	const char *p = h + 7;
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		const char *eq = strchr(p, '=');
+		if (!eq)
+			break;
+		size_t klen = (size_t)(eq - p);
+		char *dst = (klen == 5 && !strncasecmp(p, "realm", 5))     ? realm
+			    : (klen == 7 && !strncasecmp(p, "service", 7)) ? service
+			    : (klen == 5 && !strncasecmp(p, "scope", 5))   ? scope
+									   : NULL;
+		p = eq + 1;
+		size_t n = 0;
+		if (*p == '"') {
+			p++;
+			while (*p && *p != '"') {
+				if (dst && n + 1 < size)
+					dst[n++] = *p;
+				p++;
+			}
+			if (*p == '"')
+				p++;
+		} else {
+			while (*p && *p != ',') {
+				if (dst && n + 1 < size)
+					dst[n++] = *p;
+				p++;
+			}
+		}
+		if (dst)
+			dst[n] = '\0';
+	}
+	return realm[0] ? 0 : -1;
+}
+
+static void url_escape(const char *in, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)in; *p && n + 4 < size; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~", *p)) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+}
+
+static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
+{
+	char realm[1024], service[512], scope[512];
+	if (parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
+		return sc_fail(err, 0, "the registry wants authentication this client does not support "
+			       "(%.100s)", challenge);
+	if (strncmp(realm, "https://", 8) != 0 && !(hp->insecure && !strncmp(realm, "http://", 7)))
+		return sc_fail(err, 0, "the registry's token service '%.200s' is not https", realm);
+	if (!scope[0])
+		snprintf(scope, sizeof(scope), "repository:%s:pull", hp->scope_repo);
+	char es[1600], esc[1600], url[4096];
+	url_escape(service, es, sizeof(es));
+	url_escape(scope, esc, sizeof(esc));
+	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
+		    es, esc) < 0)
+		return sc_fail(err, 0, "token URL too long");
+	struct resp r;
+	resp_init(&r, 65536);
+	int rc = http_get_once(hp, url, "application/json", 0, false, &r, err);
+	if (rc == 0 && r.status != 200)
+		rc = sc_fail(err, 0, "the token service answered HTTP %ld (is the repository public?)", r.status);
+	cJSON *j = rc == 0 ? cJSON_ParseWithLength(r.body ? r.body : "", r.len) : NULL;
+	const cJSON *t = j ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
+	if (j && !cJSON_IsString(t))
+		t = cJSON_GetObjectItemCaseSensitive(j, "access_token");
+	if (rc == 0 && (!cJSON_IsString(t) || strlen(t->valuestring) >= sizeof(hp->token) ||
+			strpbrk(t->valuestring, "\r\n")))
+		rc = sc_fail(err, 0, "the token service sent no usable token");
+	if (rc == 0)
+		snprintf(hp->token, sizeof(hp->token), "%s", t->valuestring);
+	cJSON_Delete(j);
+	resp_free(&r);
+	return rc;
+}
+
+/* GET with the bearer-token dance on 401. */
+static int http_get(struct http *hp, const char *url, const char *accept, uint64_t resume,
+		    struct resp *r, struct sc_err *err)
+{
+	if (http_get_once(hp, url, accept, resume, true, r, err) < 0)
+		return -1;
+	if (r->status == 401 && r->www_auth[0]) {
+		char challenge[HEADER_MAX];
+		snprintf(challenge, sizeof(challenge), "%s", r->www_auth);
+		if (fetch_token(hp, challenge, err) < 0)
+			return -1;
+		/* Start the response over. */
+		resp_free(r);
+		if (r->written)
+			return sc_fail(err, 0, "GET %s: data before authentication", url);
+		r->status = 0;
+		if (http_get_once(hp, url, accept, resume, true, r, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int status_error(const struct resp *r, const char *what, struct sc_err *err)
+{
+	if (r->status == 404)
+		return sc_fail(err, 0, "%s: not found (HTTP 404)", what);
+	if (r->status == 401 || r->status == 403)
+		return sc_fail(err, 0, "%s: access denied (HTTP %ld)", what, r->status);
+	return sc_fail(err, 0, "%s: HTTP %ld", what, r->status);
+}
+
+static const char ACCEPT_MANIFESTS[] =
+	"application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, "
+	"application/vnd.docker.distribution.manifest.list.v2+json, "
+	"application/vnd.docker.distribution.manifest.v2+json";
+
+/* Fetch a manifest or index (or a config blob) into memory, verifying the
+ * digest when one is known. */
+static int get_json(struct http *hp, const char *base, const char *repo, const char *kind,
+		    const char *ref, const char *digest, struct resp *r, struct sc_err *err)
+{
+	char url[1024];
+	resp_init(r, OCI_JSON_MAX);
+	if (sc_path(url, sizeof(url), "%s/v2/%s/%s/%s", base, repo, kind, ref) < 0)
+		return sc_fail(err, 0, "URL too long");
+	if (http_get(hp, url, !strcmp(kind, "manifests") ? ACCEPT_MANIFESTS : NULL, 0, r, err) < 0)
+		return -1;
+	if (r->status != 200)
+		return status_error(r, url, err);
+	if (!r->body)
+		return sc_fail(err, 0, "%s: empty response", url);
+	if (digest) {
+		char hex[SHA256_HEX_LEN + 1];
+		sha256_hex(r->body, r->len, hex);
+		if (strcmp(hex, digest + 7) != 0)
+			return sc_fail(err, 0, "%s does not match its digest %s", url, digest);
+	}
+	return 0;
+}
+
+/* ---- blobs on disk ---- */
+
+static int blob_file_path(struct store *st, const char *digest, bool partial, char *out, size_t size)
+{
+	return sc_path(out, size, "%s/blobs/sha256-%s%s", st->root, digest + 7, partial ? ".partial" : "");
+}
+
+static int hash_prefix(int fd, uint64_t len, struct sha256 *h)
+{
+	static char buf[256 * 1024];
+	uint64_t off = 0;
+	while (off < len) {
+		ssize_t n = pread(fd, buf, len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf), (off_t)off);
+		if (n <= 0)
+			return -1;
+		sha256_update(h, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int download_blob(struct http *hp, struct store *st, const char *base, const struct ref *ref,
+			 const struct oci_desc *d, uint64_t max, FILE *progress, struct sc_err *err)
+{
+	char final[4096], partial[4096], url[1024];
+	struct stat sb;
+	if (blob_file_path(st, d->digest, false, final, sizeof(final)) < 0 ||
+	    blob_file_path(st, d->digest, true, partial, sizeof(partial)) < 0 ||
+	    sc_path(url, sizeof(url), "%s/v2/%s/blobs/%s", base, ref->repo, d->digest) < 0)
+		return sc_fail(err, ENAMETOOLONG, "blob path");
+	if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == d->size) {
+		if (progress)
+			fprintf(progress, "sandcell: layer %.19s: already downloaded\n", d->digest);
+		return 0; /* verified again when it is unpacked */
+	}
+	if (d->size > max)
+		return sc_fail(err, 0, "layer %s is %llu bytes, more than --max-size", d->digest,
+			       (unsigned long long)d->size);
+	_cleanup_fd_ int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		return sc_fail(err, errno, "open %s", partial);
+	uint64_t have = (uint64_t)sb.st_size;
+	struct sha256 h;
+	sha256_init(&h);
+	if (have > d->size || hash_prefix(fd, have, &h) < 0) {
+		have = 0;
+		sha256_init(&h);
+	}
+	if (ftruncate(fd, (off_t)have) < 0 || lseek(fd, (off_t)have, SEEK_SET) < 0)
+		return sc_fail(err, errno, "prepare %s", partial);
+	if (progress)
+		fprintf(progress, "sandcell: layer %.19s: %s %.1f MB\n", d->digest,
+			have ? "resuming" : "downloading", (double)d->size / 1e6);
+	struct resp r;
+	resp_init(&r, 65536);
+	r.fd = fd;
+	r.hash = &h;
+	r.resume = have;
+	r.fd_max = d->size - have;
+	if (have < d->size && http_get(hp, url, NULL, have, &r, err) < 0) {
+		resp_free(&r);
+		return -1;
+	}
+	resp_free(&r);
+	if (have < d->size && r.status != 200 && r.status != 206)
+		return status_error(&r, url, err);
+	have = r.resume; /* 0 when the server sent everything again */
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_final_hex(&h, hex);
+	if (have + r.written != d->size || strcmp(hex, d->digest + 7) != 0) {
+		(void)unlink(partial);
+		return sc_fail(err, 0, "layer %s: the download does not match its size or digest", d->digest);
+	}
+	if (fsync(fd) < 0 || rename(partial, final) < 0)
+		return sc_fail(err, errno, "store %s", final);
+	return 0;
+}
+
+/* ---- the layers as a layer_source ---- */
+
+struct pull_ctx {
+	struct store *st;
+	const struct oci_manifest *man;
+	struct oci_config *cfg;
+	int fd;
+};
+
+static int pull_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	struct pull_ctx *c = ctx;
+	char path[4096];
+	if (blob_file_path(c->st, c->man->layers[i].digest, false, path, sizeof(path)) < 0)
+		return sc_fail(err, ENAMETOOLONG, "blob path");
+	c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (c->fd < 0)
+		return sc_fail(err, errno, "open %s", path);
+	return stream_open(s, c->fd, 0, UINT64_MAX, 0, err);
+}
+
+static int pull_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	struct pull_ctx *c = ctx;
+	sc_closep(&c->fd);
+	const char *digest = c->man->layers[i].digest;
+	if (!stream_digest_is(s, true, digest)) {
+		char path[4096];
+		if (blob_file_path(c->st, digest, false, path, sizeof(path)) == 0)
+			(void)unlink(path);
+		return sc_fail(err, 0, "layer %s does not match its digest (removed; pull again)", digest);
+	}
+	if (!stream_digest_is(s, false, c->cfg->diff_ids[i]))
+		return sc_fail(err, 0, "layer %s does not match diff_id %s in the image config", digest,
+			       c->cfg->diff_ids[i]);
+	return 0;
+}
+
+static void remove_blobs(struct store *st, const struct oci_manifest *man)
+{
+	char path[4096];
+	for (size_t i = 0; i < man->nlayers; i++)
+		if (blob_file_path(st, man->layers[i].digest, false, path, sizeof(path)) == 0)
+			(void)unlink(path);
+}
+
+/* Resolve REF to an image manifest: tag or digest, through an index. */
+static int resolve_manifest(struct http *hp, const char *base, const struct ref *ref,
+			    const char *platform, struct oci_manifest *man, char *digest_out,
+			    struct sc_err *err)
+{
+	struct resp r;
+	const char *want = ref->digest[0] ? ref->digest : NULL;
+	if (get_json(hp, base, ref->repo, "manifests", want ? want : ref->tag, want, &r, err) < 0) {
+		resp_free(&r);
+		return -1;
+	}
+	for (int depth = 0;; depth++) {
+		sha256_hex(r.body, r.len, digest_out + 7);
+		memcpy(digest_out, "sha256:", 7);
+		if (oci_parse_manifest(r.body, r.len, man, err) < 0)
+			break;
+		if (!man->is_index) {
+			resp_free(&r);
+			return 0;
+		}
+		struct oci_desc d;
+		if (depth > 4 || oci_pick_from_index(r.body, r.len, platform, &d, err) < 0) {
+			if (depth > 4)
+				sc_fail(err, 0, "image indexes nested too deeply");
+			break;
+		}
+		resp_free(&r);
+		if (get_json(hp, base, ref->repo, "manifests", d.digest, d.digest, &r, err) < 0)
+			break;
+	}
+	resp_free(&r);
+	return -1;
+}
+
+int rootfs_image_pull(const char *data_root, const char *state_root, const char *refstr,
+		      const char *name, const struct rootfs_pull_opts *o,
+		      struct rootfs_report *rep, struct sc_err *err)
+{
+	if (!sc_valid_name(name) || !strcmp(name, "host"))
+		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
+	struct ref ref;
+	if (parse_ref(refstr, &ref, err) < 0)
+		return -1;
+	if (o->insecure && !host_is_loopback(ref.host))
+		return sc_fail(err, 0, "--insecure is only allowed for registries on loopback, not %s", ref.host);
+	char platform[64], base[300];
+	if (o->platform)
+		snprintf(platform, sizeof(platform), "%s", o->platform);
+	else
+		host_platform(platform, sizeof(platform));
+	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
+	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
+
+	struct http hp;
+	struct store st = {.lock_fd = -1};
+	struct store_work w = {.dir_fd = -1};
+	struct oci_manifest *man = calloc(1, sizeof(*man));
+	struct oci_config *cfg = calloc(1, sizeof(*cfg));
+	struct image_manifest m = {0};
+	struct resp r = {0};
+	int rc = -1;
+	char digest[OCI_DIGEST_LEN] = "";
+	if (!man || !cfg) {
+		sc_fail(err, ENOMEM, "pull");
+		goto out_free;
+	}
+	if (http_init(&hp, o->insecure, err) < 0)
+		goto out_free;
+	hp.scope_repo = ref.repo;
+	if (store_open(&st, data_root, err) < 0)
+		goto out;
+	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0)
+		goto out;
+	if (get_json(&hp, base, ref.repo, "blobs", man->config.digest, man->config.digest, &r, err) < 0 ||
+	    oci_parse_config(r.body, r.len, cfg, err) < 0)
+		goto out;
+	if (cfg->ndiff_ids != man->nlayers || man->nlayers == 0) {
+		sc_fail(err, 0, "the manifest lists %zu layers but the config %zu diff_ids", man->nlayers,
+			cfg->ndiff_ids);
+		goto out;
+	}
+	char id[80], path[4096];
+	oci_chain_id(cfg->diff_ids, man->nlayers, id, sizeof(id));
+	struct stat sb;
+	bool have = sc_path(path, sizeof(path), "%s/layers/%s", st.root, id) == 0 && stat(path, &sb) == 0;
+	for (size_t i = 0; !have && i < man->nlayers; i++)
+		if (download_blob(&hp, &st, base, &ref, &man->layers[i], max, o->progress, err) < 0)
+			goto out;
+	if (store_work_begin(&st, &w, err) < 0)
+		goto out;
+	struct pull_ctx ctx = {.st = &st, .man = man, .cfg = cfg, .fd = -1};
+	struct layer_source src = {.open = pull_open, .close = pull_close, .ctx = &ctx,
+				   .nlayers = man->nlayers, .whiteouts = true, .layer_id = id};
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	size_t need = strlen(ref.host) + strlen(ref.repo) + strlen(ref.tag) + 100;
+	if ((m.source = malloc(need)))
+		snprintf(m.source, need, "pull:%s/%s:%s@%s", ref.host, ref.repo, ref.tag, digest);
+	image_defaults_from_config(&m, cfg);
+	rc = image_make(&st, state_root, &w, &src, &o->limits, &m, rep, err);
+	sc_closep(&ctx.fd);
+	if (rc == 0)
+		remove_blobs(&st, man);
+out:
+	resp_free(&r);
+	store_work_end(&w);
+	store_close(&st);
+	http_free(&hp);
+out_free:
+	if (cfg)
+		oci_config_free(cfg);
+	manifest_free(&m);
+	free(man);
+	free(cfg);
+	return rc;
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Test helper for the image tests: crafts Docker/OCI archives (good and
+hostile), packs root filesystems, and serves registry bearer tokens.
+
+Images are made from the host's static busybox (/bin/busybox from the
+busybox-static package), so they need nothing else to run.
+"""
+import base64
+import gzip
+import hashlib
+import http.server
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.parse
+
+BUSYBOX = "/bin/busybox"
+
+
+def tar_bytes(entries, fmt=tarfile.PAX_FORMAT):
+    """entries: (name, kind, data, mode) with kind file|dir|sym|hard|chr."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+        for name, kind, data, mode in entries:
+            ti = tarfile.TarInfo(name)
+            ti.mode = mode
+            ti.mtime = 1700000000
+            if kind == "file":
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+                continue
+            ti.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE,
+                       "hard": tarfile.LNKTYPE, "chr": tarfile.CHRTYPE}[kind]
+            if kind in ("sym", "hard"):
+                ti.linkname = data
+            if kind == "chr":
+                ti.devmajor, ti.devminor = 1, 3
+            t.addfile(ti)
+    return buf.getvalue()
+
+
+def busybox_base():
+    bb = open(BUSYBOX, "rb").read()
+    entries = [("bin", "dir", None, 0o755), ("bin/busybox", "file", bb, 0o755)]
+    for tool in ("sh", "cat", "ls", "id", "stat", "echo", "test", "mkdir", "touch", "wc",
+                 "find", "head", "sleep", "env", "pwd", "readlink"):
+        entries.append(("bin/" + tool, "sym", "busybox", 0o777))
+    return entries
+
+
+def two_layers():
+    """Layer 1: busybox and some files; layer 2 deletes /etc/gone with a
+    whiteout, replaces /opq with an opaque directory, adds /etc/added."""
+    l1 = busybox_base() + [
+        ("etc", "dir", None, 0o755),
+        ("etc/gone", "file", b"lower\n", 0o644),
+        ("etc/kept", "file", b"kept\n", 0o644),
+        ("opq", "dir", None, 0o755),
+        ("opq/old", "file", b"old\n", 0o644),
+        ("etc/hard", "hard", "etc/kept", 0o644),
+        ("etc/abs-link", "sym", "/etc/kept", 0o777),
+    ]
+    l2 = [
+        ("etc/.wh.gone", "file", b"", 0o644),
+        ("etc/added", "file", b"added\n", 0o644),
+        ("opq/.wh..wh..opq", "file", b"", 0o644),
+        ("opq/new", "file", b"new\n", 0o644),
+    ]
+    return [tar_bytes(l1), tar_bytes(l2)]
+
+
+CONFIG = {"Env": ["PATH=/bin", "IMAGE_VAR=from-image"], "WorkingDir": "/work",
+          "Cmd": ["/bin/sh"]}
+
+
+def config_json(layers_plain, extra=None):
+    diff_ids = ["sha256:" + hashlib.sha256(x).hexdigest() for x in layers_plain]
+    cfg = {"architecture": "amd64", "os": "linux", "config": extra or CONFIG,
+           "rootfs": {"type": "layers", "diff_ids": diff_ids}}
+    return json.dumps(cfg).encode()
+
+
+def add_member(t, name, data, mode=0o644):
+    ti = tarfile.TarInfo(name)
+    ti.size = len(data)
+    ti.mode = mode
+    t.addfile(ti, io.BytesIO(data))
+
+
+def write_docker(out, layers, cfg=None):
+    """A `docker save` archive (the legacy layout: HEX/layer.tar)."""
+    cj = cfg if cfg is not None else config_json(layers)
+    with tarfile.open(out, "w") as t:
+        names = []
+        for x in layers:
+            n = hashlib.sha256(x).hexdigest() + "/layer.tar"
+            names.append(n)
+            add_member(t, n, x)
+        cname = hashlib.sha256(cj).hexdigest() + ".json"
+        add_member(t, cname, cj)
+        add_member(t, "manifest.json", json.dumps(
+            [{"Config": cname, "RepoTags": ["test:latest"], "Layers": names}]).encode())
+
+
+def write_oci(outdir, layers, compress=True, cfg=None, tag="latest"):
+    """An OCI image layout directory."""
+    blobs = os.path.join(outdir, "blobs", "sha256")
+    os.makedirs(blobs, exist_ok=True)
+
+    def put(data):
+        h = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(blobs, h), "wb") as f:
+            f.write(data)
+        return {"digest": "sha256:" + h, "size": len(data)}
+
+    descs = []
+    for x in layers:
+        data = gzip.compress(x, mtime=0) if compress else x
+        d = put(data)
+        d["mediaType"] = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if compress else "")
+        descs.append(d)
+    c = put(cfg if cfg is not None else config_json(layers))
+    c["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    man = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+           "config": c, "layers": descs}
+    m = put(json.dumps(man).encode())
+    m["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    m["annotations"] = {"org.opencontainers.image.ref.name": tag}
+    with open(os.path.join(outdir, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [m]}, f)
+    with open(os.path.join(outdir, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+
+
+def hostile(kind, out, arg):
+    base = busybox_base()
+    if kind == "traversal":
+        layers = [tar_bytes(base + [("../../../../../../" + arg.lstrip("/"), "file", b"pwned\n", 0o644)])]
+    elif kind == "absolute":
+        layers = [tar_bytes(base + [(arg, "file", b"pwned\n", 0o644)])]
+    elif kind == "symlink-escape":
+        # A symlink to a host directory, then a file "through" it.
+        layers = [tar_bytes(base + [("esc", "sym", arg, 0o777),
+                                    ("esc/pwned", "file", b"pwned\n", 0o644)])]
+    elif kind == "symlink-escape-layers":
+        # The same across two layers: the link in one, the write in the next.
+        layers = [tar_bytes(base + [("esc", "sym", arg, 0o777)]),
+                  tar_bytes([("esc/pwned", "file", b"pwned\n", 0o644)])]
+    elif kind == "hardlink-escape":
+        layers = [tar_bytes(base + [("h", "hard", arg, 0o644)])]
+    elif kind == "hardlink-dotdot":
+        layers = [tar_bytes(base + [("h", "hard", "../../../../../../" + arg.lstrip("/"), 0o644)])]
+    elif kind == "setuid":
+        bb = open(BUSYBOX, "rb").read()
+        layers = [tar_bytes(base + [("bin/suid", "file", bb, 0o4755),
+                                    ("bin/sgid", "file", bb, 0o2755)])]
+    elif kind == "device":
+        layers = [tar_bytes(base + [("dev-evil", "chr", None, 0o666)])]
+    elif kind == "bomb":
+        # arg MB of zeros: tiny compressed, large unpacked.
+        mb = int(arg)
+        raw = tar_bytes(base + [("zeros", "file", b"\0" * (mb << 20), 0o644)])
+        write_oci(out, [raw], compress=True)
+        return
+    elif kind == "many":
+        layers = [tar_bytes(base + [("f%05d" % i, "file", b"x", 0o644) for i in range(int(arg))])]
+    elif kind == "bad-diffid":
+        layers = [tar_bytes(base)]
+        cfg = json.loads(config_json(layers))
+        cfg["rootfs"]["diff_ids"] = ["sha256:" + "0" * 64]
+        write_docker(out, layers, json.dumps(cfg).encode())
+        return
+    elif kind == "not-an-archive":
+        with open(out, "wb") as f:
+            f.write(b"this is not a tar archive\n" * 100)
+        return
+    else:
+        sys.exit("unknown hostile kind " + kind)
+    write_docker(out, layers)
+
+
+def pack_rootfs(src, out, shift):
+    """Tar a root filesystem, moving owners down by `shift` (a root
+    caller's layers are owned by the cell id range)."""
+    def fix(ti):
+        ti.uid = ti.uid - shift if ti.uid >= shift else ti.uid
+        ti.gid = ti.gid - shift if ti.gid >= shift else ti.gid
+        ti.uname = ti.gname = ""
+        return ti
+    with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+        for name in sorted(os.listdir(src)):
+            t.add(os.path.join(src, name), arcname=name, filter=fix)
+
+
+def oci_from_tar(tarpath, outdir, env):
+    layer = open(tarpath, "rb").read()
+    cfg = {"Env": env, "WorkingDir": "/testbed", "Cmd": ["/bin/sh"]}
+    write_oci(outdir, [layer], compress=True, cfg=config_json([layer], cfg))
+
+
+# ---- a registry token service (Docker registry v2 bearer tokens) ----
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class TokenHandler(http.server.BaseHTTPRequestHandler):
+    key = cert_der = service = issuer = log = None
+
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(u.query)
+        with open(self.log, "a") as f:
+            f.write(self.path + "\n")
+        if u.path != "/token" or q.get("service", [""])[0] != self.service:
+            self.send_response(400)
+            self.end_headers()
+            return
+        access = []
+        for scope in q.get("scope", []):
+            typ, name, actions = scope.split(":", 2)
+            access.append({"type": typ, "name": name, "actions": actions.split(",")})
+        now = int(time.time())
+        header = {"typ": "JWT", "alg": "RS256", "x5c": [base64.b64encode(self.cert_der).decode()]}
+        claims = {"iss": self.issuer, "sub": "anonymous", "aud": self.service, "exp": now + 600,
+                  "nbf": now - 60, "iat": now, "jti": str(now) + str(os.getpid()), "access": access}
+        signing_input = (b64url(json.dumps(header).encode()) + "." +
+                         b64url(json.dumps(claims).encode())).encode()
+        sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", self.key],
+                             input=signing_input, capture_output=True, check=True).stdout
+        token = signing_input.decode() + "." + b64url(sig)
+        body = json.dumps({"token": token, "expires_in": 600}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+def token_server(port, key, cert, service, issuer, log):
+    der = subprocess.run(["openssl", "x509", "-in", cert, "-outform", "DER"],
+                         capture_output=True, check=True).stdout
+    TokenHandler.key, TokenHandler.cert_der = key, der
+    TokenHandler.service, TokenHandler.issuer, TokenHandler.log = service, issuer, log
+    http.server.HTTPServer(("127.0.0.1", int(port)), TokenHandler).serve_forever()
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "docker":
+        write_docker(args[0], two_layers())
+    elif cmd == "oci":
+        write_oci(args[0], two_layers(), compress=True)
+    elif cmd == "hostile":
+        hostile(args[0], args[1], args[2] if len(args) > 2 else "")
+    elif cmd == "pack-rootfs":
+        pack_rootfs(args[0], args[1], int(args[2]))
+    elif cmd == "oci-from-tar":
+        oci_from_tar(args[0], args[1], args[2:])
+    elif cmd == "token-server":
+        token_server(*args)
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()

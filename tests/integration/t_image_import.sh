@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# sandcell image import / ls / rm: docker save archives and OCI layouts,
+# whiteouts, image defaults, shared layers, and hostile archives that must
+# be refused or neutralised without touching the host.
+. "$(dirname "$0")/../lib.sh"
+
+[ -x /bin/busybox ] || { echo "skip: /bin/busybox (busybox-static) is needed for the test images"; exit 77; }
+TOOL="$SRCDIR/tests/integration/image_tool.py"
+A="$T_DIR/archives"
+mkdir -p "$A"
+chmod 755 "$A"
+mk() { python3 "$TOOL" "$@" && chmod -R a+rX "$A"; }
+DATA="$SANDCELL_ROOT/data"
+
+no_leftovers() { [ -z "$(ls -A "$DATA/tmp" 2>/dev/null)" ]; }
+layer_count() { ls "$DATA/layers" 2>/dev/null | grep -c '^sha256-'; }
+
+# --- a docker save archive with two layers ---
+mk docker "$A/two.tar"
+sc image import "$A/two.tar" two
+check "import of a docker save archive succeeds" expect_rc 0
+check "import reports the image" err_has "imported image 'two'"
+sc run --image two -- cat /etc/kept
+check "a file of the lower layer is there" out_is kept
+sc run --image two -- cat /etc/added
+check "a file of the upper layer is there" out_is added
+sc run --image two -- sh -c 'test -e /etc/gone && echo present || echo absent'
+check "a whiteout in the upper layer deleted the lower file" out_is absent
+sc run --image two -- ls /opq
+check "an opaque directory hides the lower layer's entries" out_is new
+sc run --image two -- cat /etc/hard /etc/abs-link
+check "hard links and absolute symlinks resolve inside the image" out_is "$(printf 'kept\nkept')"
+sc run --image two -- sh -c 'echo "$IMAGE_VAR $PATH"; pwd'
+check "the image's env and workdir are the cell's defaults" out_is "$(printf 'from-image /bin\n/work')"
+sc run --image two -e IMAGE_VAR=cli -w /tmp -- sh -c 'echo "$IMAGE_VAR"; pwd'
+check "-e and -w override the image's defaults" out_is "$(printf 'cli\n/tmp')"
+sc run --image two -- sh -c 'ls /usr /root 2>&1; test -e /etc/passwd && echo host-passwd'
+check "nothing of the host's /usr or /etc is in the image" bash -c '! grep -q host-passwd <<<"$0"' "$OUT"
+sc run --image two -- sh -c 'id -u; echo w >/etc/kept && cat /etc/kept; echo t >/tmp/t && cat /tmp/t; echo b >/testbed/b && cat /testbed/b'
+check "cell root owns the image's files and can write (overlay)" out_is "$(printf '0\nw\nt\nb')"
+sc run --image two -- cat /etc/kept
+check "writes do not reach the image" out_is kept
+
+sc image ls --json
+check "image ls --json lists the image with its defaults" bash -c 'printf "%s" "$0" | python3 -c "
+import json,sys
+l=json.load(sys.stdin); i=[x for x in l if x[\"name\"]==\"two\"][0]
+assert i[\"env\"]==[\"PATH=/bin\",\"IMAGE_VAR=from-image\"], i
+assert i[\"workdir\"]==\"/work\" and i[\"cmd\"]==[\"/bin/sh\"]
+assert i[\"id\"].startswith(\"sha256-\") and i[\"size\"]>1000000 and i[\"source\"].startswith(\"import:docker:\")
+"' "$OUT"
+sc image ls
+check "image ls prints a table" bash -c 'grep -q "^NAME" <<<"$0" && grep -q "^two " <<<"$0"' "$OUT"
+
+# --- the same image again: the layer is shared, not copied ---
+sc image import "$A/two.tar" two-again
+check "importing the same image under another name shares its layer" \
+	bash -c '[ '$RC' -eq 0 ] && grep -q "sharing a stored layer" <<<"$0" && [ "$(ls '"$DATA"'/layers | wc -l)" -eq 1 ]' "$ERR"
+
+# --- OCI layouts: a directory, a tar of it, and a gzip'ed docker archive ---
+mk oci "$A/oci"
+sc image import "$A/oci" oci-dir
+check "import of an OCI layout directory (gzip layers) succeeds" expect_rc 0
+sc run --image oci-dir -- sh -c 'cat /etc/added; test -e /etc/gone || echo gone'
+check "the OCI image runs with its whiteouts applied" out_is "$(printf 'added\ngone')"
+tar -C "$A/oci" -cf "$A/oci.tar" . && chmod 644 "$A/oci.tar"
+sc image import "$A/oci.tar" oci-tar
+check "import of an OCI layout tar succeeds" expect_rc 0
+gzip -c "$A/two.tar" >"$A/two.tar.gz" && chmod 644 "$A/two.tar.gz"
+sc image import "$A/two.tar.gz" two-gz
+check "import of a gzip-compressed docker archive succeeds" expect_rc 0
+
+# --- removal ---
+c="imgcell$$"
+sc create --image two "$c"
+if [ "$RC" -eq 0 ]; then
+	sc image rm two
+	check "image rm is refused while a cell uses the image" bash -c '[ '$RC' -ne 0 ] && grep -q "'$c'" <<<"$0"' "$ERR"
+	sc rm -f "$c"
+fi
+sc image rm two
+check "image rm removes the image" expect_rc 0
+sc run --image two-again -- cat /etc/kept
+check "an image sharing the layer still runs" out_is kept
+sc image rm two-again oci-dir oci-tar two-gz
+check "removing the last users removes the layers" bash -c '[ '$RC' -eq 0 ] && [ "$(ls -A '"$DATA"'/layers | wc -l)" -eq 0 ]'
+sc image rm two
+check "removing a missing image fails with one line" bash -c '[ '$RC' -ne 0 ] && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+sc run --image nosuch -- true
+check "running a missing image is a 125 error naming it" bash -c '[ '$RC' -eq 125 ] && grep -q "nosuch" <<<"$0"' "$ERR"
+sc image import "$A/two.tar" host
+check "the name host is reserved" expect_rc 125
+
+# --- hostile archives ---
+OUTSIDE="$T_WORK/outside"
+mkdir -p "$OUTSIDE"
+echo secret >"$OUTSIDE/secret"
+chown -R "$T_UID:$T_UID" "$OUTSIDE"
+chmod 777 "$OUTSIDE" # writable by the test user: only sandcell's checks stand in the way
+before=$(cd "$T_WORK" && find . -path ./root -prune -o -print | sort | md5sum)
+
+hostile() { # NAME KIND ARG: import must fail; nothing left behind
+	mk hostile "$2" "$A/$1.tar" "${3:-}"
+	sc image import "$A/$1.tar" "$1"
+	check "hostile archive ($1) is refused" bash -c '[ '$RC' -ne 0 ] && [ '$RC' -ne 139 ]'
+	check "hostile archive ($1): the error is one line" err_one_line
+	local listed
+	listed=$(as_user "$SC_BIN" image ls --json 2>/dev/null)
+	check "hostile archive ($1): no image, no temporary files left" \
+		bash -c '! grep -q "\"'$1'\"" <<<"$0" && [ -z "$(ls -A '"$DATA"'/tmp)" ]' "$listed"
+}
+hostile traversal traversal "$OUTSIDE/pwned-traversal"
+check "path traversal is refused as such" err_has "'\.\.'"
+hostile absolute absolute "$OUTSIDE/pwned-absolute"
+check "absolute paths are refused as such" err_has "absolute path"
+hostile symlink symlink-escape "$OUTSIDE"
+check "writing through a symlink is refused as such" err_has "symlink"
+hostile symlink2 symlink-escape-layers "$OUTSIDE"
+hostile hardlink hardlink-escape "$OUTSIDE/secret"
+hostile hardlink2 hardlink-dotdot "$OUTSIDE/secret"
+hostile baddiff bad-diffid
+check "a layer that does not match its diff_id is refused" err_has "diff_id"
+hostile notatar not-an-archive
+mk hostile bomb "$A/bomb" 64
+sc image import --max-size 16M "$A/bomb" bomb
+check "an archive past --max-size is refused" bash -c '[ '$RC' -ne 0 ] && grep -q -- "--max-size" <<<"$0"' "$ERR"
+check "the size bomb left nothing behind" bash -c '[ -z "$(ls -A '"$DATA"'/tmp)" ] && [ -z "$(ls -A '"$DATA"'/layers)" ]'
+mk hostile many "$A/many.tar" 300
+sc image import --max-files 100 "$A/many.tar" many
+check "an archive past --max-files is refused" bash -c '[ '$RC' -ne 0 ] && grep -q -- "--max-files" <<<"$0"' "$ERR"
+check "the host is untouched by the hostile archives" \
+	bash -c '[ "$(cd "'"$T_WORK"'" && find . -path ./root -prune -o -print | sort | md5sum)" = "'"$before"'" ] && [ "$(cat "'"$OUTSIDE"'/secret")" = secret ]'
+check "no pwned file anywhere outside" bash -c '[ -z "$(find /tmp -maxdepth 4 -name "pwned*" 2>/dev/null)" ]'
+check "no layers were stored by the refused imports" bash -c '[ "$(ls -A '"$DATA"'/layers | wc -l)" -eq 0 ]'
+
+# Neutralised, not refused: setuid bits and device nodes.
+mk hostile setuid "$A/setuid.tar"
+sc image import "$A/setuid.tar" setuid
+check "an archive with setuid files is imported with a warning" bash -c '[ '$RC' -eq 0 ] && grep -q "setuid" <<<"$0"' "$ERR"
+sc run --image setuid -- stat -c %a /bin/suid /bin/sgid
+check "setuid and setgid bits are stripped" out_is "$(printf '755\n755')"
+mk hostile device "$A/device.tar"
+sc image import "$A/device.tar" device
+check "an archive with a device node is imported with a warning" bash -c '[ '$RC' -eq 0 ] && grep -q "device" <<<"$0"' "$ERR"
+sc run --image device -- sh -c 'test -e /dev-evil && echo present || echo absent'
+check "device nodes are skipped" out_is absent
+layer=$(ls -d "$DATA"/layers/sha256-* | head -1)
+check "no setuid file and no device node is stored in any layer" \
+	bash -c '[ -z "$(find "'"$DATA"'/layers" \( -perm -4000 -o -perm -2000 -o -type c -o -type b \) | head -1)" ]'
+if [ "$SANDCELL_TEST_AS" = root ]; then
+	check "a root caller's layers are owned by the cell id range, not host root" \
+		bash -c '[ "$(stat -c %u "'"$layer"'/bin/busybox")" -ge 65536 ]'
+else
+	check "a rootless caller's layers are owned by the caller" \
+		bash -c '[ "$(stat -c %u "'"$layer"'/bin/busybox")" = '"$T_UID"' ]'
+fi
+sc image rm setuid device
+check "image rm of several images" expect_rc 0
+
+# --- usage ---
+sc image --help
+check "image --help lists the commands" bash -c '[ '$RC' -eq 0 ] && for c in ls build import pull rm; do grep -q "^  $c " <<<"$0" || exit 1; done' "$OUT"
+for c in ls build import pull rm; do
+	sc image "$c" --help
+	check "image $c --help" bash -c '[ '$RC' -eq 0 ] && grep -q "^usage: sandcell image '$c'" <<<"$0"' "$OUT"
+done
+sc image import
+check "import without arguments is a usage error" bash -c '[ '$RC' -eq 125 ] && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+sc image frobnicate
+check "an unknown image command is a usage error" expect_rc 125
+
+finish
