@@ -174,7 +174,7 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 {
 	struct sc_err err = {0};
 	const char *name = o->policy ? o->policy : "default";
-	if (policy_load(name, pol, &err) < 0) {
+	if (policy_load_deferred(name, pol, &err) < 0) {
 		cli_fail(&err);
 		return -1;
 	}

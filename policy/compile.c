@@ -413,15 +413,64 @@ int pol_compile_env(char *buf, size_t size)
 
 /* ---- the public entry point ---- */
 
+/* A deferred policy: keyed by the exact seccomp text; parsed and compiled
+ * only on a miss. The "text " prefix keeps these keys apart from the
+ * canonical ones. */
+static int compile_deferred(const struct policy *p, const char *env, const char *cache_dir,
+			    struct policy_filter *out, struct sc_err *err)
+{
+	size_t klen = strlen(env) + 6 + strlen(p->seccomp_text) + 1;
+	_cleanup_free_ char *key = malloc(klen);
+	if (!key)
+		return sc_fail(err, ENOMEM, "seccomp: cache key");
+	snprintf(key, klen, "%s\ntext %s", env, p->seccomp_text);
+	if (cache_dir) {
+		int rc = pol_cache_get(cache_dir, key, out, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			return 0;
+	}
+	struct policy full = *p; /* shallow: resolve into a private copy */
+	full.seccomp_text = strdup(p->seccomp_text);
+	full.seccomp_doc = strdup(p->seccomp_doc);
+	full.name = NULL;
+	full.seccomp = NULL;
+	int rc = -1;
+	if (full.seccomp_text && full.seccomp_doc) {
+		full.name = p->name;
+		rc = pol_resolve_seccomp(&full, err);
+		full.name = NULL;
+	}
+	if (rc == 0) {
+		rc = pol_compile(full.seccomp, out, err);
+		if (rc < 0 && err && p->name) {
+			struct sc_err inner = *err;
+			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
+			err->errnum = inner.errnum;
+		}
+	}
+	if (rc == 0 && cache_dir) {
+		struct sc_err ignored;
+		pol_cache_put(cache_dir, key, out, &ignored);
+	}
+	pol_seccomp_free(full.seccomp);
+	free(full.seccomp_text);
+	free(full.seccomp_doc);
+	return rc;
+}
+
 int policy_compile_filter(const struct policy *p, const char *cache_dir,
 			  struct policy_filter *out, struct sc_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	if (!p->seccomp)
+	if (!p->seccomp && !p->seccomp_pending)
 		return 0; /* no filter */
 	char env[128];
 	if (pol_compile_env(env, sizeof(env)) < 0)
 		return sc_fail(err, errno, "seccomp: version string");
+	if (p->seccomp_pending)
+		return compile_deferred(p, env, cache_dir, out, err);
 	_cleanup_free_ char *canon = pol_seccomp_canonical(p->seccomp);
 	if (!canon)
 		return sc_fail(err, ENOMEM, "seccomp: canonical form");

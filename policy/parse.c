@@ -356,6 +356,12 @@ static int default_seccomp(struct policy_seccomp **out, struct sc_err *err)
 int policy_parse(const char *json, size_t len, const char *origin,
 		 struct policy *out, struct sc_err *err)
 {
+	return pol_parse_text(json, len, origin, true, out, err);
+}
+
+int pol_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
+		   struct policy *out, struct sc_err *err)
+{
 	struct pj_ctx c = {.origin = origin ? origin : "policy", .err = err};
 	memset(out, 0, sizeof(*out));
 	if (len > POL_MAX_DOC)
@@ -384,7 +390,7 @@ int policy_parse(const char *json, size_t len, const char *origin,
 	int rc = parse_doc(&c, root, out);
 	bool has_seccomp = cJSON_GetObjectItemCaseSensitive(root, "seccomp") != NULL;
 	cJSON_Delete(root);
-	if (rc == 0 && !has_seccomp)
+	if (rc == 0 && !has_seccomp && default_seccomp_if_missing)
 		rc = default_seccomp(&out->seccomp, err);
 	if (rc == 0 && !(out->name = strdup(c.origin)))
 		rc = sc_fail(err, ENOMEM, "%s", c.origin);
@@ -444,6 +450,12 @@ static int read_policy_file(const char *path, char **buf, size_t *len, struct sc
 
 int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err)
 {
+	return pol_load_with(name_or_file, policy_parse, out, err);
+}
+
+int pol_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
+		  struct sc_err *err)
+{
 	memset(out, 0, sizeof(*out));
 	if (!name_or_file || !*name_or_file)
 		return sc_fail(err, 0, "empty policy name");
@@ -461,13 +473,13 @@ int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err
 				       "a JSON file, e.g. ./%s.json)",
 				       q, list, "policy");
 		}
-		return policy_parse(json, strlen(json), name_or_file, out, err);
+		return parse(json, strlen(json), name_or_file, out, err);
 	}
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	if (read_policy_file(name_or_file, &buf, &len, err) < 0)
 		return -1;
-	return policy_parse(buf, len, name_or_file, out, err);
+	return parse(buf, len, name_or_file, out, err);
 }
 
 /* ---- freeing ---- */
@@ -493,5 +505,7 @@ void policy_free(struct policy *p)
 	}
 	free(p->mounts);
 	pol_seccomp_free(p->seccomp);
+	free(p->seccomp_text);
+	free(p->seccomp_doc);
 	memset(p, 0, sizeof(*p));
 }

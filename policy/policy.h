@@ -47,7 +47,12 @@ struct policy {
 	size_t nmounts;
 	bool no_writable_binds;
 	bool require_cgroups;
-	struct policy_seccomp *seccomp; /* NULL: no filter */
+	struct policy_seccomp *seccomp; /* NULL: no filter (unless pending) */
+	/* policy_load_deferred: the seccomp part not parsed yet; its text is
+	 * the filter cache's key, the document is parsed on a cache miss. */
+	bool seccomp_pending;
+	char *seccomp_text;
+	char *seccomp_doc;
 };
 
 /* A compiled filter: an array of struct sock_filter (8 bytes each). */
@@ -60,6 +65,10 @@ struct policy_filter {
  * path (anything containing '/' or ending in .json). Errors name the JSON
  * path and the expected form. */
 int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err);
+/* As policy_load, for starting a cell: the seccomp part is parsed only
+ * when policy_compile_filter finds no cached program for it (a cache hit
+ * means the same text compiled before). Compile before printing it. */
+int policy_load_deferred(const char *name_or_file, struct policy *out, struct sc_err *err);
 /* Is `name` one of the built-in profiles? */
 bool policy_is_builtin(const char *name);
 /* The name of the i-th built-in profile, NULL past the last one. */

@@ -165,3 +165,13 @@ struct pol_builtin {
 };
 extern const struct pol_builtin POL_BUILTINS[];
 extern const size_t POL_NBUILTINS;
+
+/* policy/parse.c and deferred.c: the loaders' shared core. */
+typedef int (*pol_parser)(const char *json, size_t len, const char *origin, struct policy *out,
+			  struct sc_err *err);
+int pol_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
+		   struct policy *out, struct sc_err *err);
+int pol_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
+		  struct sc_err *err);
+/* Parse a deferred seccomp part (policy_load_deferred) into p->seccomp. */
+int pol_resolve_seccomp(struct policy *p, struct sc_err *err);
