@@ -91,7 +91,7 @@ static int mount_overlay(const struct cell_plan *plan, const char *lower, const 
 		return sc_fail(err, errno, "overlay path for %s", name);
 	if (make_dir(upper, 0755, err) || make_dir(work, 0755, err) || make_dir(target, 0755, err))
 		return -1;
-	if (sc_path(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work) < 0)
+	if (sc_path(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower, upper, work) < 0)
 		return sc_fail(err, errno, "overlay options for %s", name);
 	if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0) {
 		sc_fail(err, errno, "cannot mount overlay on /%s", name);
