@@ -325,8 +325,13 @@ static void apply_cell_defaults(const struct cell_opts *o, const struct policy *
 				struct cell_spec *spec)
 {
 	const struct policy_limits *cli = &o->overrides.limits, *pl = &pol->limits;
+#ifndef __SANITIZE_ADDRESS__
+	/* (An ASan build reserves terabytes of address space: where the
+	 * runtime falls back to RLIMIT_AS for memory, a default limit would
+	 * stop every cell from starting.) */
 	if (!cli->memory && !pl->memory)
 		spec->limits.memory = AGENT_DEFAULT_MEMORY;
+#endif
 	if (!cli->pids && !pl->pids)
 		spec->limits.pids = AGENT_DEFAULT_PIDS;
 	if (!cli->disk && !pl->disk)
