@@ -46,5 +46,19 @@ T_EXTRA_ENV="" sc agent --model m --api-key-env NOT_SET_ANYWHERE "p"
 check "--api-key-env naming an unset variable is an error" \
 	bash -c '[ "$0" -eq 125 ] && grep -q NOT_SET_ANYWHERE <<<"$1"' "$RC" "$ERR"
 
+# --- what the model leaves in /testbed cannot point out of the cell ---
+agent symlinks symlink_out -q "leave symlinks"
+check "symlinks: the episode submits" expect_rc 0
+check "symlinks: an answer.txt that is a symlink is not followed or kept" \
+	bash -c '[ ! -e "$0/answer.txt" ] && [ ! -L "$0/answer.txt" ] && [ -z "$1" ]' "$RUN" "$OUT"
+check "symlinks: a symlink in /testbed/output stays a symlink, not the host file" \
+	bash -c '[ -L "$0/files/shadow-link" ] && [ "$(readlink "$0/files/shadow-link")" = /etc/shadow ]' "$RUN"
+agent bigfiles symlink_out -q --files-limit 1M "too much output"
+check "files limit: the episode still submits" expect_rc 0
+qtrue "files limit: the copy stopped at the limit and the reason is recorded" \
+	'any("size limit" in e.get("files_error", "") for e in ev if e["type"] == "collect")'
+check "files limit: no more than the limit reached the host" \
+	bash -c '[ "$(du -sb "$0/files" 2>/dev/null | cut -f1 || echo 0)" -le $((1024 * 1024 + 65536)) ]' "$RUN"
+
 check "no cell is left behind" no_cells_left
 finish
