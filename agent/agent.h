@@ -4,6 +4,7 @@
  * submit); the run leaves events.jsonl, trajectory.json, answer.txt and
  * files/ in an output directory. Uses runtime/cell.h only. */
 #pragma once
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,6 +54,17 @@ struct agent_config {
 	bool quiet;             /* no progress lines on stderr */
 
 	const struct cell_spec *spec; /* the cell to create */
+
+	/* For batch runs (agent/batch.h): */
+	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
+				 * creating one; agent_run neither creates nor
+				 * destroys it, and spec may be NULL */
+	const volatile sig_atomic_t *abort_flag; /* non-NULL: agent_run installs
+				 * no signal handlers; raising the flag ends the
+				 * episode as an error ("interrupted") */
+	bool vanilla;           /* no cell and no tools: one model call with the
+				 * files of input_dir inlined in the prompt; the
+				 * answer is the reply's text (the baseline) */
 };
 
 struct agent_result {

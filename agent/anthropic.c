@@ -52,7 +52,8 @@ static cJSON *anthropic_tools(const cJSON *openai_tools)
 static cJSON *anthropic_request(struct llm *m)
 {
 	const struct agent_config *cfg = m->cfg;
-	if (!m->tools || !cJSON_GetObjectItemCaseSensitive(m->tools->child, "input_schema")) {
+	/* (no tools at all in vanilla mode) */
+	if (m->tools && !cJSON_GetObjectItemCaseSensitive(m->tools->child, "input_schema")) {
 		cJSON *t = anthropic_tools(m->tools);
 		cJSON_Delete(m->tools);
 		m->tools = t;
@@ -63,7 +64,8 @@ static cJSON *anthropic_request(struct llm *m)
 				cfg->max_tokens > 0 ? (double)cfg->max_tokens : ANTHROPIC_DEFAULT_MAX_TOKENS);
 	cJSON_AddItemReferenceToObject(req, "system", m->system);
 	cJSON_AddItemReferenceToObject(req, "messages", m->messages);
-	cJSON_AddItemReferenceToObject(req, "tools", m->tools);
+	if (m->tools)
+		cJSON_AddItemReferenceToObject(req, "tools", m->tools);
 	if (cfg->temperature >= 0)
 		cJSON_AddNumberToObject(req, "temperature", cfg->temperature);
 	return req;

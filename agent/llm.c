@@ -212,7 +212,7 @@ int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_p
 		return sc_fail(err, 0, "--base-url: expected an http:// or https:// URL");
 	m->system = cJSON_CreateString(system_prompt);
 	m->messages = cJSON_CreateArray();
-	m->tools = llm_tool_schemas();
+	m->tools = cfg->vanilla ? NULL : llm_tool_schemas(); /* vanilla: no tools */
 	struct curl_slist *h = NULL;
 	if (http_client_init(&m->http, err) < 0)
 		return -1;

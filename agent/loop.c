@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 
 #include "agent.h"
+#include "conversation.h"
 #include "llm.h"
 #include "record.h"
 #include "text.h"
 #include "tools.h"
+#include "vanilla.h"
 
 #define ANSWER_MAX (4U << 20)
 
@@ -408,7 +410,8 @@ static void one_step(struct episode *e)
 	else
 		snprintf(note, sizeof(note), "Steps remaining: 1. This is your last step: make sure "
 					     "/testbed/answer.txt holds your answer and call submit.");
-	e->llm.ops->append_note(&e->llm, note);
+	if (!cfg->vanilla)
+		e->llm.ops->append_note(&e->llm, note);
 
 	struct llm_reply r;
 	struct sc_err err = {0};
@@ -430,7 +433,13 @@ static void one_step(struct episode *e)
 	e->res->input_tokens += r.input_tokens;
 	e->res->output_tokens += r.output_tokens;
 	log_reply(e, &r);
-	if (r.ncalls == 0) {
+	if (cfg->vanilla) {
+		/* the baseline: the reply is the answer */
+		add_step(e, &r, true, NULL, "", 0);
+		vanilla_answer(e->res, e->rec.dir, r.content);
+		e->res->status = AGENT_SUBMITTED;
+		e->done = true;
+	} else if (r.ncalls == 0) {
 		e->llm.ops->add_user(&e->llm, TOOL_NO_CALL_REMINDER);
 		add_step(e, &r, true, NULL, TOOL_NO_CALL_REMINDER, 0);
 		if (!cfg->quiet)
@@ -450,7 +459,9 @@ static void log_start(struct episode *e)
 	cJSON_AddStringToObject(ev, "api", e->llm.ops->name);
 	cJSON_AddStringToObject(ev, "model", cfg->model);
 	cJSON_AddStringToObject(ev, "url", e->llm.url);
-	cJSON_AddStringToObject(ev, "cell", cell_name(e->cell));
+	cJSON_AddStringToObject(ev, "cell", e->cell ? cell_name(e->cell) : "");
+	if (cfg->vanilla)
+		cJSON_AddStringToObject(ev, "mode", "vanilla");
 	cJSON_AddNumberToObject(ev, "max_steps", cfg->max_steps);
 	cJSON_AddNumberToObject(ev, "command_timeout_s", cfg->command_timeout_s);
 	cJSON_AddNumberToObject(ev, "episode_timeout_s", cfg->episode_timeout_s);
@@ -483,7 +494,7 @@ static int check_config(const struct agent_config *cfg, struct sc_err *err)
 		return sc_fail(err, 0, "the problem is longer than %u bytes", AGENT_MAX_PROBLEM);
 	if (!cfg->max_steps)
 		return sc_fail(err, 0, "--max-steps must be at least 1");
-	if (!cfg->spec)
+	if (!cfg->spec && !cfg->cell && !cfg->vanilla)
 		return sc_fail(err, 0, "no cell spec");
 	return 0;
 }
@@ -509,9 +520,15 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	snprintf(res->out_dir, sizeof(res->out_dir), "%s", out);
 
 	char sys[sizeof(SYSTEM_PROMPT) + 32];
-	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
-	interrupted = 0;
-	if (llm_init(&e.llm, cfg, sys, &interrupted, err) < 0) {
+	if (cfg->vanilla)
+		snprintf(sys, sizeof(sys), "%s", VANILLA_SYSTEM_PROMPT);
+	else
+		snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
+	if (!cfg->abort_flag)
+		interrupted = 0;
+	/* a batch run watches its own flag and keeps the signal handlers */
+	const volatile sig_atomic_t *abort_flag = cfg->abort_flag ? cfg->abort_flag : &interrupted;
+	if (llm_init(&e.llm, cfg, sys, abort_flag, err) < 0) {
 		llm_free(&e.llm);
 		record_close(&e.rec);
 		return -1;
@@ -520,19 +537,23 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 
 	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	if (!cfg->abort_flag) {
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		sigaction(SIGHUP, &sa, &old_hup);
+	}
 
 	char name[32] = "agent-";
 	random_id(name + 6, 6);
 	int rc = 0;
-	if (cell_create(cfg->spec, name, &e.cell, err) < 0) {
+	if (cfg->vanilla || cfg->cell) {
+		e.cell = cfg->cell; /* none (vanilla), or the caller's */
+	} else if (cell_create(cfg->spec, name, &e.cell, err) < 0) {
 		sc_err_hint(err, "creating the agent's cell");
 		rc = -1;
 		goto out;
 	}
-	if (prepare_cell(&e, err) < 0) {
+	if (e.cell && prepare_cell(&e, err) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -544,7 +565,12 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	log_start(&e);
 
 	char *problem = NULL;
-	if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0) {
+	if (cfg->vanilla) {
+		if (!(problem = vanilla_prompt(cfg->problem, cfg->input_dir, err))) {
+			rc = -1;
+			goto out;
+		}
+	} else if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0) {
 		rc = sc_fail(err, ENOMEM, "problem");
 		goto out;
 	}
@@ -553,7 +579,7 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 
 	res->status = AGENT_MAX_STEPS;
 	while (!e.done && e.step < cfg->max_steps) {
-		if (interrupted) {
+		if (*abort_flag) {
 			fail_episode(&e, "%s", "interrupted by a signal");
 			break;
 		}
@@ -565,7 +591,8 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 		one_step(&e);
 		write_summary(&e, false);
 	}
-	collect(&e);
+	if (e.cell)
+		collect(&e);
 out:
 	res->steps = e.step;
 	res->wall_s = sc_now() - e.t0;
@@ -575,7 +602,8 @@ out:
 	}
 	log_end(&e);
 	write_summary(&e, true);
-	if (e.cell) {
+	conversation_write(e.rec.dir, &e.llm, cfg->api_key);
+	if (e.cell && !cfg->cell) {
 		struct sc_err derr = {0};
 		if (cfg->keep) {
 			snprintf(res->cell_name, sizeof(res->cell_name), "%s", cell_name(e.cell));
@@ -584,9 +612,11 @@ out:
 			fprintf(stderr, "sandcell: agent: removing the cell: %s\n", derr.msg);
 		}
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	if (!cfg->abort_flag) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+	}
 	llm_free(&e.llm);
 	record_close(&e.rec);
 	return rc;

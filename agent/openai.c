@@ -36,7 +36,8 @@ static cJSON *openai_request(struct llm *m)
 	cJSON_AddItemToArray(msgs, sys);
 	for (cJSON *e = m->messages->child; e; e = e->next)
 		cJSON_AddItemReferenceToArray(msgs, e);
-	cJSON_AddItemReferenceToObject(req, "tools", m->tools);
+	if (m->tools)
+		cJSON_AddItemReferenceToObject(req, "tools", m->tools);
 	if (cfg->temperature >= 0)
 		cJSON_AddNumberToObject(req, "temperature", cfg->temperature);
 	if (cfg->max_tokens > 0)

@@ -1,0 +1,153 @@
+#include "vanilla.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "text.h"
+
+const char VANILLA_SYSTEM_PROMPT[] =
+	"You are a helpful assistant. Solve the problem the user gives you. The documents "
+	"the problem refers to, if any, follow it in the same message. Think as much as you "
+	"need, then end your reply with the final answer.";
+
+struct docs {
+	struct sbuf b;
+	size_t used; /* bytes of document text inlined */
+	size_t files;
+};
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_attr(struct sbuf *b, const char *rel)
+{
+	/* the path is ours to show: keep it printable and quote-free */
+	for (const char *p = rel; *p; p++)
+		sbuf_add(b, (*p == '"' || (unsigned char)*p < 0x20) ? "_" : p, 1);
+}
+
+static void add_file(struct docs *d, int dirfd, const char *name, const char *rel, off_t size)
+{
+	d->files++;
+	sbuf_adds(&d->b, "<document path=\"");
+	add_attr(&d->b, rel);
+	sbuf_adds(&d->b, "\">\n");
+	_cleanup_fd_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	char *buf = NULL;
+	ssize_t n = -1;
+	if (fd >= 0 && size >= 0 && (size_t)size <= VANILLA_MAX_DOCS - d->used &&
+	    (buf = malloc((size_t)size + 1)))
+		n = sc_read_all(fd, buf, (size_t)size);
+	if (n < 0) {
+		sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
+			    fd < 0 ? "cannot be read" : "the documents exceed the size budget");
+	} else if (memchr(buf, '\0', (size_t)n)) {
+		sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
+	} else {
+		size_t clean_len;
+		_cleanup_free_ char *clean = text_sanitize(buf, (size_t)n, &clean_len);
+		if (clean) {
+			sbuf_add(&d->b, clean, clean_len);
+			if (clean_len && clean[clean_len - 1] != '\n')
+				sbuf_adds(&d->b, "\n");
+		}
+		d->used += (size_t)n;
+	}
+	free(buf);
+	sbuf_adds(&d->b, "</document>\n");
+}
+
+static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, struct sc_err *err)
+{
+	if (depth > VANILLA_MAX_DEPTH)
+		return 0;
+	int fd = dup(dirfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return sc_fail(err, errno, "cannot read the input directory");
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) && n < VANILLA_MAX_FILES) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **grown = realloc(names, cap * sizeof(*names));
+			if (!grown)
+				break;
+			names = grown;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			break;
+		n++;
+	}
+	closedir(dir);
+	qsort(names, n, sizeof(*names), cmp_names);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		char rel[4096];
+		struct stat st;
+		if (rc == 0 && d->files < VANILLA_MAX_FILES &&
+		    sc_path(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", names[i]) == 0 &&
+		    fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (S_ISREG(st.st_mode)) {
+				add_file(d, dirfd, names[i], rel, st.st_size);
+			} else if (S_ISDIR(st.st_mode)) {
+				_cleanup_fd_ int sub = openat(dirfd, names[i],
+							      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub >= 0)
+					rc = add_dir(d, sub, rel, depth + 1, err);
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+char *vanilla_prompt(const char *problem, const char *input_dir, struct sc_err *err)
+{
+	struct docs d = {0};
+	sbuf_printf(&d.b, "<problem>\n%s\n</problem>\n", problem);
+	if (input_dir) {
+		_cleanup_fd_ int fd = open(input_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			sbuf_free(&d.b);
+			sc_fail(err, errno, "cannot open the input directory %.200s", input_dir);
+			return NULL;
+		}
+		sbuf_adds(&d.b, "\n<documents>\n");
+		if (add_dir(&d, fd, "", 0, err) < 0) {
+			sbuf_free(&d.b);
+			return NULL;
+		}
+		sbuf_adds(&d.b, "</documents>\n");
+	}
+	if (d.b.oom) {
+		sbuf_free(&d.b);
+		sc_fail(err, ENOMEM, "the prompt");
+		return NULL;
+	}
+	return sbuf_take(&d.b);
+}
+
+void vanilla_answer(struct agent_result *res, const char *dir, const char *content)
+{
+	const char *c = content ? content : "";
+	free(res->answer);
+	res->answer = text_sanitize(c, strlen(c), &res->answer_len);
+	char path[4200];
+	if (!res->answer || sc_path(path, sizeof(path), "%s/answer.txt", dir) < 0)
+		return;
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd >= 0)
+		(void)sc_write_all(fd, res->answer, res->answer_len);
+}
