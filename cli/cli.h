@@ -54,6 +54,7 @@ int cmd_cp(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_commit(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);

@@ -15,6 +15,7 @@ static const struct command COMMANDS[] = {
 	{"cp", cmd_cp, "copy files into or out of a long-lived cell"},
 	{"ps", cmd_ps, "list long-lived cells"},
 	{"rm", cmd_rm, "stop and remove long-lived cells"},
+	{"commit", cmd_commit, "make an image from a cell's writable layer"},
 	{"gc", cmd_gc, "remove what crashed cells left behind"},
 	{"policy", cmd_policy, "show a built-in policy or check a policy file"},
 	{"image", cmd_image, "list, build, import, pull and remove images"},

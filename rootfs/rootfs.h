@@ -89,6 +89,13 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 		      const char *name, const struct rootfs_pull_opts *opts,
 		      struct rootfs_report *rep, struct sc_err *err);
 
+/* Make image `name` from image `base` with a cell's writable layer on top:
+ * diff_fd is a tar stream of that layer with OCI whiteouts (what
+ * cell_export_layer writes). `cell` names the source in the manifest. */
+int rootfs_image_commit(const char *data_root, const char *state_root, const char *base,
+			const char *name, const char *cell, int diff_fd,
+			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err);
+
 /* The directory recipes are looked up in when no file is given: the
  * SANDCELL_RECIPES environment variable, else the installed or source
  * scripts/images directory. */

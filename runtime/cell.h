@@ -141,6 +141,13 @@ int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path,
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path,
 		  uint64_t max_size, struct sc_err *err);
 const char *cell_name(const struct cell *c);
+/* Stream the cell's writable layer as a tar (OCI whiteouts for deleted
+ * files, .wh..wh..opq for replaced directories) to consume(fd), which reads
+ * it to the end; e.g. into rootfs_image_commit. Cells of the host image
+ * cannot be exported. At most max_size bytes of file data. */
+int cell_export_layer(struct cell *c, uint64_t max_size,
+		      int (*consume)(int fd, void *ctx, struct sc_err *err), void *ctx,
+		      struct sc_err *err);
 
 struct cell_status {
 	char name[64];

@@ -109,7 +109,7 @@ int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct s
 	_cleanup_fd_ int sock = connect_cell(c, err);
 	if (sock < 0)
 		return -1;
-	static char buf[PROTO_MAX_REQ];
+	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
 	struct proto_req h = {.kind = REQ_INFO};
 	ssize_t len = pack(buf, &h, NULL, NULL, NULL);
 	if (len < 0 || send_request(sock, buf, (size_t)len, NULL, 0, err) < 0)
@@ -199,7 +199,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!req->argv || !req->argv[0])
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
-	static char buf[PROTO_MAX_REQ];
+	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
 	struct proto_req h = {.kind = REQ_EXEC,
 			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
 	ssize_t len = pack(buf, &h, req->argv, req->env, req->cwd);
@@ -263,6 +263,42 @@ out:
 	return rc;
 }
 
+/* Send a request that hands the cell one end of a pipe; returns the
+ * connection. */
+static int fd_request_start(struct cell *c, int kind, const char *path, uint64_t max_size,
+			    int theirs, struct sc_err *err)
+{
+	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
+	struct proto_req h = {.kind = (uint32_t)kind, .max_size = max_size};
+	ssize_t len = pack(buf, &h, NULL, NULL, path);
+	if (len < 0)
+		return sc_fail(err, ENAMETOOLONG, "cell path too long");
+	int sock = connect_cell(c, err);
+	if (sock < 0)
+		return -1;
+	if (send_request(sock, buf, (size_t)len, &theirs, 1, err) < 0) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* Wait for the cell's worker to finish; its error, if any, wins. */
+static int fd_request_finish(struct cell *c, int sock, const char *what, struct sc_err *err)
+{
+	struct proto_rsp r;
+	while (recv_rsp(sock, &r) == 0) {
+		if (r.kind == RSP_ERROR)
+			return rsp_error(c, &r, err);
+		if (r.kind == RSP_EXIT) {
+			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+				return sc_fail(err, 0, "cell '%s': %s failed", c->name, what);
+			return 0;
+		}
+	}
+	return sc_fail(err, 0, "cell '%s' went away during %s", c->name, what);
+}
+
 /* Run a copy: the cell's side runs in a worker process of init, ours here;
  * the pipe between them carries the stream. */
 static int copy_request(struct cell *c, int kind, const char *cell_path, const char *host_path,
@@ -270,43 +306,47 @@ static int copy_request(struct cell *c, int kind, const char *cell_path, const c
 {
 	if (!cell_path || cell_path[0] != '/')
 		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
-	static char buf[PROTO_MAX_REQ];
-	struct proto_req h = {.kind = (uint32_t)kind, .max_size = max_size};
-	ssize_t len = pack(buf, &h, NULL, NULL, cell_path);
-	if (len < 0)
-		return sc_fail(err, ENAMETOOLONG, "cell path too long");
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sc_fail(err, errno, "pipe");
 	/* copy in: we write p[1], the cell reads p[0]; copy out: reverse. */
 	int theirs = kind == REQ_COPY_IN ? p[0] : p[1];
 	_cleanup_fd_ int mine = kind == REQ_COPY_IN ? p[1] : p[0];
-	_cleanup_fd_ int sock = connect_cell(c, err);
-	int rc = sock < 0 ? -1 : send_request(sock, buf, (size_t)len, &theirs, 1, err);
+	_cleanup_fd_ int sock = fd_request_start(c, kind, cell_path, max_size, theirs, err);
 	close(theirs);
-	if (rc < 0)
+	if (sock < 0)
 		return -1;
 	struct sc_err local = {0};
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	rc = kind == REQ_COPY_IN ? copy_send(mine, AT_FDCWD, host_path, max_size, &local)
-				 : copy_receive(mine, host_path, max_size, true, &local);
+	int rc = kind == REQ_COPY_IN ? copy_send(mine, AT_FDCWD, host_path, max_size, &local)
+				     : copy_receive(mine, host_path, max_size, true, &local);
 	signal(SIGPIPE, old);
 	sc_closep(&mine);
-	struct proto_rsp r;
-	bool cell_failed = false;
-	while (recv_rsp(sock, &r) == 0) {
-		if (r.kind == RSP_ERROR) {
-			rsp_error(c, &r, err);
-			cell_failed = true;
-		} else if (r.kind == RSP_EXIT) {
-			if (!cell_failed && (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)) {
-				sc_fail(err, 0, "cell '%s': the copy failed", c->name);
-				cell_failed = true;
-			}
-			break;
-		}
+	if (fd_request_finish(c, sock, "the copy", err) < 0)
+		return -1;
+	if (rc < 0) {
+		*err = local;
+		return -1;
 	}
-	if (cell_failed)
+	return 0;
+}
+
+int cell_export_layer(struct cell *c, uint64_t max_size,
+		      int (*consume)(int fd, void *ctx, struct sc_err *err), void *ctx,
+		      struct sc_err *err)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sc_fail(err, errno, "pipe");
+	_cleanup_fd_ int mine = p[0];
+	_cleanup_fd_ int sock = fd_request_start(c, REQ_LAYER_OUT, "", max_size, p[1], err);
+	close(p[1]);
+	if (sock < 0)
+		return -1;
+	struct sc_err local = {0};
+	int rc = consume(mine, ctx, &local);
+	sc_closep(&mine);
+	if (fd_request_finish(c, sock, "exporting its writable layer", err) < 0)
 		return -1;
 	if (rc < 0) {
 		*err = local;

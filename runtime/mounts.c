@@ -191,7 +191,7 @@ static int mount_host_root(const struct cell_plan *plan, struct sc_err *err)
 	return do_mount(src, ROOT, NULL, MS_BIND, NULL, err);
 }
 
-static int mount_layers(const struct cell_plan *plan, struct sc_err *err)
+static int mount_layers(struct cell_plan *plan, struct sc_err *err)
 {
 	char lower[8192];
 	size_t used = 0;
@@ -203,7 +203,18 @@ static int mount_layers(const struct cell_plan *plan, struct sc_err *err)
 			return sc_fail(err, 0, "too many image layers");
 		used += (size_t)n;
 	}
-	return mount_overlay(plan, lower, "root", ROOT, err);
+	if (mount_overlay(plan, lower, "root", ROOT, err) < 0)
+		return -1;
+	/* Keep the writable layer reachable after pivot_root, for commit. */
+	char upper[128];
+	if (plan->upper_fd >= 0)
+		snprintf(upper, sizeof(upper), "/proc/self/fd/%d/upper/root", plan->upper_fd);
+	else
+		snprintf(upper, sizeof(upper), BASE "/u/root");
+	plan->layer_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (plan->layer_fd < 0)
+		return sc_fail(err, errno, "open the writable layer");
+	return 0;
 }
 
 static int make_skeleton(struct sc_err *err)

@@ -12,6 +12,7 @@ enum proto_req_kind {
 	REQ_COPY_IN = 2,  /* fds: read end of a copy stream; path = destination */
 	REQ_COPY_OUT = 3, /* fds: write end of a copy stream; path = source */
 	REQ_INFO = 4,
+	REQ_LAYER_OUT = 5, /* fds: write end for a tar of the writable layer */
 };
 
 struct proto_req {

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "../common/tarwrite.h"
 #include "copy.h"
 #include "internal.h"
 #include "proto.h"
@@ -209,9 +210,17 @@ static pid_t start_copy(const struct server *s, const struct request *q, int con
 	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
 		_exit(1);
 	struct sc_err err = {0};
-	int rc = q->h.kind == REQ_COPY_IN
-			 ? copy_receive(q->fds[0], q->path, q->h.max_size, false, &err)
-			 : copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
+	struct tarw_opts tar = {.overlay = true, .max_bytes = q->h.max_size};
+	int rc;
+	if (q->h.kind == REQ_COPY_IN)
+		rc = copy_receive(q->fds[0], q->path, q->h.max_size, false, &err);
+	else if (q->h.kind == REQ_COPY_OUT)
+		rc = copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
+	else if (s->plan->layer_fd < 0)
+		rc = sc_fail(&err, 0, "the cell runs the host image, whose writable layer cannot be "
+				      "committed; make the cell with --image NAME");
+	else
+		rc = tarw_tree(q->fds[0], s->plan->layer_fd, &tar, &err);
 	if (rc < 0)
 		send_error(conn_fd, "%.440s", err.msg);
 	_exit(rc < 0 ? 1 : 0);
@@ -236,7 +245,8 @@ static void handle_request(struct server *s, size_t i)
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
 		pid = start_exec(s, &q);
-	} else if ((q.h.kind == REQ_COPY_IN || q.h.kind == REQ_COPY_OUT) && q.nfds == 1 && q.path[0]) {
+	} else if (((q.h.kind == REQ_COPY_IN || q.h.kind == REQ_COPY_OUT) && q.path[0] && q.nfds == 1) ||
+		   (q.h.kind == REQ_LAYER_OUT && q.nfds == 1)) {
 		pid = start_copy(s, &q, c->fd);
 	} else {
 		send_error(c->fd, "%s", "malformed request");

@@ -1,0 +1,144 @@
+/* `sandcell commit`: a cell's writable layer (a tar stream with OCI
+ * whiteouts, made inside the cell) applied on top of the cell's image
+ * becomes a new flattened image. The base tree is streamed as a tar by a
+ * child process, so both go through the same checked extractor. */
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../common/parse.h"
+#include "../common/tarwrite.h"
+#include "internal.h"
+#include "sha256.h"
+
+struct commit_ctx {
+	int base_rd;    /* tar of the base tree */
+	pid_t base_pid; /* writing it */
+	int diff_fd;    /* tar of the cell's writable layer */
+};
+
+static int commit_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	struct commit_ctx *c = ctx;
+	return stream_open(s, i == 0 ? c->base_rd : c->diff_fd, 0, UINT64_MAX, 0, err);
+}
+
+static int commit_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	struct commit_ctx *c = ctx;
+	if (i != 0)
+		return 0;
+	int status;
+	while (waitpid(c->base_pid, &status, 0) < 0 && errno == EINTR)
+		;
+	c->base_pid = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return sc_fail(err, 0, "could not read the base image's tree");
+	return 0;
+}
+
+static pid_t stream_base(const char *data_root, const struct image_manifest *m, int *rd,
+			 struct sc_err *err)
+{
+	char path[PATH_MAX];
+	if (sc_path(path, sizeof(path), "%s/layers/%s", data_root, m->layers[0]) < 0)
+		return sc_fail(err, ENAMETOOLONG, "layer path");
+	int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return sc_fail(err, errno, "%s", path);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		close(dir);
+		return sc_fail(err, errno, "pipe");
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(dir);
+		close(p[0]);
+		close(p[1]);
+		return sc_fail(err, errno, "fork");
+	}
+	if (pid == 0) {
+		close(p[0]);
+		signal(SIGPIPE, SIG_DFL);
+		/* Owners as the cell sees them: the extractor shifts them back. */
+		struct tarw_opts o = {.uid_offset = m->shifted ? m->uid_start : 0,
+				      .gid_offset = m->shifted ? m->gid_start : 0};
+		struct sc_err e;
+		_exit(tarw_tree(p[1], dir, &o, &e) < 0 ? 1 : 0);
+	}
+	close(dir);
+	close(p[1]);
+	*rd = p[0];
+	return pid;
+}
+
+/* Commit layers are not shared: a fresh id from the base, name and time. */
+static void fresh_id(const char *base_id, const char *name, char *out, size_t size)
+{
+	struct sha256 h;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char seed[256];
+	int n = snprintf(seed, sizeof(seed), "%s %s %lld.%09ld %d", base_id, name, (long long)ts.tv_sec,
+			 ts.tv_nsec, (int)getpid());
+	sha256_init(&h);
+	sha256_update(&h, seed, (size_t)n);
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_final_hex(&h, hex);
+	snprintf(out, size, "sha256-%s", hex);
+}
+
+int rootfs_image_commit(const char *data_root, const char *state_root, const char *base,
+			const char *name, const char *cell, int diff_fd,
+			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err)
+{
+	if (!sc_valid_name(name) || !strcmp(name, "host"))
+		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
+	if (!base || !strcmp(base, "host"))
+		return sc_fail(err, 0, "cell '%s' runs the host image, which is not stored; commit needs a "
+				       "cell made with --image NAME", cell);
+	struct image_manifest bm = {0}, m = {0};
+	if (manifest_load(data_root, base, &bm, err) < 0)
+		return -1;
+	int rc = -1;
+	struct store st;
+	struct store_work w = {.dir_fd = -1};
+	struct commit_ctx ctx = {.base_rd = -1, .base_pid = -1, .diff_fd = diff_fd};
+	char id[80];
+	if (bm.nlayers != 1) {
+		sc_fail(err, 0, "image '%s' has %zu layers; commit needs a flattened image", base, bm.nlayers);
+		goto out_manifest;
+	}
+	if (store_open(&st, data_root, err) < 0)
+		goto out_manifest;
+	if (store_work_begin(&st, &w, err) < 0 ||
+	    (ctx.base_pid = stream_base(st.root, &bm, &ctx.base_rd, err)) < 0)
+		goto out;
+	fresh_id(bm.layers[0], name, id, sizeof(id));
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	m.env = strv_dup(bm.env);
+	m.workdir = bm.workdir ? strdup(bm.workdir) : NULL;
+	m.entrypoint = strv_dup(bm.entrypoint);
+	m.cmd = strv_dup(bm.cmd);
+	size_t need = strlen(cell) + strlen(base) + 16;
+	if ((m.source = malloc(need)))
+		snprintf(m.source, need, "commit:%s@%s", cell, base);
+	struct layer_source src = {.open = commit_open, .close = commit_close, .ctx = &ctx,
+				   .nlayers = 2, .whiteouts = true, .layer_id = id};
+	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+out:
+	if (ctx.base_pid > 0) {
+		kill(ctx.base_pid, SIGKILL);
+		waitpid(ctx.base_pid, NULL, 0);
+	}
+	sc_closep(&ctx.base_rd);
+	store_work_end(&w);
+	store_close(&st);
+out_manifest:
+	manifest_free(&bm);
+	manifest_free(&m);
+	return rc;
+}
