@@ -109,7 +109,10 @@ int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct s
 	_cleanup_fd_ int sock = connect_cell(c, err);
 	if (sock < 0)
 		return -1;
-	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
+	/* on the heap, not static: a batch run calls this from many threads */
+	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = REQ_INFO};
 	ssize_t len = pack(buf, &h, NULL, NULL, NULL);
 	if (len < 0 || send_request(sock, buf, (size_t)len, NULL, 0, err) < 0)
@@ -199,7 +202,10 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!req->argv || !req->argv[0])
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
-	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
+	/* on the heap, not static: a batch run calls this from many threads */
+	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = REQ_EXEC,
 			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
 	ssize_t len = pack(buf, &h, req->argv, req->env, req->cwd);
@@ -268,7 +274,10 @@ out:
 static int fd_request_start(struct cell *c, int kind, const char *path, uint64_t max_size,
 			    int theirs, struct sc_err *err)
 {
-	static __thread char buf[PROTO_MAX_REQ]; /* per thread: batch runs exec from many */
+	/* on the heap, not static: a batch run calls this from many threads */
+	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = (uint32_t)kind, .max_size = max_size};
 	ssize_t len = pack(buf, &h, NULL, NULL, path);
 	if (len < 0)
