@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cell_priv.h"
+#include "cgroup.h"
 #include "start.h"
 
 #define READY_TIMEOUT_MS 30000
@@ -334,8 +335,12 @@ int cell_gc(size_t *removed, struct sc_err *err)
 {
 	*removed = 0;
 	DIR *d = opendir(cell_state_root());
-	if (!d)
+	if (!d) {
+		struct sc_err ignored;
+		int n = cgroup_gc(&ignored);
+		*removed = n > 0 ? (size_t)n : 0;
 		return errno == ENOENT ? 0 : sc_fail(err, errno, "%s", cell_state_root());
+	}
 	struct dirent *e;
 	int rc = 0;
 	while ((e = readdir(d))) {
@@ -357,5 +362,10 @@ int cell_gc(size_t *removed, struct sc_err *err)
 			(*removed)++;
 	}
 	closedir(d);
+	/* And the cgroups of one-shot cells whose sandcell was killed. */
+	struct sc_err ignored;
+	int n = cgroup_gc(&ignored);
+	if (n > 0)
+		*removed += (size_t)n;
 	return rc;
 }
