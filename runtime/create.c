@@ -336,10 +336,11 @@ int cell_gc(size_t *removed, struct sc_err *err)
 	*removed = 0;
 	DIR *d = opendir(cell_state_root());
 	if (!d) {
+		int e = errno;
 		struct sc_err ignored;
 		int n = cgroup_gc(&ignored);
 		*removed = n > 0 ? (size_t)n : 0;
-		return errno == ENOENT ? 0 : sc_fail(err, errno, "%s", cell_state_root());
+		return e == ENOENT ? 0 : sc_fail(err, e, "%s", cell_state_root());
 	}
 	struct dirent *e;
 	int rc = 0;
