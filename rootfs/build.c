@@ -91,7 +91,8 @@ static void child_exec(const char *recipe, const char *work, const char *name, i
 	static const char *const pass[] = {"HOME", "TMPDIR", "USER", "LOGNAME", "http_proxy",
 					   "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
 					   "NO_PROXY", "SOURCE_DATE_EPOCH", "SANDCELL_MIRROR",
-					   "SANDCELL_APT_CACHE", "SANDCELL_SECURITY_MIRROR"};
+					   "SANDCELL_APT_CACHE", "SANDCELL_SECURITY_MIRROR",
+					   "SANDCELL_BUILD_TMPDIR"};
 	static char vars[32][PATH_MAX + 64];
 	char *envp[33];
 	size_t n = 0;
@@ -166,6 +167,12 @@ static void recipe_wait(struct recipe_run *r)
 {
 	if (r->pid <= 0 || r->exited)
 		return;
+	/* Wait without reaping, so that the recipe's pid (its process group
+	 * id) cannot be reused while what it left running is killed. */
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	kill(-r->pid, SIGKILL);
 	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 		;
 	r->exited = true;

@@ -263,3 +263,14 @@ void oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t s
 bool stream_digest_is(struct stream *s, bool raw, const char *digest);
 /* Move env/workdir/entrypoint/cmd from c into m. */
 void image_defaults_from_config(struct image_manifest *m, struct oci_config *c);
+
+/* ---- registry references (pull.c) ---- */
+
+struct ref {
+	char host[256];   /* "registry-1.docker.io", "127.0.0.1:5000" */
+	char repo[256];   /* "library/debian" */
+	char tag[130];    /* "latest" when not given */
+	char digest[OCI_DIGEST_LEN]; /* "" unless pinned with @sha256:... */
+};
+/* [HOST[:PORT]/]REPO[:TAG|@sha256:HEX]; Docker Hub when HOST is absent. */
+int parse_ref(const char *in, struct ref *r, struct sc_err *err);

@@ -21,13 +21,6 @@
 #define TOKEN_MAX 16384
 #define HEADER_MAX 4096
 
-struct ref {
-	char host[256];   /* "registry-1.docker.io", "127.0.0.1:5000" */
-	char repo[256];
-	char tag[130];
-	char digest[OCI_DIGEST_LEN]; /* "" unless pinned */
-};
-
 static bool repo_valid(const char *r)
 {
 	if (!r[0] || strlen(r) > 255 || r[0] == '/' || r[strlen(r) - 1] == '/' || strstr(r, "//"))

@@ -9,6 +9,8 @@
 #   SANDCELL_MIRROR           Debian mirror URL (default: the host's apt sources)
 #   SANDCELL_SECURITY_MIRROR  Debian security mirror URL (same)
 #   SANDCELL_APT_CACHE        a directory that keeps downloaded .debs between builds
+#   SANDCELL_BUILD_TMPDIR     where mmdebstrap builds the tree (default: /dev/shm
+#                             when it has 6 GB free, else $TMPDIR or /tmp)
 # The working directory is a scratch directory that is removed afterwards.
 
 set -eu
@@ -84,8 +86,15 @@ sc_debian() {
 	set -- "$@" --customize-hook='echo sandcell >"$1/etc/hostname"' \
 		--customize-hook='printf "127.0.0.1 localhost\n127.0.1.1 sandcell\n::1 localhost ip6-localhost ip6-loopback\n" >"$1/etc/hosts"' \
 		--customize-hook='rm -f "$1/etc/resolv.conf"'
-	echo "recipe: mmdebstrap $suite ($variant, mode $mode) from $main" >&2
-	mmdebstrap "$@" "$suite" "$SANDCELL_OUT" \
+	# mmdebstrap builds a tree, tars it and deletes it: in memory that
+	# takes seconds, on a slow disk minutes.
+	tmp=${SANDCELL_BUILD_TMPDIR:-}
+	if [ -z "$tmp" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
+		[ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2{print $4}')" -ge 6291456 ] 2>/dev/null; then
+		tmp=/dev/shm
+	fi
+	echo "recipe: mmdebstrap $suite ($variant, mode $mode) from $main, in ${tmp:-${TMPDIR:-/tmp}}" >&2
+	TMPDIR=${tmp:-${TMPDIR:-/tmp}} mmdebstrap "$@" "$suite" "$SANDCELL_OUT" \
 		"deb $main $suite main" "deb $main $suite-updates main" \
 		"deb $sec $suite-security main"
 }

@@ -10,6 +10,7 @@ sc_env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 sc_env LANG=C.UTF-8
 sc_env MPLBACKEND=Agg
 sc_env PIP_BREAK_SYSTEM_PACKAGES=1
+sc_env PIP_ROOT_USER_ACTION=ignore
 sc_env PYTHONUNBUFFERED=1
 sc_workdir /testbed
 sc_cmd /bin/bash

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# ctest-timeout: 1200
+# sandcell image pull against a real registry (Debian's docker-registry,
+# the distribution v2 server) on loopback: plain, and behind bearer-token
+# auth; by tag and by digest; whiteouts; resumed and corrupt downloads.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/image_cache.sh"
+
+for tool in docker-registry skopeo openssl curl; do
+	command -v "$tool" >/dev/null || { echo "skip: $tool is not installed (scripts/setup.sh)"; exit 77; }
+done
+[ -x /bin/busybox ] || { echo "skip: busybox-static is not installed"; exit 77; }
+TOOL="$SRCDIR/tests/integration/image_tool.py"
+R="$T_DIR/registry"
+mkdir -p "$R"
+DATA="$SANDCELL_ROOT/data"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+P_PLAIN=$(free_port)
+P_AUTH=$(free_port)
+P_TOKEN=$(free_port)
+
+# One storage, two registries: one open (pushes go there), one that wants
+# bearer tokens from a token service that signs them (RS256, x5c).
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$R/token.key" -out "$R/token.crt" -days 2 \
+	-subj /CN=sandcell-test-tokens >/dev/null 2>&1
+cat >"$R/plain.yml" <<EOF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $R/storage
+http:
+  addr: 127.0.0.1:$P_PLAIN
+EOF
+cat >"$R/auth.yml" <<EOF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $R/storage
+http:
+  addr: 127.0.0.1:$P_AUTH
+auth:
+  token:
+    realm: http://127.0.0.1:$P_TOKEN/token
+    service: sandcell-test-registry
+    issuer: sandcell-test-issuer
+    rootcertbundle: $R/token.crt
+EOF
+PIDS=()
+docker-registry serve "$R/plain.yml" >"$R/plain.log" 2>&1 &
+PIDS+=($!)
+docker-registry serve "$R/auth.yml" >"$R/auth.log" 2>&1 &
+PIDS+=($!)
+python3 "$TOOL" token-server "$P_TOKEN" "$R/token.key" "$R/token.crt" sandcell-test-registry \
+	sandcell-test-issuer "$R/token-requests.log" >"$R/token.log" 2>&1 &
+PIDS+=($!)
+stop_servers() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	t_cleanup
+}
+trap stop_servers EXIT
+for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do
+	for _ in $(seq 100); do
+		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+		sleep 0.1
+	done
+done
+
+push() { # OCI_DIR REPO:TAG
+	skopeo --insecure-policy copy -q --dest-tls-verify=false "oci:$1:latest" \
+		"docker://127.0.0.1:$P_PLAIN/$2" >"$R/push.log" 2>&1
+}
+
+# --- a two-layer image with whiteouts ---
+python3 "$TOOL" oci "$R/two"
+check "skopeo pushes the test image to the registry" push "$R/two" test/two:1
+
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two:1" two
+check "pull from a plain-HTTP loopback registry succeeds" expect_rc 0
+check "pull reports the layers it downloads" err_has "downloading"
+sc run --image two -- sh -c 'cat /etc/kept /etc/added; test -e /etc/gone || echo gone-by-whiteout; ls /opq'
+check "the pulled image runs, with the whiteout applied" out_is "$(printf 'kept\nadded\ngone-by-whiteout\nnew')"
+sc run --image two -- sh -c 'echo $IMAGE_VAR; pwd'
+check "the pulled image's config gives the defaults" out_is "$(printf 'from-image\n/work')"
+sc image ls --json
+check "image ls shows where the image came from, with the manifest digest" \
+	bash -c 'grep -q "pull:127.0.0.1:'$P_PLAIN'/test/two:1@sha256:" <<<"$0"' "$OUT"
+check "downloaded blobs are removed once the image is made" bash -c '[ -z "$(ls -A '"$DATA"'/blobs)" ]'
+
+# --- bearer tokens ---
+sc image pull --insecure "127.0.0.1:$P_AUTH/test/two:1" two-auth
+check "pull through bearer-token auth succeeds" expect_rc 0
+check "the token service was asked for a pull token for the repository" \
+	grep -q "scope=repository%3Atest%2Ftwo%3Apull" "$R/token-requests.log"
+check "the registry accepted the token" grep -q 'uri="/v2/test/two/blobs/sha256' "$R/auth.log"
+sc run --image two-auth -- cat /etc/added
+check "the image pulled with a token runs" out_is added
+
+# --- by digest ---
+digest=$(curl -s -I -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+	"http://127.0.0.1:$P_PLAIN/v2/test/two/manifests/1" | tr -d '\r' |
+	awk -F': ' 'tolower($1)=="docker-content-digest"{print $2}')
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two@$digest" two-digest
+check "pull by digest succeeds" expect_rc 0
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two@sha256:$(printf '0%.0s' $(seq 64))" nope
+check "an unknown digest is an error of one line" bash -c '[ '$RC' -ne 0 ] && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/nosuch:1" nope
+check "an unknown repository is a 'not found' error" bash -c '[ '$RC' -ne 0 ] && grep -q "not found" <<<"$0"' "$ERR"
+
+# --- refusals before any network traffic ---
+sc image pull --insecure example.com/test/two:1 nope
+check "--insecure is refused for a registry that is not on loopback" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "loopback" <<<"$0"' "$ERR"
+sc image pull "127.0.0.1:$P_PLAIN/test/two:1" nope
+check "without --insecure plain HTTP is not used" bash -c '[ '$RC' -ne 0 ] && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+sc image pull --insecure "127.0.0.1:$P_PLAIN/Test/UPPER:1" nope
+check "a malformed reference is refused" expect_rc 125
+check "no failed pull left an image" bash -c '! grep -q nope <<<"$0"' "$(as_user "$SC_BIN" image ls)"
+
+# --- resumed and corrupt downloads ---
+layer=$(curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+	"http://127.0.0.1:$P_PLAIN/v2/test/two/manifests/1" |
+	python3 -c 'import json,sys; m=json.load(sys.stdin); print(max(m["layers"], key=lambda l: l["size"])["digest"])')
+blob="$R/two/blobs/sha256/${layer#sha256:}"
+size=$(stat -c %s "$blob")
+sc image rm two two-auth two-digest
+check "the pulled images are removed" bash -c '[ '$RC' -eq 0 ] && [ -z "$(ls -A '"$DATA"'/layers)" ]'
+partial="$DATA/blobs/sha256-${layer#sha256:}.partial"
+head -c $((size / 2)) "$blob" >"$partial"
+chown "$T_UID:$T_UID" "$partial"
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two:1" two
+check "an interrupted download is resumed" bash -c '[ '$RC' -eq 0 ] && grep -q resuming <<<"$0"' "$ERR"
+check "the resumed download asked the registry for the rest only" \
+	bash -c 'grep -q "GET /v2/test/two/blobs/'"$layer"'.* 206 " "'"$R"'/plain.log"'
+sc run --image two -- cat /etc/kept
+check "the image from a resumed download runs" out_is kept
+sc image rm two
+head -c $((size / 2)) /dev/urandom >"$partial"
+chown "$T_UID:$T_UID" "$partial"
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two:1" two
+check "a corrupt partial download is detected by its digest" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "digest" <<<"$0"' "$ERR"
+check "and is thrown away" bash -c '[ ! -e "'"$partial"'" ]'
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two:1" two
+check "the next pull succeeds" expect_rc 0
+
+# --- a Debian image with python3 (the minimal image, from the test cache) ---
+if tar=$(img_minimal_tar); then
+	python3 "$TOOL" oci-from-tar "$tar" "$R/minimal" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
+	check "skopeo pushes the minimal image" push "$R/minimal" test/minimal:bookworm
+	sc image pull --insecure "127.0.0.1:$P_AUTH/test/minimal:bookworm" minimal
+	check "pull of the minimal image succeeds" expect_rc 0
+	sc run --image minimal -- python3 -c 'import sys; print(sum(range(10)), sys.version_info[0])'
+	check "python3 runs in the pulled image" out_is "45 3"
+else
+	fail "the minimal image could not be built for the test cache"
+fi
+
+finish

@@ -1,0 +1,294 @@
+/* Unit tests for rootfs/'s pure parts: SHA-256, the tar reader, image
+ * references, OCI indexes and chain ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "rootfs/internal.h"
+
+static int parse_ref_for_test(const char *in, char *host, char *repo, char *tag, char *digest)
+{
+	struct ref r;
+	if (parse_ref(in, &r, NULL) < 0)
+		return -1;
+	strcpy(host, r.host);
+	strcpy(repo, r.repo);
+	strcpy(tag, r.tag);
+	strcpy(digest, r.digest);
+	return 0;
+}
+
+static void hex_of(const char *msg, size_t len, char out[65]) { sha256_hex(msg, len, out); }
+
+static void test_sha256_vectors(void **state)
+{
+	char h[65];
+	hex_of("", 0, h);
+	assert_string_equal(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	hex_of("abc", 3, h);
+	assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	hex_of(two, strlen(two), h);
+	assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	/* A million 'a's, fed in uneven pieces. */
+	struct sha256 s;
+	sha256_init(&s);
+	char a[997];
+	memset(a, 'a', sizeof(a));
+	size_t left = 1000000;
+	for (size_t step = 1; left; step = step * 7 % 997 + 1) {
+		size_t n = step < left ? step : left;
+		sha256_update(&s, a, n);
+		left -= n;
+	}
+	sha256_final_hex(&s, h);
+	assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/* ---- tar ---- */
+
+static void octal(char *f, size_t len, uint64_t v)
+{
+	char tmp[32];
+	snprintf(tmp, sizeof(tmp), "%0*llo", (int)len - 1, (unsigned long long)v);
+	memcpy(f, tmp, len - 1);
+	f[len - 1] = '\0';
+}
+
+static void header(unsigned char *h, const char *name, char type, uint64_t size)
+{
+	memset(h, 0, 512);
+	memcpy(h, name, strnlen(name, 100));
+	octal((char *)h + 100, 8, 0644);
+	octal((char *)h + 108, 8, 1000);
+	octal((char *)h + 116, 8, 1000);
+	octal((char *)h + 124, 12, size);
+	octal((char *)h + 136, 12, 1700000000);
+	h[156] = (unsigned char)type;
+	memcpy(h + 257, "ustar\0" "00", 8);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+struct buf {
+	unsigned char *p;
+	size_t len;
+};
+
+static void put(struct buf *b, const void *data, size_t len)
+{
+	b->p = realloc(b->p, b->len + len + 512);
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	size_t pad = (512 - len % 512) % 512;
+	memset(b->p + b->len, 0, pad);
+	b->len += pad;
+}
+
+static void entry(struct buf *b, const char *name, char type, const char *data)
+{
+	unsigned char h[512];
+	size_t n = data ? strlen(data) : 0;
+	header(h, name, type, n);
+	put(b, h, 512);
+	if (n)
+		put(b, data, n);
+}
+
+static int memfd_of(const struct buf *b)
+{
+	int fd = memfd_create("tar", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b->p, b->len), (ssize_t)b->len);
+	return fd;
+}
+
+static void test_tar_reader(void **state)
+{
+	struct buf b = {0};
+	entry(&b, "./etc/", '5', NULL);
+	entry(&b, "etc/hello", '0', "hello world\n");
+	/* A pax path longer than the 100-byte name field. */
+	char longname[300];
+	memset(longname, 'x', 250);
+	memcpy(longname, "deep/", 5);
+	longname[250] = '\0';
+	char rec[400];
+	int n = snprintf(rec, sizeof(rec), "%d path=%s\n", 0, longname);
+	int len = n;
+	for (;;) { /* the record's length counts its own digits */
+		int m = snprintf(rec, sizeof(rec), "%d path=%s\n", len, longname);
+		if (m == len)
+			break;
+		len = m;
+	}
+	entry(&b, "PaxHeaders/x", 'x', rec);
+	entry(&b, "short-name", '0', "pax\n");
+	/* A GNU long link name. */
+	entry(&b, "././@LongLink", 'K', "/a/very/long/target");
+	entry(&b, "link", '2', NULL);
+	unsigned char zero[1024] = {0};
+	put(&b, zero, sizeof(zero));
+
+	int fd = memfd_of(&b);
+	struct stream s;
+	struct sc_err err = {0};
+	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	struct tar_reader t;
+	tar_init(&t, &s);
+	struct tar_entry *e = malloc(sizeof(*e));
+	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_string_equal(e->path, "./etc/");
+	assert_int_equal(e->type, TAR_DIR);
+	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_string_equal(e->path, "etc/hello");
+	assert_int_equal(e->size, 12);
+	assert_int_equal(e->uid, 1000);
+	char data[64] = {0};
+	assert_int_equal(tar_read(&t, data, sizeof(data), &err), 12);
+	assert_string_equal(data, "hello world\n");
+	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_string_equal(e->path, longname);
+	assert_int_equal(tar_next(&t, e, &err), 1); /* content of the pax entry skipped */
+	assert_string_equal(e->path, "link");
+	assert_int_equal(e->type, TAR_SYMLINK);
+	assert_string_equal(e->link, "/a/very/long/target");
+	assert_int_equal(tar_next(&t, e, &err), 0);
+	stream_close(&s);
+	close(fd);
+
+	/* A corrupted checksum is an error, not garbage. */
+	b.p[148] ^= 1;
+	fd = memfd_of(&b);
+	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	tar_init(&t, &s);
+	assert_int_equal(tar_next(&t, e, &err), -1);
+	assert_non_null(strstr(err.msg, "checksum"));
+	stream_close(&s);
+	close(fd);
+	b.p[148] ^= 1;
+
+	/* Truncated in the middle of an entry. */
+	struct buf cut = {.p = malloc(b.len), .len = 512 + 512 + 6};
+	memcpy(cut.p, b.p, cut.len);
+	fd = memfd_of(&cut);
+	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	tar_init(&t, &s);
+	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_true(tar_read(&t, data, sizeof(data), &err) <= 6);
+	assert_int_equal(tar_next(&t, e, &err), -1);
+	stream_close(&s);
+	close(fd);
+
+	/* The expansion limit stops a stream. */
+	fd = memfd_of(&b);
+	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 1024, &err), 0);
+	tar_init(&t, &s);
+	int rc;
+	while ((rc = tar_next(&t, e, &err)) > 0)
+		;
+	assert_int_equal(rc, -1);
+	assert_true(s.over_limit);
+	stream_close(&s);
+	close(fd);
+	free(e);
+	free(cut.p);
+	free(b.p);
+}
+
+/* ---- references, digests, indexes, chain ids ---- */
+
+static void test_refs(void **state)
+{
+	char host[256], repo[256], tag[130], digest[80];
+	assert_int_equal(parse_ref_for_test("alpine", host, repo, tag, digest), 0);
+	assert_string_equal(host, "registry-1.docker.io");
+	assert_string_equal(repo, "library/alpine");
+	assert_string_equal(tag, "latest");
+	assert_int_equal(parse_ref_for_test("127.0.0.1:5000/test/two:1", host, repo, tag, digest), 0);
+	assert_string_equal(host, "127.0.0.1:5000");
+	assert_string_equal(repo, "test/two");
+	assert_string_equal(tag, "1");
+	assert_int_equal(parse_ref_for_test("docker.io/library/debian:bookworm", host, repo, tag, digest), 0);
+	assert_string_equal(host, "registry-1.docker.io");
+	assert_string_equal(repo, "library/debian");
+	assert_int_equal(parse_ref_for_test("localhost/a/b", host, repo, tag, digest), 0);
+	assert_string_equal(host, "localhost");
+	char ref[200];
+	snprintf(ref, sizeof(ref), "ghcr.io/o/r@sha256:%064d", 0);
+	assert_int_equal(parse_ref_for_test(ref, host, repo, tag, digest), 0);
+	assert_string_equal(repo, "o/r");
+	assert_int_equal(strlen(digest), 71);
+	assert_int_equal(parse_ref_for_test("Upper/case", host, repo, tag, digest), -1);
+	assert_int_equal(parse_ref_for_test("a//b", host, repo, tag, digest), -1);
+	assert_int_equal(parse_ref_for_test("a/b:bad tag", host, repo, tag, digest), -1);
+	assert_int_equal(parse_ref_for_test("a/b@sha256:abc", host, repo, tag, digest), -1);
+	assert_int_equal(parse_ref_for_test("a/../b", host, repo, tag, digest), -1);
+}
+
+static void test_oci(void **state)
+{
+	char d[80];
+	snprintf(d, sizeof(d), "sha256:%064d", 1);
+	assert_true(digest_valid(d));
+	assert_false(digest_valid("sha256:ABC"));
+	assert_false(digest_valid("sha512:00"));
+
+	const char *index =
+		"{\"manifests\":["
+		"{\"digest\":\"sha256:1111111111111111111111111111111111111111111111111111111111111111\","
+		"\"size\":10,\"platform\":{\"os\":\"linux\",\"architecture\":\"arm64\"}},"
+		"{\"digest\":\"sha256:2222222222222222222222222222222222222222222222222222222222222222\","
+		"\"size\":20,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}";
+	struct oci_desc desc;
+	struct sc_err err = {0};
+	assert_int_equal(oci_pick_from_index(index, strlen(index), "linux/amd64", &desc, &err), 0);
+	assert_int_equal(desc.size, 20);
+	assert_int_equal(oci_pick_from_index(index, strlen(index), "linux/s390x", &desc, &err), -1);
+	assert_non_null(strstr(err.msg, "linux/s390x"));
+
+	char ids[2][OCI_DIGEST_LEN], id[80], want[80], hex[65];
+	snprintf(ids[0], sizeof(ids[0]), "sha256:%064d", 1);
+	snprintf(ids[1], sizeof(ids[1]), "sha256:%064d", 2);
+	oci_chain_id(ids, 1, id, sizeof(id));
+	snprintf(want, sizeof(want), "sha256-%064d", 1);
+	assert_string_equal(id, want);
+	char joined[200];
+	snprintf(joined, sizeof(joined), "%s %s", ids[0], ids[1]);
+	sha256_hex(joined, strlen(joined), hex);
+	oci_chain_id(ids, 2, id, sizeof(id));
+	snprintf(want, sizeof(want), "sha256-%s", hex);
+	assert_string_equal(id, want);
+	assert_true(layer_id_valid(id));
+	assert_false(layer_id_valid("sha256-../../etc"));
+
+	const char *cfg = "{\"config\":{\"Env\":[\"A=1\",\"bad\",\"B=2\"],\"WorkingDir\":\"/w\","
+			  "\"Cmd\":[\"sh\"]},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:"
+			  "1111111111111111111111111111111111111111111111111111111111111111\"]}}";
+	struct oci_config c;
+	assert_int_equal(oci_parse_config(cfg, strlen(cfg), &c, &err), 0);
+	assert_string_equal(c.env[0], "A=1");
+	assert_string_equal(c.env[1], "B=2"); /* not KEY=VALUE: dropped */
+	assert_null(c.env[2]);
+	assert_string_equal(c.workdir, "/w");
+	assert_int_equal(c.ndiff_ids, 1);
+	oci_config_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_tar_reader),
+		cmocka_unit_test(test_refs),
+		cmocka_unit_test(test_oci),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
