@@ -40,9 +40,15 @@ static const char SYSTEM_PROMPT[] =
 
 static volatile sig_atomic_t interrupted;
 
+/* The first signal ends the episode after the step in flight (the answer is
+ * collected, the cell removed); SA_RESETHAND lets a second one kill at once. */
 static void on_signal(int sig)
 {
+	static const char msg[] = "sandcell: agent: interrupted; finishing the current step "
+				  "(again to quit now, leaving the cell for 'sandcell rm')\n";
 	(void)sig;
+	if (!interrupted)
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	interrupted = 1;
 }
 
@@ -535,7 +541,8 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	}
 	e.llm.sink = (struct llm_event_sink){.request = on_request, .failure = on_failure, .arg = &e};
 
-	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term, old_hup;
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old_int,
+			 old_term, old_hup;
 	sigemptyset(&sa.sa_mask);
 	if (!cfg->abort_flag) {
 		sigaction(SIGINT, &sa, &old_int);

@@ -73,5 +73,24 @@ check "request timeout: the late reply was not used" out_is on-time
 qtrue "request timeout: the timed-out attempt is recorded" \
 	'any(e["type"] == "response" and "timed out" in e["error"] for e in ev)'
 
+# --- SIGTERM ends the episode after the step in flight ---
+start_fake "$SCENARIOS/interrupt.json"
+RUN="$T_WORK/interrupt"
+pidfile="$T_WORK/agent.pid"
+as_user sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$SC_BIN" agent -q \
+	--base-url "http://127.0.0.1:$FAKE_PORT/v1" --model m --out "$RUN" "interrupt me" \
+	>"$T_DIR/int.out" 2>"$T_DIR/int.err" </dev/null &
+bg=$!
+for _ in $(seq 400); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
+kill -TERM "$(cat "$pidfile")"
+wait "$bg"
+RC=$? OUT=$(cat "$T_DIR/int.out") ERR=$(cat "$T_DIR/int.err")
+stop_fake
+check "SIGTERM: exit status 1" expect_rc 1
+check "SIGTERM: says it was interrupted" err_has "interrupted"
+qtrue "SIGTERM: status error, recorded" 't["status"] == "error" and "interrupted" in t["error"] and ev[-1]["type"] == "episode_end"'
+qtrue "SIGTERM: the step in flight finished and no new one started" 'len(log) == 1 and len(t["steps"]) == 1'
+check "SIGTERM: the answer so far is still collected" out_is partial
+
 check "no cell is left behind" no_cells_left
 finish
