@@ -60,3 +60,13 @@ int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_image(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+
+/* The agent's options for sandcell batch (cmd_agent.c): one model/episode
+ * option at argv[*i] (1 consumed, 0 not an agent option, -1 bad value);
+ * the agent's cell defaults; $*_BASE_URL and the API key (-1: printed). */
+struct agent_config;
+int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char **argv, int *i);
+void cli_agent_cell_defaults(const struct cell_opts *o, const struct policy *pol,
+			     struct cell_spec *spec);
+int cli_agent_endpoint(struct agent_config *cfg, const char *key_env);

@@ -350,18 +350,8 @@ int cmd_agent(int argc, char **argv)
 		cli_error("agent: --model NAME is required");
 		return CLI_EXIT_USAGE;
 	}
-	bool anthropic = cfg->api == AGENT_API_ANTHROPIC;
-	if (!cfg->base_url) {
-		const char *env = getenv(anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
-		if (env && *env)
-			cfg->base_url = env;
-	}
-	const char *key_env = a.key_env ? a.key_env : anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
-	cfg->api_key = getenv(key_env);
-	if (a.key_env && (!cfg->api_key || !*cfg->api_key)) {
-		cli_error("agent: --api-key-env %s: the variable is not set", a.key_env);
+	if (cli_agent_endpoint(cfg, a.key_env) < 0)
 		return CLI_EXIT_USAGE;
-	}
 	_cleanup_free_ char *problem = load_problem(a.problem_arg);
 	if (!problem)
 		return CLI_EXIT_USAGE;
@@ -412,4 +402,38 @@ int cmd_agent(int argc, char **argv)
 	policy_filter_free(&filter);
 	policy_free(&pol);
 	return exit_code;
+}
+
+/* ---- shared with sandcell batch (cli/cmd_batch.c) ---- */
+
+int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char **argv, int *i)
+{
+	struct agent_args a = {.cfg = *cfg, .key_env = *key_env};
+	int r = parse_agent_opt(&a, argc, argv, i);
+	*cfg = a.cfg;
+	*key_env = a.key_env;
+	return r;
+}
+
+void cli_agent_cell_defaults(const struct cell_opts *o, const struct policy *pol,
+			     struct cell_spec *spec)
+{
+	apply_cell_defaults(o, pol, spec);
+}
+
+int cli_agent_endpoint(struct agent_config *cfg, const char *key_env)
+{
+	bool anthropic = cfg->api == AGENT_API_ANTHROPIC;
+	if (!cfg->base_url) {
+		const char *env = getenv(anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL");
+		if (env && *env)
+			cfg->base_url = env;
+	}
+	const char *var = key_env ? key_env : anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+	cfg->api_key = getenv(var);
+	if (key_env && (!cfg->api_key || !*cfg->api_key)) {
+		cli_error("--api-key-env %s: the variable is not set", key_env);
+		return -1;
+	}
+	return 0;
 }

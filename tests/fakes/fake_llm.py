@@ -20,8 +20,18 @@ Scenario: a JSON list (or {"responses": [...]}) of entries, one per request:
   {"repeat": 50, ...}           the entry stands for 50 requests
   {"expect_in_request": ["s"]}  answer 400 unless the request body holds s
   {"echo_auth": true, ...}      put the request's credentials in the content
-Strings may hold @@NAME@@, replaced by the environment variable NAME.
+Strings may hold @@NAME@@, replaced by the environment variable NAME, and
+@@PAD:N@@, replaced by N times "x".
 Past the last entry every request gets a 400 "scenario exhausted".
+
+Conversation mode (--conversations FILE, for many episodes at once, e.g.
+sandcell batch): the reply depends on the request, not on the order of
+arrival. FILE is {"rules": [{"match": REGEX, "responses": [entry, ...]}]};
+the first rule whose REGEX matches the first user message is taken, and its
+K-th entry answers a request whose history holds K assistant messages.
+Strings in entries may hold {{N}}, replaced by group N of the match. Past
+the last entry: a 400 "conversation exhausted"; no rule matching: a 400.
+--delay S makes every reply wait S seconds (a model's latency).
 
 Every request is appended to --log as one JSON line (path, headers, body,
 receive/send times on the server's clock, server_ms); each response carries
@@ -38,10 +48,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ENV_REF = re.compile(r"@@([A-Za-z_][A-Za-z0-9_]*)@@")
+PAD_REF = re.compile(r"@@PAD:([0-9]{1,8})@@")
 
 
 def expand(v):
     if isinstance(v, str):
+        v = PAD_REF.sub(lambda m: "x" * int(m.group(1)), v)
         return ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), v)
     if isinstance(v, list):
         return [expand(x) for x in v]
@@ -114,7 +126,62 @@ def anthropic_body(entry, n, model, content):
     }
 
 
+def first_user_text(body):
+    msgs = body.get("messages") if isinstance(body, dict) else None
+    for m in msgs or []:
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, str):
+                return c
+            if isinstance(c, list):
+                return "\n".join(p.get("text", "") for p in c if isinstance(p, dict))
+            return ""
+    return ""
+
+
+def fill_groups(v, m):
+    if isinstance(v, str):
+        return re.sub(r"\{\{(\d+)\}\}", lambda g: m.group(int(g.group(1))) or "", v)
+    if isinstance(v, list):
+        return [fill_groups(x, m) for x in v]
+    if isinstance(v, dict):
+        return {k: fill_groups(x, m) for k, x in v.items()}
+    return v
+
+
+def load_conversations(path):
+    with open(path) as f:
+        data = json.load(f)
+    rules = data["rules"] if isinstance(data, dict) else data
+    return [(re.compile(r["match"], re.S), r["responses"]) for r in rules]
+
+
 class State:
+    conversations = None
+    delay = 0.0
+
+    def entry_for(self, body):
+        """The entry answering this request (conversation or scenario mode)."""
+        if self.conversations is None:
+            return self.next_entry()
+        with self.lock:
+            n = self.n
+            self.n += 1
+            self.last_activity = time.monotonic()
+        text = first_user_text(body)
+        msgs = body.get("messages", []) if isinstance(body, dict) else []
+        k = sum(1 for m in msgs if isinstance(m, dict) and m.get("role") == "assistant")
+        for rx, responses in self.conversations:
+            m = rx.search(text)
+            if not m:
+                continue
+            if k < len(responses):
+                return n, expand(fill_groups(responses[k], m))
+            return n, {"status": 400, "body": {"error": {
+                "message": "fake LLM: conversation exhausted after %d replies" % len(responses)}}}
+        return n, {"status": 400, "body": {"error": {
+            "message": "fake LLM: no conversation rule matches the first user message"}}}
+
     def __init__(self, scenario, log_path):
         self.scenario = scenario
         self.log_path = log_path
@@ -169,12 +236,12 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.reply(404, {}, json.dumps({"error": {"message": "no such endpoint"}}).encode())
             return
-        n, entry = st.next_entry()
+        n, entry = st.entry_for(body)
         record = {"n": n, "path": self.path, "api": api,
                   "headers": {k.lower(): v for k, v in self.headers.items()},
                   "body": body, "t_recv": t_recv}
-        if entry.get("delay"):
-            time.sleep(float(entry["delay"]))
+        if entry.get("delay") or st.delay:
+            time.sleep(float(entry.get("delay", 0)) + st.delay)
         if entry.get("close"):
             st.log(dict(record, closed=True, t_sent=time.perf_counter()))
             self.close_connection = True
@@ -216,16 +283,25 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--scenario")
+    ap.add_argument("--conversations", help="conversation mode: rules keyed by the problem")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds before every reply")
     ap.add_argument("--log")
     ap.add_argument("--port-file")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--idle-exit", type=float, default=600,
                     help="exit after this many seconds without a request")
     args = ap.parse_args()
+    # many episodes connect at once (sandcell batch): a deep listen queue
+    ThreadingHTTPServer.request_queue_size = 512
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
-    server.state = State(load_scenario(args.scenario), args.log)
+    if not args.scenario and not args.conversations:
+        ap.error("one of --scenario and --conversations is required")
+    server.state = State(load_scenario(args.scenario) if args.scenario else [], args.log)
+    if args.conversations:
+        server.state.conversations = load_conversations(args.conversations)
+    server.state.delay = args.delay
     port = server.server_address[1]
     if args.port_file:
         tmp = args.port_file + ".tmp"

@@ -1,0 +1,255 @@
+/* sandcell batch export: training data from finished attempts. Each
+ * attempt's conversation.json (the wire conversation of its API) becomes
+ * OpenAI chat messages with tool calls. */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "batch.h"
+
+#define CONVERSATION_MAX (256U << 20)
+
+static cJSON *message(const char *role, const char *content)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", role);
+	cJSON_AddStringToObject(m, "content", content ? content : "");
+	return m;
+}
+
+static const char *str_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* An OpenAI message keeps only the fields fine-tuning accepts. */
+static cJSON *openai_message(const cJSON *m)
+{
+	static const char *const keep[] = {"role", "content", "tool_calls", "tool_call_id", "name"};
+	cJSON *o = cJSON_CreateObject();
+	for (size_t i = 0; i < SC_ARRAY_LEN(keep); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, keep[i]);
+		if (v)
+			cJSON_AddItemToObject(o, keep[i], cJSON_Duplicate(v, true));
+	}
+	return o;
+}
+
+/* The text of an Anthropic content value (a string or text blocks). */
+static void add_text(cJSON *c, char **acc)
+{
+	const char *t = cJSON_IsString(c) ? c->valuestring : str_of(c, "text");
+	if (!t)
+		return;
+	char *joined = NULL;
+	if (asprintf(&joined, "%s%s%s", *acc ? *acc : "", *acc && **acc ? "\n" : "", t) >= 0) {
+		free(*acc);
+		*acc = joined;
+	}
+}
+
+static void anthropic_message(cJSON *out, const cJSON *m)
+{
+	const char *role = str_of(m, "role");
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+	if (!role)
+		return;
+	if (cJSON_IsString(content)) {
+		cJSON_AddItemToArray(out, message(role, content->valuestring));
+		return;
+	}
+	char *text = NULL;
+	cJSON *calls = NULL;
+	for (const cJSON *b = content ? content->child : NULL; b; b = b->next) {
+		const char *type = str_of(b, "type");
+		if (!type)
+			continue;
+		if (!strcmp(type, "text")) {
+			add_text((cJSON *)b, &text);
+		} else if (!strcmp(type, "tool_use")) {
+			if (!calls)
+				calls = cJSON_CreateArray();
+			cJSON *tc = cJSON_CreateObject(), *fn;
+			cJSON_AddStringToObject(tc, "id", str_of(b, "id") ? str_of(b, "id") : "");
+			cJSON_AddStringToObject(tc, "type", "function");
+			fn = cJSON_AddObjectToObject(tc, "function");
+			cJSON_AddStringToObject(fn, "name", str_of(b, "name") ? str_of(b, "name") : "");
+			char *args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "input"));
+			cJSON_AddStringToObject(fn, "arguments", args ? args : "{}");
+			free(args);
+			cJSON_AddItemToArray(calls, tc);
+		} else if (!strcmp(type, "tool_result")) {
+			char *res = NULL;
+			const cJSON *c = cJSON_GetObjectItemCaseSensitive(b, "content");
+			if (cJSON_IsArray(c)) {
+				for (const cJSON *x = c->child; x; x = x->next)
+					add_text((cJSON *)x, &res);
+			} else if (c) {
+				add_text((cJSON *)c, &res);
+			}
+			cJSON *tm = message("tool", res);
+			cJSON_AddStringToObject(tm, "tool_call_id",
+						str_of(b, "tool_use_id") ? str_of(b, "tool_use_id") : "");
+			cJSON_AddItemToArray(out, tm);
+			free(res);
+		}
+		/* thinking blocks are not part of the chat format */
+	}
+	if (!strcmp(role, "assistant")) {
+		cJSON *a = message("assistant", text);
+		if (calls)
+			cJSON_AddItemToObject(a, "tool_calls", calls);
+		cJSON_AddItemToArray(out, a);
+	} else if (text) {
+		cJSON_AddItemToArray(out, message(role, text));
+		cJSON_Delete(calls);
+	} else {
+		cJSON_Delete(calls);
+	}
+	free(text);
+}
+
+static cJSON *openai_tools(const cJSON *tools, bool anthropic)
+{
+	if (!cJSON_IsArray(tools))
+		return cJSON_CreateArray();
+	if (!anthropic)
+		return cJSON_Duplicate(tools, true);
+	cJSON *out = cJSON_CreateArray();
+	for (const cJSON *t = tools->child; t; t = t->next) {
+		cJSON *o = cJSON_CreateObject(), *fn;
+		cJSON_AddStringToObject(o, "type", "function");
+		fn = cJSON_AddObjectToObject(o, "function");
+		cJSON_AddStringToObject(fn, "name", str_of(t, "name") ? str_of(t, "name") : "");
+		cJSON_AddStringToObject(fn, "description",
+					str_of(t, "description") ? str_of(t, "description") : "");
+		const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "input_schema");
+		cJSON_AddItemToObject(fn, "parameters", schema ? cJSON_Duplicate(schema, true)
+							       : cJSON_CreateObject());
+		cJSON_AddItemToArray(out, o);
+	}
+	return out;
+}
+
+cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
+{
+	const char *api = str_of(conv, "api");
+	const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(conv, "messages");
+	if (!api || !cJSON_IsArray(msgs))
+		return NULL;
+	bool anthropic = !strcmp(api, "anthropic");
+	cJSON *out = cJSON_CreateArray();
+	const char *system = str_of(conv, "system");
+	if (system)
+		cJSON_AddItemToArray(out, message("system", system));
+	for (const cJSON *m = msgs->child; m; m = m->next) {
+		if (anthropic)
+			anthropic_message(out, m);
+		else
+			cJSON_AddItemToArray(out, openai_message(m));
+	}
+	if (tools_out)
+		*tools_out = openai_tools(cJSON_GetObjectItemCaseSensitive(conv, "tools"), anthropic);
+	return out;
+}
+
+static cJSON *load_conversation(const struct batch_record *r)
+{
+	char path[8400];
+	if (!r->dir || !r->run || strstr(r->dir, "..") || r->dir[0] == '/' ||
+	    sc_path(path, sizeof(path), "%s/%s/conversation.json", r->run, r->dir) < 0)
+		return NULL;
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > CONVERSATION_MAX)
+		return NULL;
+	char *buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return NULL;
+	ssize_t n = sc_read_all(fd, buf, (size_t)st.st_size);
+	cJSON *j = n >= 0 ? cJSON_ParseWithLength(buf, (size_t)n) : NULL;
+	free(buf);
+	return j;
+}
+
+static void copy_field(cJSON *dst, const cJSON *src, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
+	cJSON_AddItemToObject(dst, k, v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+}
+
+static cJSON *rl_line(const struct batch_record *r, cJSON *messages, cJSON *tools)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", r->id);
+	cJSON_AddNumberToObject(o, "repeat", r->repeat);
+	cJSON_AddStringToObject(o, "data_source", "sandcell");
+	/* the prompt: system and the first user message */
+	cJSON *prompt = cJSON_AddArrayToObject(o, "prompt");
+	int k = 0;
+	for (cJSON *m = messages->child; m && k < 2; m = m->next, k++) {
+		const char *role = str_of(m, "role");
+		if (!role || (strcmp(role, "system") && strcmp(role, "user")))
+			break;
+		cJSON_AddItemToArray(prompt, cJSON_Duplicate(m, true));
+		if (!strcmp(role, "user"))
+			break;
+	}
+	cJSON_AddItemToObject(o, "messages", messages);
+	cJSON_AddItemToObject(o, "tools", tools);
+	cJSON_AddNumberToObject(o, "reward", r->scored ? r->score : 0);
+	cJSON *rm = cJSON_AddObjectToObject(o, "reward_model");
+	cJSON_AddStringToObject(rm, "style", "rule");
+	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(r->json, "expected");
+	cJSON_AddItemToObject(rm, "ground_truth", exp ? cJSON_Duplicate(exp, true) : cJSON_CreateNull());
+	cJSON *info = cJSON_AddObjectToObject(o, "extra_info");
+	static const char *const fields[] = {"status", "answer", "score", "scorer", "steps",
+					     "input_tokens", "output_tokens", "wall_s", "mode",
+					     "metadata"};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fields); i++)
+		copy_field(info, r->json, fields[i]);
+	return o;
+}
+
+long batch_export(const struct batch_records *rs, enum batch_export_format fmt, FILE *f,
+		  size_t *skipped, struct sc_err *err)
+{
+	long lines = 0;
+	*skipped = 0;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct batch_record *r = &rs->v[i];
+		if (fmt == BATCH_EXPORT_SFT && !(r->scored && r->score >= 1.0 - 1e-9))
+			continue;
+		cJSON *conv = load_conversation(r);
+		cJSON *tools = NULL;
+		cJSON *msgs = conv ? batch_conversation_openai(conv, &tools) : NULL;
+		cJSON_Delete(conv);
+		if (!msgs || cJSON_GetArraySize(msgs) < 2) {
+			cJSON_Delete(msgs);
+			cJSON_Delete(tools);
+			(*skipped)++;
+			continue;
+		}
+		cJSON *line;
+		if (fmt == BATCH_EXPORT_SFT) {
+			line = cJSON_CreateObject();
+			cJSON_AddItemToObject(line, "messages", msgs);
+			cJSON_AddItemToObject(line, "tools", tools);
+		} else {
+			line = rl_line(r, msgs, tools);
+		}
+		char *text = cJSON_PrintUnformatted(line);
+		cJSON_Delete(line);
+		if (!text)
+			return sc_fail(err, ENOMEM, "export");
+		int ok = fprintf(f, "%s\n", text);
+		free(text);
+		if (ok < 0)
+			return sc_fail(err, errno, "cannot write the export");
+		lines++;
+	}
+	if (fflush(f) != 0)
+		return sc_fail(err, errno, "cannot write the export");
+	return lines;
+}

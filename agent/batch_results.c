@@ -1,0 +1,419 @@
+/* results.jsonl: one JSON line per attempt, appended with one write() each.
+ * The rule a reader and a rerun follow: only complete lines count (a crash
+ * can leave a last line without its newline), and for one (id, repeat) the
+ * later line supersedes the earlier. A run compacts the file first, so that
+ * it never holds two lines for one attempt (see docs/batch.md). */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "batch.h"
+
+/* ---- keys ---- */
+
+static char *make_key(const char *id, unsigned repeat)
+{
+	char *k = NULL;
+	return asprintf(&k, "%s\x1f%u", id, repeat) < 0 ? NULL : k;
+}
+
+static size_t slot_of(const struct batch_keyset *s, const char *key)
+{
+	size_t mask = s->cap - 1, i = (size_t)batch_hash(key) & mask;
+	while (s->keys[i] && strcmp(s->keys[i], key))
+		i = (i + 1) & mask;
+	return i;
+}
+
+bool batch_keyset_has(const struct batch_keyset *s, const char *id, unsigned repeat)
+{
+	if (!s->cap)
+		return false;
+	_cleanup_free_ char *key = make_key(id, repeat);
+	return key && s->keys[slot_of(s, key)];
+}
+
+static int grow(struct batch_keyset *s)
+{
+	struct batch_keyset g = {.cap = s->cap ? s->cap * 2 : 1024};
+	g.keys = calloc(g.cap, sizeof(char *));
+	if (!g.keys)
+		return -1;
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->keys[i])
+			g.keys[slot_of(&g, s->keys[i])] = s->keys[i];
+	g.n = s->n;
+	free(s->keys);
+	*s = g;
+	return 0;
+}
+
+int batch_keyset_add(struct batch_keyset *s, const char *id, unsigned repeat)
+{
+	if ((s->n + 1) * 2 > s->cap && grow(s) < 0)
+		return -1;
+	char *key = make_key(id, repeat);
+	if (!key)
+		return -1;
+	size_t i = slot_of(s, key);
+	if (s->keys[i]) {
+		free(key);
+		return 0;
+	}
+	s->keys[i] = key;
+	s->n++;
+	return 0;
+}
+
+void batch_keyset_free(struct batch_keyset *s)
+{
+	for (size_t i = 0; i < s->cap; i++)
+		free(s->keys[i]);
+	free(s->keys);
+	*s = (struct batch_keyset){0};
+}
+
+/* ---- records ---- */
+
+static uint64_t u64_of(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+}
+
+int batch_record_parse(const char *line, size_t len, struct batch_record *r)
+{
+	*r = (struct batch_record){0};
+	cJSON *j = cJSON_ParseWithLength(line, len);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
+	const cJSON *rep = cJSON_GetObjectItemCaseSensitive(j, "repeat");
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+	if (!cJSON_IsObject(j) || !cJSON_IsString(id) || !cJSON_IsNumber(rep) || rep->valuedouble < 0 ||
+	    rep->valuedouble > BATCH_MAX_REPEAT || !cJSON_IsString(st)) {
+		cJSON_Delete(j);
+		return -1;
+	}
+	r->json = j;
+	r->id = strdup(id->valuestring);
+	r->repeat = (unsigned)rep->valuedouble;
+	snprintf(r->status, sizeof(r->status), "%s", st->valuestring);
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(j, "score");
+	if (cJSON_IsNumber(sc)) {
+		r->scored = true;
+		r->score = sc->valuedouble;
+	}
+	r->steps = (unsigned)u64_of(j, "steps");
+	r->input_tokens = u64_of(j, "input_tokens");
+	r->output_tokens = u64_of(j, "output_tokens");
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "wall_s");
+	r->wall_s = cJSON_IsNumber(w) ? w->valuedouble : 0;
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dir");
+	if (cJSON_IsString(d))
+		r->dir = strdup(d->valuestring);
+	if (!r->id) {
+		batch_record_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+void batch_record_free(struct batch_record *r)
+{
+	free(r->id);
+	free(r->dir);
+	free(r->run);
+	cJSON_Delete(r->json);
+	*r = (struct batch_record){0};
+}
+
+void batch_records_free(struct batch_records *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		batch_record_free(&rs->v[i]);
+	free(rs->v);
+	*rs = (struct batch_records){0};
+}
+
+static int push(struct batch_records *rs, struct batch_record *r)
+{
+	if (rs->n == rs->cap) {
+		size_t c = rs->cap ? rs->cap * 2 : 256;
+		struct batch_record *v = realloc(rs->v, c * sizeof(*v));
+		if (!v)
+			return -1;
+		rs->v = v;
+		rs->cap = c;
+	}
+	rs->v[rs->n++] = *r;
+	return 0;
+}
+
+/* ---- reading ---- */
+
+static char *read_file(const char *path, size_t *len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	*len = 0;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return calloc(1, 1);
+		sc_fail(err, errno, "cannot open %s", path);
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sc_fail(err, 0, "%s is not a regular file", path);
+		return NULL;
+	}
+	/* the file may grow while we read: read what is there */
+	size_t cap = (size_t)st.st_size + 1, n = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		sc_fail(err, ENOMEM, "%s", path);
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *g = realloc(buf, cap * 2);
+			if (!g) {
+				free(buf);
+				sc_fail(err, ENOMEM, "%s", path);
+				return NULL;
+			}
+			buf = g;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			sc_fail(err, errno, "cannot read %s", path);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* What one pass over the file found: the lines to keep (spans into buf)
+ * and the ones to drop. */
+struct span {
+	size_t off, len;
+	bool keep;
+};
+
+struct scan {
+	char *buf;
+	size_t len;
+	struct span *v;
+	size_t n;
+	size_t partial_off; /* start of a trailing partial line, or len */
+};
+
+static void scan_free(struct scan *s)
+{
+	free(s->buf);
+	free(s->v);
+}
+
+static int scan_file(const char *path, struct scan *s, struct sc_err *err)
+{
+	*s = (struct scan){0};
+	s->buf = read_file(path, &s->len, err);
+	if (!s->buf)
+		return -1;
+	size_t lines = 0;
+	for (size_t i = 0; i < s->len; i++)
+		lines += s->buf[i] == '\n';
+	s->v = calloc(lines + 1, sizeof(*s->v));
+	if (!s->v) {
+		free(s->buf);
+		return sc_fail(err, ENOMEM, "%s", path);
+	}
+	size_t off = 0;
+	for (size_t i = 0; i < s->len; i++)
+		if (s->buf[i] == '\n') {
+			s->v[s->n++] = (struct span){.off = off, .len = i - off};
+			off = i + 1;
+		}
+	s->partial_off = off;
+	return 0;
+}
+
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+			return false;
+	return true;
+}
+
+/* Decide which lines to keep; the records kept go to out (may be NULL). */
+static int classify(struct scan *s, bool drop_errors, struct batch_records *out,
+		    struct batch_compact_stats *st)
+{
+	/* last occurrence of each key wins: walk backwards */
+	struct batch_keyset seen = {0};
+	struct batch_record *recs = calloc(s->n + 1, sizeof(*recs));
+	if (!recs)
+		return -1;
+	int rc = 0;
+	for (size_t k = s->n; k-- > 0;) {
+		struct span *sp = &s->v[k];
+		sp->keep = false;
+		if (blank(s->buf + sp->off, sp->len))
+			continue;
+		struct batch_record r;
+		if (batch_record_parse(s->buf + sp->off, sp->len, &r) < 0) {
+			st->invalid++;
+			continue;
+		}
+		if (batch_keyset_has(&seen, r.id, r.repeat)) {
+			st->duplicate++;
+			batch_record_free(&r);
+			continue;
+		}
+		if (batch_keyset_add(&seen, r.id, r.repeat) < 0) {
+			batch_record_free(&r);
+			rc = -1;
+			break;
+		}
+		if (drop_errors && !strcmp(r.status, "error")) {
+			st->superseded++;
+			batch_record_free(&r);
+			continue;
+		}
+		sp->keep = true;
+		recs[k] = r;
+		st->kept++;
+	}
+	for (size_t k = 0; k < s->n; k++) {
+		if (!s->v[k].keep)
+			continue;
+		if (rc == 0 && out && push(out, &recs[k]) == 0)
+			continue;
+		batch_record_free(&recs[k]);
+	}
+	free(recs);
+	batch_keyset_free(&seen);
+	return rc;
+}
+
+int batch_results_read(const char *dir, struct batch_records *out, struct sc_err *err)
+{
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/results.jsonl", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%s", dir);
+	struct scan s;
+	if (scan_file(path, &s, err) < 0)
+		return -1;
+	struct batch_compact_stats st = {0};
+	int rc = classify(&s, false, out, &st);
+	scan_free(&s);
+	return rc < 0 ? sc_fail(err, ENOMEM, "results") : 0;
+}
+
+static int write_all_fd(int fd, const char *p, size_t n, const char *path, struct sc_err *err)
+{
+	if (sc_write_all(fd, p, n) < 0)
+		return sc_fail(err, errno, "cannot write %s", path);
+	return 0;
+}
+
+int batch_results_compact(const char *dir, bool drop_errors, struct batch_records *out,
+			  struct batch_compact_stats *st, struct sc_err *err)
+{
+	char path[4200], tmp[4200], old[4200];
+	*st = (struct batch_compact_stats){0};
+	if (sc_path(path, sizeof(path), "%s/results.jsonl", dir) < 0 ||
+	    sc_path(tmp, sizeof(tmp), "%s/.results.jsonl.tmp", dir) < 0 ||
+	    sc_path(old, sizeof(old), "%s/superseded.jsonl", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%s", dir);
+	struct scan s;
+	if (scan_file(path, &s, err) < 0)
+		return -1;
+	int rc = -1;
+	if (classify(&s, drop_errors, out, st) < 0) {
+		sc_fail(err, ENOMEM, "results");
+		goto done;
+	}
+	st->partial = s.partial_off < s.len;
+	size_t dropped = 0;
+	for (size_t k = 0; k < s.n; k++)
+		dropped += !s.v[k].keep && !blank(s.buf + s.v[k].off, s.v[k].len);
+	if (!st->partial && !dropped) {
+		rc = 0; /* nothing to change */
+		goto done;
+	}
+	/* What is dropped is kept in superseded.jsonl first: a crash between
+	 * the two steps leaves it in both places, never in neither. */
+	if (dropped) {
+		_cleanup_fd_ int fd = open(old, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0) {
+			sc_fail(err, errno, "cannot open %s", old);
+			goto done;
+		}
+		for (size_t k = 0; k < s.n; k++)
+			if (!s.v[k].keep && !blank(s.buf + s.v[k].off, s.v[k].len) &&
+			    write_all_fd(fd, s.buf + s.v[k].off, s.v[k].len + 1, old, err) < 0)
+				goto done;
+		if (fdatasync(fd) < 0) {
+			sc_fail(err, errno, "cannot sync %s", old);
+			goto done;
+		}
+	}
+	{
+		_cleanup_fd_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd < 0) {
+			sc_fail(err, errno, "cannot create %s", tmp);
+			goto done;
+		}
+		for (size_t k = 0; k < s.n; k++)
+			if (s.v[k].keep && write_all_fd(fd, s.buf + s.v[k].off, s.v[k].len + 1, tmp, err) < 0)
+				goto done;
+		if (fdatasync(fd) < 0) {
+			sc_fail(err, errno, "cannot sync %s", tmp);
+			goto done;
+		}
+	}
+	if (rename(tmp, path) < 0) {
+		sc_fail(err, errno, "cannot replace %s", path);
+		goto done;
+	}
+	{
+		_cleanup_fd_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0)
+			(void)fsync(dfd);
+	}
+	rc = 0;
+done:
+	scan_free(&s);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+int batch_results_append(int fd, const char *line, size_t len, struct sc_err *err)
+{
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "result line");
+	memcpy(buf, line, len);
+	buf[len] = '\n';
+	/* one write() of the whole line: with O_APPEND it lands whole or,
+	 * after a crash, as a partial last line that readers ignore */
+	ssize_t n;
+	do
+		n = write(fd, buf, len + 1);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	free(buf);
+	if (n != (ssize_t)(len + 1))
+		return sc_fail(err, n < 0 ? e : EIO, "cannot append to results.jsonl");
+	return 0;
+}

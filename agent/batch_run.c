@@ -1,0 +1,723 @@
+/* The batch runner. Cells come from a pool whose workers are forked before
+ * any thread exists (DESIGN.md: no cell is cloned from a multi-threaded
+ * process); a bounded set of threads, one per concurrent episode, each runs
+ * agent_run on a cell it takes from the pool. An episode waiting on the
+ * model sleeps in poll() inside libcurl and one waiting on a tool sleeps in
+ * poll() on the cell's socket: an idle episode costs a sleeping thread (its
+ * stack pages and no CPU), not a process; see docs/batch.md for the
+ * measured cost. Every finished attempt is one line appended to
+ * results.jsonl with a single write(), so a crash at any point loses at
+ * most the attempts in flight, which a rerun runs again. */
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../common/curl_dl.h"
+#include "batch.h"
+
+#define THREAD_STACK (4U << 20)
+#define CHECKER_OUTPUT (64U << 10)
+
+struct attempt {
+	size_t task;
+	unsigned repeat;
+};
+
+struct runner {
+	const struct batch_options *o;
+	struct batch_tasks tasks;
+	struct attempt *todo;
+	size_t ntodo, next;
+	char dir[4096];
+
+	struct cell_pool *pool;
+	pthread_mutex_t pool_mu;
+	int results_fd;
+	pthread_mutex_t write_mu;
+	volatile sig_atomic_t abort;
+
+	pthread_mutex_t mu; /* everything below */
+	size_t total;       /* attempts of the selected tasks */
+	size_t done;        /* with a result line, this run or before */
+	size_t done_now;    /* this run */
+	size_t running, errors, scored, exited;
+	double score_sum;
+	uint64_t tokens_in, tokens_out;
+	double t0;
+	char last_error[200];
+};
+
+/* ---- small helpers ---- */
+
+static int mkdir_p(const char *path, struct sc_err *err)
+{
+	char buf[4096];
+	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%.200s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return sc_fail(err, errno, "cannot create %s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return sc_fail(err, errno, "cannot create %s", buf);
+	return 0;
+}
+
+static int write_file(const char *path, const char *data, size_t len)
+{
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	return fd < 0 ? -1 : sc_write_all(fd, data, len);
+}
+
+/* A lock on the run directory for as long as we live. A POSIX record
+ * lock belongs to this process alone: the pool's forked workers do not
+ * hold it, so it is free the moment we die, even by SIGKILL. */
+static int lock_dir(const char *dir, struct sc_err *err)
+{
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/.lock", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%s", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return sc_fail(err, errno, "cannot open %s", path);
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(fd, F_SETLK, &fl) < 0) {
+		int e = errno;
+		struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+		fcntl(fd, F_GETLK, &who);
+		close(fd);
+		if (e == EAGAIN || e == EACCES)
+			return sc_fail(err, 0, "another sandcell batch (pid %d) is running in %s; wait "
+					       "for it or use another --out", (int)who.l_pid, dir);
+		return sc_fail(err, e, "cannot lock %s", path);
+	}
+	return fd; /* kept open (and locked) until exit */
+}
+
+static void write_manifest(struct runner *r, size_t ntasks)
+{
+	const struct batch_options *o = r->o;
+	char path[4200], tmp[4200];
+	if (sc_path(path, sizeof(path), "%s/batch.json", r->dir) < 0 ||
+	    sc_path(tmp, sizeof(tmp), "%s/.batch.json.tmp", r->dir) < 0)
+		return;
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "tasks_file", o->tasks_path);
+	cJSON_AddNumberToObject(j, "tasks", (double)ntasks);
+	cJSON_AddNumberToObject(j, "repeat", o->repeat);
+	cJSON_AddNumberToObject(j, "attempts", (double)r->total);
+	if (o->shard_count) {
+		char s[32];
+		snprintf(s, sizeof(s), "%u/%u", o->shard_index, o->shard_count);
+		cJSON_AddStringToObject(j, "shard", s);
+	} else {
+		cJSON_AddNullToObject(j, "shard");
+	}
+	cJSON_AddStringToObject(j, "mode", o->mode == BATCH_VANILLA ? "vanilla" : "sandbox");
+	cJSON_AddStringToObject(j, "model", o->agent.model ? o->agent.model : "");
+	cJSON_AddStringToObject(j, "scorer", scorer_name(o->scorer.kind));
+	if (o->command_line)
+		cJSON_AddStringToObject(j, "command_line", o->command_line);
+	char *text = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (text && write_file(tmp, text, strlen(text)) == 0)
+		rename(tmp, path);
+	free(text);
+}
+
+/* ---- one attempt ---- */
+
+static int pool_take(struct runner *r, struct cell **c, struct sc_err *err)
+{
+	pthread_mutex_lock(&r->pool_mu);
+	int rc = cell_pool_acquire(r->pool, c, err);
+	pthread_mutex_unlock(&r->pool_mu);
+	return rc;
+}
+
+static void pool_give(struct runner *r, struct cell *c)
+{
+	pthread_mutex_lock(&r->pool_mu);
+	cell_pool_release(r->pool, c);
+	pthread_mutex_unlock(&r->pool_mu);
+}
+
+/* The command scorer: a fresh cell with /testbed/answer.txt,
+ * /testbed/expected.txt, the attempt's files in /testbed/output and the
+ * scorer's files in /testbed/checker; the command runs in /testbed. */
+static int score_command(struct runner *r, const struct scorer *s, const char *dir,
+			 const char *answer, const char *expected, double *score, struct sc_err *err)
+{
+	char stage[4200], a[4300], e[4300], files[4200], log[4200];
+	if (sc_path(stage, sizeof(stage), "%s/.checker", dir) < 0 ||
+	    sc_path(a, sizeof(a), "%s/answer.txt", stage) < 0 ||
+	    sc_path(e, sizeof(e), "%s/expected.txt", stage) < 0 ||
+	    sc_path(files, sizeof(files), "%s/files", dir) < 0 ||
+	    sc_path(log, sizeof(log), "%s/checker.log", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "checker paths");
+	sc_remove_tree(stage);
+	if (mkdir(stage, 0755) < 0 || write_file(a, answer ? answer : "", answer ? strlen(answer) : 0) < 0 ||
+	    write_file(e, expected ? expected : "", expected ? strlen(expected) : 0) < 0) {
+		sc_fail(err, errno, "cannot stage the checker's files in %s", stage);
+		sc_remove_tree(stage);
+		return -1;
+	}
+	struct cell *c;
+	if (pool_take(r, &c, err) < 0) {
+		sc_remove_tree(stage);
+		return -1;
+	}
+	int rc = -1;
+	struct stat st;
+	if (cell_copy_in(c, a, "/testbed/answer.txt", BATCH_MAX_ANSWER * 2ULL, err) < 0 ||
+	    cell_copy_in(c, e, "/testbed/expected.txt", BATCH_MAX_LINE, err) < 0)
+		goto out;
+	if (lstat(files, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    cell_copy_in(c, files, "/testbed/output", r->o->agent.files_limit, err) < 0)
+		goto out;
+	if (s->files && cell_copy_in(c, s->files, "/testbed/checker", CELL_DEFAULT_DISK, err) < 0)
+		goto out;
+	char *argv[] = {"/bin/sh", "-c", (char *)s->command, NULL};
+	struct cell_exec_req req = {.argv = argv, .cwd = "/testbed", .timeout_s = s->timeout_s,
+				    .output_limit = CHECKER_OUTPUT, .stdin_fd = -1, .stdout_fd = -1,
+				    .stderr_fd = -1};
+	struct cell_result res;
+	if (cell_exec(c, &req, &res, err) < 0)
+		goto out;
+	*score = score_from_checker(res.exit_code, res.out, res.out_len);
+	char head[96];
+	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
+			 res.timed_out ? " (timed out)" : "", *score);
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd >= 0) {
+		(void)sc_write_all(fd, head, (size_t)n);
+		if (res.out)
+			(void)sc_write_all(fd, res.out, res.out_len);
+		(void)sc_write_all(fd, "\n--- stderr\n", 12);
+		if (res.err)
+			(void)sc_write_all(fd, res.err, res.err_len);
+		close(fd);
+	}
+	cell_result_free(&res);
+	rc = 0;
+out:
+	pool_give(r, c);
+	sc_remove_tree(stage);
+	return rc;
+}
+
+static void add_string_or_null(cJSON *j, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(j, k, v);
+	else
+		cJSON_AddNullToObject(j, k);
+}
+
+static void run_attempt(struct runner *r, const struct attempt *a)
+{
+	const struct batch_options *o = r->o;
+	const struct batch_task *t = &r->tasks.v[a->task];
+	char safe[160], rel[256], dir[4400];
+	batch_safe_name(t->id, safe, sizeof(safe));
+	snprintf(rel, sizeof(rel), "attempts/%s/%u", safe, a->repeat);
+	if (sc_path(dir, sizeof(dir), "%s/%s", r->dir, rel) < 0)
+		return;
+	/* what a crashed or superseded attempt left */
+	sc_remove_tree(dir);
+
+	struct agent_config cfg = o->agent;
+	cfg.problem = t->problem;
+	cfg.input_dir = t->input_dir ? t->input_dir : o->default_input;
+	cfg.out_dir = dir;
+	cfg.quiet = true;
+	cfg.keep = false;
+	cfg.abort_flag = &r->abort;
+	cfg.vanilla = o->mode == BATCH_VANILLA;
+	cfg.cell = NULL;
+
+	struct agent_result res = {0};
+	struct sc_err err = {0};
+	char error[SC_ERR_MAX] = "";
+	double t0 = sc_now();
+	struct cell *cell = NULL;
+	if (!cfg.vanilla && pool_take(r, &cell, &err) < 0)
+		snprintf(error, sizeof(error), "no cell: %.480s", err.msg);
+	if (!error[0]) {
+		cfg.cell = cell;
+		if (agent_run(&cfg, &res, &err) < 0)
+			snprintf(error, sizeof(error), "%s", err.msg);
+		else if (res.status == AGENT_ERROR)
+			snprintf(error, sizeof(error), "%s", res.error);
+	}
+	if (cell)
+		pool_give(r, cell);
+	if (r->abort && error[0]) {
+		/* interrupted: no result, a rerun runs it again */
+		agent_result_free(&res);
+		return;
+	}
+
+	struct scorer s = t->has_scorer ? t->scorer : o->scorer;
+	if (s.kind == SCORER_COMMAND) {
+		if (!s.command)
+			s.command = o->scorer.command;
+		if (!s.files)
+			s.files = o->scorer.files;
+		if (!t->has_scorer || s.timeout_s <= 0)
+			s.timeout_s = o->scorer.timeout_s;
+	}
+	bool scored = false;
+	double score = 0;
+	if (error[0]) {
+		scored = t->expected || s.kind == SCORER_COMMAND;
+	} else if (s.kind == SCORER_COMMAND) {
+		struct sc_err serr = {0};
+		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
+			if (r->abort) {
+				agent_result_free(&res);
+				return;
+			}
+			snprintf(error, sizeof(error), "scorer: %.480s", serr.msg);
+			score = 0;
+		}
+		scored = true;
+	} else if (t->expected) {
+		score = score_answer(&s, res.answer, t->expected);
+		scored = true;
+	}
+
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "id", t->id);
+	cJSON_AddNumberToObject(j, "repeat", a->repeat);
+	cJSON_AddStringToObject(j, "status", error[0] ? "error" : agent_status_name(res.status));
+	if (res.answer && res.answer_len > BATCH_MAX_ANSWER)
+		res.answer[BATCH_MAX_ANSWER] = '\0'; /* the whole answer is in answer.txt */
+	add_string_or_null(j, "answer", res.answer);
+	add_string_or_null(j, "expected", t->expected);
+	if (scored)
+		cJSON_AddNumberToObject(j, "score", score);
+	else
+		cJSON_AddNullToObject(j, "score");
+	cJSON_AddStringToObject(j, "scorer", scorer_name(s.kind));
+	cJSON_AddNumberToObject(j, "steps", res.steps);
+	cJSON_AddNumberToObject(j, "input_tokens", (double)res.input_tokens);
+	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
+	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
+	add_string_or_null(j, "error", error[0] ? error : NULL);
+	cJSON_AddStringToObject(j, "mode", cfg.vanilla ? "vanilla" : "sandbox");
+	cJSON_AddStringToObject(j, "dir", rel);
+	if (t->metadata)
+		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
+	for (const cJSON *f = t->extra ? t->extra->child : NULL; f; f = f->next)
+		cJSON_AddItemToObject(j, f->string, cJSON_Duplicate(f, true));
+	char *line = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	struct sc_err werr = {0};
+	int wrc = -1;
+	if (line) {
+		pthread_mutex_lock(&r->write_mu);
+		wrc = batch_results_append(r->results_fd, line, strlen(line), &werr);
+		pthread_mutex_unlock(&r->write_mu);
+	}
+	free(line);
+
+	pthread_mutex_lock(&r->mu);
+	if (wrc == 0) {
+		r->done++;
+		r->done_now++;
+		if (error[0]) {
+			r->errors++;
+			snprintf(r->last_error, sizeof(r->last_error), "%s: %s", t->id, error);
+		}
+		if (scored) {
+			r->scored++;
+			r->score_sum += score;
+		}
+		r->tokens_in += res.input_tokens;
+		r->tokens_out += res.output_tokens;
+	} else {
+		snprintf(r->last_error, sizeof(r->last_error), "%.190s", line ? werr.msg : "out of memory");
+		r->abort = 1; /* results cannot be recorded: stop */
+	}
+	pthread_mutex_unlock(&r->mu);
+	agent_result_free(&res);
+}
+
+static void *worker(void *arg)
+{
+	struct runner *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->mu);
+		if (r->abort || r->next >= r->ntodo) {
+			r->exited++;
+			pthread_mutex_unlock(&r->mu);
+			return NULL;
+		}
+		struct attempt a = r->todo[r->next++];
+		r->running++;
+		pthread_mutex_unlock(&r->mu);
+		run_attempt(r, &a);
+		pthread_mutex_lock(&r->mu);
+		r->running--;
+		pthread_mutex_unlock(&r->mu);
+	}
+}
+
+/* ---- progress ---- */
+
+static void duration(char *buf, size_t size, double s)
+{
+	if (!isfinite(s) || s < 0)
+		snprintf(buf, size, "?");
+	else if (s < 60)
+		snprintf(buf, size, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(buf, size, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+static void tokens(char *buf, size_t size, uint64_t v)
+{
+	if (v >= 1000000)
+		snprintf(buf, size, "%.1fM", v / 1e6);
+	else if (v >= 1000)
+		snprintf(buf, size, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+static void progress(struct runner *r, bool tty, bool final)
+{
+	pthread_mutex_lock(&r->mu);
+	size_t done = r->done, total = r->total, running = r->running, errors = r->errors;
+	size_t now = r->done_now, left;
+	double mean = r->scored ? r->score_sum / (double)r->scored : NAN;
+	uint64_t tin = r->tokens_in, tout = r->tokens_out;
+	pthread_mutex_unlock(&r->mu);
+	left = total > done ? total - done : 0;
+	double el = sc_now() - r->t0;
+	char eta[32], in[16], out[16], m[16];
+	duration(eta, sizeof(eta), now ? el / (double)now * (double)left : NAN);
+	tokens(in, sizeof(in), tin);
+	tokens(out, sizeof(out), tout);
+	if (isnan(mean))
+		snprintf(m, sizeof(m), "-");
+	else
+		snprintf(m, sizeof(m), "%.3f", mean);
+	fprintf(stderr, "%ssandcell: batch: %zu/%zu done, %zu running, mean score %s, tokens %s in / %s out, "
+			"%zu errors, ETA %s%s",
+		tty ? "\r\033[K" : "", done, total, running, m, in, out, errors, final ? "0s" : eta,
+		tty && !final ? "" : "\n");
+	fflush(stderr);
+}
+
+/* ---- the run ---- */
+
+static void report_bad(void *arg, unsigned line, const char *why)
+{
+	fprintf(stderr, "sandcell: batch: %s:%u: %s; line skipped\n", (const char *)arg, line, why);
+}
+
+static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
+{
+	if (r->o->mode == BATCH_SANDBOX)
+		return true;
+	if (r->o->scorer.kind == SCORER_COMMAND)
+		for (size_t i = 0; i < nsel; i++)
+			if (!r->tasks.v[sel[i]].has_scorer)
+				return true;
+	for (size_t i = 0; i < nsel; i++)
+		if (r->tasks.v[sel[i]].has_scorer && r->tasks.v[sel[i]].scorer.kind == SCORER_COMMAND)
+			return true;
+	return false;
+}
+
+static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel, struct sc_err *err)
+{
+	for (size_t i = 0; i < nsel; i++) {
+		const struct batch_task *t = &r->tasks.v[sel[i]];
+		const struct scorer *s = t->has_scorer ? &t->scorer : &r->o->scorer;
+		if (s->kind == SCORER_COMMAND && !s->command && !r->o->scorer.command)
+			return sc_fail(err, 0, "task \"%.100s\" (line %u) uses the command scorer but "
+					       "names no command: add \"command\" to its scorer or pass "
+					       "--checker CMD", t->id, t->line);
+	}
+	return 0;
+}
+
+static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_err *err)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	for (size_t i = 0; i < n; i++) {
+		int e = pthread_create(&th[i], &attr, worker, r);
+		if (e) {
+			pthread_attr_destroy(&attr);
+			pthread_mutex_lock(&r->mu);
+			r->abort = 1;
+			pthread_mutex_unlock(&r->mu);
+			for (size_t k = 0; k < i; k++)
+				pthread_join(th[k], NULL);
+			return sc_fail(err, e, "cannot start worker thread %zu", i + 1);
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return 0;
+}
+
+/* Wait for the workers, printing progress; the first SIGINT/SIGTERM/SIGHUP
+ * lets running episodes end (their attempts get no result and run again
+ * next time), the second exits at once. */
+static void supervise(struct runner *r, const sigset_t *sigs, size_t nthreads)
+{
+	bool tty = isatty(STDERR_FILENO) == 1 && !r->o->quiet;
+	double interval = tty ? 0.5 : 5.0, last = sc_now();
+	for (;;) {
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
+		int sig = sigtimedwait(sigs, NULL, &ts);
+		if (sig > 0) {
+			if (r->abort) {
+				fprintf(stderr, "\nsandcell: batch: stopped at once; rerun the same "
+						"command to finish\n");
+				_exit(130);
+			}
+			r->abort = 1;
+			fprintf(stderr, "%ssandcell: batch: stopping: waiting for the running "
+					"episodes (signal again to stop at once)\n",
+				tty ? "\r\033[K" : "");
+		}
+		pthread_mutex_lock(&r->mu);
+		bool finished = r->exited == nthreads && r->running == 0;
+		pthread_mutex_unlock(&r->mu);
+		if (finished)
+			break;
+		if (!r->o->quiet && sc_now() - last >= interval) {
+			progress(r, tty, false);
+			last = sc_now();
+		}
+	}
+	if (!r->o->quiet)
+		progress(r, tty, true);
+}
+
+static int select_tasks(struct runner *r, size_t **sel_out, size_t *nsel)
+{
+	const struct batch_options *o = r->o;
+	size_t n = r->tasks.n;
+	if (o->max_tasks && o->max_tasks < n)
+		n = o->max_tasks; /* the first N of the file, before sharding */
+	size_t *sel = calloc(n + 1, sizeof(size_t)), k = 0;
+	if (!sel)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!o->shard_count || r->tasks.v[i].hash % o->shard_count == o->shard_index)
+			sel[k++] = i;
+	*sel_out = sel;
+	*nsel = k;
+	return 0;
+}
+
+static int plan_attempts(struct runner *r, const size_t *sel, size_t nsel,
+			 const struct batch_records *prior)
+{
+	struct batch_keyset have = {0};
+	for (size_t i = 0; i < prior->n; i++)
+		if (batch_keyset_add(&have, prior->v[i].id, prior->v[i].repeat) < 0)
+			goto oom;
+	r->total = nsel * r->o->repeat;
+	r->todo = calloc(r->total + 1, sizeof(*r->todo));
+	if (!r->todo)
+		goto oom;
+	/* repeat-major: every task's first attempt before any second one */
+	for (unsigned rep = 0; rep < r->o->repeat; rep++)
+		for (size_t i = 0; i < nsel; i++) {
+			const struct batch_task *t = &r->tasks.v[sel[i]];
+			if (batch_keyset_has(&have, t->id, rep)) {
+				r->done++;
+				continue;
+			}
+			r->todo[r->ntodo++] = (struct attempt){.task = sel[i], .repeat = rep};
+		}
+	/* running figures include what earlier runs recorded for these tasks */
+	struct batch_keyset wanted = {0};
+	for (size_t i = 0; i < nsel; i++)
+		batch_keyset_add(&wanted, r->tasks.v[sel[i]].id, 0);
+	for (size_t i = 0; i < prior->n; i++) {
+		const struct batch_record *p = &prior->v[i];
+		if (p->repeat >= r->o->repeat || !batch_keyset_has(&wanted, p->id, 0))
+			continue;
+		r->errors += !strcmp(p->status, "error");
+		if (p->scored) {
+			r->scored++;
+			r->score_sum += p->score;
+		}
+		r->tokens_in += p->input_tokens;
+		r->tokens_out += p->output_tokens;
+	}
+	batch_keyset_free(&wanted);
+	batch_keyset_free(&have);
+	return 0;
+oom:
+	batch_keyset_free(&have);
+	return -1;
+}
+
+static int finish(struct runner *r, struct sc_err *err)
+{
+	const char *dirs[] = {r->dir};
+	struct batch_records rs;
+	size_t expected;
+	if (batch_collect(dirs, 1, &rs, &expected, err) < 0)
+		return CELL_EXIT_INTERNAL;
+	struct batch_summary s;
+	batch_summarize(&rs, &s);
+	s.expected_attempts = r->total;
+	batch_records_free(&rs);
+	if (r->o->json)
+		batch_summary_json(stdout, &s);
+	else
+		batch_summary_print(stdout, &s, r->dir);
+	fflush(stdout);
+	if (r->abort)
+		return 130;
+	return s.errors ? 1 : 0;
+}
+
+int batch_run(const struct batch_options *o, struct sc_err *err)
+{
+	struct runner r = {.o = o, .results_fd = -1};
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_mutex_init(&r.pool_mu, NULL);
+	pthread_mutex_init(&r.write_mu, NULL);
+	int status = CELL_EXIT_INTERNAL, lock = -1;
+	size_t *sel = NULL, nsel = 0;
+	struct batch_records prior = {0};
+	struct batch_compact_stats cst;
+	pthread_t *th = NULL;
+	sigset_t sigs, old;
+	bool blocked = false;
+
+	if (sc_path(r.dir, sizeof(r.dir), "%s", o->out_dir) < 0) {
+		sc_fail(err, ENAMETOOLONG, "--out");
+		goto out;
+	}
+	if (mkdir_p(r.dir, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
+		goto out;
+	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o->tasks_path, err) < 0)
+		goto out;
+	if (select_tasks(&r, &sel, &nsel) < 0) {
+		sc_fail(err, ENOMEM, "tasks");
+		goto out;
+	}
+	if (check_checkers(&r, sel, nsel, err) < 0)
+		goto out;
+	if (batch_results_compact(r.dir, o->retry_errors, &prior, &cst, err) < 0)
+		goto out;
+	if (cst.partial && !o->quiet)
+		fprintf(stderr, "sandcell: batch: dropped a partial last line of results.jsonl (a "
+				"crash mid-write); its attempt runs again\n");
+	if ((cst.invalid || cst.duplicate) && !o->quiet)
+		fprintf(stderr, "sandcell: batch: moved %zu invalid and %zu duplicate lines of "
+				"results.jsonl to superseded.jsonl\n", cst.invalid, cst.duplicate);
+	if (cst.superseded && !o->quiet)
+		fprintf(stderr, "sandcell: batch: retrying %zu attempts that ended in error (their "
+				"lines are kept in superseded.jsonl)\n", cst.superseded);
+	if (plan_attempts(&r, sel, nsel, &prior) < 0) {
+		sc_fail(err, ENOMEM, "attempts");
+		goto out;
+	}
+	write_manifest(&r, nsel);
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/results.jsonl", r.dir) < 0) {
+		sc_fail(err, ENAMETOOLONG, "results path");
+		goto out;
+	}
+	r.results_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (r.results_fd < 0) {
+		sc_fail(err, errno, "cannot open %s", path);
+		goto out;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "sandcell: batch: %zu tasks%s x %u repeats = %zu attempts, %zu to run, "
+				"concurrency %u, results in %s/results.jsonl\n",
+			nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
+			o->concurrency, r.dir);
+	if (r.ntodo == 0) {
+		status = finish(&r, err);
+		goto out;
+	}
+
+	/* Before any thread: libcurl, the state paths, and the pool. Signals
+	 * are blocked first so that the pool's workers (forked here) ignore a
+	 * terminal's ^C and clean up after us instead; cells unblock them. */
+	if (!curl_dl_load(err))
+		goto out;
+	(void)cell_state_root();
+	(void)cell_data_root();
+	(void)cell_cache_root();
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	blocked = true;
+	size_t nthreads = o->concurrency < r.ntodo ? o->concurrency : r.ntodo;
+	if (needs_cells(&r, sel, nsel)) {
+		if (!o->agent.spec) {
+			sc_fail(err, 0, "no cell spec");
+			goto out;
+		}
+		size_t size = nthreads < 256 ? nthreads : 256;
+		size_t workers = o->pool_workers ? o->pool_workers : nthreads / 4;
+		if (workers < 2)
+			workers = 2;
+		if (workers > 16)
+			workers = 16;
+		if (cell_pool_new(o->agent.spec, size, workers, &r.pool, err) < 0)
+			goto out;
+	}
+	/* after the pool's fork, so that cells keep the default */
+	signal(SIGPIPE, SIG_IGN);
+	th = calloc(nthreads, sizeof(*th));
+	r.t0 = sc_now();
+	if (!th || start_threads(&r, th, nthreads, err) < 0) {
+		if (!th)
+			sc_fail(err, ENOMEM, "threads");
+		goto out;
+	}
+	supervise(&r, &sigs, nthreads);
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	(void)fdatasync(r.results_fd);
+	if (r.abort && r.last_error[0] && !o->quiet)
+		fprintf(stderr, "sandcell: batch: last error: %s\n", r.last_error);
+	status = finish(&r, err);
+out:
+	free(th);
+	if (r.pool)
+		cell_pool_free(r.pool); /* removes every cell it made */
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sc_closep(&r.results_fd);
+	free(sel);
+	free(r.todo);
+	batch_records_free(&prior);
+	batch_tasks_free(&r.tasks);
+	if (lock >= 0)
+		close(lock);
+	pthread_mutex_destroy(&r.mu);
+	pthread_mutex_destroy(&r.pool_mu);
+	pthread_mutex_destroy(&r.write_mu);
+	return status;
+}

@@ -1,0 +1,379 @@
+/* Statistics over batch results: one run, or the shards of one merged. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "batch.h"
+
+#define CORRECT(score) ((score) >= 1.0 - 1e-9)
+
+/* batch.json's "attempts": how many this run directory should hold. */
+static size_t expected_of(const char *dir)
+{
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/batch.json", dir) < 0)
+		return 0;
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char buf[65536];
+	ssize_t n = fd >= 0 ? sc_read_all(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return 0;
+	cJSON *j = cJSON_ParseWithLength(buf, (size_t)n);
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "attempts");
+	size_t v = cJSON_IsNumber(a) && a->valuedouble > 0 ? (size_t)a->valuedouble : 0;
+	cJSON_Delete(j);
+	return v;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The shard-* subdirectories of dir, sorted. */
+static size_t shard_dirs(const char *dir, char ***out)
+{
+	*out = NULL;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "shard-", 6))
+			continue;
+		char *p = NULL;
+		struct stat st;
+		if (asprintf(&p, "%s/%s", dir, e->d_name) < 0)
+			break;
+		if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			free(p);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **g = realloc(*out, cap * sizeof(char *));
+			if (!g) {
+				free(p);
+				break;
+			}
+			*out = g;
+		}
+		(*out)[n++] = p;
+	}
+	closedir(d);
+	if (n)
+		qsort(*out, n, sizeof(char *), cmp_str);
+	return n;
+}
+
+static int collect_one(const char *dir, struct batch_records *out, size_t *expected,
+		       struct sc_err *err)
+{
+	struct batch_records rs = {0};
+	if (batch_results_read(dir, &rs, err) < 0)
+		return -1;
+	*expected += expected_of(dir);
+	for (size_t i = 0; i < rs.n; i++) {
+		rs.v[i].run = strdup(dir);
+		if (out->n == out->cap) {
+			size_t c = out->cap ? out->cap * 2 : 256;
+			struct batch_record *v = realloc(out->v, c * sizeof(*v));
+			if (!v) {
+				for (size_t k = i; k < rs.n; k++)
+					batch_record_free(&rs.v[k]);
+				free(rs.v);
+				return sc_fail(err, ENOMEM, "results");
+			}
+			out->v = v;
+			out->cap = c;
+		}
+		out->v[out->n++] = rs.v[i];
+	}
+	free(rs.v);
+	return 0;
+}
+
+int batch_collect(const char *const *dirs, size_t ndirs, struct batch_records *out,
+		  size_t *expected, struct sc_err *err)
+{
+	*out = (struct batch_records){0};
+	*expected = 0;
+	for (size_t i = 0; i < ndirs; i++) {
+		struct stat st;
+		if (stat(dirs[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+			batch_records_free(out);
+			return sc_fail(err, 0, "%s is not a batch directory", dirs[i]);
+		}
+		char **shards;
+		size_t ns = shard_dirs(dirs[i], &shards);
+		int rc = collect_one(dirs[i], out, expected, err);
+		for (size_t k = 0; k < ns; k++) {
+			if (rc == 0)
+				rc = collect_one(shards[k], out, expected, err);
+			free(shards[k]);
+		}
+		free(shards);
+		if (rc < 0) {
+			batch_records_free(out);
+			return -1;
+		}
+	}
+	/* one record per attempt across directories: the last read wins */
+	struct batch_keyset seen = {0};
+	size_t w;
+	bool *drop = calloc(out->n + 1, sizeof(bool));
+	if (!drop)
+		return sc_fail(err, ENOMEM, "results");
+	for (size_t k = out->n; k-- > 0;) {
+		if (batch_keyset_has(&seen, out->v[k].id, out->v[k].repeat))
+			drop[k] = true;
+		else
+			batch_keyset_add(&seen, out->v[k].id, out->v[k].repeat);
+	}
+	w = 0;
+	for (size_t k = 0; k < out->n; k++) {
+		if (drop[k])
+			batch_record_free(&out->v[k]);
+		else
+			out->v[w++] = out->v[k];
+	}
+	out->n = w;
+	free(drop);
+	batch_keyset_free(&seen);
+	return 0;
+}
+
+double batch_pass_at_k(unsigned n, unsigned c, unsigned k)
+{
+	if (k == 0 || n < k)
+		return NAN;
+	if (n - c < k)
+		return 1.0;
+	/* 1 - C(n-c, k) / C(n, k), as a stable product */
+	double p = 1.0;
+	for (unsigned i = n - c + 1; i <= n; i++)
+		p *= 1.0 - (double)k / i;
+	return 1.0 - p;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double percentile(const double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	size_t rank = (size_t)ceil(q * (double)n);
+	return v[rank ? rank - 1 : 0];
+}
+
+/* per task: attempts and correct ones */
+struct tally {
+	const char *id;
+	unsigned n, c;
+};
+
+static int cmp_tally(const void *a, const void *b)
+{
+	return strcmp(((const struct tally *)a)->id, ((const struct tally *)b)->id);
+}
+
+void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
+{
+	*s = (struct batch_summary){0};
+	s->attempts = rs->n;
+	double sum = 0, rsum[64] = {0};
+	double *walls = calloc(rs->n + 1, sizeof(double));
+	struct tally *t = calloc(rs->n + 1, sizeof(*t));
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct batch_record *r = &rs->v[i];
+		if (!strcmp(r->status, "submitted"))
+			s->submitted++;
+		else if (!strcmp(r->status, "max_steps"))
+			s->max_steps++;
+		else if (!strcmp(r->status, "episode_timeout"))
+			s->episode_timeout++;
+		else if (!strcmp(r->status, "error"))
+			s->errors++;
+		else
+			s->other++;
+		if (r->repeat + 1 > s->repeats)
+			s->repeats = r->repeat + 1;
+		if (r->scored) {
+			s->scored++;
+			sum += r->score;
+			s->correct += CORRECT(r->score);
+			if (r->repeat < 64) {
+				rsum[r->repeat] += r->score;
+				s->repeat_scored[r->repeat]++;
+			}
+		}
+		s->input_tokens += r->input_tokens;
+		s->output_tokens += r->output_tokens;
+		s->total_wall_s += r->wall_s;
+		if (walls)
+			walls[i] = r->wall_s;
+		if (t)
+			t[i] = (struct tally){.id = r->id, .n = r->scored, .c = r->scored && CORRECT(r->score)};
+	}
+	s->mean = s->scored ? sum / (double)s->scored : NAN;
+	for (unsigned k = 0; k < 64 && k < s->repeats; k++)
+		s->repeat_mean[k] = s->repeat_scored[k] ? rsum[k] / (double)s->repeat_scored[k] : NAN;
+	if (walls) {
+		qsort(walls, rs->n, sizeof(double), cmp_dbl);
+		s->p50_s = percentile(walls, rs->n, 0.50);
+		s->p95_s = percentile(walls, rs->n, 0.95);
+	}
+	if (t) {
+		/* merge the attempts of each task */
+		qsort(t, rs->n, sizeof(*t), cmp_tally);
+		size_t m = 0;
+		for (size_t i = 0; i < rs->n; i++) {
+			if (m && !strcmp(t[m - 1].id, t[i].id)) {
+				t[m - 1].n += t[i].n;
+				t[m - 1].c += t[i].c;
+			} else {
+				t[m++] = t[i];
+			}
+		}
+		s->tasks = m;
+		if (s->repeats > 1) {
+			for (unsigned k = 1; s->npass < SC_ARRAY_LEN(s->pass_k); k *= 2) {
+				unsigned kk = k < s->repeats ? k : s->repeats;
+				double acc = 0;
+				size_t used = 0;
+				for (size_t i = 0; i < m; i++)
+					if (t[i].n >= kk) {
+						acc += batch_pass_at_k(t[i].n, t[i].c, kk);
+						used++;
+					}
+				if (used) {
+					s->pass_k[s->npass] = kk;
+					s->pass_at[s->npass++] = acc / (double)used;
+				}
+				if (kk == s->repeats)
+					break;
+			}
+		}
+	}
+	free(walls);
+	free(t);
+}
+
+static void human_count(char *buf, size_t size, uint64_t v)
+{
+	if (v >= 10000000)
+		snprintf(buf, size, "%.1fM", v / 1e6);
+	else if (v >= 10000)
+		snprintf(buf, size, "%.1fk", v / 1e3);
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+void batch_summary_print(FILE *f, const struct batch_summary *s, const char *title)
+{
+	fprintf(f, "%s: %zu attempts of %zu tasks", title, s->attempts, s->tasks);
+	if (s->expected_attempts)
+		fprintf(f, " (%zu expected, %zu missing)", s->expected_attempts,
+			s->expected_attempts > s->attempts ? s->expected_attempts - s->attempts : 0);
+	fputc('\n', f);
+	if (s->scored)
+		fprintf(f, "  score    mean %.4f over %zu scored attempts (%zu scored 1)\n", s->mean,
+			s->scored, s->correct);
+	else
+		fprintf(f, "  score    no scored attempts (no expected answers)\n");
+	if (s->repeats > 1) {
+		fprintf(f, "  repeats  per-repeat mean");
+		double m = 0, m2 = 0;
+		unsigned k = 0;
+		for (unsigned r = 0; r < s->repeats && r < 64; r++) {
+			if (isnan(s->repeat_mean[r]))
+				continue;
+			if (r < 16)
+				fprintf(f, " %.3f", s->repeat_mean[r]);
+			m += s->repeat_mean[r];
+			m2 += s->repeat_mean[r] * s->repeat_mean[r];
+			k++;
+		}
+		if (s->repeats > 16)
+			fprintf(f, " ...");
+		if (k > 1) {
+			double mean = m / k, var = (m2 - k * mean * mean) / (k - 1);
+			fprintf(f, " (sd %.3f)", var > 0 ? sqrt(var) : 0);
+		}
+		fputc('\n', f);
+		if (s->npass) {
+			fprintf(f, "  pass@k  ");
+			for (unsigned i = 0; i < s->npass; i++)
+				fprintf(f, " pass@%u %.4f", s->pass_k[i], s->pass_at[i]);
+			fputc('\n', f);
+		}
+	}
+	fprintf(f, "  status   submitted %zu, max_steps %zu, episode_timeout %zu, error %zu", s->submitted,
+		s->max_steps, s->episode_timeout, s->errors);
+	if (s->other)
+		fprintf(f, ", other %zu", s->other);
+	fputc('\n', f);
+	fprintf(f, "  time     p50 %.2f s, p95 %.2f s per episode\n", s->p50_s, s->p95_s);
+	char in[32], out[32], pin[32], pout[32];
+	human_count(in, sizeof(in), s->input_tokens);
+	human_count(out, sizeof(out), s->output_tokens);
+	human_count(pin, sizeof(pin), s->attempts ? s->input_tokens / s->attempts : 0);
+	human_count(pout, sizeof(pout), s->attempts ? s->output_tokens / s->attempts : 0);
+	fprintf(f, "  tokens   in %s, out %s (%s / %s per attempt)\n", in, out, pin, pout);
+}
+
+static void num_or_null(cJSON *o, const char *k, double v)
+{
+	if (isnan(v))
+		cJSON_AddNullToObject(o, k);
+	else
+		cJSON_AddNumberToObject(o, k, v);
+}
+
+void batch_summary_json(FILE *f, const struct batch_summary *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "attempts", (double)s->attempts);
+	cJSON_AddNumberToObject(o, "tasks", (double)s->tasks);
+	if (s->expected_attempts)
+		cJSON_AddNumberToObject(o, "expected_attempts", (double)s->expected_attempts);
+	cJSON_AddNumberToObject(o, "scored", (double)s->scored);
+	cJSON_AddNumberToObject(o, "correct", (double)s->correct);
+	num_or_null(o, "mean_score", s->mean);
+	cJSON_AddNumberToObject(o, "repeats", s->repeats);
+	if (s->repeats > 1) {
+		cJSON *a = cJSON_AddArrayToObject(o, "repeat_mean");
+		for (unsigned r = 0; r < s->repeats && r < 64; r++)
+			cJSON_AddItemToArray(a, isnan(s->repeat_mean[r]) ? cJSON_CreateNull()
+									 : cJSON_CreateNumber(s->repeat_mean[r]));
+		cJSON *p = cJSON_AddObjectToObject(o, "pass_at_k");
+		for (unsigned i = 0; i < s->npass; i++) {
+			char k[16];
+			snprintf(k, sizeof(k), "%u", s->pass_k[i]);
+			cJSON_AddNumberToObject(p, k, s->pass_at[i]);
+		}
+	}
+	cJSON *st = cJSON_AddObjectToObject(o, "status");
+	cJSON_AddNumberToObject(st, "submitted", (double)s->submitted);
+	cJSON_AddNumberToObject(st, "max_steps", (double)s->max_steps);
+	cJSON_AddNumberToObject(st, "episode_timeout", (double)s->episode_timeout);
+	cJSON_AddNumberToObject(st, "error", (double)s->errors);
+	if (s->other)
+		cJSON_AddNumberToObject(st, "other", (double)s->other);
+	cJSON_AddNumberToObject(o, "p50_s", s->p50_s);
+	cJSON_AddNumberToObject(o, "p95_s", s->p95_s);
+	cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens);
+	cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
+	char *text = cJSON_PrintUnformatted(o);
+	if (text)
+		fprintf(f, "%s\n", text);
+	free(text);
+	cJSON_Delete(o);
+}

@@ -1,0 +1,427 @@
+/* The task file of sandcell batch (JSON Lines), stable hashes and shards. */
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "batch.h"
+#include "text.h"
+
+/* Fields a task may not carry because results use these names. */
+static const char *const RESERVED[] = {"repeat", "status", "score", "expected", "steps",
+				       "input_tokens", "output_tokens", "wall_s", "error",
+				       "mode", "dir", "shard"};
+static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "scorer", "metadata"};
+
+uint64_t batch_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int batch_shard_parse(const char *s, unsigned *index, unsigned *count)
+{
+	char *end;
+	errno = 0;
+	unsigned long i = strtoul(s, &end, 10);
+	if (end == s || *end != '/' || errno)
+		return -1;
+	const char *c = end + 1;
+	unsigned long n = strtoul(c, &end, 10);
+	if (end == c || *end || errno || n == 0 || n > 100000 || i >= n || s[0] == '-' || c[0] == '-')
+		return -1;
+	*index = (unsigned)i;
+	*count = (unsigned)n;
+	return 0;
+}
+
+static bool env_uint(const char *name, unsigned long *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (*end || errno || v[0] == '-')
+		return false;
+	*out = x;
+	return true;
+}
+
+int batch_shard_from_env(unsigned shards, unsigned *index, unsigned *count, char *why,
+			 size_t whysize)
+{
+	unsigned long id, n, min = 0, step = 1, k8s;
+	if (env_uint("SLURM_ARRAY_TASK_ID", &id)) {
+		if (!env_uint("SLURM_ARRAY_TASK_COUNT", &n) || n == 0) {
+			snprintf(why, whysize, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT "
+					       "is not; pass --shard I/N");
+			return -1;
+		}
+		env_uint("SLURM_ARRAY_TASK_MIN", &min);
+		if (!env_uint("SLURM_ARRAY_TASK_STEP", &step) || step == 0)
+			step = 1;
+		if (id < min || (id - min) % step || (id - min) / step >= n) {
+			snprintf(why, whysize, "SLURM_ARRAY_TASK_ID %lu is not one of %lu tasks from %lu "
+					       "by %lu; pass --shard I/N", id, n, min, step);
+			return -1;
+		}
+		*index = (unsigned)((id - min) / step);
+		*count = (unsigned)n;
+		return 1;
+	}
+	if (env_uint("JOB_COMPLETION_INDEX", &k8s)) {
+		if (!shards) {
+			snprintf(why, whysize, "JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job): "
+					       "pass --shards N with the Job's completions, or --shard I/N");
+			return -1;
+		}
+		if (k8s >= shards) {
+			snprintf(why, whysize, "JOB_COMPLETION_INDEX %lu is not below --shards %u", k8s,
+				 shards);
+			return -1;
+		}
+		*index = (unsigned)k8s;
+		*count = shards;
+		return 1;
+	}
+	return 0;
+}
+
+void batch_safe_name(const char *id, char *out, size_t size)
+{
+	size_t n = strlen(id);
+	bool safe = n > 0 && n <= 100 && strcmp(id, ".") && strcmp(id, "..");
+	for (size_t i = 0; safe && i < n; i++)
+		safe = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
+		       (id[i] >= '0' && id[i] <= '9') || id[i] == '.' || id[i] == '_' || id[i] == '-';
+	if (safe && id[0] != '.') {
+		snprintf(out, size, "%s", id);
+		return;
+	}
+	char clean[64];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < 48; i++) {
+		char c = id[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '-';
+		clean[k++] = ok ? c : '_';
+	}
+	clean[k] = '\0';
+	snprintf(out, size, "%s-%016llx", clean, (unsigned long long)batch_hash(id));
+}
+
+/* ---- one line ---- */
+
+static bool is_reserved(const char *name)
+{
+	for (size_t i = 0; i < SC_ARRAY_LEN(RESERVED); i++)
+		if (!strcmp(name, RESERVED[i]))
+			return true;
+	return false;
+}
+
+static bool is_known(const char *name)
+{
+	for (size_t i = 0; i < SC_ARRAY_LEN(KNOWN); i++)
+		if (!strcmp(name, KNOWN[i]))
+			return true;
+	return false;
+}
+
+/* The expected answer as text: a string as is, a number as printed, a
+ * list of strings joined with ",". */
+static char *answer_text(const cJSON *a)
+{
+	if (cJSON_IsString(a))
+		return strdup(a->valuestring);
+	if (cJSON_IsNumber(a) || cJSON_IsBool(a))
+		return cJSON_PrintUnformatted(a);
+	if (cJSON_IsArray(a)) {
+		struct sbuf b = {0};
+		for (const cJSON *e = a->child; e; e = e->next) {
+			if (e != a->child)
+				sbuf_adds(&b, ",");
+			if (cJSON_IsString(e))
+				sbuf_adds(&b, e->valuestring);
+			else {
+				_cleanup_free_ char *t = cJSON_PrintUnformatted(e);
+				sbuf_adds(&b, t ? t : "");
+			}
+		}
+		if (!a->child)
+			return strdup("");
+		return sbuf_take(&b);
+	}
+	return NULL;
+}
+
+static char *resolve_path(const char *base_dir, const char *p)
+{
+	char *out = NULL;
+	if (p[0] == '/' || !base_dir)
+		return strdup(p);
+	if (asprintf(&out, "%s/%s", base_dir, p) < 0)
+		return NULL;
+	return out;
+}
+
+static int parse_scorer(const cJSON *v, const char *base_dir, struct batch_task *t, char *why,
+			size_t whysize)
+{
+	const char *name = NULL;
+	const cJSON *obj = NULL;
+	if (cJSON_IsString(v)) {
+		name = v->valuestring;
+	} else if (cJSON_IsObject(v)) {
+		obj = v;
+		const cJSON *ty = cJSON_GetObjectItemCaseSensitive(v, "type");
+		name = cJSON_IsString(ty) ? ty->valuestring : NULL;
+	}
+	if (!name || scorer_kind_parse(name, &t->scorer.kind) < 0) {
+		snprintf(why, whysize, "\"scorer\": expected one of exact, numeric, choice, boxed, "
+				       "contains, command (a name or {\"type\": NAME, ...})");
+		return -1;
+	}
+	t->has_scorer = true;
+	t->scorer.tolerance = BATCH_DEFAULT_TOLERANCE;
+	t->scorer.timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT;
+	if (!obj)
+		return 0;
+	const cJSON *tol = cJSON_GetObjectItemCaseSensitive(obj, "tolerance");
+	if (tol) {
+		if (!cJSON_IsNumber(tol) || !(tol->valuedouble >= 0) || tol->valuedouble > 1) {
+			snprintf(why, whysize, "\"scorer\".\"tolerance\": expected a number from 0 to 1");
+			return -1;
+		}
+		t->scorer.tolerance = tol->valuedouble;
+	}
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(obj, "command");
+	if (cmd) {
+		if (!cJSON_IsString(cmd) || !*cmd->valuestring || strlen(cmd->valuestring) > 65536) {
+			snprintf(why, whysize, "\"scorer\".\"command\": expected a shell command");
+			return -1;
+		}
+		t->scorer.command = t->scorer_command = strdup(cmd->valuestring);
+	}
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(obj, "files");
+	if (files) {
+		struct stat st;
+		if (!cJSON_IsString(files) || !(t->scorer_files = resolve_path(base_dir, files->valuestring)) ||
+		    stat(t->scorer_files, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(why, whysize, "\"scorer\".\"files\": not a directory");
+			return -1;
+		}
+		t->scorer.files = t->scorer_files;
+	}
+	const cJSON *to = cJSON_GetObjectItemCaseSensitive(obj, "timeout");
+	if (to) {
+		if (!cJSON_IsNumber(to) || !(to->valuedouble > 0) || to->valuedouble > 86400) {
+			snprintf(why, whysize, "\"scorer\".\"timeout\": expected seconds");
+			return -1;
+		}
+		t->scorer.timeout_s = to->valuedouble;
+	}
+	return 0; /* a command scorer without command takes the run's --checker */
+}
+
+int batch_task_parse(const char *line, size_t len, const char *base_dir, struct batch_task *t,
+		     char *why, size_t whysize)
+{
+	*t = (struct batch_task){0};
+	cJSON *root = cJSON_ParseWithLength(line, len);
+	int rc = -1;
+	if (!root) {
+		snprintf(why, whysize, "not valid JSON");
+		return -1;
+	}
+	if (!cJSON_IsObject(root)) {
+		snprintf(why, whysize, "not a JSON object");
+		goto out;
+	}
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+	if (cJSON_IsString(id) && *id->valuestring)
+		t->id = strdup(id->valuestring);
+	else if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
+		 fabs(id->valuedouble) < 1e15)
+		(void)!asprintf(&t->id, "%.0f", id->valuedouble);
+	if (!t->id) {
+		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
+		goto out;
+	}
+	if (strlen(t->id) > BATCH_MAX_ID || strpbrk(t->id, "\n\r\t")) {
+		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
+		goto out;
+	}
+	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "problem");
+	if (!cJSON_IsString(pr) || !*pr->valuestring) {
+		snprintf(why, whysize, "no \"problem\" (a non-empty string)");
+		goto out;
+	}
+	if (strlen(pr->valuestring) > AGENT_MAX_PROBLEM) {
+		snprintf(why, whysize, "\"problem\" is longer than %u bytes", AGENT_MAX_PROBLEM);
+		goto out;
+	}
+	t->problem = strdup(pr->valuestring);
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "input_dir");
+	if (in && !cJSON_IsNull(in)) {
+		struct stat st;
+		if (!cJSON_IsString(in) || !(t->input_dir = resolve_path(base_dir, in->valuestring)) ||
+		    stat(t->input_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(why, whysize, "\"input_dir\": %.200s is not a directory",
+				 cJSON_IsString(in) ? in->valuestring : "(not a string)");
+			goto out;
+		}
+	}
+	const cJSON *ans = cJSON_GetObjectItemCaseSensitive(root, "answer");
+	if (ans && !cJSON_IsNull(ans)) {
+		t->expected = answer_text(ans);
+		if (!t->expected) {
+			snprintf(why, whysize, "\"answer\": expected a string, a number or a list");
+			goto out;
+		}
+	}
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scorer");
+	if (sc && !cJSON_IsNull(sc) && parse_scorer(sc, base_dir, t, why, whysize) < 0)
+		goto out;
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	if (md)
+		t->metadata = cJSON_Duplicate(md, true);
+	t->extra = cJSON_CreateObject();
+	for (const cJSON *f = root->child; f; f = f->next) {
+		if (!f->string || is_known(f->string))
+			continue;
+		if (is_reserved(f->string)) {
+			snprintf(why, whysize, "field \"%s\" is reserved for results; rename it or put "
+					       "it in \"metadata\"", f->string);
+			goto out;
+		}
+		if (cJSON_GetObjectItemCaseSensitive(t->extra, f->string)) {
+			snprintf(why, whysize, "field \"%.100s\" appears twice", f->string);
+			goto out;
+		}
+		cJSON_AddItemToObject(t->extra, f->string, cJSON_Duplicate(f, true));
+	}
+	if (!t->problem || !t->extra) {
+		snprintf(why, whysize, "out of memory");
+		goto out;
+	}
+	t->hash = batch_hash(t->id);
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	if (rc < 0)
+		batch_task_free(t);
+	return rc;
+}
+
+void batch_task_free(struct batch_task *t)
+{
+	free(t->id);
+	free(t->problem);
+	free(t->input_dir);
+	free(t->expected);
+	free(t->scorer_command);
+	free(t->scorer_files);
+	cJSON_Delete(t->metadata);
+	cJSON_Delete(t->extra);
+	*t = (struct batch_task){0};
+}
+
+void batch_tasks_free(struct batch_tasks *ts)
+{
+	for (size_t i = 0; i < ts->n; i++)
+		batch_task_free(&ts->v[i]);
+	free(ts->v);
+	*ts = (struct batch_tasks){0};
+}
+
+/* ---- the file ---- */
+
+static int add_task(struct batch_tasks *ts, size_t *cap, struct batch_task *t)
+{
+	if (ts->n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct batch_task *v = realloc(ts->v, c * sizeof(*v));
+		if (!v)
+			return -1;
+		ts->v = v;
+		*cap = c;
+	}
+	ts->v[ts->n++] = *t;
+	return 0;
+}
+
+int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
+		     void *arg, struct sc_err *err)
+{
+	*out = (struct batch_tasks){0};
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return sc_fail(err, errno, "cannot open the task file %s", path);
+	char base[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(base, sizeof(base), ".");
+	else if (slash == path)
+		snprintf(base, sizeof(base), "/");
+	else
+		snprintf(base, sizeof(base), "%.*s", (int)(slash - path), path);
+	struct batch_keyset ids = {0};
+	size_t cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t n;
+	unsigned lineno = 0;
+	int rc = 0;
+	while ((n = getline(&line, &lcap, f)) >= 0) {
+		lineno++;
+		char why[400];
+		size_t len = (size_t)n;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		size_t k = 0;
+		while (k < len && (line[k] == ' ' || line[k] == '\t'))
+			k++;
+		if (k == len)
+			continue; /* blank */
+		if (len > BATCH_MAX_LINE) {
+			report(arg, lineno, "line longer than 8 MiB");
+			out->bad++;
+			continue;
+		}
+		struct batch_task t;
+		if (batch_task_parse(line, len, base, &t, why, sizeof(why)) < 0) {
+			report(arg, lineno, why);
+			out->bad++;
+			continue;
+		}
+		t.line = lineno;
+		if (batch_keyset_has(&ids, t.id, 0)) {
+			snprintf(why, sizeof(why), "duplicate id \"%.100s\" (the first one counts)", t.id);
+			report(arg, lineno, why);
+			out->bad++;
+			batch_task_free(&t);
+			continue;
+		}
+		if (batch_keyset_add(&ids, t.id, 0) < 0 || add_task(out, &cap, &t) < 0) {
+			batch_task_free(&t);
+			rc = sc_fail(err, ENOMEM, "tasks");
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f))
+		rc = sc_fail(err, errno, "cannot read the task file %s", path);
+	free(line);
+	fclose(f);
+	batch_keyset_free(&ids);
+	if (rc < 0)
+		batch_tasks_free(out);
+	return rc;
+}

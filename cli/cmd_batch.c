@@ -1,0 +1,458 @@
+/* sandcell batch: parse options and hand over to agent/batch.h; summarize
+ * and export read finished runs. */
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../agent/batch.h"
+#include "../common/parse.h"
+#include "cli.h"
+
+static const char USAGE[] =
+	"usage: sandcell batch TASKS.jsonl [OPTIONS]\n"
+	"       sandcell batch summarize [--json] DIR...\n"
+	"       sandcell batch export [--format sft|rl] [-o FILE] DIR...\n"
+	"\n"
+	"Run every task of TASKS.jsonl (one JSON object a line: {\"id\", \"problem\",\n"
+	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"metadata\"?}; see docs/batch.md) as agent\n"
+	"episodes, score each attempt and append one line per attempt to DIR/results.jsonl.\n"
+	"Rerunning the same command resumes: attempts that have a result are skipped.\n"
+	"\n"
+	"Batch:\n"
+	"  --out DIR                run directory (default runs/batch-<TASKS name>)\n"
+	"  --concurrency N          episodes at once (default 8)\n"
+	"  --repeat K               independent attempts per task (default 1)\n"
+	"  --max-tasks N            only the first N tasks of the file\n"
+	"  --mode sandbox|vanilla   sandbox (default): the agent with its cell and tools;\n"
+	"                           vanilla: the same model without tools, documents inlined\n"
+	"  --retry-errors           run again the attempts that ended in error\n"
+	"  --shard I/N              only tasks whose id hashes to shard I of N (0-based); taken\n"
+	"                           from SLURM_ARRAY_TASK_ID/_COUNT when set; results go to\n"
+	"                           DIR/shard-I-of-N\n"
+	"  --shards N               with JOB_COMPLETION_INDEX (Kubernetes Indexed Job): N shards\n"
+	"  --scorer NAME            for tasks without one: exact (default), numeric, choice,\n"
+	"                           boxed, contains, command\n"
+	"  --tolerance X            numeric: relative tolerance (default 1e-6)\n"
+	"  --checker CMD            command: shell command run in a fresh cell in /testbed with\n"
+	"                           answer.txt, expected.txt and output/ (exit 0 or a printed\n"
+	"                           score in [0, 1] decides)\n"
+	"  --checker-dir DIR        command: copied to /testbed/checker\n"
+	"  --checker-timeout S      command: seconds (default 60)\n"
+	"  --pool-workers N         processes that make cells (default concurrency/4, 2..16)\n"
+	"  --json                   print the summary as one JSON object\n"
+	"\n"
+	"Every `sandcell agent` option applies (model, episode and cell options; --input is\n"
+	"the default input_dir); see 'sandcell agent --help'.\n"
+	"\n"
+	"Exit status: 0 every attempt has a result and none ended in error, 1 some ended in\n"
+	"error (rerun with --retry-errors), 130 interrupted (rerun to resume), 125 bad\n"
+	"options or nothing could run.\n";
+
+static const char *value_of(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		cli_error("%s needs a value", argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (sc_parse_uint(v, min, max, out) < 0) {
+		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
+			  (unsigned long long)min, (unsigned long long)max, v);
+		return -1;
+	}
+	return 0;
+}
+
+struct batch_args {
+	struct batch_options o;
+	struct cell_opts cell;
+	const char *key_env;
+	const char *shard;
+	uint64_t shards;
+	bool shard_given;
+};
+
+/* 1 consumed, 0 not a batch option, -1 bad value */
+static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
+{
+	struct batch_options *o = &a->o;
+	const char *opt = argv[*i], *v;
+	uint64_t n;
+#define VAL()                                                                                  \
+	do {                                                                                   \
+		if (!(v = value_of(argc, argv, i)))                                            \
+			return -1;                                                             \
+	} while (0)
+	if (!strcmp(opt, "--out")) {
+		VAL();
+		o->out_dir = v;
+	} else if (!strcmp(opt, "--concurrency")) {
+		VAL();
+		if (parse_count(opt, v, 1, BATCH_MAX_CONCURRENCY, &n) < 0)
+			return -1;
+		o->concurrency = (unsigned)n;
+	} else if (!strcmp(opt, "--repeat")) {
+		VAL();
+		if (parse_count(opt, v, 1, BATCH_MAX_REPEAT, &n) < 0)
+			return -1;
+		o->repeat = (unsigned)n;
+	} else if (!strcmp(opt, "--max-tasks")) {
+		VAL();
+		if (parse_count(opt, v, 1, 100000000, &n) < 0)
+			return -1;
+		o->max_tasks = (size_t)n;
+	} else if (!strcmp(opt, "--mode")) {
+		VAL();
+		if (!strcmp(v, "sandbox"))
+			o->mode = BATCH_SANDBOX;
+		else if (!strcmp(v, "vanilla"))
+			o->mode = BATCH_VANILLA;
+		else {
+			cli_error("--mode: expected sandbox or vanilla, got '%.64s'", v);
+			return -1;
+		}
+	} else if (!strcmp(opt, "--retry-errors")) {
+		o->retry_errors = true;
+	} else if (!strcmp(opt, "--shard")) {
+		VAL();
+		if (batch_shard_parse(v, &o->shard_index, &o->shard_count) < 0) {
+			cli_error("--shard: expected I/N with 0 <= I < N, got '%.64s'", v);
+			return -1;
+		}
+		a->shard_given = true;
+	} else if (!strcmp(opt, "--shards")) {
+		VAL();
+		if (parse_count(opt, v, 1, 100000, &a->shards) < 0)
+			return -1;
+	} else if (!strcmp(opt, "--scorer")) {
+		VAL();
+		if (scorer_kind_parse(v, &o->scorer.kind) < 0) {
+			cli_error("--scorer: expected exact, numeric, choice, boxed, contains or command, "
+				  "got '%.64s'", v);
+			return -1;
+		}
+	} else if (!strcmp(opt, "--tolerance")) {
+		VAL();
+		char *end;
+		double t = strtod(v, &end);
+		if (*end || end == v || !(t >= 0) || t > 1) {
+			cli_error("--tolerance: expected a number from 0 to 1, got '%.64s'", v);
+			return -1;
+		}
+		o->scorer.tolerance = t;
+	} else if (!strcmp(opt, "--checker")) {
+		VAL();
+		o->scorer.command = v;
+	} else if (!strcmp(opt, "--checker-dir")) {
+		VAL();
+		struct stat st;
+		if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			cli_error("--checker-dir %.200s: not a directory", v);
+			return -1;
+		}
+		o->scorer.files = v;
+	} else if (!strcmp(opt, "--checker-timeout")) {
+		VAL();
+		if (sc_parse_seconds(v, &o->scorer.timeout_s) < 0 || o->scorer.timeout_s <= 0) {
+			cli_error("--checker-timeout: expected seconds, got '%.64s'", v);
+			return -1;
+		}
+	} else if (!strcmp(opt, "--pool-workers")) {
+		VAL();
+		if (parse_count(opt, v, 1, 16, &n) < 0)
+			return -1;
+		o->pool_workers = (size_t)n;
+	} else if (!strcmp(opt, "--json")) {
+		o->json = true;
+	} else if (!strcmp(opt, "--keep")) {
+		cli_error("batch: --keep does not apply (cells come from a pool and are removed); run "
+			  "one task with 'sandcell agent --keep' to look into its cell");
+		return -1;
+	} else {
+		return 0;
+	}
+#undef VAL
+	return 1;
+}
+
+static int parse_run_args(struct batch_args *a, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *opt = argv[i];
+		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+			printf("%s", USAGE);
+			return 1;
+		}
+		int r = parse_batch_opt(a, argc, argv, &i);
+		if (r == 0)
+			r = cli_agent_opt(&a->o.agent, &a->key_env, argc, argv, &i);
+		if (r == 0)
+			r = cell_opts_parse(&a->cell, argc, argv, &i);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		if (opt[0] == '-' && opt[1]) {
+			cli_error("batch: unknown option '%s' (see 'sandcell batch --help')", opt);
+			return -1;
+		}
+		if (a->o.tasks_path) {
+			cli_error("batch: one TASKS file only (got '%.200s' and '%.200s')", a->o.tasks_path, opt);
+			return -1;
+		}
+		a->o.tasks_path = opt;
+	}
+	if (!a->o.tasks_path) {
+		cli_error("batch: no TASKS.jsonl given (see 'sandcell batch --help')");
+		return -1;
+	}
+	return 0;
+}
+
+/* runs/batch-<name of the task file without .jsonl> */
+static char *default_out(const char *tasks)
+{
+	const char *base = strrchr(tasks, '/');
+	base = base ? base + 1 : tasks;
+	size_t n = strlen(base);
+	if (n > 6 && !strcmp(base + n - 6, ".jsonl"))
+		n -= 6;
+	else if (n > 5 && !strcmp(base + n - 5, ".json"))
+		n -= 5;
+	char *out = NULL;
+	return asprintf(&out, "runs/batch-%.*s", (int)(n > 100 ? 100 : n), base) < 0 ? NULL : out;
+}
+
+static char *command_line(int argc, char **argv)
+{
+	size_t len = 16;
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	if (len > 8192)
+		return strdup("(long)");
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	p += sprintf(p, "sandcell");
+	for (int i = 0; i < argc; i++)
+		p += sprintf(p, " %s", argv[i]);
+	return s;
+}
+
+static int run(int argc, char **argv)
+{
+	struct batch_args a = {0};
+	agent_config_init(&a.o.agent);
+	a.o.concurrency = 8;
+	a.o.repeat = 1;
+	a.o.scorer = (struct scorer){.kind = SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
+				     .timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT};
+	int r = parse_run_args(&a, argc, argv);
+	if (r != 0) {
+		cell_opts_free(&a.cell);
+		return r > 0 ? 0 : CLI_EXIT_USAGE;
+	}
+	struct batch_options *o = &a.o;
+	struct agent_config *cfg = &o->agent;
+	o->quiet = cfg->quiet;
+	o->default_input = cfg->input_dir;
+	if (!cfg->model) {
+		cli_error("batch: --model NAME is required");
+		cell_opts_free(&a.cell);
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_agent_endpoint(cfg, a.key_env) < 0) {
+		cell_opts_free(&a.cell);
+		return CLI_EXIT_USAGE;
+	}
+	if (!a.shard_given) {
+		char why[300];
+		int s = batch_shard_from_env((unsigned)a.shards, &o->shard_index, &o->shard_count, why,
+					     sizeof(why));
+		if (s < 0) {
+			cli_error("batch: %s", why);
+			cell_opts_free(&a.cell);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	_cleanup_free_ char *out_default = o->out_dir ? NULL : default_out(o->tasks_path);
+	_cleanup_free_ char *out_shard = NULL;
+	if (!o->out_dir)
+		o->out_dir = out_default;
+	if (o->out_dir && o->shard_count) {
+		int w = snprintf(NULL, 0, "%u", o->shard_count - 1);
+		if (asprintf(&out_shard, "%s/shard-%0*u-of-%u", o->out_dir, w, o->shard_index,
+			     o->shard_count) < 0)
+			out_shard = NULL;
+		o->out_dir = out_shard;
+	}
+	if (!o->out_dir) {
+		cli_error("batch: out of memory");
+		cell_opts_free(&a.cell);
+		return CLI_EXIT_USAGE;
+	}
+	_cleanup_free_ char *cmdline = command_line(argc, argv);
+	o->command_line = cmdline;
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	if (cell_opts_build(&a.cell, &pol, &filter, &spec) < 0) {
+		cell_opts_free(&a.cell);
+		policy_filter_free(&filter);
+		policy_free(&pol);
+		return CLI_EXIT_USAGE;
+	}
+	cli_agent_cell_defaults(&a.cell, &pol, &spec);
+	cfg->spec = &spec;
+
+	struct sc_err err = {0};
+	int status = batch_run(o, &err);
+	if (status == CELL_EXIT_INTERNAL)
+		cli_fail(&err);
+	cell_opts_free(&a.cell);
+	policy_filter_free(&filter);
+	policy_free(&pol);
+	return status;
+}
+
+/* ---- summarize and export ---- */
+
+static int summarize(int argc, char **argv)
+{
+	bool json = false;
+	const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+	size_t n = 0;
+	if (!dirs)
+		return CLI_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: sandcell batch summarize [--json] DIR...\n\n"
+			       "Print the summary of finished or running batch runs. Shard\n"
+			       "directories (DIR/shard-*) are merged, as are several DIRs; for one\n"
+			       "(id, repeat) the last result read counts.\n");
+			free(dirs);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_error("batch summarize: unknown option '%s'", argv[i]);
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		} else
+			dirs[n++] = argv[i];
+	}
+	if (!n) {
+		cli_error("batch summarize: name at least one run directory");
+		free(dirs);
+		return CLI_EXIT_USAGE;
+	}
+	struct batch_records rs;
+	size_t expected;
+	struct sc_err err = {0};
+	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
+		free(dirs);
+		return cli_fail(&err);
+	}
+	struct batch_summary s;
+	batch_summarize(&rs, &s);
+	s.expected_attempts = expected;
+	if (json)
+		batch_summary_json(stdout, &s);
+	else
+		batch_summary_print(stdout, &s, n == 1 ? dirs[0] : "merged");
+	batch_records_free(&rs);
+	free(dirs);
+	return 0;
+}
+
+static int export(int argc, char **argv)
+{
+	enum batch_export_format fmt = BATCH_EXPORT_SFT;
+	const char *outp = NULL;
+	const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+	size_t n = 0;
+	if (!dirs)
+		return CLI_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+			printf("usage: sandcell batch export [--format sft|rl] [-o FILE] DIR...\n\n"
+			       "sft (default): the attempts that scored 1 as OpenAI fine-tuning chat\n"
+			       "JSONL ({\"messages\", \"tools\"} with tool calls); rl: every attempt with\n"
+			       "its reward, prompt and ground truth. See docs/batch.md.\n");
+			free(dirs);
+			return 0;
+		}
+		if (!strcmp(o, "--format") || !strcmp(o, "-o")) {
+			if (i + 1 >= argc) {
+				cli_error("%s needs a value", o);
+				free(dirs);
+				return CLI_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(o, "-o"))
+				outp = v;
+			else if (!strcmp(v, "sft"))
+				fmt = BATCH_EXPORT_SFT;
+			else if (!strcmp(v, "rl"))
+				fmt = BATCH_EXPORT_RL;
+			else {
+				cli_error("--format: expected sft or rl, got '%.64s'", v);
+				free(dirs);
+				return CLI_EXIT_USAGE;
+			}
+		} else if (o[0] == '-' && o[1]) {
+			cli_error("batch export: unknown option '%s'", o);
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		} else {
+			dirs[n++] = o;
+		}
+	}
+	if (!n) {
+		cli_error("batch export: name at least one run directory");
+		free(dirs);
+		return CLI_EXIT_USAGE;
+	}
+	struct batch_records rs;
+	size_t expected, skipped = 0;
+	struct sc_err err = {0};
+	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
+		free(dirs);
+		return cli_fail(&err);
+	}
+	free(dirs);
+	FILE *f = stdout;
+	if (outp && !(f = fopen(outp, "we"))) {
+		cli_error("cannot create %s: %s", outp, strerror(errno));
+		batch_records_free(&rs);
+		return CLI_EXIT_USAGE;
+	}
+	long lines = batch_export(&rs, fmt, f, &skipped, &err);
+	batch_records_free(&rs);
+	if (f != stdout && fclose(f) != 0 && lines >= 0)
+		lines = sc_fail(&err, errno, "cannot write %s", outp);
+	if (lines < 0)
+		return cli_fail(&err);
+	fprintf(stderr, "sandcell: batch export: %ld %s lines", lines, fmt == BATCH_EXPORT_SFT ? "sft" : "rl");
+	if (skipped)
+		fprintf(stderr, " (%zu attempts without a conversation skipped)", skipped);
+	fprintf(stderr, "\n");
+	return 0;
+}
+
+int cmd_batch(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "summarize"))
+		return summarize(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return export(argc - 1, argv + 1);
+	return run(argc, argv);
+}
