@@ -161,15 +161,10 @@ attack_blocked() {
 	[ "$RC" -eq 0 ] && out_has '^ATTEMPT: ' && out_has '^RESULT: BLOCKED' && ! out_has '^ESCAPED: '
 }
 
-# The system's python3 (a pyenv shim in PATH can take a second to start).
-sec_python() {
-	if [ -x /usr/bin/python3 ]; then /usr/bin/python3 "$@"; else python3 "$@"; fi
-}
-
 # Content and metadata of a host file: sha256, mode, owner, size, mtime,
 # extended attributes.
 host_file_state() {
-	sec_python - "$1" <<'PY'
+	python3 - "$1" <<'PY'
 import hashlib, os, sys
 p = sys.argv[1]
 st = os.stat(p, follow_symlinks=False)
