@@ -160,18 +160,42 @@ static int set_editor_obs(struct tool_outcome *o, struct sbuf *b)
 
 /* ---- execute_bash ---- */
 
+/* A command too long for an exec request goes to a script file on stdin;
+ * the command itself still reads /dev/null. */
+static const char LONG_COMMAND_SCRIPT[] = "f=$(mktemp) || exit 125\n"
+					  "cat > \"$f\"\n"
+					  "bash \"$f\" </dev/null\n"
+					  "rc=$?\n"
+					  "rm -f \"$f\"\n"
+					  "exit $rc\n";
+
+/* Is the cell still there after an exec failed? */
+static bool cell_alive(struct tool_ctx *t)
+{
+	char *argv[] = {"true", NULL};
+	struct cell_result res;
+	struct sc_err err = {0};
+	if (exec_in_cell(t, argv, NULL, 0, 4096, 10, &res, &err) < 0)
+		return false;
+	cell_result_free(&res);
+	return true;
+}
+
 static int run_bash(struct tool_ctx *t, const cJSON *args, struct tool_outcome *o)
 {
 	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
 	if (!cJSON_IsString(cmd) || !*cmd->valuestring)
 		return set_obs(o, true, "Error: execute_bash needs a non-empty string argument "
 					"\"command\".");
-	char *argv[] = {"bash", "-c", cmd->valuestring, NULL};
+	size_t len = strlen(cmd->valuestring);
+	bool long_cmd = len > TOOL_INLINE_COMMAND;
+	char *argv[] = {"bash", "-c", long_cmd ? (char *)LONG_COMMAND_SCRIPT : cmd->valuestring, NULL};
 	struct cell_result res;
 	struct sc_err err = {0};
 	double timeout = time_left(t, t->command_timeout_s);
-	if (exec_in_cell(t, argv, NULL, 0, TOOL_EXEC_OUTPUT, timeout, &res, &err) < 0) {
-		o->cell_failed = true;
+	if (exec_in_cell(t, argv, long_cmd ? cmd->valuestring : NULL, len, TOOL_EXEC_OUTPUT, timeout,
+			 &res, &err) < 0) {
+		o->cell_failed = !cell_alive(t);
 		return set_obs(o, true, "Error: the command could not be run: %s", err.msg);
 	}
 	o->exit_code = res.exit_code;

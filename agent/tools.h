@@ -14,6 +14,7 @@
 #define TOOL_EXEC_OUTPUT (1U << 20) /* bytes captured per stream */
 #define TOOL_EDITOR_MAX 10000  /* characters of editor output */
 #define TOOL_MAX_FILE (8U << 20) /* files the editor reads or writes */
+#define TOOL_INLINE_COMMAND (32U << 10) /* longer commands go through a script file */
 
 struct tool_ctx {
 	struct cell *cell;

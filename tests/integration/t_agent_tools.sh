@@ -59,6 +59,8 @@ qtrue "a huge single line is cut in the middle and stderr is kept" \
 qtrue "editor output is capped at 10,000 characters with a note" \
 	'"output cut at 10000 characters" in obs[3] and len(obs[3]) < 10300 and "line 1 of a long file" in obs[3]'
 qtrue "binary output becomes valid text (NUL and bad bytes replaced)" '"bin\ufffdary\ufffd" in obs[4]'
+qtrue "a command longer than an exec request (300 kB) still runs, with stdin empty" \
+	'obs[5] == "Exit code: 0\n[stdout]\nlong-command-ok\nstdin-empty"'
 qtrue "events.jsonl holds valid JSON lines" 'len(ev) > 5'
 
 # --- a command that times out; the cell lives on ---
