@@ -137,8 +137,7 @@ void child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "setsid");
 		child_die(plan, &err);
 	}
-	if (lockdown_init_process(plan, &err) < 0 ||
-	    lockdown_rlimits(&spec->limits, !plan->use_rlimits, &err) < 0)
+	if (lockdown_init_process(plan, &err) < 0)
 		child_die(plan, &err);
 	if (chdir(spec->workdir) < 0) {
 		sc_fail(&err, errno, "working directory %s", spec->workdir);

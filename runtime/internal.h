@@ -69,6 +69,9 @@ void exec_command(char *const *argv, const char *const *env);
 /* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
 int exec_failure_status(int errnum);
 
+/* init.c: the cell's limits as rlimits (and nofile/fsize), in a command's
+ * process before exec; exits 125 on failure. */
+void apply_command_limits(const struct cell_plan *plan);
 /* init.c: PID 1 of a one-shot cell: start the command, reap, forward
  * signals, report the command's wait status, exit. Never returns. */
 void init_run_once(const struct cell_plan *plan) __attribute__((noreturn));

@@ -191,6 +191,7 @@ static pid_t start_exec(const struct server *s, const struct request *q)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		_exit(CELL_EXIT_INTERNAL);
 	}
+	apply_command_limits(s->plan);
 	lockdown_close_fds(3);
 	exec_command(q->argv, env);
 	int e = errno;
