@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "agent.h"
@@ -243,6 +244,11 @@ static void write_summary(struct episode *e, bool final)
 	cJSON_AddNumberToObject(t, "setup_s", e->setup_s);
 	cJSON_AddNumberToObject(t, "model_s", e->model_s);
 	cJSON_AddNumberToObject(t, "tools_s", e->tools_s);
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) /* sandcell's own CPU, not the cell's */
+		cJSON_AddNumberToObject(t, "agent_cpu_s",
+					(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+						(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	record_set(&e->rec, "timings", t);
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "api", e->llm.ops->name);

@@ -48,7 +48,7 @@ done
 python3 - "$tmp" "$runs" "$steps" <<'PY'
 import json, statistics, sys
 tmp, runs, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-over, execs, server = [], [], []
+over, execs, server, cpu = [], [], [], []
 for r in range(1, runs + 1):
     log = [json.loads(l) for l in open("%s/log.%d" % (tmp, r))]
     ev = [json.loads(l) for l in open("%s/run.%d/events.jsonl" % (tmp, r))]
@@ -58,9 +58,12 @@ for r in range(1, runs + 1):
     over += [(log[i + 1]["t_recv"] - log[i]["t_sent"]) * 1000 for i in range(steps)]
     execs += [e["exec_time_s"] * 1000 for e in tools]
     server += [x["server_ms"] for x in log]
+    t = json.load(open("%s/run.%d/trajectory.json" % (tmp, r)))
+    cpu.append(t["timings"]["agent_cpu_s"] * 1000 / (steps + 1))
 m = statistics.median
 print("agent: %d runs x %d steps; median per-step overhead %.2f ms "
       "(of which the cell exec of `true` %.2f ms, the agent loop %.2f ms); "
+      "sandcell's own CPU %.2f ms per step (setup included); "
       "server %.2f ms per request; goal < 3 ms"
-      % (runs, steps, m(over), m(execs), m(over) - m(execs), m(server)))
+      % (runs, steps, m(over), m(execs), m(over) - m(execs), m(cpu), m(server)))
 PY
