@@ -50,9 +50,10 @@ check "forkbomb: no bomb process is left on the host" no_process_with "$marker"
 # --- memory bomb ---
 mem_available() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 mem_before=$(mem_available)
-run_attack --memory 256M --timeout 20 -- /attacks/res membomb 256
+marker="sc-membomb-$$-$RANDOM"
+run_attack --memory 256M --timeout 20 -- /attacks/res membomb 256 "$marker"
 check "membomb: allocation failed at the memory limit" attack_blocked
-check "membomb: no process is left on the host" no_process_with "/attacks/res membomb"
+check "membomb: no process is left on the host" no_process_with "$marker"
 # Other work on the host moves MemAvailable too, hence 512 MB of slack: a
 # bomb past its limit (it stops at 4 GB) that kept its memory would fail.
 mem_back() { [ "$(mem_available)" -ge $((mem_before - 524288)) ]; }

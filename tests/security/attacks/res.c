@@ -1,5 +1,5 @@
 /* Resources and the host's processes.
- * usage: res forkbomb LIMIT [MARKER] | membomb LIMIT_MB | fds | kill PID | setuid |
+ * usage: res forkbomb LIMIT [MARKER] | membomb LIMIT_MB [MARKER] | fds | kill PID | setuid |
  *        orphan MARKER
  * (MARKER: a word in the command line the test looks for on the host) */
 #include "attack.h"
