@@ -137,6 +137,10 @@ void child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "setsid");
 		child_die(plan, &err);
 	}
+	if ((plan->tramp_fd = exec_trampoline_create()) < 0) {
+		sc_fail(&err, errno, "create the exec trampoline");
+		child_die(plan, &err);
+	}
 	if (lockdown_init_process(plan, &err) < 0)
 		child_die(plan, &err);
 	if (chdir(spec->workdir) < 0) {

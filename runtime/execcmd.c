@@ -1,7 +1,31 @@
-/* Exec the command with PATH searched in the cell's environment. */
+/* Exec the command with PATH searched in the cell's environment, through
+ * the exec trampoline (trampoline/trampoline.c) run from a sealed memfd, so
+ * that the process exec'ing the command is never the host's sandcell
+ * binary. */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "internal.h"
+
+extern const unsigned char sc_trampoline_blob[];
+extern const size_t sc_trampoline_blob_size;
+
+int exec_trampoline_create(void)
+{
+	int fd = memfd_create("sandcell-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	if (sc_write_all(fd, sc_trampoline_blob, sc_trampoline_blob_size) < 0 ||
+	    fchmod(fd, 0555) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 static const char *env_path(const char *const *env)
 {
@@ -11,40 +35,62 @@ static const char *env_path(const char *const *env)
 	return "/usr/local/bin:/usr/bin:/bin";
 }
 
-void exec_command(char *const *argv, const char *const *env)
+/* The first PATH entry holding an executable `file`, into buf. Sets errno
+ * (ENOENT, or EACCES when one exists but cannot be executed) on failure. */
+static int search_path(const char *file, const char *const *env, char *buf, size_t size)
 {
-	const char *file = argv[0];
-	char *const *envp = (char *const *)env;
-	if (strchr(file, '/')) {
-		execve(file, argv, envp);
-		return;
-	}
-	const char *path = env_path(env);
 	int saved = ENOENT;
-	char buf[4096];
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-		if (len == 0) {
+	for (const char *p = env_path(env); p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		const char *dir = len ? p : ".";
+		if (!len)
 			len = 1;
-			path = ".";
-		}
-		if (len + 1 + strlen(file) + 1 <= sizeof(buf)) {
-			memcpy(buf, path, len);
+		if (len + 1 + strlen(file) + 1 <= size) {
+			memcpy(buf, dir, len);
 			buf[len] = '/';
 			strcpy(buf + len + 1, file);
-			execve(buf, argv, envp);
+			if (access(buf, X_OK) == 0)
+				return 0;
 			if (errno != ENOENT && errno != ENOTDIR)
 				saved = errno;
 		}
-		if (!colon)
-			break;
-		path = colon + 1;
+		p = colon ? colon + 1 : NULL;
 	}
 	errno = saved;
+	return -1;
+}
+
+void exec_command(int tramp_fd, char *const *argv, const char *const *env)
+{
+	char *const *envp = (char *const *)env;
+	char path[4096];
+	if (strchr(argv[0], '/')) {
+		if (strlen(argv[0]) >= sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return;
+		}
+		strcpy(path, argv[0]);
+	} else if (search_path(argv[0], env, path, sizeof(path)) < 0) {
+		return;
+	}
+	if (tramp_fd >= 0) {
+		size_t argc = 0;
+		while (argv[argc])
+			argc++;
+		char *targv[argc + 3];
+		targv[0] = "sandcell-exec";
+		targv[1] = path;
+		memcpy(targv + 2, argv, (argc + 1) * sizeof(char *));
+		syscall(SYS_execveat, tramp_fd, "", targv, envp, AT_EMPTY_PATH);
+		/* A policy without execveat: exec directly (weaker, see above). */
+		if (errno != ENOSYS && errno != EPERM)
+			return;
+	}
+	execve(path, argv, envp);
 }
 
 int exec_failure_status(int errnum)
 {
-	return errnum == ENOENT ? CELL_EXIT_NOTFOUND : CELL_EXIT_NOEXEC;
+	return errnum == ENOENT || errnum == ENOTDIR ? CELL_EXIT_NOTFOUND : CELL_EXIT_NOEXEC;
 }

@@ -44,7 +44,7 @@ static void start_command(const struct cell_plan *plan)
 	const struct cell_spec *spec = plan->spec;
 	apply_command_limits(plan);
 	lockdown_close_fds(3);
-	exec_command(spec->argv, spec->env);
+	exec_command(plan->tramp_fd, spec->argv, spec->env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", spec->argv[0],

@@ -35,6 +35,7 @@ struct cell_plan {
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */
+	int tramp_fd;     /* the exec trampoline's memfd (child side) */
 	int layer_fd;     /* the image overlay's upper dir, kept by init for
 			   * commit; -1 for the host image (child side) */
 };
@@ -63,9 +64,11 @@ int lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err);
 int lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err);
 void lockdown_close_fds(int keep_from);
 
-/* execcmd.c: search PATH of env and execve; returns only on failure with
- * errno set. */
-void exec_command(char *const *argv, const char *const *env);
+/* execcmd.c: a sealed memfd holding the exec trampoline (-1 on failure). */
+int exec_trampoline_create(void);
+/* Search PATH of env and exec argv through the trampoline (tramp_fd, or
+ * directly when -1); returns only on failure with errno set. */
+void exec_command(int tramp_fd, char *const *argv, const char *const *env);
 /* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
 int exec_failure_status(int errnum);
 

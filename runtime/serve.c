@@ -193,7 +193,7 @@ static pid_t start_exec(const struct server *s, const struct request *q)
 	}
 	apply_command_limits(s->plan);
 	lockdown_close_fds(3);
-	exec_command(q->argv, env);
+	exec_command(s->plan->tramp_fd, q->argv, env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", q->argv[0],
