@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# sandcell batch throughput: TASKS episodes of STEPS model calls each at
+# --concurrency C against the scripted LLM server answering every call after
+# DELAY seconds. Prints episodes per minute against the latency-bound ideal
+# C x 60 / (STEPS x DELAY + cell time), where the cell time (setup, tools,
+# copies: an episode's wall time not spent waiting on the model) is
+# measured in the same run by a sequential calibration batch; sandcell's
+# CPU seconds per step (the batch process and its pool workers); the fake
+# server's CPU; and the peak memory the host used during the run.
+# usage: scripts/bench_batch.sh [TASKS [CONCURRENCY [STEPS [DELAY]]]]   (256 64 5 0.2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ntasks=${1:-256} conc=${2:-64} steps=${3:-5} delay=${4:-0.2}
+[ "$steps" -ge 2 ] || { echo "STEPS must be at least 2" >&2; exit 2; }
+[ -x build/sandcell ] || scripts/setup.sh
+sc=${SANDCELL:-$PWD/build/sandcell}
+work=$(mktemp -d /tmp/sandcell-bench-batch.XXXXXX)
+chmod 755 "$work"
+export SANDCELL_ROOT="$work/root"
+fake=""
+sampler=""
+cleanup() {
+	[ -n "$sampler" ] && kill "$sampler" 2>/dev/null
+	[ -n "$fake" ] && kill "$fake" 2>/dev/null
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+python3 -S - "$work" "$ntasks" "$steps" <<'PY'
+import json, sys
+work, n, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+resp = [{"tool_calls": [{"name": "execute_bash", "arguments": {"command": "echo step %d" % (i + 1)}}]}
+        for i in range(steps - 2)]
+resp.append({"tool_calls": [{"name": "str_replace_editor", "arguments": {
+    "command": "create", "path": "/testbed/answer.txt", "file_text": "{{1}}"}}]})
+resp.append({"tool_calls": [{"name": "submit", "arguments": {}}]})
+json.dump({"rules": [{"match": "bench say <<(.*?)>>", "responses": resp}]},
+          open(work + "/rules.json", "w"))
+with open(work + "/tasks.jsonl", "w") as f:
+    for i in range(n):
+        f.write(json.dumps({"id": "b%05d" % i, "problem": "bench say <<%d>>" % i, "answer": str(i)}) + "\n")
+with open(work + "/calibrate.jsonl", "w") as f:
+    for i in range(8):
+        f.write(json.dumps({"id": "c%d" % i, "problem": "bench say <<%d>>" % i, "answer": str(i)}) + "\n")
+PY
+
+python3 -S tests/fakes/fake_llm.py --conversations "$work/rules.json" --delay "$delay" \
+	--port-file "$work/port" --idle-exit 900 >/dev/null 2>"$work/fake.err" </dev/null &
+fake=$!
+for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
+url="http://127.0.0.1:$(cat "$work/port")/v1"
+common=(--base-url "$url" --model bench --retry-base-ms 50 -q ${BENCH_BATCH_OPTS:-})
+
+# calibration: cell time per episode, one episode at a time
+"$sc" batch "$work/calibrate.jsonl" "${common[@]}" --concurrency 1 --out "$work/cal" >/dev/null
+cell_s=$(python3 -S - "$work/cal" <<'PY'
+import glob, json, sys
+v = sorted(json.load(open(p))["timings"]["wall_s"] - json.load(open(p))["timings"]["model_s"]
+           for p in glob.glob(sys.argv[1] + "/attempts/*/*/trajectory.json"))
+print("%.4f" % v[len(v) // 2])
+PY
+)
+
+# host memory in use, sampled while the batch runs
+used() { awk '/^MemTotal:/ {t=$2} /^MemAvailable:/ {a=$2} END {printf "%d\n", (t - a) * 1024}' /proc/meminfo; }
+base=$(used)
+( peak=$base; while :; do u=$(used); [ "$u" -gt "$peak" ] && peak=$u && echo "$peak" >"$work/peak"; sleep 0.2; done ) &
+sampler=$!
+fake_cpu0=$(awk '{print $14 + $15}' "/proc/$fake/stat")
+read -r wall user sys rss < <(/usr/bin/time -f '%e %U %S %M' "$sc" batch "$work/tasks.jsonl" "${common[@]}" \
+	--concurrency "$conc" --out "$work/run" 2>&1 >/dev/null | tail -1)
+fake_cpu1=$(awk '{print $14 + $15}' "/proc/$fake/stat")
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+sampler=""
+peak=$(cat "$work/peak" 2>/dev/null || echo "$base")
+
+python3 -S - "$work/run" "$ntasks" "$conc" "$steps" "$delay" "$cell_s" "$wall" "$user" "$sys" "$rss" \
+	"$base" "$peak" "$fake_cpu0" "$fake_cpu1" "$(getconf CLK_TCK)" "$(nproc)" <<'PY'
+import json, sys
+(run, n, conc, steps, delay, cell, wall, user, sys_, rss, base, peak, f0, f1, hz, cores) = sys.argv[1:]
+n, conc, steps, cores = int(n), int(conc), int(steps), int(cores)
+delay, cell, wall, user, sys_ = map(float, (delay, cell, wall, user, sys_))
+res = [json.loads(l) for l in open(run + "/results.jsonl")]
+ok = sum(1 for r in res if r["status"] == "submitted" and r["score"] == 1)
+eps = len(res) / wall * 60
+ideal = conc * 60 / (steps * delay + cell)
+walls = sorted(r["wall_s"] for r in res)
+print("batch                %d tasks x %d steps, concurrency %d, model latency %.0f ms, %d cores"
+      % (n, steps, conc, delay * 1000, cores))
+print("                     %d results, %d correct, wall %.1f s, episode p50 %.2f s p95 %.2f s"
+      % (len(res), ok, wall, walls[len(walls) // 2], walls[int(len(walls) * 0.95) - 1]))
+print("batch throughput     %.0f episodes/min, ideal %.0f (cell time %.0f ms), %.0f%% of ideal (goal >= 90%%)"
+      % (eps, ideal, cell * 1000, eps / ideal * 100))
+print("batch cpu            sandcell %.1f ms per step (%.1f s user+sys), fake server %.1f s"
+      % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, (int(f1) - int(f0)) / int(hz)))
+print("batch memory         host peak +%.0f MiB during the run, sandcell batch max RSS %.0f MiB"
+      % ((int(peak) - int(base)) / 2**20, int(rss) / 1024))
+PY
