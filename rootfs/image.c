@@ -26,8 +26,10 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 		struct stat st;
 		if (sc_path(path, sizeof(path), "%s/layers/%s", data_root, m.layers[i]) < 0)
 			rc = sc_fail(err, ENAMETOOLONG, "image '%s': layer path", name);
-		else if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-			rc = sc_fail(err, errno ? errno : ENOTDIR, "image '%s': layer %s", name, path);
+		else if (lstat(path, &st) < 0)
+			rc = sc_fail(err, errno, "image '%s': layer %s", name, path);
+		else if (!S_ISDIR(st.st_mode))
+			rc = sc_fail(err, ENOTDIR, "image '%s': layer %s", name, path);
 		else if (!(out->layers[out->nlayers++] = strdup(path)))
 			rc = sc_fail(err, ENOMEM, "image '%s'", name);
 	}
@@ -119,6 +121,10 @@ int rootfs_image_remove(const char *data_root, const char *state_root, const cha
 		return sc_fail(err, 0, "the host image is built in and cannot be removed");
 	if (!sc_valid_name(name))
 		return sc_fail(err, 0, "bad image name '%.64s'", name);
+	struct image_manifest m;
+	if (manifest_load(data_root, name, &m, err) < 0)
+		return -1;
+	manifest_free(&m);
 	struct store st;
 	if (store_open(&st, data_root, err) < 0 || store_lock(&st, err) < 0) {
 		store_close(&st);
@@ -126,10 +132,6 @@ int rootfs_image_remove(const char *data_root, const char *state_root, const cha
 	}
 	int rc = -1;
 	char path[sizeof(st.root) + 128], who[256];
-	struct image_manifest m;
-	if (manifest_load(data_root, name, &m, err) < 0)
-		goto out;
-	manifest_free(&m);
 	if (store_image_in_use(state_root, name, who, sizeof(who))) {
 		sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first: sandcell rm %s)",
 			name, who, who);

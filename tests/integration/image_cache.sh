@@ -39,6 +39,7 @@ img_minimal_tar() {
 		root=$(mktemp -d /var/tmp/sandcell-cache-build.XXXXXX)
 		echo "# building the minimal image for the test cache (once)" >&2
 		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SANDCELL_ROOT="$root" \
+			SANDCELL_APT_CACHE="$IMG_CACHE/apt-cache" \
 			SANDCELL_RECIPES="$SRCDIR/scripts/images" "$SC_BIN" image build minimal >&2 || {
 			rm -rf "$root"
 			exit 1

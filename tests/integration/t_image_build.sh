@@ -20,6 +20,9 @@ mkdir -p "$RC_DIR"
 cp "$SRCDIR"/scripts/images/*.sh "$RC_DIR/"
 chmod -R a+rX "$RC_DIR"
 export T_EXTRA_ENV="SANDCELL_RECIPES=$RC_DIR"
+# Downloaded packages are kept between runs (in root's cache only; each
+# test has its own, as concurrent builds would share half-copied files).
+[ "$SANDCELL_TEST_AS" = root ] && T_EXTRA_ENV="$T_EXTRA_ENV SANDCELL_APT_CACHE=$IMG_CACHE/apt-build"
 DATA="$SANDCELL_ROOT/data"
 
 start=$(date +%s)
