@@ -678,7 +678,9 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 			sc_fail(err, 0, "no cell spec");
 			goto out;
 		}
-		size_t size = nthreads < 256 ? nthreads : 256;
+		/* ready cells only need to cover the time to make one: each
+		 * running episode holds its own on top of these */
+		size_t size = nthreads < 64 ? nthreads : 64;
 		size_t workers = o->pool_workers ? o->pool_workers : nthreads / 4;
 		if (workers < 2)
 			workers = 2;
