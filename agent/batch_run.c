@@ -336,7 +336,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		r->done_now++;
 		if (error[0]) {
 			r->errors++;
-			snprintf(r->last_error, sizeof(r->last_error), "%s: %s", t->id, error);
+			snprintf(r->last_error, sizeof(r->last_error), "%.60s: %.130s", t->id, error);
 		}
 		if (scored) {
 			r->scored++;
