@@ -7,7 +7,8 @@
 #      "seccomp": null);
 #   3. warm exec into a live cell against bubblewrap's cold /bin/true;
 #   4. pool acquire+exec+release throughput (cells per second);
-#   5. the agent's per-step overhead (scripts/bench_agent.sh), when present.
+#   5. the agent's per-step overhead (scripts/bench_agent.sh);
+#   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,4 +61,7 @@ printf 'pool                 %.0f cells/s (goal >= 300), median acquire+exec+rel
 
 if [ -x scripts/bench_agent.sh ]; then
 	scripts/bench_agent.sh
+fi
+if [ -x scripts/bench_batch.sh ]; then
+	scripts/bench_batch.sh
 fi
