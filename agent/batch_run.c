@@ -53,24 +53,6 @@ struct runner {
 
 /* ---- small helpers ---- */
 
-static int mkdir_p(const char *path, struct sc_err *err)
-{
-	char buf[4096];
-	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
-		return sc_fail(err, ENAMETOOLONG, "%.200s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return sc_fail(err, errno, "cannot create %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return sc_fail(err, errno, "cannot create %s", buf);
-	return 0;
-}
-
 static int write_file(const char *path, const char *data, size_t len)
 {
 	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -612,7 +594,7 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		sc_fail(err, ENAMETOOLONG, "--out");
 		goto out;
 	}
-	if (mkdir_p(r.dir, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
+	if (sc_mkdir_p(r.dir, 0755, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
 		goto out;
 	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o->tasks_path, err) < 0)
 		goto out;

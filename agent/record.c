@@ -8,24 +8,6 @@
 
 #include "text.h"
 
-static int mkdir_p(const char *path, struct sc_err *err)
-{
-	char buf[4096];
-	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
-		return sc_fail(err, ENAMETOOLONG, "--out %.200s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return sc_fail(err, errno, "cannot create %s", buf);
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return sc_fail(err, errno, "cannot create %s", buf);
-	return 0;
-}
-
 int record_default_dir(char *buf, size_t size, const char *id)
 {
 	time_t now = time(NULL);
@@ -42,7 +24,7 @@ int record_open(struct record *r, const char *dir, const char *problem, const ch
 	*r = (struct record){.events_fd = -1, .secret = secret};
 	if (sc_path(r->dir, sizeof(r->dir), "%s", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "--out %.200s", dir);
-	if (mkdir_p(dir, err) < 0)
+	if (sc_mkdir_p(dir, 0755, err) < 0)
 		return -1;
 	char path[4200];
 	if (sc_path(path, sizeof(path), "%s/events.jsonl", dir) < 0)

@@ -46,3 +46,20 @@ int sc_remove_tree(const char *path)
 	return remove_tree_at(AT_FDCWD, path, 0);
 }
 
+int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err)
+{
+	char buf[4096];
+	if (sc_path(buf, sizeof(buf), "%s", path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%.200s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return sc_fail(err, errno, "cannot create %s", buf);
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return sc_fail(err, errno, "cannot create %s", buf);
+	return 0;
+}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -73,8 +74,10 @@ ssize_t sc_read_all(int fd, void *buf, size_t len);
 /* Write a small string to a file (e.g. /proc/PID/uid_map). */
 int sc_write_file(const char *path, const char *data, struct sc_err *err);
 
-/* Remove a directory tree without following symlinks (runtime/state.c). */
+/* Remove a directory tree without following symlinks (common/fsutil.c). */
 int sc_remove_tree(const char *path);
+/* mkdir -p (common/fsutil.c). */
+int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err);
 
 /* Monotonic clock in seconds. */
 double sc_now(void);
