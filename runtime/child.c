@@ -137,7 +137,7 @@ void child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "setsid");
 		child_die(plan, &err);
 	}
-	if ((plan->tramp_fd = exec_trampoline_create()) < 0) {
+	if (plan->use_trampoline && (plan->tramp_fd = exec_trampoline_create()) < 0) {
 		sc_fail(&err, errno, "create the exec trampoline");
 		child_die(plan, &err);
 	}

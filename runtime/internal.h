@@ -35,7 +35,8 @@ struct cell_plan {
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */
-	int tramp_fd;     /* the exec trampoline's memfd (child side) */
+	bool use_trampoline; /* exec commands through the trampoline */
+	int tramp_fd;     /* the exec trampoline's memfd, or -1 (child side) */
 	int layer_fd;     /* the image overlay's upper dir, kept by init for
 			   * commit; -1 for the host image (child side) */
 };

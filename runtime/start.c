@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -153,6 +154,19 @@ void cell_start_init(struct cell_start *st)
 	st->cg.dir_fd = -1;
 }
 
+/* Whether a process of the cell could change the host's sandcell binary
+ * if it ever ran it (e.g. through /proc/self/exe): it can when the file's
+ * owner is mapped into the cell (a rootless caller owns its copy) or
+ * others may write it. Then commands go through the exec trampoline. */
+static bool binary_reachable(const struct idmap *map)
+{
+	struct stat sb;
+	if (stat("/proc/self/exe", &sb) < 0)
+		return true;
+	bool owner_mapped = sb.st_uid >= map->uid_start && sb.st_uid - map->uid_start < map->count;
+	return owner_mapped || (sb.st_mode & 022) != 0;
+}
+
 int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *cell_id,
 	       const int stdio[3], struct sc_err *err)
 {
@@ -162,6 +176,7 @@ int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *
 	if (idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
 		return -1;
 	plan->range_map = st->map.range;
+	plan->use_trampoline = binary_reachable(&st->map);
 	if (pipe2(status, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
 		sc_closep(&status[0]);

@@ -3,7 +3,8 @@
  * execs a command therefore never runs from the host's sandcell binary, so
  * a command reached through /proc/self/exe (or a #! line naming it) is
  * this memfd, not the host file (the CVE-2019-5736 pattern: a rootless
- * caller owns that file, and so does root of the cell).
+ * caller owns that file, and so does root of the cell). It is used when
+ * the cell could change the file (runtime/start.c binary_reachable).
  * argv: [trampoline, PATH, ARGV0, ARG1...]. No libc: raw syscalls only. */
 #include <asm/unistd.h>
 
