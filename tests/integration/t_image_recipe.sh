@@ -78,6 +78,7 @@ check "failed builds leave no work files and no layers" \
 
 sc image build lingers --recipe "$RC_DIR/lingers.sh"
 check "a recipe that leaves a process holding its output still finishes" expect_rc 0
+for _ in $(seq 50); do no_process_with "sleep 300" && break; sleep 0.1; done
 check "what the recipe left running is stopped" no_process_with "sleep 300"
 
 sc image build nosuch
