@@ -1,5 +1,7 @@
 #include "capture.h"
+#include "sc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,4 +72,22 @@ void capture_free(struct capture *c)
 	free(c->head);
 	free(c->tail);
 	c->head = c->tail = NULL;
+}
+
+void capture_read_fd(struct capture *c, int *fd)
+{
+	char buf[65536];
+	ssize_t n = read(*fd, buf, sizeof(buf));
+	if (n > 0)
+		capture_add(c, buf, (size_t)n);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		sc_closep(fd);
+}
+
+void capture_result(const struct capture *c, char **out, size_t *len, bool *truncated)
+{
+	if (!c->head)
+		return;
+	*out = capture_take(c, len);
+	*truncated = capture_truncated(c);
 }

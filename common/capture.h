@@ -22,3 +22,8 @@ bool capture_truncated(const struct capture *c);
  * *len gets its length. */
 char *capture_take(const struct capture *c, size_t *len);
 void capture_free(struct capture *c);
+/* Read once from *fd into c; at EOF or an error *fd is closed and set to -1. */
+void capture_read_fd(struct capture *c, int *fd);
+/* What was kept, for a result: *out (malloc'd, or left alone when c was
+ * never set up), its length and whether the stream was cut. */
+void capture_result(const struct capture *c, char **out, size_t *len, bool *truncated);

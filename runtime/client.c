@@ -132,16 +132,6 @@ struct exec_io {
 	struct capture cap[2];
 };
 
-static void drain_one(int *fd, struct capture *cap)
-{
-	char buf[65536];
-	ssize_t n = read(*fd, buf, sizeof(buf));
-	if (n > 0)
-		capture_add(cap, buf, (size_t)n);
-	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-		sc_closep(fd);
-}
-
 /* Wait for the exit record while draining the capture pipes. */
 static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto_rsp *r,
 		     bool *have)
@@ -177,21 +167,9 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 				return 0;
 		}
 		if (i0 >= 0 && p[i0].revents)
-			drain_one(&io->rd[0], &io->cap[0]);
+			capture_read_fd(&io->cap[0], &io->rd[0]);
 		if (i1 >= 0 && p[i1].revents)
-			drain_one(&io->rd[1], &io->cap[1]);
-	}
-}
-
-static void exec_collect(struct exec_io *io, struct cell_result *res)
-{
-	if (io->cap[0].head) {
-		res->out = capture_take(&io->cap[0], &res->out_len);
-		res->out_truncated = capture_truncated(&io->cap[0]);
-	}
-	if (io->cap[1].head) {
-		res->err = capture_take(&io->cap[1], &res->err_len);
-		res->err_truncated = capture_truncated(&io->cap[1]);
+			capture_read_fd(&io->cap[1], &io->rd[1]);
 	}
 }
 
@@ -257,7 +235,8 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	res->cpu_s = (double)r.cpu_us / 1e6;
 	res->peak_memory = r.maxrss_kb * 1024;
 	res->wall_s = sc_now() - t0;
-	exec_collect(&io, res);
+	capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
+	capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
 	rc = 0;
 out:
 	for (int k = 0; k < 3; k++)

@@ -31,18 +31,6 @@ static int make_capture(int *rd, int *wr, struct capture *cap, uint64_t limit, s
 	return 0;
 }
 
-static void drain(int *fd, struct capture *cap)
-{
-	char buf[65536];
-	ssize_t n = read(*fd, buf, sizeof(buf));
-	if (n > 0) {
-		capture_add(cap, buf, (size_t)n);
-	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
 struct relay {
 	int pidfd, status_rd, sigfd;
 	struct run_io *io;
@@ -112,9 +100,9 @@ static void relay_loop(struct relay *r)
 		if (ist >= 0 && p[ist].revents)
 			relay_status(r);
 		if (iout >= 0 && p[iout].revents)
-			drain(&r->io->out_rd, &r->io->out);
+			capture_read_fd(&r->io->out, &r->io->out_rd);
 		if (ierr >= 0 && p[ierr].revents)
-			drain(&r->io->err_rd, &r->io->err);
+			capture_read_fd(&r->io->err, &r->io->err_rd);
 		if (isig >= 0 && p[isig].revents)
 			relay_signal(r);
 		if (ipid >= 0 && p[ipid].revents)
@@ -134,20 +122,6 @@ static int block_relayed_signals(sigset_t *old, struct sc_err *err)
 	if (fd < 0)
 		return sc_fail(err, errno, "signalfd");
 	return fd;
-}
-
-static void collect_output(struct run_io *io, struct cell_result *res)
-{
-	if (io->out.head) {
-		res->out = capture_take(&io->out, &res->out_len);
-		res->out_truncated = capture_truncated(&io->out);
-		capture_free(&io->out);
-	}
-	if (io->err.head) {
-		res->err = capture_take(&io->err, &res->err_len);
-		res->err_truncated = capture_truncated(&io->err);
-		capture_free(&io->err);
-	}
 }
 
 static int finish(struct relay *r, pid_t pid, struct cell_result *res, struct sc_err *err)
@@ -256,7 +230,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	res->wall_s = sc_now() - t0;
 	if (st.cg.active)
 		cgroup_collect(&st.cg, res);
-	collect_output(&io, res);
+	capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
+	capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
 out:
 	cell_start_cleanup(&st);
 	if (signals_blocked)
