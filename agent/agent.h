@@ -86,4 +86,8 @@ const char *agent_status_name(enum agent_status s);
  * model or cell error mid-way, is in res and on disk), -1 when it could not
  * start (bad configuration, no output directory, no cell: err). */
 int agent_run(const struct agent_config *cfg, struct agent_result *res, struct sc_err *err);
+/* The directories an agent's cell starts with (cell_spec.make_dirs):
+ * /testbed/output and /testbed/documents. A cell given in
+ * agent_config.cell must have been made with them. */
+extern const char *const AGENT_CELL_DIRS[];
 void agent_result_free(struct agent_result *res);

@@ -35,6 +35,7 @@ struct runner {
 	char dir[4096];
 
 	struct cell_pool *pool;
+	struct cell_spec pool_spec; /* the agent's, with AGENT_CELL_DIRS */
 	pthread_mutex_t pool_mu;
 	int results_fd;
 	pthread_mutex_t write_mu;
@@ -163,7 +164,7 @@ static int score_command(struct runner *r, const struct scorer *s, const char *d
 	    cell_copy_in(c, e, "/testbed/expected.txt", BATCH_MAX_LINE, err) < 0)
 		goto out;
 	if (lstat(files, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    cell_copy_in(c, files, "/testbed/output", r->o->agent.files_limit, err) < 0)
+	    cell_copy_in_as(c, files, "/testbed/output", r->o->agent.files_limit, err) < 0)
 		goto out;
 	if (s->files && cell_copy_in(c, s->files, "/testbed/checker", CELL_DEFAULT_DISK, err) < 0)
 		goto out;
@@ -668,7 +669,9 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 			workers = 2;
 		if (workers > 16)
 			workers = 16;
-		if (cell_pool_new(o->agent.spec, size, workers, &r.pool, err) < 0)
+		r.pool_spec = *o->agent.spec;
+		r.pool_spec.make_dirs = AGENT_CELL_DIRS;
+		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
 			goto out;
 	}
 	/* after the pool's fork, so that cells keep the default */

@@ -277,27 +277,16 @@ static void random_id(char *buf, size_t bytes)
 		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
+const char *const AGENT_CELL_DIRS[] = {"/testbed/output", "/testbed/documents", NULL};
+
+/* The cell already has AGENT_CELL_DIRS (the spec's make_dirs): only an
+ * input is copied. */
 static int prepare_cell(struct episode *e, struct sc_err *err)
 {
-	/* /testbed/documents is made by the copy when there is an input */
-	char *argv[] = {"mkdir", "-p", "/testbed/output",
-			e->cfg->input_dir ? NULL : "/testbed/documents", NULL};
-	struct cell_exec_req req = {.argv = argv, .cwd = "/", .timeout_s = 60, .stdin_fd = -1,
-				    .stdout_fd = -1, .stderr_fd = -1};
-	struct cell_result res = {0};
-	if (cell_exec(e->cell, &req, &res, err) < 0)
-		return -1;
-	int code = res.exit_code;
-	cell_result_free(&res);
-	if (code != 0)
-		return sc_fail(err, 0, "cannot create /testbed/output in the cell (mkdir exit "
-				       "code %d)", code);
-	if (e->cfg->input_dir) {
-		uint64_t max = e->cfg->spec->limits.disk ? e->cfg->spec->limits.disk : CELL_DEFAULT_DISK;
-		if (cell_copy_in(e->cell, e->cfg->input_dir, "/testbed/documents", max, err) < 0)
-			return -1;
-	}
-	return 0;
+	if (!e->cfg->input_dir)
+		return 0;
+	uint64_t max = e->cfg->spec->limits.disk ? e->cfg->spec->limits.disk : CELL_DEFAULT_DISK;
+	return cell_copy_in_as(e->cell, e->cfg->input_dir, "/testbed/documents", max, err);
 }
 
 static char *read_host_file(const char *path, size_t max, size_t *len)
@@ -561,10 +550,14 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	int rc = 0;
 	if (cfg->vanilla || cfg->cell) {
 		e.cell = cfg->cell; /* none (vanilla), or the caller's */
-	} else if (cell_create(cfg->spec, name, &e.cell, err) < 0) {
-		sc_err_hint(err, "creating the agent's cell");
-		rc = -1;
-		goto out;
+	} else {
+		struct cell_spec spec = *cfg->spec;
+		spec.make_dirs = AGENT_CELL_DIRS;
+		if (cell_create(&spec, name, &e.cell, err) < 0) {
+			sc_err_hint(err, "creating the agent's cell");
+			rc = -1;
+			goto out;
+		}
 	}
 	if (e.cell && prepare_cell(&e, err) < 0) {
 		rc = -1;

@@ -207,67 +207,68 @@ static int run_bash(struct tool_ctx *t, const cJSON *args, struct tool_outcome *
 
 /* ---- str_replace_editor ---- */
 
-/* Prints a one-letter kind, then for F the file, for D the listing. */
-static const char READ_SCRIPT[] =
-	"p=$1\n"
-	"if [ -d \"$p\" ]; then echo D\n"
-	"  [ \"$2\" = list ] && find \"$p\" -mindepth 1 -maxdepth 2 -name '.*' -prune -o "
-	"-type d -printf '%p/\\n' -o -printf '%p\\n' 2>&1 | LC_ALL=C sort | head -n 1000\n"
-	"  exit 0; fi\n"
-	"[ -e \"$p\" ] || { echo N; exit 0; }\n"
-	"[ -f \"$p\" ] || { echo O; exit 0; }\n"
-	"[ -r \"$p\" ] || { echo R; exit 0; }\n"
-	"echo F; exec cat -- \"$p\"\n";
-
-/* Exit 17 when the path exists; makes parent directories. */
-static const char CREATE_SCRIPT[] = "p=$1\n"
-				    "if [ -e \"$p\" ] || [ -L \"$p\" ]; then exit 17; fi\n"
-				    "mkdir -p -- \"$(dirname -- \"$p\")\" || exit 1\n"
-				    "set -C\n"
-				    "exec cat > \"$p\"\n";
-
-static const char WRITE_SCRIPT[] = "p=$1\n"
-				   "[ -f \"$p\" ] || { echo \"$p is no longer a regular file\" >&2; exit 1; }\n"
-				   "exec cat > \"$p\"\n";
+/* Files are read and written by the cell's init (cell_read_file,
+ * cell_write_file); only a directory listing runs a command. */
+static const char LIST_SCRIPT[] =
+	"find \"$1\" -mindepth 1 -maxdepth 2 -name '.*' -prune -o -type d -printf '%p/\\n' "
+	"-o -printf '%p\\n' 2>&1 | LC_ALL=C sort | head -n 1000\n";
 
 struct file_read {
 	char kind;   /* F file, D directory, N missing, O other, R unreadable, 0 failed */
-	char *data;  /* after the kind line */
+	char *data;  /* the file, or the listing of a directory */
 	size_t len;
 	bool too_large;
 	char error[SC_ERR_MAX];
 };
 
-static void read_path(struct tool_ctx *t, const char *path, bool list, struct file_read *fr)
+static void list_dir(struct tool_ctx *t, const char *path, struct file_read *fr)
 {
-	char *argv[] = {"sh", "-c", (char *)READ_SCRIPT, "sh", (char *)path, list ? "list" : "",
-			NULL};
+	char *argv[] = {"sh", "-c", (char *)LIST_SCRIPT, "sh", (char *)path, NULL};
 	struct cell_result res;
 	struct sc_err err = {0};
-	*fr = (struct file_read){0};
-	if (exec_in_cell(t, argv, NULL, 0, TOOL_MAX_FILE + 2, t->command_timeout_s, &res, &err) <
-	    0) {
+	if (exec_in_cell(t, argv, NULL, 0, TOOL_MAX_FILE, t->command_timeout_s, &res, &err) < 0) {
+		fr->kind = 0;
 		snprintf(fr->error, sizeof(fr->error), "%s", err.msg);
 		return;
 	}
-	if (res.out && res.out_len >= 2 && res.out[1] == '\n' && strchr("FDNOR", res.out[0])) {
-		fr->kind = res.out[0];
-		fr->too_large = res.out_truncated;
-		fr->len = res.out_len - 2;
-		fr->data = malloc(fr->len + 1);
-		if (fr->data) {
-			memcpy(fr->data, res.out + 2, fr->len);
-			fr->data[fr->len] = '\0';
-		} else {
-			fr->kind = 0;
-			snprintf(fr->error, sizeof(fr->error), "out of memory");
-		}
-	} else {
-		_cleanup_free_ char *e = text_sanitize(res.err ? res.err : "", res.err ? res.err_len : 0, NULL);
-		snprintf(fr->error, sizeof(fr->error), "reading failed (exit code %d%s%.300s)",
-			 res.exit_code, e && *e ? ": " : "", e ? e : "");
-	}
+	fr->data = res.out;
+	fr->len = res.out_len;
+	res.out = NULL;
 	cell_result_free(&res);
+}
+
+static void read_path(struct tool_ctx *t, const char *path, bool list, struct file_read *fr)
+{
+	struct cell_file f;
+	struct sc_err err = {0};
+	*fr = (struct file_read){0};
+	if (cell_read_file(t->cell, path, TOOL_MAX_FILE, time_left(t, t->command_timeout_s), &f,
+			   &err) == 0) {
+		fr->kind = 'F';
+		fr->data = f.data;
+		fr->len = f.len;
+		fr->too_large = f.truncated;
+		return;
+	}
+	switch (err.errnum) {
+	case ENOENT:
+	case ENOTDIR:
+		fr->kind = 'N';
+		return;
+	case EISDIR:
+		fr->kind = 'D';
+		if (list)
+			list_dir(t, path, fr);
+		return;
+	case EINVAL:
+		fr->kind = 'O';
+		return;
+	case EACCES:
+		fr->kind = 'R';
+		return;
+	default:
+		snprintf(fr->error, sizeof(fr->error), "%s", err.msg);
+	}
 }
 
 /* Explain a read that gave no regular file; returns 0 when it did. */
@@ -302,25 +303,11 @@ static int check_file(struct tool_outcome *o, const struct file_read *fr, const 
 	}
 }
 
-static int write_path(struct tool_ctx *t, const char *script, const char *path, const char *data,
-		      size_t len, int *exit_code, char *msg, size_t msgsize)
+static int write_path(struct tool_ctx *t, const char *path, const char *data, size_t len,
+		      unsigned flags, struct sc_err *err)
 {
-	char *argv[] = {"sh", "-c", (char *)script, "sh", (char *)path, NULL};
-	struct cell_result res;
-	struct sc_err err = {0};
-	if (exec_in_cell(t, argv, data, len, 64 * 1024, t->command_timeout_s, &res, &err) < 0) {
-		snprintf(msg, msgsize, "%s", err.msg);
-		return -1;
-	}
-	*exit_code = res.exit_code;
-	_cleanup_free_ char *e = text_sanitize(res.err ? res.err : "", res.err ? res.err_len : 0, NULL);
-	snprintf(msg, msgsize, "exit code %d%s%.300s", res.exit_code, e && *e ? ": " : "",
-		 e ? e : "");
-	size_t n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = '\0';
-	cell_result_free(&res);
-	return *exit_code == 0 ? 0 : -1;
+	return cell_write_file(t->cell, path, data, len, flags, time_left(t, t->command_timeout_s),
+			       err);
 }
 
 static const char *str_arg(const cJSON *args, const char *key)
@@ -403,15 +390,14 @@ static int editor_create(struct tool_ctx *t, const char *path, const cJSON *args
 	size_t len = strlen(ft->valuestring);
 	if (len > TOOL_MAX_FILE)
 		return set_obs(o, true, "Error: file_text is larger than %u MiB.", TOOL_MAX_FILE >> 20);
-	int code = 0;
-	char msg[SC_ERR_MAX];
-	if (write_path(t, CREATE_SCRIPT, path, ft->valuestring, len, &code, msg, sizeof(msg)) < 0) {
-		if (code == 17)
+	struct sc_err err = {0};
+	if (write_path(t, path, ft->valuestring, len, CELL_FILE_CREATE, &err) < 0) {
+		if (err.errnum == EEXIST)
 			return set_obs(o, true,
 				       "Error: %s already exists; create never overwrites a file. Edit it "
 				       "with str_replace or insert, or remove it with execute_bash first.",
 				       path);
-		return set_obs(o, true, "Error: cannot create %s: %s", path, msg);
+		return set_obs(o, true, "Error: %s", err.msg);
 	}
 	return set_obs(o, false, "File created successfully at: %s (%zu lines)", path,
 		       edit_line_count(ft->valuestring, len));
@@ -464,10 +450,9 @@ static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON 
 		return -1;
 	if (out_len > TOOL_MAX_FILE)
 		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
-	int code = 0;
-	char msg[SC_ERR_MAX];
-	if (write_path(t, WRITE_SCRIPT, path, out, out_len, &code, msg, sizeof(msg)) < 0)
-		return set_obs(o, true, "Error: cannot write %s: %s", path, msg);
+	struct sc_err err = {0};
+	if (write_path(t, path, out, out_len, 0, &err) < 0)
+		return set_obs(o, true, "Error: %s", err.msg);
 	struct sbuf b = {0};
 	size_t new_lines = edit_line_count(new, nlen);
 	snippet(&b, path, out, out_len, line, line + (new_lines ? new_lines - 1 : 0));
@@ -500,10 +485,9 @@ static int editor_insert(struct tool_ctx *t, const char *path, const cJSON *args
 		return -1;
 	if (out_len > TOOL_MAX_FILE)
 		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
-	int code = 0;
-	char msg[SC_ERR_MAX];
-	if (write_path(t, WRITE_SCRIPT, path, out, out_len, &code, msg, sizeof(msg)) < 0)
-		return set_obs(o, true, "Error: cannot write %s: %s", path, msg);
+	struct sc_err err = {0};
+	if (write_path(t, path, out, out_len, 0, &err) < 0)
+		return set_obs(o, true, "Error: %s", err.msg);
 	struct sbuf b = {0};
 	size_t added = edit_line_count(text, tlen);
 	snippet(&b, path, out, out_len, (size_t)after + 1, (size_t)after + (added ? added : 1));

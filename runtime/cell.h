@@ -56,6 +56,8 @@ struct cell_spec {
 	const char *env[CELL_MAX_ENV + 1]; /* KEY=VAL, NULL-terminated */
 	size_t nenv;
 	const char *workdir;   /* default /testbed */
+	const char *const *make_dirs; /* NULL-terminated cell paths made (mkdir
+				       * -p, 0755) before anything runs, or NULL */
 	const char *hostname;  /* default "sandcell" */
 
 	struct cell_bind binds[CELL_MAX_BINDS];
@@ -140,6 +142,28 @@ int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path,
 		 uint64_t max_size, struct sc_err *err);
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path,
 		  uint64_t max_size, struct sc_err *err);
+/* As cell_copy_in, but the host entry becomes cell_path even when that is
+ * an existing directory (a directory's entries are merged into it). */
+int cell_copy_in_as(struct cell *c, const char *host_path, const char *cell_path,
+		    uint64_t max_size, struct sc_err *err);
+/* One regular file of the cell, read or written in place by a worker of
+ * its init (no shell, no cat), with the cell's rights; symlinks inside the
+ * cell are followed as a command there would. Failures set err->errnum:
+ * ENOENT, EISDIR, EINVAL (not a regular file), EACCES, EEXIST (create),
+ * ETIMEDOUT, ... */
+struct cell_file {
+	char *data;      /* malloc'd, NUL-terminated (the file may hold NULs too) */
+	size_t len;
+	bool truncated;  /* the file is larger than max; data holds max bytes */
+};
+int cell_read_file(struct cell *c, const char *cell_path, size_t max, double timeout_s,
+		   struct cell_file *out, struct sc_err *err);
+/* CELL_FILE_CREATE: a new file (0644), fails with EEXIST when the path
+ * exists; missing parent directories are made. Without it: replace the
+ * contents of an existing regular file. */
+#define CELL_FILE_CREATE 1u
+int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
+		    unsigned flags, double timeout_s, struct sc_err *err);
 const char *cell_name(const struct cell *c);
 /* Stream the cell's writable layer as a tar (OCI whiteouts for deleted
  * files, .wh..wh..opq for replaced directories) to consume(fd), which reads

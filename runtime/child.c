@@ -106,6 +106,15 @@ static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
 	init_serve(plan, peer_uid);
 }
 
+/* After pivot_root: the paths resolve in the cell's own root. */
+static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
+{
+	for (const char *const *d = spec->make_dirs; d && *d; d++)
+		if (sc_mkdir_p(*d, 0755, err) < 0)
+			return -1;
+	return 0;
+}
+
 void child_main(struct cell_plan *plan)
 {
 	struct sc_err err = {0};
@@ -122,7 +131,8 @@ void child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "set hostname");
 		child_die(plan, &err);
 	}
-	if (rootfs_assemble(plan, &err) < 0 || net_loopback_up(&err) < 0)
+	if (rootfs_assemble(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
+	    net_loopback_up(&err) < 0)
 		child_die(plan, &err);
 	for (size_t i = 0; i < spec->nbinds; i++)
 		if (plan->bind_fds[i] >= 0)

@@ -248,17 +248,29 @@ out:
 	return rc;
 }
 
-/* Send a request that hands the cell one end of a pipe; returns the
- * connection. */
-static int fd_request_start(struct cell *c, int kind, const char *path, uint64_t max_size,
-			    int theirs, struct sc_err *err)
+/* A request whose worker in the cell moves data through one end of a
+ * pipe while `ours` works the other end here. */
+struct pipe_job {
+	uint32_t kind, flags;
+	const char *path;
+	uint64_t max_size;
+	double timeout_s;   /* 0: none */
+	bool cell_reads;    /* the worker reads the pipe (we write) */
+	int (*ours)(int fd, void *ctx, struct sc_err *err);
+	void *ctx;
+	const char *what;   /* for messages: "the copy" */
+};
+
+static int send_pipe_request(struct cell *c, const struct pipe_job *j, int theirs,
+			     struct sc_err *err)
 {
 	/* on the heap, not static: a batch run calls this from many threads */
 	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
 	if (!buf)
 		return sc_fail(err, ENOMEM, "request buffer");
-	struct proto_req h = {.kind = (uint32_t)kind, .max_size = max_size};
-	ssize_t len = pack(buf, &h, NULL, NULL, path);
+	struct proto_req h = {.kind = j->kind, .flags = j->flags, .max_size = j->max_size,
+			      .timeout_ms = j->timeout_s > 0 ? (uint32_t)(j->timeout_s * 1000) + 1 : 0};
+	ssize_t len = pack(buf, &h, NULL, NULL, j->path);
 	if (len < 0)
 		return sc_fail(err, ENAMETOOLONG, "cell path too long");
 	int sock = connect_cell(c, err);
@@ -271,86 +283,214 @@ static int fd_request_start(struct cell *c, int kind, const char *path, uint64_t
 	return sock;
 }
 
-/* Wait for the cell's worker to finish; its error, if any, wins. */
-static int fd_request_finish(struct cell *c, int sock, const char *what, struct sc_err *err)
+/* Run the job; *wstatus is the worker's wait status. An error the cell
+ * reports (RSP_ERROR) wins over ours, ours over the worker's status. */
+static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
 {
-	struct proto_rsp r;
-	while (recv_rsp(sock, &r) == 0) {
-		if (r.kind == RSP_ERROR)
-			return rsp_error(c, &r, err);
-		if (r.kind == RSP_EXIT) {
-			if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
-				return sc_fail(err, 0, "cell '%s': %s failed", c->name, what);
-			return 0;
-		}
-	}
-	return sc_fail(err, 0, "cell '%s' went away during %s", c->name, what);
-}
-
-/* Run a copy: the cell's side runs in a worker process of init, ours here;
- * the pipe between them carries the stream. */
-static int copy_request(struct cell *c, int kind, const char *cell_path, const char *host_path,
-			uint64_t max_size, struct sc_err *err)
-{
-	if (!cell_path || cell_path[0] != '/')
-		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return sc_fail(err, errno, "pipe");
-	/* copy in: we write p[1], the cell reads p[0]; copy out: reverse. */
-	int theirs = kind == REQ_COPY_IN ? p[0] : p[1];
-	_cleanup_fd_ int mine = kind == REQ_COPY_IN ? p[1] : p[0];
-	_cleanup_fd_ int sock = fd_request_start(c, kind, cell_path, max_size, theirs, err);
+	int theirs = j->cell_reads ? p[0] : p[1];
+	_cleanup_fd_ int mine = j->cell_reads ? p[1] : p[0];
+	_cleanup_fd_ int sock = send_pipe_request(c, j, theirs, err);
 	close(theirs);
 	if (sock < 0)
 		return -1;
 	struct sc_err local = {0};
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-	int rc = kind == REQ_COPY_IN ? copy_send(mine, AT_FDCWD, host_path, max_size, &local)
-				     : copy_receive(mine, host_path, max_size, true, &local);
+	int rc = j->ours(mine, j->ctx, &local);
 	signal(SIGPIPE, old);
 	sc_closep(&mine);
-	if (fd_request_finish(c, sock, "the copy", err) < 0)
-		return -1;
+	struct proto_rsp r;
+	for (;;) {
+		if (recv_rsp(sock, &r) < 0)
+			return sc_fail(err, 0, "cell '%s' went away during %s", c->name, j->what);
+		if (r.kind == RSP_ERROR)
+			return rsp_error(c, &r, err);
+		if (r.kind == RSP_EXIT)
+			break;
+	}
+	if (r.timed_out)
+		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, j->what);
 	if (rc < 0) {
 		*err = local;
 		return -1;
 	}
+	*wstatus = r.status;
 	return 0;
+}
+
+static int worker_succeeded(const struct cell *c, int wstatus, const char *what, struct sc_err *err)
+{
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+		return sc_fail(err, 0, "cell '%s': %s failed", c->name, what);
+	return 0;
+}
+
+struct copy_ctx {
+	const char *host_path;
+	uint64_t max_size;
+};
+
+static int send_host_tree(int fd, void *ctx, struct sc_err *err)
+{
+	const struct copy_ctx *x = ctx;
+	return copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
+}
+
+static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
+{
+	const struct copy_ctx *x = ctx;
+	return copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
+}
+
+/* A copy: the cell's side runs in a worker of init, ours here. */
+static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
+			const char *host_path, uint64_t max_size, struct sc_err *err)
+{
+	if (!cell_path || cell_path[0] != '/')
+		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
+	struct copy_ctx x = {.host_path = host_path, .max_size = max_size};
+	struct pipe_job j = {.kind = kind, .flags = flags, .path = cell_path, .max_size = max_size,
+			     .cell_reads = kind == REQ_COPY_IN,
+			     .ours = kind == REQ_COPY_IN ? send_host_tree : receive_host_tree,
+			     .ctx = &x, .what = "the copy"};
+	int wstatus;
+	if (run_pipe_job(c, &j, &wstatus, err) < 0)
+		return -1;
+	return worker_succeeded(c, wstatus, j.what, err);
 }
 
 int cell_export_layer(struct cell *c, uint64_t max_size,
 		      int (*consume)(int fd, void *ctx, struct sc_err *err), void *ctx,
 		      struct sc_err *err)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return sc_fail(err, errno, "pipe");
-	_cleanup_fd_ int mine = p[0];
-	_cleanup_fd_ int sock = fd_request_start(c, REQ_LAYER_OUT, "", max_size, p[1], err);
-	close(p[1]);
-	if (sock < 0)
+	struct pipe_job j = {.kind = REQ_LAYER_OUT, .path = "", .max_size = max_size,
+			     .ours = consume, .ctx = ctx, .what = "exporting its writable layer"};
+	int wstatus;
+	if (run_pipe_job(c, &j, &wstatus, err) < 0)
 		return -1;
-	struct sc_err local = {0};
-	int rc = consume(mine, ctx, &local);
-	sc_closep(&mine);
-	if (fd_request_finish(c, sock, "exporting its writable layer", err) < 0)
-		return -1;
-	if (rc < 0) {
-		*err = local;
+	return worker_succeeded(c, wstatus, j.what, err);
+}
+
+/* A file operation's worker exits with 0 or an errno value. */
+static int file_status(const struct cell *c, int wstatus, const char *what, const char *path,
+		       struct sc_err *err)
+{
+	if (!WIFEXITED(wstatus))
+		return sc_fail(err, 0, "cell '%s': %s %.200s: killed by signal %d", c->name, what,
+			       path, WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+	int e = WEXITSTATUS(wstatus);
+	if (e == 0)
+		return 0;
+	if (e == EINVAL) {
+		sc_fail(err, 0, "%s %.200s: not a regular file", what, path);
+		err->errnum = e;
 		return -1;
 	}
+	return sc_fail(err, e, "%s %.200s", what, path);
+}
+
+struct read_ctx {
+	char *buf;
+	size_t len, cap, limit; /* limit: max + 1 */
+};
+
+/* Read the worker's bytes, at most limit (it sends no more). */
+static int read_all_of(int fd, void *ctx, struct sc_err *err)
+{
+	struct read_ctx *x = ctx;
+	for (;;) {
+		if (x->len == x->cap) {
+			if (x->cap >= x->limit)
+				return 0;
+			size_t cap = x->cap ? x->cap * 2 : 16384;
+			if (cap > x->limit)
+				cap = x->limit;
+			char *nb = realloc(x->buf, cap + 1);
+			if (!nb)
+				return sc_fail(err, ENOMEM, "read buffer");
+			x->buf = nb;
+			x->cap = cap;
+		}
+		ssize_t n = read(fd, x->buf + x->len, x->cap - x->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sc_fail(err, errno, "read the file's contents");
+		if (n == 0)
+			return 0;
+		x->len += (size_t)n;
+	}
+}
+
+int cell_read_file(struct cell *c, const char *cell_path, size_t max, double timeout_s,
+		   struct cell_file *out, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (max >= SIZE_MAX / 2)
+		return sc_fail(err, EINVAL, "read: bound too large");
+	struct read_ctx x = {.limit = max + 1};
+	struct pipe_job j = {.kind = REQ_FILE_READ, .path = cell_path, .max_size = max,
+			     .timeout_s = timeout_s, .ours = read_all_of, .ctx = &x, .what = "read"};
+	int wstatus;
+	if (run_pipe_job(c, &j, &wstatus, err) < 0 ||
+	    file_status(c, wstatus, "cannot read", cell_path, err) < 0) {
+		free(x.buf);
+		return -1;
+	}
+	if (!x.buf && !(x.buf = malloc(1)))
+		return sc_fail(err, ENOMEM, "read buffer");
+	out->truncated = x.len > max;
+	out->len = out->truncated ? max : x.len;
+	out->data = x.buf;
+	out->data[out->len] = '\0';
 	return 0;
+}
+
+struct write_ctx {
+	const void *data;
+	size_t len;
+};
+
+static int write_all_of(int fd, void *ctx, struct sc_err *err)
+{
+	const struct write_ctx *x = ctx;
+	/* EPIPE: the worker refused (e.g. the file exists); its status says why */
+	if (sc_write_all(fd, x->data, x->len) < 0 && errno != EPIPE)
+		return sc_fail(err, errno, "send the file's contents");
+	return 0;
+}
+
+int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
+		    unsigned flags, double timeout_s, struct sc_err *err)
+{
+	struct write_ctx x = {.data = data, .len = len};
+	struct pipe_job j = {.kind = REQ_FILE_WRITE, .path = cell_path, .max_size = len,
+			     .flags = flags & CELL_FILE_CREATE ? PROTO_FILE_CREATE : 0,
+			     .timeout_s = timeout_s, .cell_reads = true, .ours = write_all_of,
+			     .ctx = &x, .what = "write"};
+	int wstatus;
+	if (run_pipe_job(c, &j, &wstatus, err) < 0)
+		return -1;
+	return file_status(c, wstatus, flags & CELL_FILE_CREATE ? "cannot create" : "cannot write",
+			   cell_path, err);
 }
 
 int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path, uint64_t max_size,
 		 struct sc_err *err)
 {
-	return copy_request(c, REQ_COPY_IN, cell_path, host_path, max_size, err);
+	return copy_request(c, REQ_COPY_IN, 0, cell_path, host_path, max_size, err);
+}
+
+int cell_copy_in_as(struct cell *c, const char *host_path, const char *cell_path,
+		    uint64_t max_size, struct sc_err *err)
+{
+	return copy_request(c, REQ_COPY_IN, PROTO_COPY_AS_DEST, cell_path, host_path, max_size, err);
 }
 
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path, uint64_t max_size,
 		  struct sc_err *err)
 {
-	return copy_request(c, REQ_COPY_OUT, cell_path, host_path, max_size, err);
+	return copy_request(c, REQ_COPY_OUT, 0, cell_path, host_path, max_size, err);
 }

@@ -276,13 +276,13 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 	}
 }
 
-static int set_top(struct receiver *r, const char *dest)
+static int set_top(struct receiver *r, const char *dest, bool as_dest)
 {
 	struct stat st;
 	char buf[COPY_MAX_PATH];
 	if (sc_path(buf, sizeof(buf), "%s", dest) < 0)
 		return sc_fail(r->err, ENAMETOOLONG, "destination too long");
-	if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (!as_dest && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
 		r->top_parent = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r->top_name[0] = '\0'; /* keep the sender's name */
 	} else {
@@ -300,12 +300,11 @@ static int set_top(struct receiver *r, const char *dest)
 	return 0;
 }
 
-int copy_receive(int fd, const char *dest, uint64_t max_size, bool strip_special,
-		 struct sc_err *err)
+int copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
 {
-	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size, .strip = strip_special,
-			     .err = err};
-	if (set_top(&r, dest) < 0)
+	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size,
+			     .strip = flags & COPY_STRIP_SPECIAL, .err = err};
+	if (set_top(&r, dest, flags & COPY_AS_DEST) < 0)
 		return -1;
 	int rc = 0;
 	for (size_t n = 0; rc == 0; n++) {

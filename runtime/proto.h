@@ -13,7 +13,13 @@ enum proto_req_kind {
 	REQ_COPY_OUT = 3, /* fds: write end of a copy stream; path = source */
 	REQ_INFO = 4,
 	REQ_LAYER_OUT = 5, /* fds: write end for a tar of the writable layer */
+	REQ_FILE_READ = 6,  /* fds: write end for a regular file's bytes; path */
+	REQ_FILE_WRITE = 7, /* fds: read end of the new contents; path, flags */
 };
+
+/* proto_req.flags */
+#define PROTO_FILE_CREATE 1u  /* FILE_WRITE: a new file (fails if the path exists), parents made */
+#define PROTO_COPY_AS_DEST 2u /* COPY_IN: the entry becomes path, even an existing directory */
 
 struct proto_req {
 	uint32_t kind;
@@ -22,7 +28,7 @@ struct proto_req {
 	uint32_t timeout_ms; /* 0: none */
 	uint64_t max_size;   /* COPY_*: bound on bytes copied */
 	uint32_t data_len;   /* bytes of NUL-terminated strings after the header */
-	uint32_t pad;
+	uint32_t flags;      /* PROTO_FILE_CREATE, PROTO_COPY_AS_DEST */
 	/* data: argv[argc], env[envc], cwd-or-path (each NUL-terminated) */
 };
 

@@ -15,6 +15,7 @@
 
 #include "../common/tarwrite.h"
 #include "copy.h"
+#include "fileops.h"
 #include "internal.h"
 #include "proto.h"
 
@@ -202,7 +203,9 @@ static pid_t start_exec(const struct server *s, const struct request *q)
 	_exit(exec_failure_status(e));
 }
 
-static pid_t start_copy(const struct server *s, const struct request *q, int conn_fd)
+/* A worker for a request that moves data through the one fd it passed:
+ * copies, file reads and writes, the layer export. */
+static pid_t start_worker(const struct server *s, const struct request *q, int conn_fd)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -210,11 +213,17 @@ static pid_t start_copy(const struct server *s, const struct request *q, int con
 	child_reset_signals();
 	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
 		_exit(1);
+	/* file operations report an errno value as their exit code */
+	if (q->h.kind == REQ_FILE_READ)
+		_exit(fileop_read(q->fds[0], q->path, q->h.max_size));
+	if (q->h.kind == REQ_FILE_WRITE)
+		_exit(fileop_write(q->fds[0], q->path, q->h.max_size, q->h.flags));
 	struct sc_err err = {0};
 	struct tarw_opts tar = {.overlay = true, .max_bytes = q->h.max_size};
 	int rc;
 	if (q->h.kind == REQ_COPY_IN)
-		rc = copy_receive(q->fds[0], q->path, q->h.max_size, false, &err);
+		rc = copy_receive(q->fds[0], q->path, q->h.max_size,
+				  q->h.flags & PROTO_COPY_AS_DEST ? COPY_AS_DEST : 0, &err);
 	else if (q->h.kind == REQ_COPY_OUT)
 		rc = copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
 	else if (s->plan->layer_fd < 0)
@@ -225,6 +234,12 @@ static pid_t start_copy(const struct server *s, const struct request *q, int con
 	if (rc < 0)
 		send_error(conn_fd, "%.440s", err.msg);
 	_exit(rc < 0 ? 1 : 0);
+}
+
+static bool takes_path_and_fd(uint32_t kind)
+{
+	return kind == REQ_COPY_IN || kind == REQ_COPY_OUT || kind == REQ_FILE_READ ||
+	       kind == REQ_FILE_WRITE;
 }
 
 static void handle_request(struct server *s, size_t i)
@@ -246,9 +261,10 @@ static void handle_request(struct server *s, size_t i)
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
 		pid = start_exec(s, &q);
-	} else if (((q.h.kind == REQ_COPY_IN || q.h.kind == REQ_COPY_OUT) && q.path[0] && q.nfds == 1) ||
-		   (q.h.kind == REQ_LAYER_OUT && q.nfds == 1)) {
-		pid = start_copy(s, &q, c->fd);
+	} else if (takes_path_and_fd(q.h.kind) && q.path[0] && q.nfds == 1) {
+		pid = start_worker(s, &q, c->fd);
+	} else if (q.h.kind == REQ_LAYER_OUT && q.nfds == 1) {
+		pid = start_worker(s, &q, c->fd);
 	} else {
 		send_error(c->fd, "%s", "malformed request");
 	}

@@ -1,0 +1,128 @@
+/* The cell side of reading and writing one regular file: what an editor
+ * needs, without starting a shell, test, mkdir, dirname and cat in the
+ * cell for each view or edit. Runs in a worker process of the cell's init,
+ * with the cell's credentials (root of the cell, no capabilities) and its
+ * filesystem view, so paths resolve as they would for a command there.
+ * Each returns 0 or an errno value, which becomes the worker's exit code. */
+#include <fcntl.h>
+#include <libgen.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+
+#include "fileops.h"
+
+/* Move up to `want` bytes from in to out; returns bytes moved or -1.
+ * sendfile/splice first (no copy through this process), plain
+ * read/write where the filesystem supports neither. */
+static ssize_t move_bytes(int in, int out, size_t want, bool from_pipe)
+{
+	ssize_t n;
+	do
+		n = from_pipe ? splice(in, NULL, out, NULL, want, 0) : sendfile(out, in, NULL, want);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0 || (errno != EINVAL && errno != ENOSYS))
+		return n;
+	char buf[8192];
+	do
+		n = read(in, buf, want < sizeof(buf) ? want : sizeof(buf));
+	while (n < 0 && errno == EINTR);
+	if (n > 0 && sc_write_all(out, buf, (size_t)n) < 0)
+		return -1;
+	return n;
+}
+
+int fileop_read(int out, const char *path, uint64_t max)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return EINVAL;
+	/* O_NONBLOCK: should the path turn into a FIFO meanwhile, do not hang */
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return EINVAL;
+	/* One byte past max tells the reader that the file is larger. */
+	uint64_t left = max + 1;
+	while (left > 0) {
+		ssize_t n = move_bytes(fd, out, left < (1u << 20) ? (size_t)left : (1u << 20), false);
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			break;
+		left -= (uint64_t)n;
+	}
+	return 0;
+}
+
+static int make_parents(const char *path)
+{
+	char copy[COPY_MAX_PATH];
+	if (strlen(path) >= sizeof(copy))
+		return ENAMETOOLONG;
+	strcpy(copy, path);
+	const char *dir = dirname(copy);
+	struct sc_err err = {0};
+	if (sc_mkdir_p(dir, 0755, &err) < 0)
+		return err.errnum ? err.errnum : EIO;
+	return 0;
+}
+
+static int open_for_write(const char *path, unsigned flags)
+{
+	if (flags & PROTO_FILE_CREATE) {
+		struct stat st;
+		if (lstat(path, &st) == 0) {
+			errno = EEXIST;
+			return -1;
+		}
+		int e = make_parents(path);
+		if (e) {
+			errno = e;
+			return -1;
+		}
+		return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+	}
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	if (ftruncate(fd, 0) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+int fileop_write(int in, const char *path, uint64_t max, unsigned flags)
+{
+	_cleanup_fd_ int fd = open_for_write(path, flags);
+	if (fd < 0)
+		return errno;
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = move_bytes(in, fd, 1u << 20, true);
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (total > max)
+			return EFBIG;
+	}
+	if (close(steal_fd(&fd)) < 0)
+		return errno;
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* Private to runtime/: one regular file read or written inside a cell, by
+ * a worker of its init (fileops.c). Both return 0 or an errno value:
+ * ENOENT, EISDIR, EINVAL (not a regular file), EACCES, EEXIST (create),
+ * EFBIG (more than max bytes arrived), ... */
+#pragma once
+#include <stdint.h>
+
+#include "../common/sc.h"
+#include "copy.h"
+#include "proto.h"
+
+/* Send the file's bytes to out: at most max + 1, so that the reader can
+ * tell a larger file. */
+int fileop_read(int out, const char *path, uint64_t max);
+/* Write what arrives on in (a pipe) as the file's new contents.
+ * PROTO_FILE_CREATE: a new file, 0644, its missing parent directories
+ * made (0755); else an existing regular file, truncated first. */
+int fileop_write(int in, const char *path, uint64_t max, unsigned flags);
