@@ -33,34 +33,45 @@ static int connect_cell(const struct cell *c, struct sc_err *err)
 	return fd;
 }
 
-/* Pack strings after the header; returns the message length or -1. */
-static ssize_t pack(char *buf, struct proto_req *h, char *const *argv, const char *const *env,
-		    const char *path)
+static bool add_len(size_t *total, const char *str)
 {
-	size_t off = sizeof(*h);
+	*total += strlen(str ? str : "") + 1;
+	return *total <= PROTO_MAX_REQ;
+}
+
+/* The request message: the header, then the strings. Returns a malloc'd
+ * buffer of exactly *len bytes (sized to the request: no 128 KiB mapping
+ * per request in a many-threaded batch), or NULL with errno E2BIG or
+ * ENOMEM. */
+static char *pack(struct proto_req *h, char *const *argv, const char *const *env,
+		  const char *path, size_t *len)
+{
+	size_t total = sizeof(*h);
 	h->argc = h->envc = 0;
-	for (size_t i = 0; argv && argv[i]; i++, h->argc++) {
-		size_t n = strlen(argv[i]) + 1;
-		if (h->argc >= PROTO_MAX_ARGS || off + n > PROTO_MAX_REQ)
-			return -1;
-		memcpy(buf + off, argv[i], n);
-		off += n;
-	}
-	for (size_t i = 0; env && env[i]; i++, h->envc++) {
-		size_t n = strlen(env[i]) + 1;
-		if (h->envc >= CELL_MAX_ENV || off + n > PROTO_MAX_REQ)
-			return -1;
-		memcpy(buf + off, env[i], n);
-		off += n;
-	}
-	size_t n = strlen(path ? path : "") + 1;
-	if (off + n > PROTO_MAX_REQ)
-		return -1;
-	memcpy(buf + off, path ? path : "", n);
-	off += n;
-	h->data_len = (uint32_t)(off - sizeof(*h));
+	for (size_t i = 0; argv && argv[i]; i++, h->argc++)
+		if (h->argc >= PROTO_MAX_ARGS || !add_len(&total, argv[i]))
+			goto too_big;
+	for (size_t i = 0; env && env[i]; i++, h->envc++)
+		if (h->envc >= CELL_MAX_ENV || !add_len(&total, env[i]))
+			goto too_big;
+	if (!add_len(&total, path))
+		goto too_big;
+	char *buf = malloc(total);
+	if (!buf)
+		return NULL;
+	size_t off = sizeof(*h);
+	for (uint32_t i = 0; i < h->argc; i++)
+		off += (size_t)(stpcpy(buf + off, argv[i]) - (buf + off)) + 1;
+	for (uint32_t i = 0; i < h->envc; i++)
+		off += (size_t)(stpcpy(buf + off, env[i]) - (buf + off)) + 1;
+	strcpy(buf + off, path ? path : "");
+	h->data_len = (uint32_t)(total - sizeof(*h));
 	memcpy(buf, h, sizeof(*h));
-	return (ssize_t)off;
+	*len = total;
+	return buf;
+too_big:
+	errno = E2BIG;
+	return NULL;
 }
 
 static int send_request(int sock, const char *buf, size_t len, const int *fds, int nfds,
@@ -109,13 +120,12 @@ int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct s
 	_cleanup_fd_ int sock = connect_cell(c, err);
 	if (sock < 0)
 		return -1;
-	/* on the heap, not static: a batch run calls this from many threads */
-	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = REQ_INFO};
-	ssize_t len = pack(buf, &h, NULL, NULL, NULL);
-	if (len < 0 || send_request(sock, buf, (size_t)len, NULL, 0, err) < 0)
+	size_t len;
+	_cleanup_free_ char *buf = pack(&h, NULL, NULL, NULL, &len);
+	if (!buf)
+		return sc_fail(err, errno, "request");
+	if (send_request(sock, buf, len, NULL, 0, err) < 0)
 		return -1;
 	struct proto_rsp r;
 	if (recv_rsp(sock, &r) < 0)
@@ -180,15 +190,14 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!req->argv || !req->argv[0])
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
-	/* on the heap, not static: a batch run calls this from many threads */
-	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = REQ_EXEC,
 			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
-	ssize_t len = pack(buf, &h, req->argv, req->env, req->cwd);
-	if (len < 0)
+	size_t len;
+	_cleanup_free_ char *buf = pack(&h, req->argv, req->env, req->cwd, &len);
+	if (!buf && errno == E2BIG)
 		return sc_fail(err, E2BIG, "command line and environment too long for cell '%s'", c->name);
+	if (!buf)
+		return sc_fail(err, errno, "request");
 	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
 	struct exec_io io = {.rd = {-1, -1}};
 	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
@@ -210,7 +219,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		fds[k + 1] = ours[k + 1] = p[1];
 	}
 	if ((sock = connect_cell(c, err)) < 0 ||
-	    send_request(sock, buf, (size_t)len, fds, 3, err) < 0)
+	    send_request(sock, buf, len, fds, 3, err) < 0)
 		goto out;
 	for (int k = 0; k < 3; k++)
 		sc_closep(&ours[k]);
@@ -264,19 +273,16 @@ struct pipe_job {
 static int send_pipe_request(struct cell *c, const struct pipe_job *j, int theirs,
 			     struct sc_err *err)
 {
-	/* on the heap, not static: a batch run calls this from many threads */
-	_cleanup_free_ char *buf = malloc(PROTO_MAX_REQ);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "request buffer");
 	struct proto_req h = {.kind = j->kind, .flags = j->flags, .max_size = j->max_size,
 			      .timeout_ms = j->timeout_s > 0 ? (uint32_t)(j->timeout_s * 1000) + 1 : 0};
-	ssize_t len = pack(buf, &h, NULL, NULL, j->path);
-	if (len < 0)
-		return sc_fail(err, ENAMETOOLONG, "cell path too long");
+	size_t len;
+	_cleanup_free_ char *buf = pack(&h, NULL, NULL, j->path, &len);
+	if (!buf)
+		return sc_fail(err, errno == E2BIG ? ENAMETOOLONG : errno, "cell path");
 	int sock = connect_cell(c, err);
 	if (sock < 0)
 		return -1;
-	if (send_request(sock, buf, (size_t)len, &theirs, 1, err) < 0) {
+	if (send_request(sock, buf, len, &theirs, 1, err) < 0) {
 		close(sock);
 		return -1;
 	}

@@ -2,11 +2,15 @@
 # sandcell benchmarks, each against a peer measured in the same run:
 #   1. cold start: `sandcell run -- /bin/true` and `python3 -c pass` against
 #      bubblewrap (--unshare-all, /usr read-only, merged-/usr links, /proc,
-#      /dev, /tmp), alternating, ROUNDS runs each; medians and ratios;
+#      /dev, /tmp), alternating, ROUNDS runs each; medians and ratios; and
+#      this machine's floor (build/tests/floor: clone into all namespaces,
+#      one overlay, exec /bin/true, nothing else) in the same rounds;
 #   2. the default seccomp policy's cost on the start path (against
 #      "seccomp": null);
-#   3. warm exec into a live cell against bubblewrap's cold /bin/true;
-#   4. pool acquire+exec+release throughput (cells per second);
+#   3. warm exec into a live cell against bubblewrap's cold /bin/true, and
+#      a bare spawn of /bin/true on the host (no cell) as the floor;
+#   4. pool acquire+exec+release throughput (cells per second), and the
+#      floor's starts per second from as many processes as cores;
 #   5. the agent's per-step overhead (scripts/bench_agent.sh);
 #   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
@@ -14,8 +18,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-200}
 [ -x build/sandcell ] || scripts/setup.sh
-cmake --build build --target alt pool_bench >/dev/null
+cmake --build build --target alt pool_bench floor >/dev/null
 alt=build/tests/alt
+floor=$PWD/build/tests/floor
 sc=$PWD/build/sandcell
 work=$(mktemp -d /tmp/sandcell-bench.XXXXXX)
 chmod 755 "$work"
@@ -36,9 +41,10 @@ med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
 echo "sandcell benchmarks: $(nproc) cores, kernel $(uname -r), $rounds rounds each"
 echo
 
-out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true)
-s=$(med 1 "$out") b=$(med 2 "$out")
+out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true ::: "$floor")
+s=$(med 1 "$out") b=$(med 2 "$out") f=$(med 3 "$out")
 printf 'cold /bin/true      sandcell %7.2f ms   bwrap %7.2f ms   ratio %s (goal <= 0.60)\n' "$s" "$b" "$(ratio "$s" "$b")"
+printf '                    machine floor %5.2f ms = %s x bwrap; sandcell = %s x floor\n' "$f" "$(ratio "$f" "$b")" "$(ratio "$s" "$f")"
 
 out=$($alt "$rounds" ::: "$sc" run -- python3 -c pass ::: "${bwrap_cmd[@]}" python3 -c pass)
 s=$(med 1 "$out") b=$(med 2 "$out")
@@ -51,13 +57,15 @@ printf 'policy cost         default %7.2f ms   no filter %7.2f ms   cost %s%% (g
 	"$(awk -v a="$s" -v b="$n" 'BEGIN { printf "%.1f", (a - b) / b * 100 }')"
 
 "$sc" create bench-warm >/dev/null
-out=$($alt "$rounds" ::: "$sc" exec bench-warm -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true)
-s=$(med 1 "$out") b=$(med 2 "$out")
+out=$($alt "$rounds" ::: "$sc" exec bench-warm -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true ::: /bin/true)
+s=$(med 1 "$out") b=$(med 2 "$out") t=$(med 3 "$out")
 printf 'warm exec /bin/true  sandcell %7.2f ms   bwrap cold %7.2f ms   ratio %s (goal <= 0.20)\n' "$s" "$b" "$(ratio "$s" "$b")"
+printf '                    floor: /bin/true spawned on the host, no cell, %.2f ms = %s x bwrap\n' "$t" "$(ratio "$t" "$b")"
 "$sc" rm -f bench-warm >/dev/null
 
 read -r rate median < <(build/tests/pool_bench "$rounds" 16 "$(nproc)")
 printf 'pool                 %.0f cells/s (goal >= 300), median acquire+exec+release %.2f ms\n' "$rate" "$median"
+printf '                    machine floor: %s bare starts/s from %d processes\n' "$($floor -n "$rounds" -j "$(nproc)")" "$(nproc)"
 
 if [ -x scripts/bench_agent.sh ]; then
 	scripts/bench_agent.sh

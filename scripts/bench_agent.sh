@@ -67,3 +67,10 @@ print("agent: %d runs x %d steps; median per-step overhead %.2f ms "
       "server %.2f ms per request; goal < 3 ms"
       % (runs, steps, m(over), m(execs), m(over) - m(execs), m(cpu), m(server)))
 PY
+
+# The floor of a step's tool: execute_bash runs `bash -c CMD`; the same
+# spawned directly on the host, with no cell and no agent.
+alt=$(dirname "$bin")/tests/alt
+if [ -x "$alt" ]; then
+	"$alt" 100 ::: bash -c true | awk '{ printf "agent floor: `bash -c true` spawned on the host takes %.2f ms (median)\n", $2 }'
+fi

@@ -23,7 +23,7 @@ cleanup() {
 	[ -n "$sampler" ] && kill "$sampler" 2>/dev/null
 	[ -n "$fake" ] && kill "$fake" 2>/dev/null
 	wait 2>/dev/null || true
-	rm -rf "$work"
+	[ -n "${BENCH_KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
 
