@@ -641,11 +641,12 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		goto out;
 	}
 
-	/* Before any thread: libcurl, the state paths, and the pool. Signals
+	/* Before any thread: the state paths, the pool, then libcurl. Signals
 	 * are blocked first so that the pool's workers (forked here) ignore a
-	 * terminal's ^C and clean up after us instead; cells unblock them. */
-	if (!curl_dl_load(err))
-		goto out;
+	 * terminal's ^C and clean up after us instead; cells unblock them.
+	 * libcurl comes after the fork: its ~30 libraries would otherwise be
+	 * copied into every worker and every cell's init, and make each of
+	 * their forks and exits dearer. */
 	(void)cell_state_root();
 	(void)cell_data_root();
 	(void)cell_cache_root();
@@ -674,6 +675,8 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
 			goto out;
 	}
+	if (!curl_dl_load(err))
+		goto out;
 	/* after the pool's fork, so that cells keep the default */
 	signal(SIGPIPE, SIG_IGN);
 	th = calloc(nthreads, sizeof(*th));
