@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,6 +173,24 @@ static int make_cell_leaf(int sub, const char *cell_id, const struct policy_limi
 	return fd;
 }
 
+/* The host's cgroup setup, probed once per process (mountinfo, our own
+ * cgroup, the controllers): a pool worker or a batch makes many cells,
+ * and the answer does not change under it. Moving ourselves into our
+ * leaf (move_self_to_leaf) keeps it true: that step is idempotent. */
+static const struct cg_host *host_status(void)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct cg_host h;
+	static pid_t probed_by;
+	pthread_mutex_lock(&mu);
+	if (probed_by != getpid()) {
+		cgroup_host_status(&h);
+		probed_by = getpid();
+	}
+	pthread_mutex_unlock(&mu);
+	return &h;
+}
+
 int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, struct sc_err *err)
 {
@@ -180,10 +199,7 @@ int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 	if (!cg_valid_leaf_name(cell_id))
 		return sc_fail(err, EINVAL, "bad cell id '%.64s' for a cgroup", cell_id);
 
-	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
-	if (!h)
-		return sc_fail(err, ENOMEM, "cgroup probe");
-	cgroup_host_status(h);
+	const struct cg_host *h = host_status();
 	if (!h->base[0] || !(h->delegated & CG_CTRL_ALL))
 		return no_cgroup(cg, spec, err, "%s", h->why);
 

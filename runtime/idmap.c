@@ -1,6 +1,7 @@
 /* The cell's uid/gid map: a rootless caller maps only itself (cell root =
  * the caller); a root caller maps cell ids onto an unprivileged host range
  * so that an escaped process is nobody on the host. */
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +45,19 @@ int idmap_for_caller(struct idmap *m, struct sc_err *err)
 		m->count = 1;
 		return 0;
 	}
-	uint32_t ucount, gcount;
-	range_from_file("/etc/subuid", &m->uid_start, &ucount);
-	range_from_file("/etc/subgid", &m->gid_start, &gcount);
+	/* read once per process: a pool worker or a batch makes many cells */
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static pid_t read_by;
+	static uint32_t uid_start, gid_start, ucount, gcount;
+	pthread_mutex_lock(&mu);
+	if (read_by != getpid()) {
+		range_from_file("/etc/subuid", &uid_start, &ucount);
+		range_from_file("/etc/subgid", &gid_start, &gcount);
+		read_by = getpid();
+	}
+	pthread_mutex_unlock(&mu);
+	m->uid_start = uid_start;
+	m->gid_start = gid_start;
 	m->count = ucount < gcount ? ucount : gcount;
 	if (m->count > DEFAULT_RANGE_COUNT)
 		m->count = DEFAULT_RANGE_COUNT;
