@@ -45,7 +45,11 @@ with open(work + "/calibrate.jsonl", "w") as f:
         f.write(json.dumps({"id": "c%d" % i, "problem": "bench say <<%d>>" % i, "answer": str(i)}) + "\n")
 PY
 
-python3 -S tests/fakes/fake_llm.py --conversations "$work/rules.json" --delay "$delay" \
+# The scripted server stands for a model served elsewhere: as root it runs
+# at a higher priority, so that its 200 ms are not stretched by the cells
+# competing for the same two cores (its latency is reported below).
+prio=(); [ "$(id -u)" = 0 ] && prio=(nice -n -10)
+"${prio[@]}" python3 -S tests/fakes/fake_llm.py --conversations "$work/rules.json" --delay "$delay" \
 	--port-file "$work/port" --idle-exit 900 >/dev/null 2>"$work/fake.err" </dev/null &
 fake=$!
 for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
@@ -94,6 +98,12 @@ print("batch throughput     %.0f episodes/min, ideal %.0f (cell time %.0f ms), %
       % (eps, ideal, cell * 1000, eps / ideal * 100))
 print("batch cpu            sandcell %.1f ms per step (%.1f s user+sys), fake server %.1f s"
       % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, (int(f1) - int(f0)) / int(hz)))
+import glob
+lat = sorted(json.loads(l)["latency_s"] for p in glob.glob(run + "/attempts/*/*/events.jsonl")
+             for l in open(p) if '"type":"response"' in l)
+if lat:
+    print("batch model calls    p50 %.0f ms, p90 %.0f ms as the episodes saw them (the server waits %.0f ms)"
+          % (lat[len(lat) // 2] * 1000, lat[int(len(lat) * 0.9)] * 1000, delay * 1000))
 print("batch memory         host peak +%.0f MiB during the run, sandcell batch max RSS %.0f MiB"
       % ((int(peak) - int(base)) / 2**20, int(rss) / 1024))
 PY
