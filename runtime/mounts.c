@@ -27,8 +27,11 @@ static const char *const MASKED_FILES[] = {"/etc/shadow", "/etc/gshadow", "/etc/
 					   "/etc/gshadow-", "/etc/sudoers"};
 static const char *const MASKED_DIRS[] = {"/etc/sudoers.d"};
 
-static const char *const PROC_MASK_FILES[] = {"kcore", "keys", "latency_stats", "timer_list",
-					      "timer_stats", "sched_debug", "interrupts"};
+/* 1/cmdline: init is a copy of the host process that made the cell, and
+ * its command line (paths, options) is the host's business. */
+static const char *const PROC_MASK_FILES[] = {"kcore",	    "keys",	    "latency_stats",
+					      "timer_list", "timer_stats", "sched_debug",
+					      "interrupts", "1/cmdline"};
 static const char *const PROC_MASK_DIRS[] = {"acpi", "asound", "scsi"};
 static const char *const PROC_RO[] = {"bus", "fs", "irq", "sys", "sysrq-trigger"};
 static const char *const DEV_NODES[] = {"null", "zero", "full", "random", "urandom", "tty"};

@@ -15,6 +15,7 @@
 #   setns        setns() into /proc/1/ns/* and a pidfd of PID 1
 #   userns       nested user namespace: unshare, clone (with high bits), clone3,
 #                raising user.max_user_namespaces; util-linux `unshare -Ur`
+#   cmdline      /proc/1/cmdline does not show the host's sandcell command line
 #   ptrace       PID 1 (attach, seize, process_vm_*, pidfd_getfd, kcmp,
 #                /proc/1/{mem,environ,maps,...}) and a sibling process
 #   exe          CVE-2019-5736: write /proc/self/exe, /proc/1/exe and every
@@ -96,6 +97,11 @@ check "ptrace PID 1: attach, seize, memory and fds of PID 1 are refused" attack_
 check "ptrace PID 1: init still reported the command's status (not hijacked)" expect_rc 0
 run_attack -- /attacks/ptrace sibling
 check "ptrace a sibling process: refused" attack_blocked
+
+# --- PID 1's command line: init is a copy of the host's sandcell process ---
+sc run --timeout 20 -- sh -c 'cat /proc/1/cmdline 2>/dev/null | tr "\0" " "; echo; ps -o args= -p 1' host-arg-marker-$$
+check "cmdline: the cell does not see the host's command line in /proc/1/cmdline" \
+	bash -c '[ "$0" -eq 0 ] && ! grep -q "host-arg-marker\|$1" <<<"$2"' "$RC" "$SC_BIN" "$OUT"
 
 # --- CVE-2019-5736: the runtime's own binary ---
 for c in self pid1 all; do
