@@ -261,9 +261,8 @@ static void handle_request(struct server *s, size_t i)
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
 		pid = start_exec(s, &q);
-	} else if (takes_path_and_fd(q.h.kind) && q.path[0] && q.nfds == 1) {
-		pid = start_worker(s, &q, c->fd);
-	} else if (q.h.kind == REQ_LAYER_OUT && q.nfds == 1) {
+	} else if (q.nfds == 1 && ((takes_path_and_fd(q.h.kind) && q.path[0]) ||
+				   q.h.kind == REQ_LAYER_OUT)) {
 		pid = start_worker(s, &q, c->fd);
 	} else {
 		send_error(c->fd, "%s", "malformed request");
