@@ -17,6 +17,8 @@
 #include "vanilla.h"
 
 #define ANSWER_MAX (4U << 20)
+/* Seconds between trajectory.json snapshots while an episode runs. */
+#define TRAJECTORY_SNAPSHOT_S 2.0
 
 static const char SYSTEM_PROMPT[] =
 	"You are an autonomous agent with your own Linux computer: a sandboxed machine with a "
@@ -98,6 +100,7 @@ struct episode {
 	unsigned step;
 	uint64_t requests;
 	double t0, model_s, tools_s, setup_s;
+	double snapshot_t; /* when trajectory.json was last written */
 	bool done;
 };
 
@@ -595,7 +598,13 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 		}
 		e.step++;
 		one_step(&e);
-		write_summary(&e, false);
+		/* events.jsonl has every step as it happens; the trajectory
+		 * snapshot (the whole episode, printed again) only every
+		 * TRAJECTORY_SNAPSHOT_S, so that short steps stay cheap. */
+		if (sc_now() - e.snapshot_t >= TRAJECTORY_SNAPSHOT_S) {
+			write_summary(&e, false);
+			e.snapshot_t = sc_now();
+		}
 	}
 	if (e.cell)
 		collect(&e);

@@ -121,7 +121,9 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info.created = (double)now.tv_sec + now.tv_nsec / 1e9;
-	if ((lfd = listen_at(dir, err)) < 0 || state_write_info(dir, &info, err) < 0)
+	/* info is written once, when init is ready: until then the directory
+	 * has none, and ps skips it */
+	if ((lfd = listen_at(dir, err)) < 0)
 		goto fail;
 	if (spec.upper_dir) {
 		/* "persist": the caller asks for an on-disk layer; we place it. */
