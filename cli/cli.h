@@ -14,6 +14,12 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print err's message as one line; returns 125. */
 int cli_fail(const struct sc_err *err);
+/* The value after option argv[*i] (advancing *i), or NULL after saying
+ * that the option needs one. */
+const char *cli_option_value(int argc, char **argv, int *i);
+/* v as a whole number in [min, max], or -1 after a one-line error naming
+ * the option. */
+int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
 /* Options shared by run/create/agent/batch. */
 struct cell_opts {

@@ -53,15 +53,6 @@ static const char USAGE[] =
 	"Exit status: 0 submitted, 1 error (model API or cell), 2 ended without submit\n"
 	"(max steps or episode timeout), 125 bad options or no cell.\n";
 
-static const char *value_of(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 static char *read_problem_fd(int fd, const char *what)
 {
 	size_t cap = 65536, len = 0;
@@ -128,16 +119,6 @@ static int parse_secs(const char *name, const char *v, double *out)
 	return 0;
 }
 
-static int parse_num(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (sc_parse_uint(v, min, max, out) < 0) {
-		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
-			  (unsigned long long)min, (unsigned long long)max, v);
-		return -1;
-	}
-	return 0;
-}
-
 static void print_json(const struct agent_result *res)
 {
 	printf("{\"status\":");
@@ -179,7 +160,7 @@ static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 	uint64_t n;
 #define VAL()                                                                                  \
 	do {                                                                                   \
-		if (!(v = value_of(argc, argv, i)))                                            \
+		if (!(v = cli_option_value(argc, argv, i)))                                            \
 			return -1;                                                             \
 	} while (0)
 	if (!strcmp(o, "--api")) {
@@ -221,7 +202,7 @@ static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 		c->temperature = t;
 	} else if (!strcmp(o, "--max-tokens")) {
 		VAL();
-		if (parse_num(o, v, 1, 10000000, &n) < 0)
+		if (cli_parse_count(o, v, 1, 10000000, &n) < 0)
 			return -1;
 		c->max_tokens = (long)n;
 	} else if (!strcmp(o, "--extra-body")) {
@@ -232,17 +213,17 @@ static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 		return parse_secs(o, v, &c->request_timeout_s) < 0 ? -1 : 1;
 	} else if (!strcmp(o, "--max-attempts")) {
 		VAL();
-		if (parse_num(o, v, 1, 100, &n) < 0)
+		if (cli_parse_count(o, v, 1, 100, &n) < 0)
 			return -1;
 		c->attempts = (unsigned)n;
 	} else if (!strcmp(o, "--retry-base-ms")) {
 		VAL();
-		if (parse_num(o, v, 0, 600000, &n) < 0)
+		if (cli_parse_count(o, v, 0, 600000, &n) < 0)
 			return -1;
 		c->retry_base_ms = (unsigned)n;
 	} else if (!strcmp(o, "--max-steps")) {
 		VAL();
-		if (parse_num(o, v, 1, 100000, &n) < 0)
+		if (cli_parse_count(o, v, 1, 100000, &n) < 0)
 			return -1;
 		c->max_steps = (unsigned)n;
 	} else if (!strcmp(o, "--command-timeout")) {

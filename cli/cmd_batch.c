@@ -48,25 +48,6 @@ static const char USAGE[] =
 	"error (rerun with --retry-errors), 130 interrupted (rerun to resume), 125 bad\n"
 	"options or nothing could run.\n";
 
-static const char *value_of(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-static int parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (sc_parse_uint(v, min, max, out) < 0) {
-		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
-			  (unsigned long long)min, (unsigned long long)max, v);
-		return -1;
-	}
-	return 0;
-}
-
 struct batch_args {
 	struct batch_options o;
 	struct cell_opts cell;
@@ -84,7 +65,7 @@ static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
 	uint64_t n;
 #define VAL()                                                                                  \
 	do {                                                                                   \
-		if (!(v = value_of(argc, argv, i)))                                            \
+		if (!(v = cli_option_value(argc, argv, i)))                                            \
 			return -1;                                                             \
 	} while (0)
 	if (!strcmp(opt, "--out")) {
@@ -92,17 +73,17 @@ static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
 		o->out_dir = v;
 	} else if (!strcmp(opt, "--concurrency")) {
 		VAL();
-		if (parse_count(opt, v, 1, BATCH_MAX_CONCURRENCY, &n) < 0)
+		if (cli_parse_count(opt, v, 1, BATCH_MAX_CONCURRENCY, &n) < 0)
 			return -1;
 		o->concurrency = (unsigned)n;
 	} else if (!strcmp(opt, "--repeat")) {
 		VAL();
-		if (parse_count(opt, v, 1, BATCH_MAX_REPEAT, &n) < 0)
+		if (cli_parse_count(opt, v, 1, BATCH_MAX_REPEAT, &n) < 0)
 			return -1;
 		o->repeat = (unsigned)n;
 	} else if (!strcmp(opt, "--max-tasks")) {
 		VAL();
-		if (parse_count(opt, v, 1, 100000000, &n) < 0)
+		if (cli_parse_count(opt, v, 1, 100000000, &n) < 0)
 			return -1;
 		o->max_tasks = (size_t)n;
 	} else if (!strcmp(opt, "--mode")) {
@@ -126,7 +107,7 @@ static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
 		a->shard_given = true;
 	} else if (!strcmp(opt, "--shards")) {
 		VAL();
-		if (parse_count(opt, v, 1, 100000, &a->shards) < 0)
+		if (cli_parse_count(opt, v, 1, 100000, &a->shards) < 0)
 			return -1;
 	} else if (!strcmp(opt, "--scorer")) {
 		VAL();
@@ -163,7 +144,7 @@ static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
 		}
 	} else if (!strcmp(opt, "--pool-workers")) {
 		VAL();
-		if (parse_count(opt, v, 1, 16, &n) < 0)
+		if (cli_parse_count(opt, v, 1, 16, &n) < 0)
 			return -1;
 		o->pool_workers = (size_t)n;
 	} else if (!strcmp(opt, "--json")) {

@@ -21,13 +21,23 @@ const char CELL_OPTS_HELP[] =
 	"  --require-cgroups     fail (125) instead of falling back to rlimits\n"
 	"  --root DIR            keep state, data and cache under DIR (or SANDCELL_ROOT)\n";
 
-static const char *value_of(int argc, char **argv, int *i, const char *name)
+const char *cli_option_value(int argc, char **argv, int *i)
 {
 	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", name);
+		cli_error("%s needs a value", argv[*i]);
 		return NULL;
 	}
 	return argv[++*i];
+}
+
+int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (sc_parse_uint(v, min, max, out) < 0) {
+		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
+			  (unsigned long long)min, (unsigned long long)max, v);
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_size_opt(const char *name, const char *v, uint64_t *out)
@@ -46,7 +56,7 @@ int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i)
 	uint64_t n;
 #define VALUE()                                                                                \
 	do {                                                                                   \
-		if (!(v = value_of(argc, argv, i, a)))                                         \
+		if (!(v = cli_option_value(argc, argv, i)))                                         \
 			return -1;                                                             \
 	} while (0)
 	if (!strcmp(a, "--image")) {
