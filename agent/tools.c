@@ -418,6 +418,20 @@ static void snippet(struct sbuf *b, const char *path, const char *data, size_t l
 		     "necessary.");
 }
 
+/* Write an edited file back and show lines first..last of it. */
+static int save_edit(struct tool_ctx *t, const char *path, const char *out, size_t out_len,
+		     size_t first, size_t last, struct tool_outcome *o)
+{
+	if (out_len > TOOL_MAX_FILE)
+		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
+	struct sc_err err = {0};
+	if (write_path(t, path, out, out_len, 0, &err) < 0)
+		return set_obs(o, true, "Error: %s", err.msg);
+	struct sbuf b = {0};
+	snippet(&b, path, out, out_len, first, last);
+	return set_editor_obs(o, &b);
+}
+
 static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON *args,
 			      struct tool_outcome *o)
 {
@@ -448,15 +462,8 @@ static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON 
 	_cleanup_free_ char *out = edit_replace(data, fr.len, old, olen, new, nlen, &out_len, &line);
 	if (!out)
 		return -1;
-	if (out_len > TOOL_MAX_FILE)
-		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
-	struct sc_err err = {0};
-	if (write_path(t, path, out, out_len, 0, &err) < 0)
-		return set_obs(o, true, "Error: %s", err.msg);
-	struct sbuf b = {0};
 	size_t new_lines = edit_line_count(new, nlen);
-	snippet(&b, path, out, out_len, line, line + (new_lines ? new_lines - 1 : 0));
-	return set_editor_obs(o, &b);
+	return save_edit(t, path, out, out_len, line, line + (new_lines ? new_lines - 1 : 0), o);
 }
 
 static int editor_insert(struct tool_ctx *t, const char *path, const cJSON *args,
@@ -483,15 +490,8 @@ static int editor_insert(struct tool_ctx *t, const char *path, const cJSON *args
 	_cleanup_free_ char *out = edit_insert(data, fr.len, (size_t)after, text, tlen, &out_len);
 	if (!out)
 		return -1;
-	if (out_len > TOOL_MAX_FILE)
-		return set_obs(o, true, "Error: the result would be larger than %u MiB.", TOOL_MAX_FILE >> 20);
-	struct sc_err err = {0};
-	if (write_path(t, path, out, out_len, 0, &err) < 0)
-		return set_obs(o, true, "Error: %s", err.msg);
-	struct sbuf b = {0};
 	size_t added = edit_line_count(text, tlen);
-	snippet(&b, path, out, out_len, (size_t)after + 1, (size_t)after + (added ? added : 1));
-	return set_editor_obs(o, &b);
+	return save_edit(t, path, out, out_len, (size_t)after + 1, (size_t)after + (added ? added : 1), o);
 }
 
 static int run_editor(struct tool_ctx *t, const cJSON *args, struct tool_outcome *o)
