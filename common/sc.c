@@ -32,6 +32,46 @@ void sc_err_hint(struct sc_err *err, const char *hint)
 		snprintf(err->msg + len, sizeof(err->msg) - len, " (%s)", hint);
 }
 
+int sc_err_wrap(struct sc_err *err, const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	char ctx[SC_ERR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(ctx, sizeof(ctx), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		ctx[0] = '\0';
+	/* ctx + ": " + the inner message, cut to fit */
+	size_t inner_len = strnlen(err->msg, sizeof(err->msg) - 1);
+	size_t ctx_len = strnlen(ctx, sizeof(ctx) - 1);
+	size_t room = sizeof(err->msg) - 1;
+	size_t sep = inner_len ? 2 : 0;
+	size_t head = ctx_len + sep < room ? ctx_len + sep : room;
+	size_t keep = inner_len < room - head ? inner_len : room - head;
+	memmove(err->msg + head, err->msg, keep);
+	memcpy(err->msg, ctx, head < ctx_len ? head : ctx_len);
+	if (head > ctx_len)
+		memcpy(err->msg + ctx_len, ": ", head - ctx_len);
+	err->msg[head + keep] = '\0';
+	return -1;
+}
+
+void sc_log(const struct sc_log *log, enum sc_log_level level, const char *fmt, ...)
+{
+	if (!log || !log->fn)
+		return;
+	char msg[SC_ERR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	log->fn(log->ctx, level, msg);
+}
+
 int sc_path(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;

@@ -26,6 +26,30 @@ int sc_fail(struct sc_err *err, int errnum, const char *fmt, ...)
 /* Append a hint (" (hint)") to an existing error message. */
 void sc_err_hint(struct sc_err *err, const char *hint);
 
+/* Put context in front of an inner error: "image 'x': <inner message>".
+ * err may be NULL; errnum is kept. Always returns -1, so a caller passes a
+ * failure up with context in one line:
+ *   if (open_image(name, &img, err) < 0)
+ *           return sc_err_wrap(err, "image '%s'", name);
+ * Safe after fork (no malloc). */
+int sc_err_wrap(struct sc_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Where library code sends what it would otherwise print (warnings,
+ * progress, notes): the caller decides, as crun's output handler does.
+ * Library code never writes to stderr itself. A NULL sink or a sink with no
+ * function drops messages. The function may be called from several threads
+ * at once when the library documents so. */
+enum sc_log_level { SC_LOG_ERROR, SC_LOG_WARN, SC_LOG_INFO, SC_LOG_PROGRESS };
+struct sc_log {
+	void (*fn)(void *ctx, enum sc_log_level level, const char *msg);
+	void *ctx;
+};
+/* Format one message (bounded to SC_ERR_MAX bytes, no newline needed) and
+ * hand it to the sink. */
+void sc_log(const struct sc_log *log, enum sc_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Close *fd if open and mark it closed (-1); keeps errno. */
 static inline void sc_closep(int *fd)
 {
