@@ -17,6 +17,23 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSANDCELL_WERROR=ON -DSANDCEL
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs")
 
+echo "== build with ThreadSanitizer and test (unit, batch, agent, cells)" >&2
+# The library is called from many threads (batch, pool, the server): a TSan
+# build runs the tests that use threads. Reports are written to files (see
+# tests/tsan/options.c), so a race fails the suite even where a test ignores
+# stderr or runs sandcell with a cleared environment.
+tsan_dir=/tmp/sandcell-tsan
+rm -rf "$tsan_dir"
+mkdir -m 1777 "$tsan_dir"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DSANDCELL_WERROR=ON -DSANDCELL_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$jobs" >/dev/null
+(cd build-tsan && ctest --output-on-failure -j"$jobs" -R '^unit\.|t_batch\.|t_batch_crash|t_agent\.|t_cells')
+if compgen -G "$tsan_dir/*" >/dev/null; then
+	echo "ThreadSanitizer reports:" >&2
+	cat "$tsan_dir"/* >&2
+	exit 1
+fi
+
 # Longer suites, each a script of its own.
 for extra in scripts/fuzz.sh scripts/vm-test.sh; do
 	if [ -x "$extra" ]; then
