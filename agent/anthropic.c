@@ -77,12 +77,6 @@ static const char *str_of(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static uint64_t num_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
-}
-
 static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *call,
 			  struct sc_err *err)
 {
@@ -168,9 +162,12 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	if (!r->content || !r->reasoning || !r->finish_reason)
 		return sc_fail(err, ENOMEM, "model reply");
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-	r->input_tokens = num_of(usage, "input_tokens") + num_of(usage, "cache_read_input_tokens") +
-			  num_of(usage, "cache_creation_input_tokens");
-	r->output_tokens = num_of(usage, "output_tokens");
+	/* each part is at most LLM_MAX_TOKENS, so the sum cannot wrap */
+	uint64_t in = llm_token_count(usage, "input_tokens") +
+		      llm_token_count(usage, "cache_read_input_tokens") +
+		      llm_token_count(usage, "cache_creation_input_tokens");
+	r->input_tokens = in < LLM_MAX_TOKENS ? in : LLM_MAX_TOKENS;
+	r->output_tokens = llm_token_count(usage, "output_tokens");
 	/* An assistant turn with no blocks is refused by the API; leave it out
 	 * (the reminder that follows joins the previous user turn). */
 	if (cJSON_GetArraySize(blocks) > 0)

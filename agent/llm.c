@@ -35,6 +35,16 @@ char *llm_strndup_capped(const char *s, size_t max)
 	return text_sanitize(s, len, NULL);
 }
 
+uint64_t llm_token_count(const cJSON *usage, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, key);
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) /* NaN too */
+		return 0;
+	if (v->valuedouble >= (double)LLM_MAX_TOKENS)
+		return LLM_MAX_TOKENS;
+	return (uint64_t)v->valuedouble;
+}
+
 void llm_parse_arguments(struct llm_tool_call *call)
 {
 	const char *a = call->arguments ? call->arguments : "";

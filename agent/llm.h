@@ -14,6 +14,7 @@
 
 #define LLM_MAX_TOOL_CALLS 64
 #define LLM_MAX_TEXT (4U << 20) /* content/reasoning/arguments kept */
+#define LLM_MAX_TOKENS ((uint64_t)1 << 40) /* per reply: a count above it is clamped */
 
 struct llm_tool_call {
 	char *id;
@@ -105,6 +106,10 @@ void llm_reply_free(struct llm_reply *r);
 
 /* Helpers for the API modules. */
 char *llm_strndup_capped(const char *s, size_t max);
+/* usage[key] as a token count: 0 unless a positive number, whole tokens,
+ * at most LLM_MAX_TOKENS (a server may send 1e300 or 1e999, which no
+ * integer holds). */
+uint64_t llm_token_count(const cJSON *usage, const char *key);
 /* Parse a tool-call argument text into call->args or call->args_error. */
 void llm_parse_arguments(struct llm_tool_call *call);
 /* The server's error message from an error body ({"error":{"message"}} or

@@ -51,12 +51,6 @@ static const char *str_of(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static uint64_t num_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
-}
-
 /* content is a string, null, or (some servers) a list of {type:text,text} parts */
 static char *content_text(const cJSON *c)
 {
@@ -163,8 +157,8 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 			return -1;
 	}
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-	r->input_tokens = num_of(usage, "prompt_tokens");
-	r->output_tokens = num_of(usage, "completion_tokens");
+	r->input_tokens = llm_token_count(usage, "prompt_tokens");
+	r->output_tokens = llm_token_count(usage, "completion_tokens");
 	r->message = history_message(r);
 	if (!r->message)
 		return sc_fail(err, ENOMEM, "model reply");
