@@ -9,26 +9,13 @@
 #define ANTHROPIC_VERSION "2023-06-01"
 #define ANTHROPIC_DEFAULT_MAX_TOKENS 4096
 
-static int anthropic_auth(struct llm *m, struct curl_slist **headers, struct sc_err *err)
+static int anthropic_auth(struct llm *m, struct sc_err *err)
 {
-	struct curl_slist *h = m->http.curl->slist_append(*headers,
-							  "anthropic-version: " ANTHROPIC_VERSION);
-	if (!h)
+	if (llm_add_header(m, "anthropic-version: ", ANTHROPIC_VERSION) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	const char *key = m->cfg->api_key;
-	if (!key || !*key)
-		return 0;
-	struct sbuf b = {0};
-	sbuf_adds(&b, "x-api-key: ");
-	sbuf_adds(&b, key);
-	_cleanup_free_ char *line = sbuf_take(&b);
-	h = line ? m->http.curl->slist_append(*headers, line) : NULL;
-	if (line)
-		explicit_bzero(line, strlen(line));
-	if (!h)
+	if (key && *key && llm_add_header(m, "x-api-key: ", key) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	return 0;
 }
 

@@ -6,21 +6,13 @@
 #include "llm.h"
 #include "text.h"
 
-static int openai_auth(struct llm *m, struct curl_slist **headers, struct sc_err *err)
+static int openai_auth(struct llm *m, struct sc_err *err)
 {
 	const char *key = m->cfg->api_key;
 	if (!key || !*key)
 		return 0; /* local servers usually need none */
-	struct sbuf b = {0};
-	sbuf_adds(&b, "Authorization: Bearer ");
-	sbuf_adds(&b, key);
-	_cleanup_free_ char *line = sbuf_take(&b);
-	struct curl_slist *h = line ? m->http.curl->slist_append(*headers, line) : NULL;
-	if (line)
-		explicit_bzero(line, strlen(line));
-	if (!h)
+	if (llm_add_header(m, "Authorization: Bearer ", key) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	return 0;
 }
 
