@@ -177,7 +177,7 @@ static int http_get_once(struct http *hp, const char *url, const char *accept,
 }
 
 /* Parse `Bearer realm="...",service="...",scope="..."`. */
-static int parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
+int pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
 {
 	realm[0] = service[0] = scope[0] = '\0';
 	if (strncasecmp(h, "Bearer ", 7) != 0)
@@ -237,15 +237,15 @@ static void url_escape(const char *in, char *out, size_t size)
 
 static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
 {
-	char realm[1024], service[512], scope[512];
-	if (parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
+	char realm[1024], service[1024], scope[1024];
+	if (pull_parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
 		return sc_fail(err, 0, "the registry wants authentication this client does not support "
 			       "(%.100s)", challenge);
 	if (strncmp(realm, "https://", 8) != 0 && !(hp->insecure && !strncmp(realm, "http://", 7)))
 		return sc_fail(err, 0, "the registry's token service '%.200s' is not https", realm);
 	if (!scope[0])
 		snprintf(scope, sizeof(scope), "repository:%s:pull", hp->scope_repo);
-	char es[1600], esc[1600], url[4096];
+	char es[3 * sizeof(service)], esc[3 * sizeof(scope)], url[4096];
 	url_escape(service, es, sizeof(es));
 	url_escape(scope, esc, sizeof(esc));
 	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
@@ -255,17 +255,24 @@ static int fetch_token(struct http *hp, const char *challenge, struct sc_err *er
 	int rc = http_get_once(hp, url, "application/json", NULL, 65536, false, &r, err);
 	if (rc == 0 && r.status != 200)
 		rc = sc_fail(err, 0, "the token service answered HTTP %ld (is the repository public?)", r.status);
-	cJSON *j = rc == 0 ? cJSON_ParseWithLength(r.body ? r.body : "", r.len) : NULL;
+	if (rc == 0)
+		rc = pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
+	sc_http_resp_free(&r);
+	return rc;
+}
+
+int pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
 	const cJSON *t = j ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
 	if (j && !cJSON_IsString(t))
 		t = cJSON_GetObjectItemCaseSensitive(j, "access_token");
-	if (rc == 0 && (!cJSON_IsString(t) || strlen(t->valuestring) >= sizeof(hp->token) ||
-			strpbrk(t->valuestring, "\r\n")))
+	int rc = 0;
+	if (!cJSON_IsString(t) || strlen(t->valuestring) >= size || strpbrk(t->valuestring, "\r\n"))
 		rc = sc_fail(err, 0, "the token service sent no usable token");
-	if (rc == 0)
-		snprintf(hp->token, sizeof(hp->token), "%s", t->valuestring);
+	else
+		snprintf(out, size, "%s", t->valuestring);
 	cJSON_Delete(j);
-	sc_http_resp_free(&r);
 	return rc;
 }
 
