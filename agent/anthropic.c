@@ -86,8 +86,9 @@ static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *cal
 							: (input ? cJSON_PrintUnformatted(input) : strdup(""));
 		llm_parse_arguments(call);
 		/* what goes back into the history must be an object */
-		cJSON_ReplaceItemInObjectCaseSensitive(
-			block, "input", call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject());
+		cJSON *obj = call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject();
+		if (obj && !cJSON_ReplaceItemInObjectCaseSensitive(block, "input", obj))
+			cJSON_AddItemToObject(block, "input", obj); /* there was none */
 	}
 	if (!call->id || !call->name || !call->arguments)
 		return sc_fail(err, ENOMEM, "tool call");

@@ -1,4 +1,4 @@
-/* Token counts in model replies are hostile numbers: 1e300, infinity,
+/* Hostile model replies. Token counts in model replies are hostile numbers: 1e300, infinity,
  * negative, fractional. Each reply's count must come out as a bounded
  * integer (no undefined float-to-integer conversion, no wrapping sum). */
 #include <setjmp.h>
@@ -11,7 +11,10 @@
 
 #include "agent/llm.h"
 
-static void parse(const struct llm_ops *ops, const char *json, struct llm_reply *r)
+/* Parse json as ops would; the history the reply joined, printed, into
+ * *history when wanted. */
+static void parse_history(const struct llm_ops *ops, const char *json, struct llm_reply *r,
+			  char **history)
 {
 	static struct agent_config cfg;
 	struct llm m = {.ops = ops, .cfg = &cfg, .url = "http://x", .messages = cJSON_CreateArray()};
@@ -21,7 +24,14 @@ static void parse(const struct llm_ops *ops, const char *json, struct llm_reply 
 	*r = (struct llm_reply){0};
 	assert_int_equal(ops->parse(&m, root, r, &err), 0);
 	cJSON_Delete(root);
+	if (history)
+		*history = cJSON_PrintUnformatted(m.messages);
 	cJSON_Delete(m.messages);
+}
+
+static void parse(const struct llm_ops *ops, const char *json, struct llm_reply *r)
+{
+	parse_history(ops, json, r, NULL);
 }
 
 #define OPENAI(usage)                                                                              \
@@ -68,11 +78,30 @@ static void test_anthropic_sum(void **state)
 	llm_reply_free(&r);
 }
 
+/* A tool_use block without "input" (found by fuzz_llm: the object made for
+ * it leaked): the call gets empty arguments and the history an object. */
+static void test_anthropic_tool_use_without_input(void **state)
+{
+	struct llm_reply r;
+	char *h = NULL;
+	parse_history(&llm_anthropic_ops,
+		      "{\"type\":\"message\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\","
+		      "\"name\":\"submit\"}],\"stop_reason\":\"tool_use\"}",
+		      &r, &h);
+	assert_int_equal(r.ncalls, 1);
+	assert_non_null(r.calls[0].args);
+	assert_non_null(h);
+	assert_non_null(strstr(h, "\"id\":\"t1\",\"name\":\"submit\",\"input\":{}"));
+	free(h);
+	llm_reply_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_openai_huge),
 		cmocka_unit_test(test_anthropic_sum),
+		cmocka_unit_test(test_anthropic_tool_use_without_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
