@@ -16,7 +16,8 @@ struct xfer {
 	uint64_t base; /* download: file offset of the first byte of this body */
 	uint64_t written;
 	int write_errno;
-	bool too_large, write_failed, no_memory;
+	int64_t range_start; /* of a 206's Content-Range, -1 none */
+	bool too_large, write_failed, no_memory, bad_range;
 };
 
 ssize_t sc_http_header_value(const char *line, size_t len, const char *name, char *out,
@@ -62,6 +63,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
 		/* a new response (after a redirect or a 100): forget the last one */
 		clear_headers(r);
+		x->range_start = -1;
 		r->status = status_of(data, len);
 		r->len = 0;
 		if (r->body)
@@ -69,6 +71,16 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 		return len;
 	}
 	char v[sizeof(r->retry_after)];
+	if (sc_http_header_value(data, len, "Content-Range", v, sizeof(v)) >= 0) {
+		/* "bytes START-END/SIZE" */
+		char *end;
+		errno = 0;
+		unsigned long long start = strncmp(v, "bytes ", 6) ? 0 : strtoull(v + 6, &end, 10);
+		if (!strncmp(v, "bytes ", 6) && v[6] >= '0' && v[6] <= '9' && !errno && *end == '-' &&
+		    start <= INT64_MAX)
+			x->range_start = (int64_t)start;
+		return len;
+	}
 	if (sc_http_header_value(data, len, "Content-Type", r->content_type,
 				 sizeof(r->content_type)) >= 0 ||
 	    sc_http_header_value(data, len, "WWW-Authenticate", r->www_authenticate,
@@ -112,6 +124,10 @@ static size_t to_file(struct xfer *x, const char *data, size_t n)
 			return 0;
 		}
 		x->base = 0;
+	}
+	if (x->resp->status == 206 && !x->written && x->range_start != (int64_t)x->base) {
+		x->bad_range = true; /* not the part that was asked for */
+		return 0;
 	}
 	uint64_t at = x->base + x->written;
 	if (at + n > d->limit || at + n < at) {
@@ -264,8 +280,14 @@ static bool set_options(const struct sc_http *c, const struct sc_http_req *req,
 		SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	if (req->compressed)
 		SET(CURLOPT_ACCEPT_ENCODING, "");
-	if (req->download && req->download->offset)
-		SET(CURLOPT_RESUME_FROM_LARGE, (curl_off_t)req->download->offset);
+	/* A Range header rather than CURLOPT_RESUME_FROM: libcurl refuses a
+	 * 200 to the latter, and a server that ignores ranges must restart the
+	 * file, not fail it for good. */
+	char range[32];
+	if (req->download && req->download->offset) {
+		snprintf(range, sizeof(range), "%llu-", (unsigned long long)req->download->offset);
+		SET(CURLOPT_RANGE, range);
+	}
 	if (c->should_abort) {
 		SET(CURLOPT_NOPROGRESS, 0L);
 		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
@@ -290,7 +312,8 @@ int sc_http_perform(struct sc_http *c, const struct sc_http_req *req, struct sc_
 	*resp = (struct sc_http_resp){.reason = ""};
 	struct xfer x = {.c = c, .req = req, .resp = resp,
 			 .max = req->max_body ? req->max_body : SC_HTTP_MAX_BODY,
-			 .base = req->download ? req->download->offset : 0};
+			 .base = req->download ? req->download->offset : 0,
+			 .range_start = -1};
 	if (req->download && x.base > req->download->limit) {
 		resp->failure = SC_HTTP_TOO_LARGE;
 		return sc_fail(err, 0, "the download is already larger than expected");
@@ -344,6 +367,8 @@ int sc_http_perform(struct sc_http *c, const struct sc_http_req *req, struct sc_
 		resp->failure = classify(rc);
 		if (x.no_memory)
 			return sc_fail(err, ENOMEM, "HTTP response");
+		if (x.bad_range)
+			return sc_fail(err, 0, "the server sent a part other than the one asked for");
 		return sc_fail(err, 0, "%s", errbuf[0] ? errbuf : resp->reason);
 	}
 	if (!resp->body && !(resp->body = calloc(1, 1))) {
