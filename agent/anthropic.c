@@ -9,26 +9,13 @@
 #define ANTHROPIC_VERSION "2023-06-01"
 #define ANTHROPIC_DEFAULT_MAX_TOKENS 4096
 
-static int anthropic_auth(struct llm *m, struct curl_slist **headers, struct sc_err *err)
+static int anthropic_auth(struct llm *m, struct sc_err *err)
 {
-	struct curl_slist *h = m->http.curl->slist_append(*headers,
-							  "anthropic-version: " ANTHROPIC_VERSION);
-	if (!h)
+	if (llm_add_header(m, "anthropic-version: ", ANTHROPIC_VERSION) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	const char *key = m->cfg->api_key;
-	if (!key || !*key)
-		return 0;
-	struct sbuf b = {0};
-	sbuf_adds(&b, "x-api-key: ");
-	sbuf_adds(&b, key);
-	_cleanup_free_ char *line = sbuf_take(&b);
-	h = line ? m->http.curl->slist_append(*headers, line) : NULL;
-	if (line)
-		explicit_bzero(line, strlen(line));
-	if (!h)
+	if (key && *key && llm_add_header(m, "x-api-key: ", key) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	return 0;
 }
 
@@ -77,12 +64,6 @@ static const char *str_of(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static uint64_t num_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
-}
-
 static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *call,
 			  struct sc_err *err)
 {
@@ -105,8 +86,9 @@ static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *cal
 							: (input ? cJSON_PrintUnformatted(input) : strdup(""));
 		llm_parse_arguments(call);
 		/* what goes back into the history must be an object */
-		cJSON_ReplaceItemInObjectCaseSensitive(
-			block, "input", call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject());
+		cJSON *obj = call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject();
+		if (obj && !cJSON_ReplaceItemInObjectCaseSensitive(block, "input", obj))
+			cJSON_AddItemToObject(block, "input", obj); /* there was none */
 	}
 	if (!call->id || !call->name || !call->arguments)
 		return sc_fail(err, ENOMEM, "tool call");
@@ -168,9 +150,12 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	if (!r->content || !r->reasoning || !r->finish_reason)
 		return sc_fail(err, ENOMEM, "model reply");
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-	r->input_tokens = num_of(usage, "input_tokens") + num_of(usage, "cache_read_input_tokens") +
-			  num_of(usage, "cache_creation_input_tokens");
-	r->output_tokens = num_of(usage, "output_tokens");
+	/* each part is at most LLM_MAX_TOKENS, so the sum cannot wrap */
+	uint64_t in = llm_token_count(usage, "input_tokens") +
+		      llm_token_count(usage, "cache_read_input_tokens") +
+		      llm_token_count(usage, "cache_creation_input_tokens");
+	r->input_tokens = in < LLM_MAX_TOKENS ? in : LLM_MAX_TOKENS;
+	r->output_tokens = llm_token_count(usage, "output_tokens");
 	/* An assistant turn with no blocks is refused by the API; leave it out
 	 * (the reminder that follows joins the previous user turn). */
 	if (cJSON_GetArraySize(blocks) > 0)

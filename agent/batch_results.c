@@ -78,7 +78,10 @@ void batch_keyset_free(struct batch_keyset *s)
 static uint64_t u64_of(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+		return 0;
+	/* 1e300 has no uint64_t: clamp (the conversion would be undefined) */
+	return v->valuedouble < 0x1p63 ? (uint64_t)v->valuedouble : (uint64_t)1 << 63;
 }
 
 int batch_record_parse(const char *line, size_t len, struct batch_record *r)

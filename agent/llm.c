@@ -35,6 +35,16 @@ char *llm_strndup_capped(const char *s, size_t max)
 	return text_sanitize(s, len, NULL);
 }
 
+uint64_t llm_token_count(const cJSON *usage, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(usage, key);
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) /* NaN too */
+		return 0;
+	if (v->valuedouble >= (double)LLM_MAX_TOKENS)
+		return LLM_MAX_TOKENS;
+	return (uint64_t)v->valuedouble;
+}
+
 void llm_parse_arguments(struct llm_tool_call *call)
 {
 	const char *a = call->arguments ? call->arguments : "";
@@ -189,6 +199,27 @@ static bool header_safe(const char *s)
 	return true;
 }
 
+int llm_add_header(struct llm *m, const char *prefix, const char *value)
+{
+	if (m->nheaders == LLM_MAX_HEADERS)
+		return -1;
+	struct sbuf b = {0};
+	sbuf_adds(&b, prefix);
+	sbuf_adds(&b, value);
+	char *line = sbuf_take(&b);
+	if (!line)
+		return -1;
+	m->headers[m->nheaders++] = line;
+	return 0;
+}
+
+/* libcurl's progress callback asks this while a request is in flight. */
+static bool abort_raised(void *ctx)
+{
+	const volatile sig_atomic_t *flag = ctx;
+	return flag && *flag;
+}
+
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
 	     const volatile sig_atomic_t *abort_flag, struct sc_err *err)
 {
@@ -213,27 +244,25 @@ int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_p
 	m->system = cJSON_CreateString(system_prompt);
 	m->messages = cJSON_CreateArray();
 	m->tools = cfg->vanilla ? NULL : llm_tool_schemas(); /* vanilla: no tools */
-	struct curl_slist *h = NULL;
-	if (http_client_init(&m->http, err) < 0)
+	if (sc_http_init(&m->http, err) < 0)
 		return -1;
-	m->http.abort_flag = abort_flag;
-	const struct curl_dl *cu = m->http.curl;
-	h = cu->slist_append(h, "Content-Type: application/json");
-	if (h)
-		m->headers = h;
+	m->abort_flag = abort_flag;
+	m->http.should_abort = abort_raised;
+	m->http.abort_ctx = (void *)abort_flag;
 	/* no Expect: 100-continue round trip for large bodies */
-	if (h && (h = cu->slist_append(h, "Expect:")))
-		m->headers = h;
-	if (!h || m->ops->add_auth(m, &m->headers, err) < 0)
+	if (llm_add_header(m, "Content-Type: ", "application/json") < 0 ||
+	    llm_add_header(m, "Expect:", "") < 0 || m->ops->add_auth(m, err) < 0)
 		return err->msg[0] ? -1 : sc_fail(err, ENOMEM, "HTTP headers");
 	return 0;
 }
 
 void llm_free(struct llm *m)
 {
-	if (m->http.curl && m->headers)
-		m->http.curl->slist_free_all(m->headers);
-	http_client_free(&m->http);
+	for (size_t i = 0; i < m->nheaders; i++) {
+		explicit_bzero(m->headers[i], strlen(m->headers[i])); /* the key */
+		free(m->headers[i]);
+	}
+	sc_http_free(&m->http);
 	free(m->url);
 	cJSON_Delete(m->extra_body);
 	cJSON_Delete(m->system);
@@ -305,16 +334,16 @@ static char *request_body(struct llm *m, size_t *len)
 	return body;
 }
 
-static const char *failure_name(enum http_failure f)
+static const char *failure_name(enum sc_http_failure f)
 {
 	switch (f) {
-	case HTTP_CONNECT:
+	case SC_HTTP_CONNECT:
 		return "cannot connect";
-	case HTTP_TIMEOUT:
+	case SC_HTTP_TIMEOUT:
 		return "timed out";
-	case HTTP_TOO_LARGE:
+	case SC_HTTP_TOO_LARGE:
 		return "reply too large";
-	case HTTP_ABORTED:
+	case SC_HTTP_ABORTED:
 		return "interrupted";
 	default:
 		return "connection failed";
@@ -322,7 +351,7 @@ static const char *failure_name(enum http_failure f)
 }
 
 /* A 2xx reply: JSON with the API's shape, else a clear error. */
-static int parse_reply(struct llm *m, const struct http_response *resp, struct llm_reply *r,
+static int parse_reply(struct llm *m, const struct sc_http_resp *resp, struct llm_reply *r,
 		       struct sc_err *err)
 {
 	cJSON *root = cJSON_ParseWithLength(resp->body, resp->len);
@@ -339,10 +368,22 @@ static int parse_reply(struct llm *m, const struct http_response *resp, struct l
 	return rc;
 }
 
+/* The server's Retry-After (retry-after-ms wins), -1 when none. */
+static double retry_after_of(const struct sc_http_resp *r)
+{
+	time_t now = time(NULL);
+	double d;
+	if (r->retry_after_ms[0] && (d = retry_after_parse(r->retry_after_ms, now)) >= 0)
+		return d / 1000.0;
+	if (r->retry_after[0] && (d = retry_after_parse(r->retry_after, now)) >= 0)
+		return d;
+	return -1;
+}
+
 enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
 {
 	const struct agent_config *cfg = m->cfg;
-	const volatile sig_atomic_t *abort_flag = m->http.abort_flag;
+	const volatile sig_atomic_t *abort_flag = m->abort_flag;
 	size_t len = 0;
 	_cleanup_free_ char *body = request_body(m, &len);
 	*r = (struct llm_reply){0};
@@ -363,24 +404,38 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 					 : left;
 		if (m->sink.request)
 			m->sink.request(m->sink.arg, attempt, len);
-		struct http_response resp;
-		if (http_post(&m->http, m->url, m->headers, body, len, timeout, &resp, err) < 0)
-			return LLM_FAILED;
+		struct sc_http_req req = {.url = m->url,
+					  .headers = (const char *const *)m->headers,
+					  .body = body,
+					  .body_len = len,
+					  .user_agent = "sandcell-agent",
+					  .timeout_s = timeout,
+					  .keepalive = true,
+					  .compressed = true};
+		struct sc_http_resp resp;
+		struct sc_err herr = {0};
+		sc_http_perform(&m->http, &req, &resp, &herr);
+		double retry_after = retry_after_of(&resp);
 		bool retry = false;
-		if (resp.failure == HTTP_ABORTED) {
-			http_response_free(&resp);
+		if (resp.failure == SC_HTTP_SETUP) {
+			if (err)
+				*err = herr;
+			sc_http_resp_free(&resp);
+			return LLM_FAILED;
+		} else if (resp.failure == SC_HTTP_ABORTED) {
+			sc_http_resp_free(&resp);
 			return LLM_INTERRUPTED;
 		} else if (resp.failure) {
-			snprintf(last, sizeof(last), "%s: %s", failure_name(resp.failure), resp.error);
-			retry = resp.failure != HTTP_TOO_LARGE;
+			snprintf(last, sizeof(last), "%s: %.400s", failure_name(resp.failure), herr.msg);
+			retry = resp.failure != SC_HTTP_TOO_LARGE;
 		} else if (resp.status >= 200 && resp.status < 300) {
 			int rc = parse_reply(m, &resp, r, err);
 			if (rc < 0 && m->sink.failure)
-				m->sink.failure(m->sink.arg, attempt, &resp, err->msg);
+				m->sink.failure(m->sink.arg, attempt, &resp, retry_after, err->msg);
 			r->latency_s = resp.latency_s;
 			r->http_status = resp.status;
 			r->attempt = attempt;
-			http_response_free(&resp);
+			sc_http_resp_free(&resp);
 			return rc < 0 ? LLM_FAILED : LLM_REPLY;
 		} else {
 			char msg[400];
@@ -389,9 +444,8 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 			retry = retry_status(resp.status);
 		}
 		if (m->sink.failure)
-			m->sink.failure(m->sink.arg, attempt, &resp, last);
-		double retry_after = resp.retry_after_s;
-		http_response_free(&resp);
+			m->sink.failure(m->sink.arg, attempt, &resp, retry_after, last);
+		sc_http_resp_free(&resp);
 		if (!retry) {
 			sc_fail(err, 0, "the model server refused the request (%s): %s", m->url, last);
 			return LLM_FAILED;

@@ -10,10 +10,12 @@
 
 #include "../common/sc.h"
 #include "agent.h"
-#include "http.h"
+#include "../common/http.h"
 
 #define LLM_MAX_TOOL_CALLS 64
+#define LLM_MAX_HEADERS 8 /* request headers */
 #define LLM_MAX_TEXT (4U << 20) /* content/reasoning/arguments kept */
+#define LLM_MAX_TOKENS ((uint64_t)1 << 40) /* per reply: a count above it is clamped */
 
 struct llm_tool_call {
 	char *id;
@@ -42,7 +44,7 @@ struct llm_ops {
 	const char *name;
 	/* endpoint path appended to the base URL; default base URL */
 	const char *default_base, *path, *base_env, *key_env;
-	int (*add_auth)(struct llm *m, struct curl_slist **headers, struct sc_err *err);
+	int (*add_auth)(struct llm *m, struct sc_err *err); /* llm_add_header */
 	/* the request body for the conversation so far */
 	cJSON *(*request)(struct llm *m);
 	/* parse a 2xx body and add the reply to the history; -1 with err for a
@@ -60,8 +62,8 @@ struct llm_ops {
  * that did not give a usable reply (with what went wrong). */
 struct llm_event_sink {
 	void (*request)(void *arg, unsigned attempt, size_t bytes);
-	void (*failure)(void *arg, unsigned attempt, const struct http_response *resp,
-			const char *problem);
+	void (*failure)(void *arg, unsigned attempt, const struct sc_http_resp *resp,
+			double retry_after_s, const char *problem);
 	void *arg;
 };
 
@@ -73,8 +75,10 @@ struct llm {
 	cJSON *system;      /* string */
 	cJSON *messages;    /* array */
 	cJSON *tools;       /* in this API's shape */
-	struct curl_slist *headers;
-	struct http_client http;
+	char *headers[LLM_MAX_HEADERS + 1]; /* NULL-terminated; wiped when freed */
+	size_t nheaders;
+	struct sc_http http;
+	const volatile sig_atomic_t *abort_flag; /* non-zero: give up now */
 	struct llm_event_sink sink;
 	unsigned tool_ids;  /* for calls that came without an id */
 	double deadline;    /* sc_now() time after which no request starts */
@@ -104,7 +108,14 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 void llm_reply_free(struct llm_reply *r);
 
 /* Helpers for the API modules. */
+/* Add the request header "<prefix><value>" (e.g. "x-api-key: ", key);
+ * -1 when out of memory or room. */
+int llm_add_header(struct llm *m, const char *prefix, const char *value);
 char *llm_strndup_capped(const char *s, size_t max);
+/* usage[key] as a token count: 0 unless a positive number, whole tokens,
+ * at most LLM_MAX_TOKENS (a server may send 1e300 or 1e999, which no
+ * integer holds). */
+uint64_t llm_token_count(const cJSON *usage, const char *key);
 /* Parse a tool-call argument text into call->args or call->args_error. */
 void llm_parse_arguments(struct llm_tool_call *call);
 /* The server's error message from an error body ({"error":{"message"}} or

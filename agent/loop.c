@@ -119,8 +119,8 @@ static void on_request(void *arg, unsigned attempt, size_t bytes)
 	record_event(&e->rec, ev);
 }
 
-static void on_failure(void *arg, unsigned attempt, const struct http_response *resp,
-		       const char *problem)
+static void on_failure(void *arg, unsigned attempt, const struct sc_http_resp *resp,
+		       double retry_after_s, const char *problem)
 {
 	struct episode *e = arg;
 	cJSON *ev = cJSON_CreateObject();
@@ -130,8 +130,8 @@ static void on_failure(void *arg, unsigned attempt, const struct http_response *
 	if (!resp->failure)
 		cJSON_AddNumberToObject(ev, "status", resp->status);
 	cJSON_AddNumberToObject(ev, "latency_s", resp->latency_s);
-	if (resp->retry_after_s >= 0)
-		cJSON_AddNumberToObject(ev, "retry_after_s", resp->retry_after_s);
+	if (retry_after_s >= 0)
+		cJSON_AddNumberToObject(ev, "retry_after_s", retry_after_s);
 	cJSON_AddStringToObject(ev, "error", problem ? problem : "");
 	e->model_s += resp->latency_s;
 	record_event(&e->rec, ev);

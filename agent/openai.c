@@ -6,21 +6,13 @@
 #include "llm.h"
 #include "text.h"
 
-static int openai_auth(struct llm *m, struct curl_slist **headers, struct sc_err *err)
+static int openai_auth(struct llm *m, struct sc_err *err)
 {
 	const char *key = m->cfg->api_key;
 	if (!key || !*key)
 		return 0; /* local servers usually need none */
-	struct sbuf b = {0};
-	sbuf_adds(&b, "Authorization: Bearer ");
-	sbuf_adds(&b, key);
-	_cleanup_free_ char *line = sbuf_take(&b);
-	struct curl_slist *h = line ? m->http.curl->slist_append(*headers, line) : NULL;
-	if (line)
-		explicit_bzero(line, strlen(line));
-	if (!h)
+	if (llm_add_header(m, "Authorization: Bearer ", key) < 0)
 		return sc_fail(err, ENOMEM, "HTTP headers");
-	*headers = h;
 	return 0;
 }
 
@@ -49,12 +41,6 @@ static const char *str_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static uint64_t num_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
 }
 
 /* content is a string, null, or (some servers) a list of {type:text,text} parts */
@@ -163,8 +149,8 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 			return -1;
 	}
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
-	r->input_tokens = num_of(usage, "prompt_tokens");
-	r->output_tokens = num_of(usage, "completion_tokens");
+	r->input_tokens = llm_token_count(usage, "prompt_tokens");
+	r->output_tokens = llm_token_count(usage, "completion_tokens");
 	r->message = history_message(r);
 	if (!r->message)
 		return sc_fail(err, ENOMEM, "model reply");

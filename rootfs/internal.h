@@ -274,3 +274,10 @@ struct ref {
 };
 /* [HOST[:PORT]/]REPO[:TAG|@sha256:HEX]; Docker Hub when HOST is absent. */
 int parse_ref(const char *in, struct ref *r, struct sc_err *err);
+/* A WWW-Authenticate `Bearer realm="...",service="...",scope="..."` into
+ * the three fields (each of size bytes, cut to fit); -1 unless Bearer with
+ * a realm. */
+int pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size);
+/* The token ("token", else "access_token") of a token service's JSON
+ * reply into out; -1 with err when there is none that fits a header. */
+int pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err);

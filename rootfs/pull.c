@@ -1,5 +1,5 @@
 /* `image pull`: a client of the OCI distribution API (Docker registry v2).
- * libcurl is loaded with dlopen (common/curl_dl.h), never linked: the
+ * libcurl is reached through common/http.h (dlopen'ed, never linked): the
  * sandcell binary's start is the hot path.
  *
  * Manifest (and index: the host's platform is picked), config and layer
@@ -14,7 +14,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../common/curl_dl.h"
+#include "../common/http.h"
 #include "../common/parse.h"
 #include "internal.h"
 
@@ -111,192 +111,73 @@ static bool host_is_loopback(const char *host)
 	return !strcmp(h, "localhost") || !strncmp(h, "127.", 4);
 }
 
-/* ---- HTTP through libcurl ---- */
+/* ---- HTTP (common/http.h) ---- */
 
 struct http {
-	const struct curl_dl *c;
-	CURL *h;
+	struct sc_http http;
 	bool insecure;
 	char token[TOKEN_MAX];
 	const char *scope_repo;
 };
 
-struct resp {
-	long status;
-	/* body into memory (bounded) or into fd */
-	char *body;
-	size_t len, max;
-	int fd;
-	uint64_t written, fd_max;
-	uint64_t resume;     /* bytes already in fd (a Range request) */
-	struct sha256 *hash; /* over what is in fd */
-	bool too_big;
-	bool write_failed;
-	char content_type[128];
-	char www_auth[HEADER_MAX];
-};
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-	struct resp *r = ud;
-	size_t n = size * nmemb;
-	if (r->fd >= 0 && r->status >= 200 && r->status < 300) {
-		if (r->status == 200 && r->resume) {
-			/* The server ignored the range: start the file over. */
-			if (ftruncate(r->fd, 0) < 0 || lseek(r->fd, 0, SEEK_SET) < 0) {
-				r->write_failed = true;
-				return 0;
-			}
-			sha256_init(r->hash);
-			r->fd_max += r->resume;
-			r->resume = 0;
-		}
-		if (r->written + n > r->fd_max) {
-			r->too_big = true;
-			return 0;
-		}
-		if (sc_write_all(r->fd, data, n) < 0) {
-			r->write_failed = true;
-			return 0;
-		}
-		sha256_update(r->hash, data, n);
-		r->written += n;
-		return n;
-	}
-	/* Small bodies, and error bodies of downloads, go to memory. */
-	if (r->len + n > r->max) {
-		r->too_big = true;
-		return 0;
-	}
-	char *b = realloc(r->body, r->len + n + 1);
-	if (!b)
-		return 0;
-	memcpy(b + r->len, data, n);
-	r->body = b;
-	r->len += n;
-	b[r->len] = '\0';
-	return n;
-}
-
-static void header_value(const char *line, size_t n, const char *name, char *out, size_t size)
-{
-	size_t k = strlen(name);
-	if (n <= k + 1 || strncasecmp(line, name, k) != 0 || line[k] != ':')
-		return;
-	const char *v = line + k + 1;
-	size_t vlen = n - k - 1;
-	while (vlen && (*v == ' ' || *v == '\t'))
-		v++, vlen--;
-	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
-		vlen--;
-	if (vlen >= size)
-		vlen = size - 1;
-	memcpy(out, v, vlen);
-	out[vlen] = '\0';
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
-{
-	struct resp *r = ud;
-	size_t n = size * nmemb;
-	/* A new status line (after a redirect): forget the previous headers. */
-	if (n > 5 && !strncmp(data, "HTTP/", 5)) {
-		r->content_type[0] = r->www_auth[0] = '\0';
-		long code = 0;
-		const char *sp = memchr(data, ' ', n);
-		if (sp)
-			code = strtol(sp + 1, NULL, 10);
-		r->status = code;
-	}
-	header_value(data, n, "Content-Type", r->content_type, sizeof(r->content_type));
-	header_value(data, n, "WWW-Authenticate", r->www_auth, sizeof(r->www_auth));
-	return n;
-}
-
 static int http_init(struct http *hp, bool insecure, struct sc_err *err)
 {
 	memset(hp, 0, sizeof(*hp));
 	hp->insecure = insecure;
-	if (!(hp->c = curl_dl_load(err)))
-		return -1;
-	if (!(hp->h = hp->c->easy_init()))
-		return sc_fail(err, 0, "curl_easy_init failed");
-	return 0;
+	return sc_http_init(&hp->http, err);
 }
 
 static void http_free(struct http *hp)
 {
-	if (hp->h)
-		hp->c->easy_cleanup(hp->h);
-	hp->h = NULL;
+	sc_http_free(&hp->http);
 }
 
-static void resp_init(struct resp *r, size_t max)
+/* One GET; with_auth adds the bearer token when there is one. A body goes
+ * to memory (at most max bytes), or a 2xx body to dl when there is one. */
+static int http_get_once(struct http *hp, const char *url, const char *accept,
+			 const struct sc_http_download *dl, size_t max, bool with_auth,
+			 struct sc_http_resp *r, struct sc_err *err)
 {
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	r->max = max;
-}
-
-static void resp_free(struct resp *r)
-{
-	free(r->body);
-	r->body = NULL;
-	r->len = 0;
-}
-
-/* One GET; with_auth adds the bearer token when there is one. */
-static int http_get_once(struct http *hp, const char *url, const char *accept, uint64_t resume,
-			 bool with_auth, struct resp *r, struct sc_err *err)
-{
-	const struct curl_dl *c = hp->c;
-	CURL *h = hp->h;
-	c->easy_reset(h);
-	struct curl_slist *hdrs = NULL;
-	char line[TOKEN_MAX + 64];
+	char accept_line[512], auth_line[TOKEN_MAX + 64];
+	const char *hdrs[3];
+	size_t n = 0;
 	if (accept) {
-		snprintf(line, sizeof(line), "Accept: %s", accept);
-		hdrs = c->slist_append(hdrs, line);
+		snprintf(accept_line, sizeof(accept_line), "Accept: %s", accept);
+		hdrs[n++] = accept_line;
 	}
 	if (with_auth && hp->token[0]) {
-		snprintf(line, sizeof(line), "Authorization: Bearer %s", hp->token);
-		hdrs = c->slist_append(hdrs, line);
+		snprintf(auth_line, sizeof(auth_line), "Authorization: Bearer %s", hp->token);
+		hdrs[n++] = auth_line;
 	}
-	const char *protos = hp->insecure ? "http,https" : "https";
-	c->easy_setopt(h, CURLOPT_URL, url);
-	c->easy_setopt(h, CURLOPT_PROTOCOLS_STR, protos);
-	c->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, protos);
-	c->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-	c->easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-	c->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	c->easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 30L);
-	c->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	c->easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
-	c->easy_setopt(h, CURLOPT_USERAGENT, "sandcell");
-	c->easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	c->easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	c->easy_setopt(h, CURLOPT_WRITEDATA, r);
-	c->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-	c->easy_setopt(h, CURLOPT_HEADERDATA, r);
-	if (resume)
-		c->easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)resume);
-	CURLcode rc = c->easy_perform(h);
-	long status = 0;
-	c->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	r->status = status;
-	c->slist_free_all(hdrs);
-	if (r->too_big)
+	hdrs[n] = NULL;
+	struct sc_http_req req = {.url = url,
+				  .headers = hdrs,
+				  .https_only = !hp->insecure,
+				  .max_redirects = 5,
+				  .connect_timeout_s = 30,
+				  .low_speed_time_s = 60,
+				  .max_body = max,
+				  .download = dl};
+	int rc = sc_http_perform(&hp->http, &req, r, err);
+	explicit_bzero(auth_line, sizeof(auth_line));
+	if (rc == 0)
+		return 0;
+	switch (r->failure) {
+	case SC_HTTP_TOO_LARGE:
 		return sc_fail(err, 0, "GET %s: the response is larger than expected", url);
-	if (r->write_failed)
-		return sc_fail(err, errno, "GET %s: cannot write the download", url);
-	/* Errors after a 4xx/5xx status are reported by the caller. */
-	if (rc != CURLE_OK && !(rc == CURLE_HTTP_RETURNED_ERROR || status >= 400))
-		return sc_fail(err, 0, "GET %s: %s", url, c->easy_strerror(rc));
-	return 0;
+	case SC_HTTP_WRITE:
+	case SC_HTTP_SETUP:
+		return sc_err_wrap(err, "GET %s", url);
+	default:
+		/* Errors after a 4xx/5xx status are reported by the caller. */
+		if (r->status >= 400)
+			return 0;
+		return sc_fail(err, 0, "GET %s: %s", url, r->reason);
+	}
 }
 
 /* Parse `Bearer realm="...",service="...",scope="..."`. */
-static int parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
+int pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
 {
 	realm[0] = service[0] = scope[0] = '\0';
 	if (strncasecmp(h, "Bearer ", 7) != 0)
@@ -356,68 +237,74 @@ static void url_escape(const char *in, char *out, size_t size)
 
 static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
 {
-	char realm[1024], service[512], scope[512];
-	if (parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
+	char realm[1024], service[1024], scope[1024];
+	if (pull_parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
 		return sc_fail(err, 0, "the registry wants authentication this client does not support "
 			       "(%.100s)", challenge);
 	if (strncmp(realm, "https://", 8) != 0 && !(hp->insecure && !strncmp(realm, "http://", 7)))
 		return sc_fail(err, 0, "the registry's token service '%.200s' is not https", realm);
 	if (!scope[0])
 		snprintf(scope, sizeof(scope), "repository:%s:pull", hp->scope_repo);
-	char es[1600], esc[1600], url[4096];
+	char es[3 * sizeof(service)], esc[3 * sizeof(scope)], url[4096];
 	url_escape(service, es, sizeof(es));
 	url_escape(scope, esc, sizeof(esc));
 	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
 		    es, esc) < 0)
 		return sc_fail(err, 0, "token URL too long");
-	struct resp r;
-	resp_init(&r, 65536);
-	int rc = http_get_once(hp, url, "application/json", 0, false, &r, err);
+	struct sc_http_resp r;
+	int rc = http_get_once(hp, url, "application/json", NULL, 65536, false, &r, err);
 	if (rc == 0 && r.status != 200)
 		rc = sc_fail(err, 0, "the token service answered HTTP %ld (is the repository public?)", r.status);
-	cJSON *j = rc == 0 ? cJSON_ParseWithLength(r.body ? r.body : "", r.len) : NULL;
+	if (rc == 0)
+		rc = pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
+	sc_http_resp_free(&r);
+	return rc;
+}
+
+int pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
 	const cJSON *t = j ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
 	if (j && !cJSON_IsString(t))
 		t = cJSON_GetObjectItemCaseSensitive(j, "access_token");
-	if (rc == 0 && (!cJSON_IsString(t) || strlen(t->valuestring) >= sizeof(hp->token) ||
-			strpbrk(t->valuestring, "\r\n")))
+	int rc = 0;
+	if (!cJSON_IsString(t) || strlen(t->valuestring) >= size || strpbrk(t->valuestring, "\r\n"))
 		rc = sc_fail(err, 0, "the token service sent no usable token");
-	if (rc == 0)
-		snprintf(hp->token, sizeof(hp->token), "%s", t->valuestring);
+	else
+		snprintf(out, size, "%s", t->valuestring);
 	cJSON_Delete(j);
-	resp_free(&r);
 	return rc;
 }
 
 /* GET with the bearer-token dance on 401. */
-static int http_get(struct http *hp, const char *url, const char *accept, uint64_t resume,
-		    struct resp *r, struct sc_err *err)
+static int http_get(struct http *hp, const char *url, const char *accept,
+		    const struct sc_http_download *dl, size_t max, struct sc_http_resp *r,
+		    struct sc_err *err)
 {
-	if (http_get_once(hp, url, accept, resume, true, r, err) < 0)
+	if (http_get_once(hp, url, accept, dl, max, true, r, err) < 0)
 		return -1;
-	if (r->status == 401 && r->www_auth[0]) {
+	if (r->status == 401 && r->www_authenticate[0]) {
 		char challenge[HEADER_MAX];
-		snprintf(challenge, sizeof(challenge), "%s", r->www_auth);
+		snprintf(challenge, sizeof(challenge), "%s", r->www_authenticate);
 		if (fetch_token(hp, challenge, err) < 0)
 			return -1;
-		/* Start the response over. */
-		resp_free(r);
-		if (r->written)
+		if (dl && r->file_size != dl->offset)
 			return sc_fail(err, 0, "GET %s: data before authentication", url);
-		r->status = 0;
-		if (http_get_once(hp, url, accept, resume, true, r, err) < 0)
+		/* Start the response over. */
+		sc_http_resp_free(r);
+		if (http_get_once(hp, url, accept, dl, max, true, r, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int status_error(const struct resp *r, const char *what, struct sc_err *err)
+static int status_error(long status, const char *what, struct sc_err *err)
 {
-	if (r->status == 404)
+	if (status == 404)
 		return sc_fail(err, 0, "%s: not found (HTTP 404)", what);
-	if (r->status == 401 || r->status == 403)
-		return sc_fail(err, 0, "%s: access denied (HTTP %ld)", what, r->status);
-	return sc_fail(err, 0, "%s: HTTP %ld", what, r->status);
+	if (status == 401 || status == 403)
+		return sc_fail(err, 0, "%s: access denied (HTTP %ld)", what, status);
+	return sc_fail(err, 0, "%s: HTTP %ld", what, status);
 }
 
 static const char ACCEPT_MANIFESTS[] =
@@ -428,17 +315,18 @@ static const char ACCEPT_MANIFESTS[] =
 /* Fetch a manifest or index (or a config blob) into memory, verifying the
  * digest when one is known. */
 static int get_json(struct http *hp, const char *base, const char *repo, const char *kind,
-		    const char *ref, const char *digest, struct resp *r, struct sc_err *err)
+		    const char *ref, const char *digest, struct sc_http_resp *r, struct sc_err *err)
 {
 	char url[1024];
-	resp_init(r, OCI_JSON_MAX);
+	*r = (struct sc_http_resp){0};
 	if (sc_path(url, sizeof(url), "%s/v2/%s/%s/%s", base, repo, kind, ref) < 0)
 		return sc_fail(err, 0, "URL too long");
-	if (http_get(hp, url, !strcmp(kind, "manifests") ? ACCEPT_MANIFESTS : NULL, 0, r, err) < 0)
+	if (http_get(hp, url, !strcmp(kind, "manifests") ? ACCEPT_MANIFESTS : NULL, NULL,
+		     OCI_JSON_MAX, r, err) < 0)
 		return -1;
 	if (r->status != 200)
-		return status_error(r, url, err);
-	if (!r->body)
+		return status_error(r->status, url, err);
+	if (!r->body || !r->len)
 		return sc_fail(err, 0, "%s: empty response", url);
 	if (digest) {
 		char hex[SHA256_HEX_LEN + 1];
@@ -456,18 +344,31 @@ static int blob_file_path(struct store *st, const char *digest, bool partial, ch
 	return sc_path(out, size, "%s/blobs/sha256-%s%s", st->root, digest + 7, partial ? ".partial" : "");
 }
 
+#define HASH_CHUNK (256 * 1024)
+
 static int hash_prefix(int fd, uint64_t len, struct sha256 *h)
 {
-	static char buf[256 * 1024];
+	_cleanup_free_ char *buf = malloc(HASH_CHUNK);
+	if (!buf)
+		return -1;
 	uint64_t off = 0;
 	while (off < len) {
-		ssize_t n = pread(fd, buf, len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf), (off_t)off);
+		ssize_t n = pread(fd, buf, len - off < HASH_CHUNK ? (size_t)(len - off) : HASH_CHUNK, (off_t)off);
 		if (n <= 0)
 			return -1;
 		sha256_update(h, buf, (size_t)n);
 		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+/* A downloaded chunk: hashed; one at offset 0 starts the file over. */
+static void hash_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
+{
+	struct sha256 *h = ctx;
+	if (offset == 0)
+		sha256_init(h);
+	sha256_update(h, data, n);
 }
 
 static int download_blob(struct http *hp, struct store *st, const char *base, const struct ref *ref,
@@ -502,23 +403,21 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 	if (progress)
 		fprintf(progress, "sandcell: layer %.19s: %s %.1f MB\n", d->digest,
 			have ? "resuming" : "downloading", (double)d->size / 1e6);
-	struct resp r;
-	resp_init(&r, 65536);
-	r.fd = fd;
-	r.hash = &h;
-	r.resume = have;
-	r.fd_max = d->size - have;
-	if (have < d->size && http_get(hp, url, NULL, have, &r, err) < 0) {
-		resp_free(&r);
-		return -1;
+	if (have < d->size) {
+		struct sc_http_download dl = {
+			.fd = fd, .offset = have, .limit = d->size, .on_data = hash_chunk, .ctx = &h};
+		struct sc_http_resp r;
+		int rc = http_get(hp, url, NULL, &dl, 65536, &r, err);
+		sc_http_resp_free(&r);
+		if (rc < 0)
+			return -1;
+		if (r.status != 200 && r.status != 206)
+			return status_error(r.status, url, err);
+		have = r.file_size; /* from 0 when the server sent everything again */
 	}
-	resp_free(&r);
-	if (have < d->size && r.status != 200 && r.status != 206)
-		return status_error(&r, url, err);
-	have = r.resume; /* 0 when the server sent everything again */
 	char hex[SHA256_HEX_LEN + 1];
 	sha256_final_hex(&h, hex);
-	if (have + r.written != d->size || strcmp(hex, d->digest + 7) != 0) {
+	if (have != d->size || strcmp(hex, d->digest + 7) != 0) {
 		(void)unlink(partial);
 		return sc_fail(err, 0, "layer %s: the download does not match its size or digest", d->digest);
 	}
@@ -578,10 +477,10 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 			    const char *platform, struct oci_manifest *man, char *digest_out,
 			    struct sc_err *err)
 {
-	struct resp r;
+	struct sc_http_resp r;
 	const char *want = ref->digest[0] ? ref->digest : NULL;
 	if (get_json(hp, base, ref->repo, "manifests", want ? want : ref->tag, want, &r, err) < 0) {
-		resp_free(&r);
+		sc_http_resp_free(&r);
 		return -1;
 	}
 	for (int depth = 0;; depth++) {
@@ -590,7 +489,7 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 		if (oci_parse_manifest(r.body, r.len, man, err) < 0)
 			break;
 		if (!man->is_index) {
-			resp_free(&r);
+			sc_http_resp_free(&r);
 			return 0;
 		}
 		struct oci_desc d;
@@ -599,11 +498,11 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 				sc_fail(err, 0, "image indexes nested too deeply");
 			break;
 		}
-		resp_free(&r);
+		sc_http_resp_free(&r);
 		if (get_json(hp, base, ref->repo, "manifests", d.digest, d.digest, &r, err) < 0)
 			break;
 	}
-	resp_free(&r);
+	sc_http_resp_free(&r);
 	return -1;
 }
 
@@ -632,7 +531,7 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	struct oci_manifest *man = calloc(1, sizeof(*man));
 	struct oci_config *cfg = calloc(1, sizeof(*cfg));
 	struct image_manifest m = {0};
-	struct resp r = {0};
+	struct sc_http_resp r = {0};
 	int rc = -1;
 	char digest[OCI_DIGEST_LEN] = "";
 	if (!man || !cfg) {
@@ -676,7 +575,7 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	if (rc == 0)
 		remove_blobs(&st, man);
 out:
-	resp_free(&r);
+	sc_http_resp_free(&r);
 	store_work_end(&w);
 	store_close(&st);
 	http_free(&hp);

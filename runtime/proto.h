@@ -2,7 +2,10 @@
  * ps, rm, the agent) and a long-lived cell's init, over the cell's unix
  * SOCK_SEQPACKET socket. One connection carries one request. */
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
+
+#include "cell.h"
 
 #define PROTO_MAX_REQ (128 * 1024) /* request header + strings */
 #define PROTO_MAX_ARGS 4096
@@ -49,3 +52,20 @@ struct proto_rsp {
 	uint64_t maxrss_kb;
 	char text[448];
 };
+
+/* A request as init received it: the header, the strings (pointing into
+ * the message) and the fds that came with it. */
+struct proto_request {
+	struct proto_req h;
+	char *argv[PROTO_MAX_ARGS + 1];
+	char *env[CELL_MAX_ENV + 1];
+	const char *path; /* cwd for EXEC, the path for COPY_* */
+	int fds[3];
+	int nfds;
+};
+
+/* Decode one request message (header + strings, len bytes) into q->h,
+ * q->argv, q->env and q->path; every string must be NUL-terminated inside
+ * the message and the message must end with the last. 0, or -1 for a
+ * malformed message. Pure (proto.c); the fds are the caller's. */
+int proto_decode_request(char *msg, size_t len, struct proto_request *q);

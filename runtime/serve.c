@@ -70,42 +70,7 @@ static unsigned count_processes(void)
 	return n;
 }
 
-struct request {
-	struct proto_req h;
-	char *argv[PROTO_MAX_ARGS + 1];
-	char *env[CELL_MAX_ENV + 1];
-	const char *path; /* cwd for EXEC, the path for COPY_* */
-	int fds[3];
-	int nfds;
-};
-
-/* Split the strings after the header; every one must be NUL-terminated
- * inside the message. */
-static int parse_strings(struct request *q, char *data, size_t len)
-{
-	uint32_t want = q->h.argc + q->h.envc + 1;
-	if (q->h.argc > PROTO_MAX_ARGS || q->h.envc > CELL_MAX_ENV)
-		return -1;
-	size_t off = 0;
-	for (uint32_t k = 0; k < want; k++) {
-		char *end = memchr(data + off, '\0', len - off);
-		if (!end)
-			return -1;
-		char *str = data + off;
-		if (k < q->h.argc)
-			q->argv[k] = str;
-		else if (k < q->h.argc + q->h.envc)
-			q->env[k - q->h.argc] = str;
-		else
-			q->path = str;
-		off = (size_t)(end - data) + 1;
-	}
-	q->argv[q->h.argc] = NULL;
-	q->env[q->h.envc] = NULL;
-	return off == len ? 0 : -1;
-}
-
-static int recv_request(int fd, char *buf, struct request *q)
+static int recv_request(int fd, char *buf, struct proto_request *q)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = PROTO_MAX_REQ};
 	union {
@@ -129,15 +94,12 @@ static int recv_request(int fd, char *buf, struct request *q)
 			}
 		}
 	}
-	if (n < (ssize_t)sizeof(q->h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	if (n < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -1;
-	memcpy(&q->h, buf, sizeof(q->h));
-	if (q->h.data_len != (size_t)n - sizeof(q->h))
-		return -1;
-	return parse_strings(q, buf + sizeof(q->h), q->h.data_len);
+	return proto_decode_request(buf, (size_t)n, q);
 }
 
-static void close_request_fds(struct request *q)
+static void close_request_fds(struct proto_request *q)
 {
 	for (int k = 0; k < q->nfds; k++)
 		close(q->fds[k]);
@@ -152,7 +114,7 @@ static void child_reset_signals(void)
 }
 
 /* The cell's environment with the request's entries added or replacing. */
-static const char *const *merge_env(const struct cell_spec *spec, const struct request *q)
+static const char *const *merge_env(const struct cell_spec *spec, const struct proto_request *q)
 {
 	static const char *merged[2 * CELL_MAX_ENV + 1];
 	size_t n = 0;
@@ -172,7 +134,7 @@ static const char *const *merge_env(const struct cell_spec *spec, const struct r
 	return merged;
 }
 
-static pid_t start_exec(const struct server *s, const struct request *q)
+static pid_t start_exec(const struct server *s, const struct proto_request *q)
 {
 	const struct cell_spec *spec = s->plan->spec;
 	const char *const *env = merge_env(spec, q);
@@ -205,7 +167,7 @@ static pid_t start_exec(const struct server *s, const struct request *q)
 
 /* A worker for a request that moves data through the one fd it passed:
  * copies, file reads and writes, the layer export. */
-static pid_t start_worker(const struct server *s, const struct request *q, int conn_fd)
+static pid_t start_worker(const struct server *s, const struct proto_request *q, int conn_fd)
 {
 	pid_t pid = fork();
 	if (pid != 0)
@@ -245,7 +207,7 @@ static bool takes_path_and_fd(uint32_t kind)
 static void handle_request(struct server *s, size_t i)
 {
 	static char buf[PROTO_MAX_REQ];
-	static struct request q;
+	static struct proto_request q;
 	struct conn *c = &s->conns[i];
 	memset(&q.h, 0, sizeof(q.h));
 	if (recv_request(c->fd, buf, &q) < 0) {

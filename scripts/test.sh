@@ -17,6 +17,16 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSANDCELL_WERROR=ON -DSANDCEL
 cmake --build build-asan -j"$jobs" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs")
 
+# clang's UBSan checks what gcc's does not (a float converted to an integer
+# that cannot hold it, e.g. a reply's "prompt_tokens": 1e300): the unit tests
+# and a few fast integration tests again, built with clang.
+echo "== build with clang ASan+UBSan and test (unit, run, agent, batch)" >&2
+cmake -S . -B build-asan-clang -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	-DSANDCELL_WERROR=ON -DSANDCELL_SANITIZE=ON >/dev/null
+cmake --build build-asan-clang -j"$jobs" >/dev/null
+(cd build-asan-clang && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ctest --output-on-failure -j"$jobs" -R '^unit\.|^integration\.t_(run|agent|agent_errors|batch)\.')
+
 echo "== build with ThreadSanitizer and test (unit, batch, agent, cells)" >&2
 # The library is called from many threads (batch, pool, the server): a TSan
 # build runs the tests that use threads. Reports are written to files (see
