@@ -10,20 +10,6 @@
 
 #include "internal.h"
 
-void child_send(int fd, int kind, int value, const char *text)
-{
-	struct cell_msg m = {.kind = kind, .value = value};
-	if (text)
-		snprintf(m.text, sizeof(m.text), "%s", text);
-	(void)sc_write_all(fd, &m, sizeof(m));
-}
-
-void child_die(const struct cell_plan *plan, const struct sc_err *err)
-{
-	child_send(plan->status_fd, CELL_MSG_ERROR, err->errnum, err->msg);
-	_exit(CELL_EXIT_INTERNAL);
-}
-
 /* Wait for the parent's go; it may carry bind mount fds (root callers,
  * whose binds the parent prepares with host privileges). */
 static int wait_for_go(struct cell_plan *plan, struct sc_err *err)

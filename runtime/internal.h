@@ -73,15 +73,15 @@ void exec_command(int tramp_fd, char *const *argv, const char *const *env);
 /* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
 int exec_failure_status(int errnum);
 
-/* init.c: the cell's limits as rlimits (and nofile/fsize), in a command's
- * process before exec; exits 125 on failure. */
+/* cmd_limits.c: the cell's limits as rlimits (and nofile/fsize), in a
+ * command's process before exec; exits 125 on failure. */
 void apply_command_limits(const struct cell_plan *plan);
 /* init.c: PID 1 of a one-shot cell: start the command, reap, forward
  * signals, report the command's wait status, exit. Never returns. */
 void init_run_once(const struct cell_plan *plan) __attribute__((noreturn));
 /* Post-clone child entry: setup, then init. Never returns. */
 void child_main(struct cell_plan *plan) __attribute__((noreturn));
-/* Report an error from inside the cell and exit 125. */
+/* child_report.c: report an error from inside the cell and exit 125. */
 void child_die(const struct cell_plan *plan, const struct sc_err *err) __attribute__((noreturn));
 void child_send(int fd, int kind, int value, const char *text);
 
