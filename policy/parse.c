@@ -435,16 +435,12 @@ static int read_policy_file(const char *path, char **buf, size_t *len, struct sc
 		return sc_fail(err, errno, "cannot stat policy %s", path);
 	if (S_ISDIR(st.st_mode))
 		return sc_fail(err, EISDIR, "cannot read policy %s", path);
-	_cleanup_free_ char *data = malloc(POL_MAX_DOC + 1);
-	if (!data)
-		return sc_fail(err, ENOMEM, "cannot read policy %s", path);
-	ssize_t n = sc_read_all(fd, data, POL_MAX_DOC + 1);
-	if (n < 0)
-		return sc_fail(err, errno, "cannot read policy %s", path);
-	if ((size_t)n > POL_MAX_DOC)
-		return sc_fail(err, 0, "%s: too large (at most %u bytes)", path, POL_MAX_DOC);
-	*len = (size_t)n;
-	*buf = steal_ptr(&data);
+	struct sc_err e;
+	if (sc_read_small_alloc_fd(fd, path, 0, POL_MAX_DOC, buf, len, &e) < 0) {
+		if (e.errnum == EFBIG)
+			return sc_fail(err, 0, "%s: too large (at most %u bytes)", path, POL_MAX_DOC);
+		return sc_fail(err, e.errnum, "cannot read policy %s", path);
+	}
 	return 0;
 }
 

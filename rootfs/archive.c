@@ -5,10 +5,8 @@
  * uncompressed digest against the config's diff_ids for both. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "../common/parse.h"
 #include "internal.h"
@@ -183,11 +181,7 @@ static int open_member(const struct archive *a, const char *path, int *fd, uint6
 		       uint64_t *size, struct sc_err *err)
 {
 	if (a->dir >= 0) {
-		struct open_how how = {
-			.flags = O_RDONLY | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		int f = (int)syscall(SYS_openat2, a->dir, path, &how, sizeof(how));
+		int f = sc_openat_beneath(a->dir, path, O_RDONLY, 0, 0);
 		struct stat st;
 		if (f < 0)
 			return sc_fail(err, errno, "the image layout lacks %s", path);

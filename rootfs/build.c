@@ -258,7 +258,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 {
 	_cleanup_free_ char *text = NULL;
 	struct sc_err e = {0};
-	if (read_small(w->dir_fd, "config", CONFIG_MAX, &text, NULL, &e) < 0)
+	if (sc_read_small_alloc(w->dir_fd, "config", SC_READ_NOFOLLOW | SC_READ_REGULAR, CONFIG_MAX, &text, NULL, &e) < 0)
 		return e.errnum == ENOENT ? 0 : sc_fail(err, 0, "recipe config: %s", e.msg);
 	char *env[RECIPE_ENV_MAX + 1] = {0}, *cmd[65] = {0};
 	size_t nenv = 0, ncmd = 0;

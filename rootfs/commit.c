@@ -83,7 +83,8 @@ int image_make(struct store *st, const char *state_root, struct store_work *w,
 {
 	double t0 = sc_now();
 	struct idshift ids;
-	idshift_for_caller(&ids);
+	if (idshift_for_caller(&ids, err) < 0)
+		return -1;
 	struct extract_limits el = {
 		.max_bytes = lim && lim->max_size ? lim->max_size : ROOTFS_DEFAULT_MAX_SIZE,
 		.max_files = lim && lim->max_files ? lim->max_files : ROOTFS_DEFAULT_MAX_FILES,

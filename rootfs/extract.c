@@ -14,10 +14,8 @@
  * what earlier layers made, as the OCI image spec describes. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "internal.h"
 
@@ -217,12 +215,7 @@ static int normalize(const char *in, char *out, size_t size, struct sc_err *err)
 
 static int openat2_beneath(int root, const char *path, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	return (int)syscall(SYS_openat2, root, path[0] ? path : ".", &how, sizeof(how));
+	return sc_openat_beneath(root, path[0] ? path : ".", flags, 0, SC_BENEATH_NO_XDEV);
 }
 
 static int mark_made(struct extractor *x, const char *path, struct sc_err *err)
@@ -306,7 +299,7 @@ static int clear_slot(int dir, const char *name, bool keep_dir, struct sc_err *e
 	if (S_ISDIR(st.st_mode)) {
 		if (keep_dir)
 			return 1;
-		return tree_remove_at(dir, name, err);
+		return sc_remove_tree_at(dir, name, err);
 	}
 	if (unlinkat(dir, name, 0) < 0)
 		return sc_fail(err, errno, "replace %s", name);
@@ -482,7 +475,7 @@ static int apply_opaque(struct extractor *x, const char *parent, struct sc_err *
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
-			rc = tree_remove_at(dirfd(d), doomed[i], err);
+			rc = sc_remove_tree_at(dirfd(d), doomed[i], err);
 		free(doomed[i]);
 	}
 	free(doomed);
@@ -507,7 +500,7 @@ static int apply_whiteout(struct extractor *x, const char *parent, const char *b
 	_cleanup_fd_ int pfd = openat2_beneath(x->root, parent, O_PATH | O_DIRECTORY);
 	if (pfd < 0)
 		return 0; /* nothing below to hide */
-	return tree_remove_at(pfd, victim, err);
+	return sc_remove_tree_at(pfd, victim, err);
 }
 
 static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_entry *e,

@@ -84,7 +84,7 @@ struct idshift {
 
 /* The id range a root caller's cells map (/etc/subuid "sandcell", else
  * 524288+65536, as runtime/idmap.c); chown=false for other callers. */
-void idshift_for_caller(struct idshift *s);
+int idshift_for_caller(struct idshift *s, struct sc_err *err);
 
 struct extract_limits {
 	uint64_t max_bytes; /* uncompressed archive bytes, all layers together */
@@ -113,13 +113,6 @@ int extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_er
 void extractor_free(struct extractor *x);
 /* Bytes extracted so far (uncompressed, all layers). */
 uint64_t extractor_bytes(const struct extractor *x);
-
-/* ---- filesystem helpers (tree.c) ---- */
-
-/* Remove name under dir (a tree or a file), never following symlinks,
- * making our own read-only directories writable on the way. */
-int tree_remove_at(int dir, const char *name, struct sc_err *err);
-int tree_remove(const char *path, struct sc_err *err);
 
 /* ---- the store (store.c) ---- */
 
@@ -192,10 +185,6 @@ char **store_list_names(const char *data_root, struct sc_err *err);
 
 bool layer_id_valid(const char *id);
 bool env_entry_valid(const char *kv);
-/* Read a small regular file dir/name (no symlinks) into a NUL-terminated
- * malloc'd buffer. */
-int read_small(int dir, const char *name, size_t max, char **out, size_t *len,
-	       struct sc_err *err);
 
 /* ---- making an image (commit.c) ---- */
 

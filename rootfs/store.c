@@ -26,7 +26,8 @@ static const char *const SUBDIRS[] = {"images", "layers", "blobs", "tmp"};
 static int grant_cells_traversal(struct store *st, struct sc_err *err)
 {
 	struct idshift ids;
-	idshift_for_caller(&ids);
+	if (idshift_for_caller(&ids, err) < 0)
+		return -1;
 	if (!ids.chown)
 		return 0;
 	char path[sizeof(st->root) + 16];
@@ -103,7 +104,7 @@ static void remove_stale_work(struct store *st)
 		_cleanup_fd_ int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		(void)tree_remove_at(dirfd(d), e->d_name, NULL);
+		(void)sc_remove_tree_at(dirfd(d), e->d_name, NULL);
 	}
 	closedir(d);
 }
@@ -133,7 +134,7 @@ int store_work_begin(struct store *st, struct store_work *w, struct sc_err *err)
 void store_work_end(struct store_work *w)
 {
 	if (w->path[0] && w->dir_fd >= 0)
-		(void)tree_remove(w->path, NULL);
+		(void)sc_remove_tree_path(w->path, NULL);
 	sc_closep(&w->dir_fd);
 	w->path[0] = '\0';
 }
@@ -253,31 +254,6 @@ static cJSON *strv_to_json(char *const *v)
 	return a;
 }
 
-int read_small(int dir, const char *name, size_t max, char **out, size_t *len, struct sc_err *err)
-{
-	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return sc_fail(err, errno, "open %s", name);
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return sc_fail(err, EINVAL, "%s is not a regular file", name);
-	if ((uint64_t)st.st_size > max)
-		return sc_fail(err, EFBIG, "%s is larger than %zu bytes", name, max);
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "read %s", name);
-	ssize_t n = sc_read_all(fd, buf, (size_t)st.st_size);
-	if (n < 0) {
-		free(buf);
-		return sc_fail(err, errno, "read %s", name);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	if (len)
-		*len = (size_t)n;
-	return 0;
-}
-
 static int manifest_parse(const char *text, size_t len, const char *want_name,
 			  struct image_manifest *m, struct sc_err *err)
 {
@@ -357,7 +333,7 @@ int manifest_load(const char *data_root, const char *name, struct image_manifest
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	struct sc_err e = {0};
-	if (dir < 0 || read_small(dir, file, MANIFEST_MAX, &text, &len, &e) < 0) {
+	if (dir < 0 || sc_read_small_alloc(dir, file, SC_READ_NOFOLLOW | SC_READ_REGULAR, MANIFEST_MAX, &text, &len, &e) < 0) {
 		if (dir < 0 || e.errnum == ENOENT)
 			return sc_fail(err, 0, "image '%s' not found (see 'sandcell image ls')", name);
 		return sc_fail(err, 0, "image '%s': %s", name, e.msg);
@@ -435,12 +411,12 @@ int store_commit_layer(struct store *st, struct store_work *w, const char *name,
 static bool cell_image(int cell, char *out, size_t size)
 {
 	_cleanup_free_ char *text = NULL;
-	if (read_small(cell, "image", 256, &text, NULL, NULL) == 0) {
+	if (sc_read_small_alloc(cell, "image", SC_READ_NOFOLLOW | SC_READ_REGULAR, 256, &text, NULL, NULL) == 0) {
 		text[strcspn(text, "\r\n")] = '\0';
 		snprintf(out, size, "%s", text);
 		return true;
 	}
-	if (read_small(cell, "info", 65536, &text, NULL, NULL) < 0)
+	if (sc_read_small_alloc(cell, "info", SC_READ_NOFOLLOW | SC_READ_REGULAR, 65536, &text, NULL, NULL) < 0)
 		return false;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
@@ -566,7 +542,7 @@ int store_gc_layers(struct store *st, struct sc_err *err)
 		bool used = false;
 		for (size_t i = 0; i < nref && !used; i++)
 			used = !strcmp(refs[i], e->d_name);
-		if (!used && tree_remove_at(dirfd(d), e->d_name, err) < 0)
+		if (!used && sc_remove_tree_at(dirfd(d), e->d_name, err) < 0)
 			rc = -1;
 	}
 	if (d)

@@ -34,14 +34,7 @@
 
 static ssize_t read_at(int dfd, const char *name, char *buf, size_t size)
 {
-	_cleanup_fd_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	ssize_t n = sc_read_all(fd, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	return sc_read_small(dfd, name, SC_READ_NOFOLLOW, buf, size, NULL);
 }
 
 static int write_at(int dfd, const char *name, const char *val)

@@ -230,14 +230,7 @@ bool cg_valid_leaf_name(const char *s)
 
 static int read_text(const char *path, char *buf, size_t size)
 {
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	ssize_t n = sc_read_all(fd, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
+	return sc_read_small(AT_FDCWD, path, SC_READ_NOFOLLOW, buf, size, NULL) < 0 ? -1 : 0;
 }
 
 static unsigned read_controllers(const char *dir)

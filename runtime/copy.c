@@ -186,7 +186,7 @@ static int open_parent(struct receiver *r, char *rel, char **leaf)
 	}
 	*slash = '\0';
 	*leaf = slash + 1;
-	int fd = safepath_openat(r->top_parent, rel, O_PATH | O_DIRECTORY, 0);
+	int fd = sc_openat_beneath(r->top_parent, rel, O_PATH | O_DIRECTORY, 0, 0);
 	*slash = '/';
 	return fd;
 }
@@ -260,7 +260,7 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 	case REC_DIR: {
 		if (mkdirat(dir, leaf, 0700) < 0 && errno != EEXIST)
 			return sc_fail(r->err, errno, "mkdir %s", rel);
-		_cleanup_fd_ int d = safepath_openat(dir, leaf, O_RDONLY | O_DIRECTORY, 0);
+		_cleanup_fd_ int d = sc_openat_beneath(dir, leaf, O_RDONLY | O_DIRECTORY, 0, 0);
 		if (d < 0)
 			return sc_fail(r->err, errno, "open %s", rel);
 		if (fchmod(d, recv_mode(r, h->mode) | 0700) < 0)

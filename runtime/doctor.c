@@ -53,13 +53,8 @@ static void set(struct cell_check *c, enum cell_check_status st, const char *fix
 static long read_sysctl(const char *path)
 {
 	char buf[64];
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
 		return -1;
-	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *end;
 	long v = strtol(buf, &end, 10);
 	return end == buf ? -1 : v;
@@ -376,12 +371,11 @@ static void check_seccomp(struct doctor *d)
 {
 	struct cell_check *c = check_new(d, "seccomp");
 	char actions[256] = "";
-	_cleanup_fd_ int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = sc_read_all(fd, actions, sizeof(actions) - 1);
-		actions[n > 0 ? n : 0] = '\0';
+	if (sc_read_small(AT_FDCWD, "/proc/sys/kernel/seccomp/actions_avail", 0, actions,
+			  sizeof(actions), NULL) > 0)
 		actions[strcspn(actions, "\n")] = '\0';
-	}
+	else
+		actions[0] = '\0';
 	/* A filter that fails getppid() with a telltale errno. */
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -453,11 +447,8 @@ static void check_idmap(struct doctor *d)
 		return;
 	}
 	char text[16384] = "", who[64];
-	_cleanup_fd_ int fd = open("/etc/subuid", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = sc_read_all(fd, text, sizeof(text) - 1);
-		text[n > 0 ? n : 0] = '\0';
-	}
+	if (sc_read_small(AT_FDCWD, "/etc/subuid", 0, text, sizeof(text), NULL) < 0)
+		text[0] = '\0';
 	uint32_t s, n;
 	bool own = sc_parse_subid(text, "sandcell", &s, &n) == 0;
 	if (map.count < 65536)

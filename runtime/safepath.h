@@ -10,5 +10,3 @@
  * empty final file (0644). Returns an O_PATH fd or -1 with err filled. */
 int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 		  struct sc_err *err);
-/* openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS. */
-int safepath_openat(int dir_fd, const char *path, int flags, mode_t mode);

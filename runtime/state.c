@@ -107,14 +107,8 @@ uint64_t state_pid_starttime(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
 		return 0;
-	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* comm may contain spaces and parens: fields resume after the last ')'. */
 	char *p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
