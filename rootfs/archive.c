@@ -261,6 +261,7 @@ struct import_ctx {
 	struct oci_config cfg;
 	int fds[OCI_MAX_LAYERS];
 	uint64_t max;
+	const struct sc_log *log;
 };
 
 static int layer_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -303,8 +304,8 @@ static int plan_docker(struct import_ctx *c, size_t *nlayers, struct sc_err *err
 		goto out;
 	}
 	if (cJSON_GetArraySize(j) > 1)
-		fprintf(stderr, "sandcell: warning: the archive holds %d images; importing the first\n",
-			cJSON_GetArraySize(j));
+		sc_log(c->log, SC_LOG_WARN, "the archive holds %d images; importing the first",
+		       cJSON_GetArraySize(j));
 	if (!member_path(cfg->valuestring, path, sizeof(path))) {
 		sc_fail(err, 0, "manifest.json names a bad config path");
 		goto out;
@@ -381,10 +382,15 @@ static int gunzip_to_work(int fd, struct store_work *w, uint64_t max, struct sc_
 	int out = openat(w->dir_fd, "archive.tar", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0)
 		return sc_fail(err, errno, "create %s/archive.tar", w->path);
+	enum { BUF_SIZE = 256 * 1024 };
+	_cleanup_free_ char *buf = malloc(BUF_SIZE);
+	if (!buf) {
+		close(out);
+		return sc_fail(err, ENOMEM, "unpack %s/archive.tar", w->path);
+	}
 	struct stream s;
-	static char buf[256 * 1024];
 	ssize_t n = stream_open(&s, fd, 0, UINT64_MAX, max, err);
-	while (n == 0 && (n = stream_read(&s, buf, sizeof(buf), err)) > 0)
+	while (n == 0 && (n = stream_read(&s, buf, BUF_SIZE, err)) > 0)
 		n = sc_write_all(out, buf, (size_t)n) < 0
 			    ? sc_fail(err, errno, "write %s/archive.tar", w->path)
 			    : 0;
@@ -433,9 +439,9 @@ static int archive_open(const char *file, struct store_work *w, uint64_t max, st
 	return 0;
 }
 
-int rootfs_image_import(const char *data_root, const char *state_root, const char *file,
+int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_use, const char *file,
 			const char *name, const struct rootfs_limits *lim,
-			struct rootfs_report *rep, struct sc_err *err)
+			struct rootfs_report *rep, const struct sc_log *log, struct sc_err *err)
 {
 	if (!sc_valid_name(name) || !strcmp(name, "host"))
 		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
@@ -458,6 +464,7 @@ int rootfs_image_import(const char *data_root, const char *state_root, const cha
 	if (store_work_begin(&st, &w, err) < 0 || archive_open(file, &w, max, &a, err) < 0)
 		goto out;
 	c->a = &a;
+	c->log = log;
 	size_t nlayers = 0;
 	const char *kind;
 	if (archive_has(&a, "manifest.json")) {
@@ -489,7 +496,7 @@ int rootfs_image_import(const char *data_root, const char *state_root, const cha
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "import:%s:%s", kind, abs);
 	image_defaults_from_config(&m, &c->cfg);
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rc = image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 out:
 	for (size_t i = 0; i < OCI_MAX_LAYERS; i++)
 		sc_closep(&c->fds[i]);

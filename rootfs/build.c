@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -35,14 +36,13 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *rootfs_recipe_dir(void)
+/* Worked out once (pthread_once); the string never changes after. */
+static void find_recipe_dir(void)
 {
-	if (recipe_dir[0])
-		return recipe_dir;
 	const char *env = getenv("SANDCELL_RECIPES");
 	if (env && env[0] == '/' && strlen(env) < sizeof(recipe_dir)) {
 		snprintf(recipe_dir, sizeof(recipe_dir), "%s", env);
-		return recipe_dir;
+		return;
 	}
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -59,7 +59,7 @@ const char *rootfs_recipe_dir(void)
 			char cand[PATH_MAX];
 			if (sc_path(cand, sizeof(cand), "%s/%s", exe, rel[i]) == 0 && is_dir(cand) &&
 			    realpath(cand, recipe_dir))
-				return recipe_dir;
+				return;
 		}
 	}
 #ifdef SC_SOURCE_DIR
@@ -67,6 +67,13 @@ const char *rootfs_recipe_dir(void)
 #else
 	snprintf(recipe_dir, sizeof(recipe_dir), "/usr/share/sandcell/images");
 #endif
+	return;
+}
+
+const char *rootfs_recipe_dir(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, find_recipe_dir);
 	return recipe_dir;
 }
 
@@ -193,7 +200,10 @@ static void recipe_stop(struct recipe_run *r)
  * (tar's record padding) until it closes the FIFO or exits. */
 static int recipe_finish(struct recipe_run *r, struct sc_err *err)
 {
-	static char sink[64 * 1024];
+	enum { SINK_SIZE = 64 * 1024 };
+	_cleanup_free_ char *sink = malloc(SINK_SIZE);
+	if (!sink)
+		return sc_fail(err, ENOMEM, "read the recipe's output");
 	uint64_t extra = 0;
 	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
 	for (;;) {
@@ -204,7 +214,7 @@ static int recipe_finish(struct recipe_run *r, struct sc_err *err)
 			return sc_fail(err, errno, "poll");
 		}
 		if (p[0].revents & (POLLIN | POLLHUP)) {
-			ssize_t n = read(r->out, sink, sizeof(sink));
+			ssize_t n = read(r->out, sink, SINK_SIZE);
 			if (n == 0)
 				break;
 			if (n > 0 && (extra += (uint64_t)n) > TRAILER_MAX)
@@ -295,7 +305,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 	return rc;
 }
 
-int rootfs_image_build(const char *data_root, const char *state_root, const char *name,
+int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 		       const char *recipe, const struct rootfs_limits *lim,
 		       struct rootfs_report *rep, struct sc_err *err)
 {
@@ -329,7 +339,7 @@ int rootfs_image_build(const char *data_root, const char *state_root, const char
 	size_t need = strlen(abs) + 8;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "build:%s", abs);
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rc = image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 	if (rc < 0 && run.pid > 0 && !run.exited) {
 		/* A recipe that failed ends its archive early: say why it failed
 		 * rather than how the archive ended. */

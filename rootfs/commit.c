@@ -77,7 +77,7 @@ static int extract_all(struct store_work *w, const struct layer_source *src,
 	return rc;
 }
 
-int image_make(struct store *st, const char *state_root, struct store_work *w,
+int image_make(struct store *st, const struct rootfs_in_use *in_use, struct store_work *w,
 	       const struct layer_source *src, const struct rootfs_limits *lim,
 	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err)
 {
@@ -120,7 +120,7 @@ int image_make(struct store *st, const char *state_root, struct store_work *w,
 	m->uid_start = ids.uid_start;
 	m->gid_start = ids.gid_start;
 	iso8601_now(m->created);
-	rc = store_install(st, state_root, m, err);
+	rc = store_install(st, in_use, m, err);
 out:
 	store_unlock(st);
 	if (rc == 0 && rep) {

@@ -91,7 +91,7 @@ static void fresh_id(const char *base_id, const char *name, char *out, size_t si
 	snprintf(out, size, "sha256-%s", hex);
 }
 
-int rootfs_image_commit(const char *data_root, const char *state_root, const char *base,
+int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_use, const char *base,
 			const char *name, const char *cell, int diff_fd,
 			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err)
 {
@@ -128,7 +128,7 @@ int rootfs_image_commit(const char *data_root, const char *state_root, const cha
 		snprintf(m.source, need, "commit:%s@%s", cell, base);
 	struct layer_source src = {.open = commit_open, .close = commit_close, .ctx = &ctx,
 				   .nlayers = 2, .whiteouts = true, .layer_id = id};
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rc = image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 out:
 	if (ctx.base_pid > 0) {
 		kill(ctx.base_pid, SIGKILL);

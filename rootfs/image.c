@@ -114,7 +114,7 @@ void rootfs_image_list_free(struct rootfs_image_info *list, size_t n)
 	free(list);
 }
 
-int rootfs_image_remove(const char *data_root, const char *state_root, const char *name,
+int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 			struct sc_err *err)
 {
 	if (!strcmp(name, "host"))
@@ -132,7 +132,7 @@ int rootfs_image_remove(const char *data_root, const char *state_root, const cha
 	}
 	int rc = -1;
 	char path[sizeof(st.root) + 128], who[256];
-	if (store_image_in_use(state_root, name, who, sizeof(who))) {
+	if (store_image_in_use(in_use, name, who, sizeof(who))) {
 		sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first: sandcell rm %s)",
 			name, who, who);
 		goto out;

@@ -173,11 +173,11 @@ int store_commit_layer(struct store *st, struct store_work *w, const char *name,
 		       const char *id, struct sc_err *err);
 /* Install a manifest (store lock held): refuse when a cell uses the image
  * of that name, then remove layers nothing refers to any more. */
-int store_install(struct store *st, const char *state_root, const struct image_manifest *m,
+int store_install(struct store *st, const struct rootfs_in_use *in_use, const struct image_manifest *m,
 		  struct sc_err *err);
 /* Whether a cell (state dir with an `image` file) uses image `name`; the
  * first such cell's name goes to who. */
-bool store_image_in_use(const char *state_root, const char *name, char *who, size_t who_size);
+bool store_image_in_use(const struct rootfs_in_use *in_use, const char *name, char *who, size_t who_size);
 /* Remove layers that no manifest references (store lock held). */
 int store_gc_layers(struct store *st, struct sc_err *err);
 /* Image names (NULL-terminated, strv_free) or NULL with err. */
@@ -203,7 +203,7 @@ struct layer_source {
 
 /* Extract the layers into a fresh tree, commit it and install m (its
  * layers, size and id shift are filled here). */
-int image_make(struct store *st, const char *state_root, struct store_work *w,
+int image_make(struct store *st, const struct rootfs_in_use *in_use, struct store_work *w,
 	       const struct layer_source *src, const struct rootfs_limits *lim,
 	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err);
 

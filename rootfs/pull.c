@@ -607,7 +607,7 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 	return -1;
 }
 
-int rootfs_image_pull(const char *data_root, const char *state_root, const char *refstr,
+int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *refstr,
 		      const char *name, const struct rootfs_pull_opts *o,
 		      struct rootfs_report *rep, struct sc_err *err)
 {
@@ -671,7 +671,7 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "pull:%s/%s:%s@%s", ref.host, ref.repo, ref.tag, digest);
 	image_defaults_from_config(&m, cfg);
-	rc = image_make(&st, state_root, &w, &src, &o->limits, &m, rep, err);
+	rc = image_make(&st, in_use, &w, &src, &o->limits, &m, rep, err);
 	sc_closep(&ctx.fd);
 	if (rc == 0)
 		remove_blobs(&st, man);

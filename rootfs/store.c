@@ -406,48 +406,10 @@ int store_commit_layer(struct store *st, struct store_work *w, const char *name,
 	return sc_fail(err, errno, "move the layer to %s", dst);
 }
 
-/* The image a cell's state dir names: an `image` file, or the image= line
- * of its `info` file (runtime/state.c). */
-static bool cell_image(int cell, char *out, size_t size)
+bool store_image_in_use(const struct rootfs_in_use *in_use, const char *name, char *who,
+			size_t who_size)
 {
-	_cleanup_free_ char *text = NULL;
-	if (sc_read_small_alloc(cell, "image", SC_READ_NOFOLLOW | SC_READ_REGULAR, 256, &text, NULL, NULL) == 0) {
-		text[strcspn(text, "\r\n")] = '\0';
-		snprintf(out, size, "%s", text);
-		return true;
-	}
-	if (sc_read_small_alloc(cell, "info", SC_READ_NOFOLLOW | SC_READ_REGULAR, 65536, &text, NULL, NULL) < 0)
-		return false;
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, "image=", 6)) {
-			snprintf(out, size, "%s", line + 6);
-			return true;
-		}
-	return false;
-}
-
-bool store_image_in_use(const char *state_root, const char *name, char *who, size_t who_size)
-{
-	if (!state_root)
-		return false;
-	DIR *d = opendir(state_root);
-	if (!d)
-		return false;
-	struct dirent *e;
-	bool used = false;
-	while (!used && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		_cleanup_fd_ int cell = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		char image[256];
-		if (cell >= 0 && cell_image(cell, image, sizeof(image)) && !strcmp(image, name)) {
-			used = true;
-			snprintf(who, who_size, "%s", e->d_name);
-		}
-	}
-	closedir(d);
-	return used;
+	return in_use && in_use->fn && in_use->fn(in_use->ctx, name, who, who_size);
 }
 
 /* Names of all manifests (NULL-terminated). */
@@ -553,11 +515,11 @@ int store_gc_layers(struct store *st, struct sc_err *err)
 	return rc;
 }
 
-int store_install(struct store *st, const char *state_root, const struct image_manifest *m,
+int store_install(struct store *st, const struct rootfs_in_use *in_use, const struct image_manifest *m,
 		  struct sc_err *err)
 {
 	char who[256];
-	if (store_image_in_use(state_root, m->name, who, sizeof(who)))
+	if (store_image_in_use(in_use, m->name, who, sizeof(who)))
 		return sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first, or "
 			       "choose another name)", m->name, who);
 	if (manifest_save(st, m, err) < 0)

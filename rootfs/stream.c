@@ -171,9 +171,11 @@ ssize_t stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
 	return n;
 }
 
+/* Where skipped bytes go: per call, so that threads share nothing. */
+#define SINK_SIZE (64 * 1024)
+
 int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 {
-	static uint8_t sink[64 * 1024];
 	if (s->fast_skip && s->seekable && s->peeked && !s->gzip && s->peek_off == s->peek_len &&
 	    s->raw_left == UINT64_MAX) {
 		size_t buffered = s->rlen - s->roff;
@@ -183,8 +185,11 @@ int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 		s->data_bytes += len;
 		return 0;
 	}
+	_cleanup_free_ uint8_t *sink = len > 0 ? malloc(SINK_SIZE) : NULL;
+	if (len > 0 && !sink)
+		return sc_fail(err, ENOMEM, "skip in the archive");
 	while (len > 0) {
-		ssize_t n = stream_read(s, sink, len < sizeof(sink) ? (size_t)len : sizeof(sink), err);
+		ssize_t n = stream_read(s, sink, len < SINK_SIZE ? (size_t)len : SINK_SIZE, err);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -196,9 +201,11 @@ int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 
 int stream_drain(struct stream *s, struct sc_err *err)
 {
-	static uint8_t sink[64 * 1024];
+	_cleanup_free_ uint8_t *sink = malloc(SINK_SIZE);
+	if (!sink)
+		return sc_fail(err, ENOMEM, "read the archive");
 	ssize_t n;
-	while ((n = stream_read(s, sink, sizeof(sink), err)) > 0)
+	while ((n = stream_read(s, sink, SINK_SIZE, err)) > 0)
 		;
 	return n < 0 ? -1 : 0;
 }

@@ -3,11 +3,13 @@
  * head and tail. */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "../common/capture.h"
 #include "cell_priv.h"
@@ -289,6 +291,43 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 	return sock;
 }
 
+/* A write to a pipe the cell closed must fail with EPIPE, not kill us.
+ * The SIGPIPE of a write goes to the writing thread, so blocking it in
+ * this thread only, and taking one that came while blocked, changes
+ * nothing for other threads (unlike toggling the process-wide handler). */
+struct sigpipe_guard {
+	sigset_t old;
+	bool was_pending;
+};
+
+static bool sigpipe_pending(void)
+{
+	sigset_t p;
+	return sigpending(&p) == 0 && sigismember(&p, SIGPIPE) == 1;
+}
+
+static void sigpipe_block(struct sigpipe_guard *g)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	g->was_pending = sigpipe_pending();
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+static void sigpipe_restore(struct sigpipe_guard *g)
+{
+	if (!g->was_pending && sigpipe_pending()) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGPIPE);
+		struct timespec zero = {0};
+		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 /* Run the job; *wstatus is the worker's wait status. An error the cell
  * reports (RSP_ERROR) wins over ours, ours over the worker's status. */
 static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
@@ -303,9 +342,10 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	if (sock < 0)
 		return -1;
 	struct sc_err local = {0};
-	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	struct sigpipe_guard g;
+	sigpipe_block(&g);
 	int rc = j->ours(mine, j->ctx, &local);
-	signal(SIGPIPE, old);
+	sigpipe_restore(&g);
 	sc_closep(&mine);
 	struct proto_rsp r;
 	for (;;) {

@@ -333,6 +333,29 @@ int cell_list(struct cell_status **out, size_t *n, struct sc_err *err)
 	return 0;
 }
 
+bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size)
+{
+	(void)ctx;
+	DIR *d = opendir(cell_state_root());
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool used = false;
+	while (!used && (e = readdir(d))) {
+		char dir[PATH_MAX];
+		struct cell_info info;
+		struct sc_err ignored;
+		if (e->d_name[0] == '.' ||
+		    sc_path(dir, sizeof(dir), "%s/%s", cell_state_root(), e->d_name) < 0 ||
+		    state_read_info(dir, &info, &ignored) < 0 || strcmp(info.image, image) != 0)
+			continue;
+		used = true;
+		snprintf(who, who_size, "%s", e->d_name);
+	}
+	closedir(d);
+	return used;
+}
+
 int cell_gc(size_t *removed, struct sc_err *err)
 {
 	*removed = 0;

@@ -174,7 +174,7 @@ static int prepare_io(const struct cell_spec *spec, struct run_io *io, int stdio
 static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgroup *cg,
 			     struct cell_result *res)
 {
-	static char warning[512];
+	char warning[512];
 	const struct policy_limits *l = &spec->limits;
 	if (cg->active || !(l->memory || l->pids || l->cpus > 0))
 		return;
@@ -186,7 +186,7 @@ static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgr
 		 l->cpus > 0 ? (l->timeout_s > 0 ? "--cpus only as total CPU time (cpus x timeout)"
 						 : "--cpus is not enforced")
 			     : "no other limit is affected");
-	res->warning = warning;
+	res->warning = strdup(warning); /* NULL on ENOMEM: only the warning is lost */
 }
 
 int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_err *err)
@@ -233,6 +233,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
 	capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
 out:
+	if (rc < 0)
+		cell_result_free(res); /* on failure res holds nothing to free */
 	cell_start_cleanup(&st);
 	if (signals_blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
@@ -251,5 +253,7 @@ void cell_result_free(struct cell_result *res)
 {
 	free(res->out);
 	free(res->err);
+	free(res->warning);
 	res->out = res->err = NULL;
+	res->warning = NULL;
 }
