@@ -320,11 +320,11 @@ static const char STRICT_JSON[] =
 	"  }\n"
 	"}\n";
 
-const struct pol_builtin POL_BUILTINS[] = {
+const struct pol_builtin policy_builtins[] = {
 	{"default", "allowlist seccomp filter no weaker than Docker's, loopback only",
 	 DEFAULT_JSON},
 	{"strict", "default + AF_UNIX sockets only, 512M, 64 pids, 60 s, 256M disk, "
 		   "read-only binds",
 	 STRICT_JSON},
 };
-const size_t POL_NBUILTINS = SC_ARRAY_LEN(POL_BUILTINS);
+const size_t policy_nbuiltins = SC_ARRAY_LEN(policy_builtins);

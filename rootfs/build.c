@@ -251,7 +251,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 static int build_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 {
 	struct build_ctx *c = ctx;
-	return stream_open(s, c->run->out, 0, UINT64_MAX, 0, err);
+	return rootfs_stream_open(s, c->run->out, 0, UINT64_MAX, 0, err);
 }
 
 static int build_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -277,7 +277,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (!strncmp(line, "env ", 4) && env_entry_valid(line + 4) && nenv < RECIPE_ENV_MAX) {
+		if (!strncmp(line, "env ", 4) && rootfs_env_entry_valid(line + 4) && nenv < RECIPE_ENV_MAX) {
 			env[nenv++] = strdup(line + 4);
 		} else if (!strncmp(line, "workdir /", 9) && strlen(line) < 4096) {
 			free(m->workdir);
@@ -295,8 +295,8 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 		}
 	}
 	if (rc == 0) {
-		m->env = nenv ? strv_dup(env) : NULL;
-		m->cmd = ncmd ? strv_dup(cmd) : NULL;
+		m->env = nenv ? rootfs_strv_dup(env) : NULL;
+		m->cmd = ncmd ? rootfs_strv_dup(cmd) : NULL;
 	}
 	for (size_t i = 0; i < nenv; i++)
 		free(env[i]);
@@ -328,9 +328,9 @@ int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use
 	struct recipe_run run = {.out = -1, .pidfd = -1};
 	struct image_manifest m = {0};
 	int rc = -1;
-	if (store_open(&st, data_root, err) < 0)
+	if (rootfs_store_open(&st, data_root, err) < 0)
 		return -1;
-	if (store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, &run, err) < 0)
+	if (rootfs_store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, &run, err) < 0)
 		goto out;
 	struct build_ctx ctx = {.run = &run, .w = &w, .m = &m};
 	struct layer_source src = {.open = build_open, .close = build_close, .ctx = &ctx,
@@ -339,7 +339,7 @@ int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use
 	size_t need = strlen(abs) + 8;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "build:%s", abs);
-	rc = image_make(&st, in_use, &w, &src, lim, &m, rep, err);
+	rc = rootfs_image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 	if (rc < 0 && run.pid > 0 && !run.exited) {
 		/* A recipe that failed ends its archive early: say why it failed
 		 * rather than how the archive ended. */
@@ -356,8 +356,8 @@ out:
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	store_work_end(&w);
-	store_close(&st);
-	manifest_free(&m);
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
+	rootfs_manifest_free(&m);
 	return rc;
 }

@@ -132,7 +132,7 @@ struct extractor {
 	uint8_t *buf;
 };
 
-struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
+struct extractor *rootfs_extractor_new(int root_fd, const struct extract_limits *lim,
 				const struct idshift *ids, struct sc_err *err)
 {
 	struct extractor *x = calloc(1, sizeof(*x));
@@ -147,7 +147,7 @@ struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
 	return x;
 }
 
-void extractor_free(struct extractor *x)
+void rootfs_extractor_free(struct extractor *x)
 {
 	if (!x)
 		return;
@@ -160,7 +160,7 @@ void extractor_free(struct extractor *x)
 	free(x);
 }
 
-uint64_t extractor_bytes(const struct extractor *x)
+uint64_t rootfs_extractor_bytes(const struct extractor *x)
 {
 	return x->bytes_done + (x->in ? x->in->data_bytes : 0);
 }
@@ -335,7 +335,7 @@ static int set_time(int dir, const char *name, int fd, int64_t mtime)
 static int write_file(struct extractor *x, struct tar_reader *t, int dir, const char *name,
 		      const struct tar_entry *e, struct sc_err *err)
 {
-	uint64_t left = x->lim.max_bytes - extractor_bytes(x);
+	uint64_t left = x->lim.max_bytes - rootfs_extractor_bytes(x);
 	if (x->lim.max_bytes && e->size > left)
 		return sc_fail(err, 0, "the archive unpacks to more than %llu bytes (the --max-size limit)",
 			       (unsigned long long)x->lim.max_bytes);
@@ -343,7 +343,7 @@ static int write_file(struct extractor *x, struct tar_reader *t, int dir, const 
 	if (fd < 0)
 		return sc_fail(err, errno, "create %.200s", e->path);
 	ssize_t n;
-	while ((n = tar_read(t, x->buf, COPY_BUF, err)) > 0)
+	while ((n = rootfs_tar_read(t, x->buf, COPY_BUF, err)) > 0)
 		if (sc_write_all(fd, x->buf, (size_t)n) < 0)
 			return sc_fail(err, errno, "write %.200s", e->path);
 	if (n < 0)
@@ -391,7 +391,7 @@ static int make_dir(struct extractor *x, int dir, const char *name, const char *
 	int rc = clear_slot(dir, name, true, err);
 	if (rc < 0)
 		return -1;
-	/* Owner-writable until extractor_finish sets the archive's mode. */
+	/* Owner-writable until rootfs_extractor_finish sets the archive's mode. */
 	if (rc == 0 && mkdirat(dir, name, 0700) < 0)
 		return sc_fail(err, errno, "mkdir %.200s", path);
 	return remember_dir(x, path, e, err);
@@ -548,7 +548,7 @@ static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_ent
 	}
 }
 
-int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
+int rootfs_extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
 {
 	char rel[TAR_PATH_MAX];
 	if (normalize(path[0] == '/' ? path + 1 : path, rel, sizeof(rel), err) < 0)
@@ -560,7 +560,7 @@ int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
 	return 0;
 }
 
-int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
+int rootfs_extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
 		    struct sc_err *err)
 {
 	if (x->lim.max_bytes) {
@@ -573,13 +573,13 @@ int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool
 	x->whiteouts = whiteouts;
 	pathmap_clear(&x->layer);
 	struct tar_reader t;
-	tar_init(&t, in);
+	rootfs_tar_init(&t, in);
 	struct tar_entry *e = malloc(sizeof(*e));
 	if (!e)
 		return sc_fail(err, ENOMEM, "extract");
 	int rc;
 	uint64_t entries = 0;
-	while ((rc = tar_next(&t, e, err)) > 0) {
+	while ((rc = rootfs_tar_next(&t, e, err)) > 0) {
 		if (x->lim.max_files && ++entries + x->st.files > x->lim.max_files) {
 			rc = sc_fail(err, 0, "the archive has more than %llu entries (the --max-files limit)",
 				     (unsigned long long)x->lim.max_files);
@@ -591,7 +591,7 @@ int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool
 	free(e);
 	/* The digest covers the whole stream, trailing blocks included. */
 	if (rc == 0 && drain)
-		rc = stream_drain(in, err);
+		rc = rootfs_stream_drain(in, err);
 	x->bytes_done += in->data_bytes;
 	x->in = NULL;
 	pathmap_clear(&x->layer);
@@ -612,7 +612,7 @@ static int deeper_first(const void *a, const void *b)
 	return depth_of(y->path) - depth_of(x->path);
 }
 
-int extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err)
+int rootfs_extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err)
 {
 	if (!pathmap_find(&x->dirs_seen, "")) {
 		/* No entry for the root: a plain 0755 directory owned by root. */

@@ -9,7 +9,7 @@
 #include "../common/subid.h"
 #include "internal.h"
 
-int idshift_for_caller(struct idshift *s, struct sc_err *err)
+int rootfs_idshift_for_caller(struct idshift *s, struct sc_err *err)
 {
 	memset(s, 0, sizeof(*s));
 	if (geteuid() != 0)

@@ -23,8 +23,8 @@
  *    cell_pool_acquire and cell_pool_release on one shared pool. One
  *    struct cell is used by one thread at a time (or by several with the
  *    caller's lock); the cell's init serves many connections at once.
- *  - not from a multi-threaded process: cell_create, cell_start (via
- *    cell_run) and cell_doctor fork or clone3 a child that mallocs (libcap,
+ *  - not from a multi-threaded process: cell_create, cell_run
+ *    and cell_doctor fork or clone3 a child that mallocs (libcap,
  *    libnl) before it execs, and cell_pool_new forks its workers: call them
  *    before the first thread starts, or from a single-threaded helper
  *    process. A threaded program makes cells through a pool, whose workers

@@ -4,7 +4,7 @@
 
 #include "internal.h"
 
-void child_send(int fd, int kind, int value, const char *text)
+void rt_child_send(int fd, int kind, int value, const char *text)
 {
 	struct cell_msg m = {.kind = kind, .value = value};
 	if (text)
@@ -12,8 +12,8 @@ void child_send(int fd, int kind, int value, const char *text)
 	(void)sc_write_all(fd, &m, sizeof(m));
 }
 
-void child_die(const struct cell_plan *plan, const struct sc_err *err)
+void rt_child_die(const struct cell_plan *plan, const struct sc_err *err)
 {
-	child_send(plan->status_fd, CELL_MSG_ERROR, err->errnum, err->msg);
+	rt_child_send(plan->status_fd, CELL_MSG_ERROR, err->errnum, err->msg);
 	_exit(CELL_EXIT_INTERNAL);
 }

@@ -117,7 +117,7 @@ static int rsp_error(const struct cell *c, const struct proto_rsp *r, struct sc_
 	return sc_fail(err, 0, "cell '%s': %s", c->name, r->text);
 }
 
-int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
+int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
 {
 	_cleanup_fd_ int sock = connect_cell(c, err);
 	if (sock < 0)
@@ -179,9 +179,9 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 				return 0;
 		}
 		if (i0 >= 0 && p[i0].revents)
-			capture_read_fd(&io->cap[0], &io->rd[0]);
+			sc_capture_read_fd(&io->cap[0], &io->rd[0]);
 		if (i1 >= 0 && p[i1].revents)
-			capture_read_fd(&io->cap[1], &io->rd[1]);
+			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
 	}
 }
 
@@ -213,7 +213,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		if (fds[k + 1] >= 0)
 			continue;
 		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0 || capture_init(&io.cap[k], limit) < 0) {
+		if (pipe2(p, O_CLOEXEC) < 0 || sc_capture_init(&io.cap[k], limit) < 0) {
 			sc_fail(err, errno, "pipe");
 			goto out;
 		}
@@ -241,20 +241,20 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		res->signal = SIGKILL;
 		res->limit_hit = "timeout";
 	} else {
-		result_from_wait(res, r.status);
+		rt_result_from_wait(res, r.status);
 	}
 	res->cpu_s = (double)r.cpu_us / 1e6;
 	res->peak_memory = r.maxrss_kb * 1024;
 	res->wall_s = sc_now() - t0;
-	capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
-	capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
+	sc_capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
+	sc_capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
 	rc = 0;
 out:
 	for (int k = 0; k < 3; k++)
 		sc_closep(&ours[k]);
 	for (int k = 0; k < 2; k++) {
 		sc_closep(&io.rd[k]);
-		capture_free(&io.cap[k]);
+		sc_capture_free(&io.cap[k]);
 	}
 	return rc;
 }
@@ -381,13 +381,13 @@ struct copy_ctx {
 static int send_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
+	return rt_copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
 }
 
 static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
+	return rt_copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
 }
 
 /* A copy: the cell's side runs in a worker of init, ours here. */

@@ -6,10 +6,10 @@
 
 /* The command's limits are set here, not in init: an rlimit stand-in for a
  * memory limit must not starve init itself. */
-void apply_command_limits(const struct cell_plan *plan)
+void rt_apply_command_limits(const struct cell_plan *plan)
 {
 	struct sc_err err;
-	if (lockdown_rlimits(&plan->spec->limits, !plan->use_rlimits, &err) < 0) {
+	if (rt_lockdown_rlimits(&plan->spec->limits, !plan->use_rlimits, &err) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: %s\n", err.msg);
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

@@ -123,7 +123,7 @@ static int send_entry(struct sender *s, int dir, const char *name, const char *p
 	return 0; /* devices, fifos and sockets are not copied */
 }
 
-int copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
+int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
 {
 	struct sender s = {.fd = fd, .max = max_size, .err = err};
 	char buf[COPY_MAX_PATH];
@@ -300,7 +300,7 @@ static int set_top(struct receiver *r, const char *dest, bool as_dest)
 	return 0;
 }
 
-int copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
+int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
 {
 	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size,
 			     .strip = flags & COPY_STRIP_SPECIAL, .err = err};

@@ -9,7 +9,7 @@
 #include "../common/subid.h"
 #include "internal.h"
 
-int idmap_for_caller(struct idmap *m, struct sc_err *err)
+int rt_idmap_for_caller(struct idmap *m, struct sc_err *err)
 {
 	memset(m, 0, sizeof(*m));
 	if (geteuid() != 0) {
@@ -43,7 +43,7 @@ int idmap_for_caller(struct idmap *m, struct sc_err *err)
 	return 0;
 }
 
-int idmap_format(uint32_t start, uint32_t count, char *buf, size_t size)
+int rt_idmap_format(uint32_t start, uint32_t count, char *buf, size_t size)
 {
 	if (count == 0 || (uint64_t)start + count > UINT32_MAX)
 		return -1;
@@ -51,7 +51,7 @@ int idmap_format(uint32_t start, uint32_t count, char *buf, size_t size)
 	return (n < 0 || (size_t)n >= size) ? -1 : 0;
 }
 
-int idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err)
+int rt_idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err)
 {
 	char path[64], map[64];
 	if (!m->range) {
@@ -62,12 +62,12 @@ int idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err)
 			return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-	if (idmap_format(m->uid_start, m->count, map, sizeof(map)) < 0)
+	if (rt_idmap_format(m->uid_start, m->count, map, sizeof(map)) < 0)
 		return sc_fail(err, 0, "bad uid range %u+%u", m->uid_start, m->count);
 	if (sc_write_file(path, map, err) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-	if (idmap_format(m->gid_start, m->count, map, sizeof(map)) < 0)
+	if (rt_idmap_format(m->gid_start, m->count, map, sizeof(map)) < 0)
 		return sc_fail(err, 0, "bad gid range %u+%u", m->gid_start, m->count);
 	return sc_write_file(path, map, err);
 }

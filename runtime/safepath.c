@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
+int rt_safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 		  struct sc_err *err)
 {
 	if (path[0] != '/' || strlen(path) >= 4096)
