@@ -23,6 +23,11 @@ struct sc_err {
 int sc_fail(struct sc_err *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Fill err (may be NULL) with a message that already says everything (one
+ * passed on from another process, e.g. the cell's init) and its errno;
+ * nothing is appended. Always returns -1. Safe after fork. */
+int sc_err_set(struct sc_err *err, int errnum, const char *msg);
+
 /* Append a hint (" (hint)") to an existing error message. */
 void sc_err_hint(struct sc_err *err, const char *hint);
 

@@ -444,11 +444,8 @@ static int compile_deferred(const struct policy *p, const char *env, const char 
 	}
 	if (rc == 0) {
 		rc = policy_compile(full.seccomp, out, err);
-		if (rc < 0 && err && p->name) {
-			struct sc_err inner = *err;
-			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
-			err->errnum = inner.errnum;
-		}
+		if (rc < 0 && p->name)
+			sc_err_wrap(err, "%s", p->name);
 	}
 	if (rc == 0 && cache_dir) {
 		struct sc_err ignored;
@@ -488,11 +485,8 @@ int policy_compile_filter(const struct policy *p, const char *cache_dir,
 			return 0;
 	}
 	if (policy_compile(p->seccomp, out, err) < 0) {
-		if (err && p->name) { /* say which policy */
-			struct sc_err inner = *err;
-			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
-			err->errnum = inner.errnum;
-		}
+		if (p->name) /* say which policy */
+			sc_err_wrap(err, "%s", p->name);
 		return -1;
 	}
 	if (cache_dir) {

@@ -430,8 +430,10 @@ static int file_status(const struct cell *c, int wstatus, const char *what, cons
 	if (e == 0)
 		return 0;
 	if (e == EINVAL) {
+		/* the message says why; errnum still tells the caller EINVAL */
 		sc_fail(err, 0, "%s %.200s: not a regular file", what, path);
-		err->errnum = e;
+		if (err)
+			err->errnum = e;
 		return -1;
 	}
 	return sc_fail(err, e, "%s %.200s", what, path);

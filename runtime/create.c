@@ -75,9 +75,8 @@ static int wait_msg(struct rt_start *st, int want, struct sc_err *err)
 	if (rt_start_read_msg(st->status_rd, &m) < 0)
 		return sc_fail(err, 0, "the cell's init exited during setup");
 	if (m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
-		return -1;
+		m.text[sizeof(m.text) - 1] = '\0';
+		return sc_err_set(err, m.value, m.text);
 	}
 	if (m.kind != want)
 		return sc_fail(err, 0, "unexpected message from the cell's init");

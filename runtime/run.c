@@ -146,9 +146,7 @@ static int finish(struct relay *r, pid_t pid, struct cell_result *res, struct sc
 	}
 	if (r->have_msg && r->msg.kind == CELL_MSG_ERROR) {
 		r->msg.text[sizeof(r->msg.text) - 1] = '\0';
-		err->errnum = r->msg.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", r->msg.text);
-		return -1;
+		return sc_err_set(err, r->msg.value, r->msg.text);
 	}
 	if (WIFSIGNALED(wstatus))
 		return sc_fail(err, 0, "the cell's init was killed by signal %d", WTERMSIG(wstatus));
