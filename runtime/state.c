@@ -139,9 +139,11 @@ int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err
 		if (rt_cgroup_destroy(&cg, err) < 0)
 			return -1;
 	}
-	if (info->persist_dir[0] && sc_remove_tree(info->persist_dir) < 0)
-		return sc_fail(err, errno, "remove %s", info->persist_dir);
-	if (sc_remove_tree(dir) < 0)
-		return sc_fail(err, errno, "remove %s", dir);
+	/* the message names the tree; errno is the first failure's inside it */
+	struct sc_err inner = {0};
+	if (info->persist_dir[0] && sc_remove_tree_path(info->persist_dir, &inner) < 0)
+		return sc_fail(err, inner.errnum, "remove %s", info->persist_dir);
+	if (sc_remove_tree_path(dir, &inner) < 0)
+		return sc_fail(err, inner.errnum, "remove %s", dir);
 	return 0;
 }
