@@ -77,7 +77,14 @@ const char *rootfs_recipe_dir(void)
 	return recipe_dir;
 }
 
+/* While a recipe runs, SIGINT, SIGTERM and SIGHUP are forwarded to its
+ * process group (it has its own, so a terminal's ^C does not reach it).
+ * This is process-wide; the caller's own dispositions come back after. */
+static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP};
+
 struct recipe_run {
+	struct sigaction saved[SC_ARRAY_LEN(FORWARDED)]; /* the caller's */
+	bool forwarding;
 	pid_t pid;
 	int pidfd;
 	int out;      /* read end of the FIFO */
@@ -164,9 +171,9 @@ static int recipe_start(const char *recipe, struct store_work *w, const char *na
 	recipe_pgid = r->pid;
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	struct sigaction sa = {.sa_handler = forward_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (size_t i = 0; i < SC_ARRAY_LEN(FORWARDED); i++)
+		sigaction(FORWARDED[i], &sa, &r->saved[i]);
+	r->forwarding = true;
 	return 0;
 }
 
@@ -352,10 +359,8 @@ int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use
 	}
 out:
 	recipe_stop(&run);
-	struct sigaction sa = {.sa_handler = SIG_DFL};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (size_t i = 0; run.forwarding && i < SC_ARRAY_LEN(FORWARDED); i++)
+		sigaction(FORWARDED[i], &run.saved[i], NULL);
 	rootfs_store_work_end(&w);
 	rootfs_store_close(&st);
 	rootfs_manifest_free(&m);
