@@ -3,6 +3,9 @@
 #include "../common/parse.h"
 #include "cli.h"
 
+/* rootfs asks the runtime which images cells use */
+static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
+
 static const char COMMIT_HELP[] =
 	"usage: sandcell commit [--max-size SIZE] [--root DIR] NAME IMAGE\n"
 	"\n"
@@ -24,7 +27,7 @@ static int into_image(int fd, void *ctx, struct sc_err *err)
 {
 	struct commit_args *a = ctx;
 	struct rootfs_limits lim = {.max_size = a->max_size};
-	return rootfs_image_commit(cell_data_root(), cell_state_root(), a->base, a->image, a->cell, fd,
+	return rootfs_image_commit(cell_data_root(), &CELLS_IN_USE, a->base, a->image, a->cell, fd,
 				   &lim, &a->rep, err);
 }
 

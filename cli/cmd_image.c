@@ -4,6 +4,9 @@
 #include "../common/parse.h"
 #include "cli.h"
 
+/* rootfs asks the runtime which images cells use */
+static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
+
 static const char IMAGE_HELP[] =
 	"usage: sandcell image COMMAND [OPTIONS]\n"
 	"\n"
@@ -80,6 +83,14 @@ static const char RM_HELP[] =
 	"long-lived cell is refused until the cell is removed ('sandcell rm CELL').\n";
 
 static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
+
+/* rootfs's warnings, printed as the CLI prints its own */
+static void warn_sink(void *ctx, enum sc_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level <= SC_LOG_WARN)
+		cli_warn("%s", msg);
+}
 
 static void fmt_size(char *buf, size_t n, uint64_t v)
 {
@@ -280,7 +291,7 @@ static int image_build(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_build(cell_data_root(), cell_state_root(), pos[0], vals[0], &lim, &rep, &err) < 0)
+	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &rep, &err) < 0)
 		return cli_fail(&err);
 	print_report("built", pos[0], &rep);
 	return 0;
@@ -304,7 +315,9 @@ static int image_import(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_import(cell_data_root(), cell_state_root(), pos[0], pos[1], &lim, &rep, &err) < 0)
+	const struct sc_log log = {.fn = warn_sink};
+	if (rootfs_image_import(cell_data_root(), &CELLS_IN_USE, pos[0], pos[1], &lim, &rep, &log,
+				&err) < 0)
 		return cli_fail(&err);
 	print_report("imported", pos[1], &rep);
 	return 0;
@@ -333,7 +346,7 @@ static int image_pull(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_pull(cell_data_root(), cell_state_root(), pos[0], pos[1], &o, &rep, &err) < 0)
+	if (rootfs_image_pull(cell_data_root(), &CELLS_IN_USE, pos[0], pos[1], &o, &rep, &err) < 0)
 		return cli_fail(&err);
 	print_report("pulled", pos[1], &rep);
 	return 0;
@@ -361,7 +374,7 @@ static int image_rm(int argc, char **argv)
 		}
 		names++;
 		struct sc_err err = {0};
-		if (rootfs_image_remove(cell_data_root(), cell_state_root(), argv[i], &err) < 0)
+		if (rootfs_image_remove(cell_data_root(), &CELLS_IN_USE, argv[i], &err) < 0)
 			rc = cli_fail(&err);
 	}
 	if (!names) {

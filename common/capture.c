@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int capture_init(struct capture *c, size_t limit)
+int sc_capture_init(struct capture *c, size_t limit)
 {
 	memset(c, 0, sizeof(*c));
 	c->limit = limit;
@@ -14,13 +14,13 @@ int capture_init(struct capture *c, size_t limit)
 	c->head = malloc(head_cap + 1);
 	c->tail = malloc(c->tail_cap + 1);
 	if (!c->head || !c->tail) {
-		capture_free(c);
+		sc_capture_free(c);
 		return -1;
 	}
 	return 0;
 }
 
-void capture_add(struct capture *c, const char *data, size_t len)
+void sc_capture_add(struct capture *c, const char *data, size_t len)
 {
 	c->total += len;
 	size_t head_cap = c->limit / 2;
@@ -48,9 +48,9 @@ void capture_add(struct capture *c, const char *data, size_t len)
 	c->tail_len = c->tail_len + len > c->tail_cap ? c->tail_cap : c->tail_len + len;
 }
 
-bool capture_truncated(const struct capture *c) { return c->total > c->limit; }
+bool sc_capture_truncated(const struct capture *c) { return c->total > c->limit; }
 
-char *capture_take(const struct capture *c, size_t *len)
+char *sc_capture_take(const struct capture *c, size_t *len)
 {
 	size_t n = c->head_len + c->tail_len;
 	char *out = malloc(n + 1);
@@ -67,27 +67,27 @@ char *capture_take(const struct capture *c, size_t *len)
 	return out;
 }
 
-void capture_free(struct capture *c)
+void sc_capture_free(struct capture *c)
 {
 	free(c->head);
 	free(c->tail);
 	c->head = c->tail = NULL;
 }
 
-void capture_read_fd(struct capture *c, int *fd)
+void sc_capture_read_fd(struct capture *c, int *fd)
 {
 	char buf[65536];
 	ssize_t n = read(*fd, buf, sizeof(buf));
 	if (n > 0)
-		capture_add(c, buf, (size_t)n);
+		sc_capture_add(c, buf, (size_t)n);
 	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
 		sc_closep(fd);
 }
 
-void capture_result(const struct capture *c, char **out, size_t *len, bool *truncated)
+void sc_capture_result(const struct capture *c, char **out, size_t *len, bool *truncated)
 {
 	if (!c->head)
 		return;
-	*out = capture_take(c, len);
-	*truncated = capture_truncated(c);
+	*out = sc_capture_take(c, len);
+	*truncated = sc_capture_truncated(c);
 }

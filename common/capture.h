@@ -15,15 +15,15 @@ struct capture {
 	size_t limit;
 };
 
-int capture_init(struct capture *c, size_t limit);
-void capture_add(struct capture *c, const char *data, size_t len);
-bool capture_truncated(const struct capture *c);
+int sc_capture_init(struct capture *c, size_t limit);
+void sc_capture_add(struct capture *c, const char *data, size_t len);
+bool sc_capture_truncated(const struct capture *c);
 /* A newly allocated NUL-terminated copy of what was kept (head + tail);
  * *len gets its length. */
-char *capture_take(const struct capture *c, size_t *len);
-void capture_free(struct capture *c);
+char *sc_capture_take(const struct capture *c, size_t *len);
+void sc_capture_free(struct capture *c);
 /* Read once from *fd into c; at EOF or an error *fd is closed and set to -1. */
-void capture_read_fd(struct capture *c, int *fd);
+void sc_capture_read_fd(struct capture *c, int *fd);
 /* What was kept, for a result: *out (malloc'd, or left alone when c was
  * never set up), its length and whether the stream was cut. */
-void capture_result(const struct capture *c, char **out, size_t *len, bool *truncated);
+void sc_capture_result(const struct capture *c, char **out, size_t *len, bool *truncated);

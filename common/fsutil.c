@@ -1,49 +1,179 @@
 /* Filesystem helpers shared by modules. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "sc.h"
 
-static int remove_tree_at(int dir, const char *name, int depth)
+#define TREE_MAX_DEPTH 512
+
+static int remove_at(int dir, const char *name, int depth, struct sc_err *err)
 {
-	if (depth > 512)
-		return -1;
+	if (unlinkat(dir, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return sc_fail(err, errno, "remove %s", name);
+	if (depth > TREE_MAX_DEPTH)
+		return sc_fail(err, ELOOP, "remove %s: tree too deep", name);
 	int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES) {
-		/* e.g. overlayfs's work/work, created mode 000 */
-		if (fchmodat(dir, name, 0700, 0) == 0)
-			fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
+	if (fd < 0 && errno == EACCES && fchmodat(dir, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return unlinkat(dir, name, 0) == 0 || errno == ENOENT ? 0 : -1;
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "open %s to remove it", name);
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		(void)fchmod(fd, (st.st_mode & 07777) | 0700);
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return -1;
+		return sc_fail(err, errno, "read %s", name);
 	}
 	struct dirent *e;
 	int rc = 0;
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
+		/* after a failure, go on removing but keep the first message */
+		struct sc_err *first = rc == 0 ? err : NULL;
 		if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
-			if (remove_tree_at(dirfd(d), e->d_name, depth + 1) < 0)
+			if (remove_at(dirfd(d), e->d_name, depth + 1, first) < 0)
 				rc = -1;
 		} else if (unlinkat(dirfd(d), e->d_name, 0) < 0 && errno != ENOENT) {
-			rc = -1;
+			rc = sc_fail(first, errno, "remove %s", e->d_name);
 		}
 	}
 	closedir(d);
-	if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		rc = -1;
+	if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
+		rc = sc_fail(err, errno, "remove directory %s", name);
 	return rc;
+}
+
+int sc_remove_tree_at(int dir, const char *name, struct sc_err *err)
+{
+	return remove_at(dir, name, 0, err);
+}
+
+int sc_remove_tree_path(const char *path, struct sc_err *err)
+{
+	char parent[4096];
+	if (sc_path(parent, sizeof(parent), "%s", path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "remove %.200s", path);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		return remove_at(AT_FDCWD, path, 0, err);
+	if (!slash[1])
+		return sc_fail(err, EINVAL, "remove %s: not a path to an entry", path);
+	*slash = '\0';
+	_cleanup_fd_ int dir = open(parent[0] ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "open %s", parent);
+	return remove_at(dir, slash + 1, 0, err);
 }
 
 int sc_remove_tree(const char *path)
 {
-	return remove_tree_at(AT_FDCWD, path, 0);
+	return sc_remove_tree_path(path, NULL);
+}
+
+/* ---- small files ---- */
+
+static int check_kind(int fd, const char *name, unsigned flags, struct stat *st,
+		      struct sc_err *err)
+{
+	if (fstat(fd, st) < 0)
+		return sc_fail(err, errno, "stat %s", name);
+	if ((flags & SC_READ_REGULAR) && !S_ISREG(st->st_mode))
+		return sc_fail(err, EINVAL, "%s is not a regular file", name);
+	return 0;
+}
+
+ssize_t sc_read_small_fd(int fd, const char *name, unsigned flags, char *buf, size_t size,
+			 struct sc_err *err)
+{
+	struct stat st;
+	if (size == 0)
+		return sc_fail(err, EINVAL, "read %s", name);
+	if ((flags & SC_READ_REGULAR) && check_kind(fd, name, flags, &st, err) < 0)
+		return -1;
+	ssize_t n = sc_read_all(fd, buf, size - 1);
+	if (n < 0)
+		return sc_fail(err, errno, "read %s", name);
+	buf[n] = '\0';
+	if ((flags & SC_READ_WHOLE) && (size_t)n == size - 1) {
+		char more;
+		ssize_t m;
+		do
+			m = read(fd, &more, 1);
+		while (m < 0 && errno == EINTR);
+		if (m > 0)
+			return sc_fail(err, EFBIG, "%s is larger than %zu bytes", name, size - 1);
+	}
+	return n;
+}
+
+static int open_small(int dirfd, const char *path, unsigned flags, struct sc_err *err)
+{
+	int fd = openat(dirfd, path,
+			O_RDONLY | O_CLOEXEC | O_NOCTTY | ((flags & SC_READ_NOFOLLOW) ? O_NOFOLLOW : 0));
+	return fd < 0 ? sc_fail(err, errno, "open %s", path) : fd;
+}
+
+ssize_t sc_read_small(int dirfd, const char *path, unsigned flags, char *buf, size_t size,
+		      struct sc_err *err)
+{
+	_cleanup_fd_ int fd = open_small(dirfd, path, flags, err);
+	return fd < 0 ? -1 : sc_read_small_fd(fd, path, flags, buf, size, err);
+}
+
+int sc_read_small_alloc_fd(int fd, const char *name, unsigned flags, size_t max, char **out,
+			   size_t *len, struct sc_err *err)
+{
+	struct stat st;
+	if (check_kind(fd, name, flags, &st, err) < 0)
+		return -1;
+	/* a regular file says its size; anything else may have up to max */
+	size_t cap = max;
+	if (S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size > max)
+			return sc_fail(err, EFBIG, "%s is larger than %zu bytes", name, max);
+		cap = (size_t)st.st_size;
+	}
+	_cleanup_free_ char *buf = malloc(cap + 2);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "read %s", name);
+	ssize_t n = sc_read_all(fd, buf, S_ISREG(st.st_mode) ? cap : cap + 1);
+	if (n < 0)
+		return sc_fail(err, errno, "read %s", name);
+	if ((size_t)n > max)
+		return sc_fail(err, EFBIG, "%s is larger than %zu bytes", name, max);
+	buf[n] = '\0';
+	if (len)
+		*len = (size_t)n;
+	*out = steal_ptr(&buf);
+	return 0;
+}
+
+int sc_read_small_alloc(int dirfd, const char *path, unsigned flags, size_t max, char **out,
+			size_t *len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = open_small(dirfd, path, flags, err);
+	return fd < 0 ? -1 : sc_read_small_alloc_fd(fd, path, flags, max, out, len, err);
+}
+
+/* ---- resolution beneath a directory ---- */
+
+int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsigned how)
+{
+	struct open_how oh = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   ((how & SC_BENEATH_NO_XDEV) ? RESOLVE_NO_XDEV : 0),
+	};
+	return (int)syscall(SYS_openat2, dir_fd, path, &oh, sizeof(oh));
 }
 
 int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err)

@@ -23,6 +23,15 @@ int sc_fail(struct sc_err *err, int errnum, const char *fmt, ...)
 	return -1;
 }
 
+int sc_err_set(struct sc_err *err, int errnum, const char *msg)
+{
+	if (!err)
+		return -1;
+	snprintf(err->msg, sizeof(err->msg), "%s", msg ? msg : "");
+	err->errnum = errnum;
+	return -1;
+}
+
 void sc_err_hint(struct sc_err *err, const char *hint)
 {
 	if (!err)

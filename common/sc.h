@@ -23,6 +23,11 @@ struct sc_err {
 int sc_fail(struct sc_err *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Fill err (may be NULL) with a message that already says everything (one
+ * passed on from another process, e.g. the cell's init) and its errno;
+ * nothing is appended. Always returns -1. Safe after fork. */
+int sc_err_set(struct sc_err *err, int errnum, const char *msg);
+
 /* Append a hint (" (hint)") to an existing error message. */
 void sc_err_hint(struct sc_err *err, const char *hint);
 
@@ -98,7 +103,44 @@ ssize_t sc_read_all(int fd, void *buf, size_t len);
 /* Write a small string to a file (e.g. /proc/PID/uid_map). */
 int sc_write_file(const char *path, const char *data, struct sc_err *err);
 
-/* Remove a directory tree without following symlinks (common/fsutil.c). */
+/* Small files (common/fsutil.c): the one reader. */
+#define SC_READ_NOFOLLOW 1u /* the last component must not be a symlink */
+#define SC_READ_REGULAR 2u  /* anything but a regular file is an error (EINVAL) */
+#define SC_READ_WHOLE 4u    /* a file that does not fit is an error (EFBIG), not cut */
+/* Read an open fd (named `name` in messages) into buf, NUL-terminated:
+ * at most size - 1 bytes. Returns the length, or -1 with err filled.
+ * No malloc: usable after fork. */
+ssize_t sc_read_small_fd(int fd, const char *name, unsigned flags, char *buf, size_t size,
+			 struct sc_err *err);
+/* The same for path, opened O_RDONLY|O_CLOEXEC relative to dirfd
+ * (AT_FDCWD: the working directory, or an absolute path). */
+ssize_t sc_read_small(int dirfd, const char *path, unsigned flags, char *buf, size_t size,
+		      struct sc_err *err);
+/* Into a malloc'd, NUL-terminated *out of at most max bytes (more is an
+ * error, EFBIG); *len (may be NULL) gets the length. */
+int sc_read_small_alloc_fd(int fd, const char *name, unsigned flags, size_t max, char **out,
+			   size_t *len, struct sc_err *err);
+int sc_read_small_alloc(int dirfd, const char *path, unsigned flags, size_t max, char **out,
+			size_t *len, struct sc_err *err);
+
+/* openat2(2) beneath dir_fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS (plus RESOLVE_NO_XDEV with SC_BENEATH_NO_XDEV):
+ * nothing outside dir_fd and no symlink is ever followed. O_CLOEXEC is
+ * added; mode is used only with O_CREAT. Returns an fd or -1 with errno. */
+#define SC_BENEATH_NO_XDEV 1u
+int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsigned how);
+
+/* Remove the tree `name` (a file, symlink or directory) under dir without
+ * ever following a symlink (common/fsutil.c). Directories of ours that are
+ * not writable or searchable (a rootless caller's read-only image dirs,
+ * overlayfs's mode-000 work/work) are made so first, with the symlink-safe
+ * calls (fchmod on the opened directory, fchmodat(AT_SYMLINK_NOFOLLOW)).
+ * Removes what it can and reports the first failure; a missing entry is
+ * not a failure. */
+int sc_remove_tree_at(int dir, const char *name, struct sc_err *err);
+/* The same for a path (its parent directories are trusted). */
+int sc_remove_tree_path(const char *path, struct sc_err *err);
+/* sc_remove_tree_path(path, NULL), for callers that do not report why. */
 int sc_remove_tree(const char *path);
 /* mkdir -p (common/fsutil.c). */
 int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err);

@@ -240,7 +240,7 @@ static int put_tree(struct writer *w, int dir, const char *prefix, int depth)
 	return rc;
 }
 
-int tarw_tree(int out_fd, int dir_fd, const struct tarw_opts *o, struct sc_err *err)
+int sc_tarw_tree(int out_fd, int dir_fd, const struct tarw_opts *o, struct sc_err *err)
 {
 	struct writer w = {.fd = out_fd, .o = o, .err = err};
 	int rc = put_tree(&w, dir_fd, "", 0);

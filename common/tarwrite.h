@@ -16,4 +16,4 @@ struct tarw_opts {
 };
 
 /* Write the tree under dir_fd (its contents, not the directory itself). */
-int tarw_tree(int out_fd, int dir_fd, const struct tarw_opts *o, struct sc_err *err);
+int sc_tarw_tree(int out_fd, int dir_fd, const struct tarw_opts *o, struct sc_err *err);

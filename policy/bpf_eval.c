@@ -9,7 +9,7 @@
 #define DATA_LEN 64 /* sizeof(struct seccomp_data) */
 #define MAX_INSNS 4096 /* BPF_MAXINSNS */
 
-int pol_bpf_run(const void *insns, size_t count, const struct pol_seccomp_data *d,
+int policy_bpf_run(const void *insns, size_t count, const struct pol_seccomp_data *d,
 		uint32_t *ret)
 {
 	const struct sock_filter *f = insns;

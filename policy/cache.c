@@ -55,7 +55,7 @@ static int file_name(const char *key, char *buf, size_t size)
 
 #define SUBDIR "seccomp"
 
-int pol_cache_path(const char *dir, const char *key, char *buf, size_t size)
+int policy_cache_path(const char *dir, const char *key, char *buf, size_t size)
 {
 	char name[32];
 	if (file_name(key, name, sizeof(name)) < 0)
@@ -155,7 +155,7 @@ static int read_entry(int dirfd, const char *name, const char *key,
 	return 1;
 }
 
-int pol_cache_get(const char *dir, const char *key, struct policy_filter *out,
+int policy_cache_get(const char *dir, const char *key, struct policy_filter *out,
 		  struct sc_err *err)
 {
 	_cleanup_fd_ int dirfd = open_cache_dir(dir, err);
@@ -202,7 +202,7 @@ static void trim(int dirfd, const char *keep)
 	closedir(d);
 }
 
-int pol_cache_put(const char *dir, const char *key, const struct policy_filter *f,
+int policy_cache_put(const char *dir, const char *key, const struct policy_filter *f,
 		  struct sc_err *err)
 {
 	size_t klen = strlen(key);

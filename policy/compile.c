@@ -5,7 +5,7 @@
  * unconditional one (and refuses rules whose action is the default), so a
  * syscall that has rules and a fallback action other than the default gets
  * its fallback as a catch-all *conditional* rule ("arg >= 0", always true);
- * libseccomp then checks the more specific comparisons first. pol_verify
+ * libseccomp then checks the more specific comparisons first. policy_verify
  * proves on probe calls that the result is what the policy says. */
 #include <linux/audit.h>
 #include <signal.h>
@@ -58,7 +58,7 @@ static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
 		       const struct pol_table *t, const struct pol_sys *e,
 		       struct sc_err *err)
 {
-	bool fb_is_def = pol_act_equal(&e->fallback, &t->def);
+	bool fb_is_def = policy_act_equal(&e->fallback, &t->def);
 	int rc;
 	if (e->nrules == 0) {
 		if (fb_is_def)
@@ -83,9 +83,9 @@ static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
 	}
 	for (size_t i = 0; i < e->nrules; i++) {
 		const struct pol_rule *r = &s->rules[e->rules[i]];
-		if (pol_act_equal(&r->act, &t->def) && fb_is_def)
+		if (policy_act_equal(&r->act, &t->def) && fb_is_def)
 			continue; /* same as no rule */
-		if (pol_act_equal(&r->act, &e->fallback))
+		if (policy_act_equal(&r->act, &e->fallback))
 			continue; /* covered by the catch-all */
 		struct scmp_arg_cmp cmp[POL_MAX_ARGS];
 		for (size_t j = 0; j < r->nargs; j++) {
@@ -110,7 +110,7 @@ static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
 static int build_and_export(const struct policy_seccomp *s, int fd, struct sc_err *err)
 {
 	struct pol_table t;
-	if (pol_table_build(s, &t, err) < 0)
+	if (policy_table_build(s, &t, err) < 0)
 		return -1;
 	__attribute__((cleanup(ctx_release))) scmp_filter_ctx ctx =
 		seccomp_init(scmp_action(&s->def));
@@ -135,7 +135,7 @@ static int build_and_export(const struct policy_seccomp *s, int fd, struct sc_er
 	if ((rc = seccomp_export_bpf(ctx, fd)) < 0)
 		rc = sc_fail(err, -rc, "seccomp: cannot export the filter");
 out:
-	pol_table_free(&t);
+	policy_table_free(&t);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -215,7 +215,7 @@ static int read_program(int fd, struct policy_filter *out, struct sc_err *err)
 	return 0;
 }
 
-int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
+int policy_compile(const struct policy_seccomp *s, struct policy_filter *out,
 		struct sc_err *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -224,7 +224,7 @@ int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
 		return sc_fail(err, errno, "seccomp: memfd_create");
 	if (compile_in_child(s, fd, err) < 0 || read_program(fd, out, err) < 0)
 		return -1;
-	if (pol_verify(s, out, err) < 0) {
+	if (policy_verify(s, out, err) < 0) {
 		policy_filter_free(out);
 		return -1;
 	}
@@ -296,7 +296,7 @@ static int probe(const struct policy_filter *f, const struct pol_seccomp_data *d
 		 uint32_t want, const char *name, struct sc_err *err)
 {
 	uint32_t got;
-	if (pol_bpf_run(f->insns, f->count, d, &got) < 0)
+	if (policy_bpf_run(f->insns, f->count, d, &got) < 0)
 		return sc_fail(err, 0, "seccomp: the compiled filter is not a valid program");
 	if (got != want)
 		return mismatch(name, d->nr, d, want, got, err);
@@ -343,17 +343,17 @@ static int verify_rules(const struct policy_seccomp *s, const struct pol_table *
 			}
 			d.args[k] = vals[k].v[pick];
 		}
-		if (probe(f, &d, pol_table_eval(s, t, e->nr, d.args), e->name, err) < 0)
+		if (probe(f, &d, policy_table_eval(s, t, e->nr, d.args), e->name, err) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
+int policy_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 	       struct sc_err *err)
 {
 	struct pol_table t;
-	if (pol_table_build(s, &t, err) < 0)
+	if (policy_table_build(s, &t, err) < 0)
 		return -1;
 	uint32_t arch = seccomp_arch_native();
 	int rc = 0;
@@ -362,7 +362,7 @@ int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 	/* Every syscall number of the native ABI, with trivial arguments. */
 	for (int nr = 0; rc == 0 && nr < 1024; nr++) {
 		struct pol_seccomp_data d = {.nr = nr, .arch = arch};
-		rc = probe(f, &d, pol_table_eval(s, &t, nr, ZERO), "a syscall number", err);
+		rc = probe(f, &d, policy_table_eval(s, &t, nr, ZERO), "a syscall number", err);
 	}
 	size_t with_rules = 0;
 	for (size_t i = 0; i < t.nsys; i++)
@@ -380,7 +380,7 @@ int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 				struct pol_seccomp_data d = {.nr = t.sys[i].nr, .arch = arch};
 				for (int k = 0; k < 6; k++)
 					d.args[k] = v ? UINT64_MAX : 0;
-				rc = probe(f, &d, pol_act_ret(&t.sys[i].fallback), t.sys[i].name, err);
+				rc = probe(f, &d, policy_act_ret(&t.sys[i].fallback), t.sys[i].name, err);
 			}
 	/* Other ABIs are killed: a foreign architecture, and on x86-64 the
 	 * x32 syscall numbers. */
@@ -399,11 +399,11 @@ int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 			struct pol_seccomp_data d = {.nr = 0x40000000 | nr, .arch = arch};
 			rc = probe(f, &d, RET_KILL_PROCESS, "an x32 syscall", err);
 		}
-	pol_table_free(&t);
+	policy_table_free(&t);
 	return rc;
 }
 
-int pol_compile_env(char *buf, size_t size)
+int policy_compile_env(char *buf, size_t size)
 {
 	const struct scmp_version *v = seccomp_version();
 	return sc_path(buf, size, "libseccomp %u.%u.%u arch 0x%08x bpf-format 1",
@@ -425,7 +425,7 @@ static int compile_deferred(const struct policy *p, const char *env, const char 
 		return sc_fail(err, ENOMEM, "seccomp: cache key");
 	snprintf(key, klen, "%s\ntext %s", env, p->seccomp_text);
 	if (cache_dir) {
-		int rc = pol_cache_get(cache_dir, key, out, err);
+		int rc = policy_cache_get(cache_dir, key, out, err);
 		if (rc < 0)
 			return -1;
 		if (rc > 0)
@@ -439,22 +439,19 @@ static int compile_deferred(const struct policy *p, const char *env, const char 
 	int rc = -1;
 	if (full.seccomp_text && full.seccomp_doc) {
 		full.name = p->name;
-		rc = pol_resolve_seccomp(&full, err);
+		rc = policy_resolve_seccomp(&full, err);
 		full.name = NULL;
 	}
 	if (rc == 0) {
-		rc = pol_compile(full.seccomp, out, err);
-		if (rc < 0 && err && p->name) {
-			struct sc_err inner = *err;
-			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
-			err->errnum = inner.errnum;
-		}
+		rc = policy_compile(full.seccomp, out, err);
+		if (rc < 0 && p->name)
+			sc_err_wrap(err, "%s", p->name);
 	}
 	if (rc == 0 && cache_dir) {
 		struct sc_err ignored;
-		pol_cache_put(cache_dir, key, out, &ignored);
+		policy_cache_put(cache_dir, key, out, &ignored);
 	}
-	pol_seccomp_free(full.seccomp);
+	policy_seccomp_free(full.seccomp);
 	free(full.seccomp_text);
 	free(full.seccomp_doc);
 	return rc;
@@ -467,11 +464,11 @@ int policy_compile_filter(const struct policy *p, const char *cache_dir,
 	if (!p->seccomp && !p->seccomp_pending)
 		return 0; /* no filter */
 	char env[128];
-	if (pol_compile_env(env, sizeof(env)) < 0)
+	if (policy_compile_env(env, sizeof(env)) < 0)
 		return sc_fail(err, errno, "seccomp: version string");
 	if (p->seccomp_pending)
 		return compile_deferred(p, env, cache_dir, out, err);
-	_cleanup_free_ char *canon = pol_seccomp_canonical(p->seccomp);
+	_cleanup_free_ char *canon = policy_seccomp_canonical(p->seccomp);
 	if (!canon)
 		return sc_fail(err, ENOMEM, "seccomp: canonical form");
 	size_t klen = strlen(env) + 1 + strlen(canon) + 1;
@@ -481,24 +478,21 @@ int policy_compile_filter(const struct policy *p, const char *cache_dir,
 	snprintf(key, klen, "%s\n%s", env, canon);
 
 	if (cache_dir) {
-		int rc = pol_cache_get(cache_dir, key, out, err);
+		int rc = policy_cache_get(cache_dir, key, out, err);
 		if (rc < 0)
 			return -1; /* the cache directory itself is unsafe */
 		if (rc > 0)
 			return 0;
 	}
-	if (pol_compile(p->seccomp, out, err) < 0) {
-		if (err && p->name) { /* say which policy */
-			struct sc_err inner = *err;
-			sc_fail(err, 0, "%s: %s", p->name, inner.msg);
-			err->errnum = inner.errnum;
-		}
+	if (policy_compile(p->seccomp, out, err) < 0) {
+		if (p->name) /* say which policy */
+			sc_err_wrap(err, "%s", p->name);
 		return -1;
 	}
 	if (cache_dir) {
 		/* A cache that cannot be written only costs time next run. */
 		struct sc_err ignored;
-		pol_cache_put(cache_dir, key, out, &ignored);
+		policy_cache_put(cache_dir, key, out, &ignored);
 	}
 	return 0;
 }

@@ -156,7 +156,7 @@ static int parse_deferred(const char *json, size_t len, const char *origin, stru
 		memcpy(head, json, len);
 		hlen = len;
 	}
-	int rc = pol_parse_text(head, hlen, origin, false, out, err);
+	int rc = policy_parse_text(head, hlen, origin, false, out, err);
 	free(head);
 	if (rc < 0) /* report with positions in the original text */
 		return policy_parse(json, len, origin, out, err);
@@ -170,10 +170,10 @@ static int parse_deferred(const char *json, size_t len, const char *origin, stru
 
 int policy_load_deferred(const char *name_or_file, struct policy *out, struct sc_err *err)
 {
-	return pol_load_with(name_or_file, parse_deferred, out, err);
+	return policy_load_with(name_or_file, parse_deferred, out, err);
 }
 
-int pol_resolve_seccomp(struct policy *p, struct sc_err *err)
+int policy_resolve_seccomp(struct policy *p, struct sc_err *err)
 {
 	if (!p->seccomp_pending)
 		return 0;

@@ -9,7 +9,7 @@
 #include "../common/parse.h"
 #include "json_in.h"
 
-int pj_perr(struct pj_ctx *c, const char *path, const char *fmt, ...)
+int policy_json_perr(struct pj_ctx *c, const char *path, const char *fmt, ...)
 {
 	char msg[SC_ERR_MAX];
 	va_list ap;
@@ -22,7 +22,7 @@ int pj_perr(struct pj_ctx *c, const char *path, const char *fmt, ...)
 }
 
 /* A printable, bounded copy of untrusted text for an error message. */
-void pj_quote(char *buf, size_t size, const char *s, size_t max)
+void policy_json_quote(char *buf, size_t size, const char *s, size_t max)
 {
 	size_t o = 0, i = 0;
 	if (size < 8)
@@ -48,12 +48,12 @@ void pj_quote(char *buf, size_t size, const char *s, size_t max)
 }
 
 /* "got ..." part of a message: what the document had instead. */
-const char *pj_describe(const cJSON *it, char *buf, size_t size)
+const char *policy_json_describe(const cJSON *it, char *buf, size_t size)
 {
 	if (!it)
 		return "nothing";
 	if (cJSON_IsString(it)) {
-		pj_quote(buf, size, it->valuestring, 40);
+		policy_json_quote(buf, size, it->valuestring, 40);
 		return buf;
 	}
 	if (cJSON_IsNumber(it)) {
@@ -71,17 +71,17 @@ const char *pj_describe(const cJSON *it, char *buf, size_t size)
 	return "an invalid value";
 }
 
-int pj_expected(struct pj_ctx *c, const char *path, const char *what,
+int policy_json_expected(struct pj_ctx *c, const char *path, const char *what,
 		    const cJSON *it)
 {
 	char got[64];
 	if (!it)
-		return pj_perr(c, path, "missing (expected %s)", what);
-	return pj_perr(c, path, "expected %s, got %s", what, pj_describe(it, got, sizeof(got)));
+		return policy_json_perr(c, path, "missing (expected %s)", what);
+	return policy_json_perr(c, path, "expected %s, got %s", what, policy_json_describe(it, got, sizeof(got)));
 }
 
 /* snprintf for text that may be cut (paths and notes in messages). */
-void pj_bprintf(char *buf, size_t size, const char *fmt, ...)
+void policy_json_bprintf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -90,7 +90,7 @@ void pj_bprintf(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* "parent.key" or "parent[i]", truncated safely (paths are for messages). */
-void pj_path_key(char *buf, size_t size, const char *parent, const char *key)
+void policy_json_path_key(char *buf, size_t size, const char *parent, const char *key)
 {
 	char k[72];
 	size_t o = 0;
@@ -99,16 +99,16 @@ void pj_path_key(char *buf, size_t size, const char *parent, const char *key)
 		k[o++] = (isalnum(ch) || ch == '_' || ch == '-') ? (char)ch : '?';
 	}
 	k[o] = '\0';
-	pj_bprintf(buf, size, "%s%s%s", parent, *parent ? "." : "", k);
+	policy_json_bprintf(buf, size, "%s%s%s", parent, *parent ? "." : "", k);
 }
 
-void pj_path_idx(char *buf, size_t size, const char *parent, size_t i)
+void policy_json_path_idx(char *buf, size_t size, const char *parent, size_t i)
 {
-	pj_bprintf(buf, size, "%s[%zu]", parent, i);
+	policy_json_bprintf(buf, size, "%s[%zu]", parent, i);
 }
 
 /* Every key of obj must be one of `keys`, at most once. */
-int pj_check_keys(struct pj_ctx *c, const cJSON *obj, const char *path,
+int policy_json_check_keys(struct pj_ctx *c, const cJSON *obj, const char *path,
 		      const char *const *keys, size_t nkeys)
 {
 	bool seen[32] = {false};
@@ -117,48 +117,48 @@ int pj_check_keys(struct pj_ctx *c, const cJSON *obj, const char *path,
 		size_t k = 0;
 		while (k < nkeys && strcmp(it->string, keys[k]))
 			k++;
-		pj_path_key(p, sizeof(p), path, it->string);
+		policy_json_path_key(p, sizeof(p), path, it->string);
 		if (k == nkeys) {
 			char list[256] = "";
 			size_t o = 0;
 			for (size_t j = 0; j < nkeys && o < sizeof(list); j++)
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
 						      j ? ", " : "", keys[j]);
-			return pj_perr(c, p, "unknown key (expected one of: %s)", list);
+			return policy_json_perr(c, p, "unknown key (expected one of: %s)", list);
 		}
 		if (seen[k])
-			return pj_perr(c, p, "duplicate key");
+			return policy_json_perr(c, p, "duplicate key");
 		seen[k] = true;
 	}
 	return 0;
 }
 
-int pj_need_object(struct pj_ctx *c, const cJSON *it, const char *path)
+int policy_json_need_object(struct pj_ctx *c, const cJSON *it, const char *path)
 {
-	return cJSON_IsObject(it) ? 0 : pj_expected(c, path, "an object", it);
+	return cJSON_IsObject(it) ? 0 : policy_json_expected(c, path, "an object", it);
 }
 
-int pj_need_array(struct pj_ctx *c, const cJSON *it, const char *path, size_t max,
+int policy_json_need_array(struct pj_ctx *c, const cJSON *it, const char *path, size_t max,
 		      size_t *n)
 {
 	if (!cJSON_IsArray(it))
-		return pj_expected(c, path, "an array", it);
+		return policy_json_expected(c, path, "an array", it);
 	size_t count = 0;
 	for (const cJSON *e = it->child; e; e = e->next)
 		if (++count > max)
-			return pj_perr(c, path, "too many entries (at most %zu)", max);
+			return policy_json_perr(c, path, "too many entries (at most %zu)", max);
 	*n = count;
 	return 0;
 }
 
-int pj_get_string(struct pj_ctx *c, const cJSON *it, const char *path,
+int policy_json_get_string(struct pj_ctx *c, const cJSON *it, const char *path,
 		      size_t maxlen, const char *what, char **out)
 {
 	if (!cJSON_IsString(it) || !it->valuestring)
-		return pj_expected(c, path, what, it);
+		return policy_json_expected(c, path, what, it);
 	size_t len = strlen(it->valuestring);
 	if (len > maxlen)
-		return pj_perr(c, path, "too long (at most %zu bytes)", maxlen);
+		return policy_json_perr(c, path, "too long (at most %zu bytes)", maxlen);
 	char *s = strdup(it->valuestring);
 	if (!s)
 		return sc_fail(c->err, ENOMEM, "%s: %s", c->origin, path);
@@ -167,16 +167,16 @@ int pj_get_string(struct pj_ctx *c, const cJSON *it, const char *path,
 	return 0;
 }
 
-int pj_get_bool(struct pj_ctx *c, const cJSON *it, const char *path, bool *out)
+int policy_json_get_bool(struct pj_ctx *c, const cJSON *it, const char *path, bool *out)
 {
 	if (!cJSON_IsBool(it))
-		return pj_expected(c, path, "true or false", it);
+		return policy_json_expected(c, path, "true or false", it);
 	*out = cJSON_IsTrue(it);
 	return 0;
 }
 
 /* A JSON number that is a whole number in [min, max] (max <= 2^53). */
-bool pj_json_uint(const cJSON *it, uint64_t min, uint64_t max, uint64_t *out)
+bool policy_json_uint(const cJSON *it, uint64_t min, uint64_t max, uint64_t *out)
 {
 	if (!cJSON_IsNumber(it))
 		return false;
@@ -190,18 +190,18 @@ bool pj_json_uint(const cJSON *it, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
-int pj_get_uint(struct pj_ctx *c, const cJSON *it, const char *path,
+int policy_json_get_uint(struct pj_ctx *c, const cJSON *it, const char *path,
 		    uint64_t min, uint64_t max, uint64_t *out)
 {
-	if (pj_json_uint(it, min, max, out))
+	if (policy_json_uint(it, min, max, out))
 		return 0;
 	char what[96];
 	snprintf(what, sizeof(what), "an integer from %" PRIu64 " to %" PRIu64, min, max);
-	return pj_expected(c, path, what, it);
+	return policy_json_expected(c, path, what, it);
 }
 
 /* A size: "512M"-style string or a whole number of bytes, in [min, max]. */
-int pj_get_size(struct pj_ctx *c, const cJSON *it, const char *path,
+int policy_json_get_size(struct pj_ctx *c, const cJSON *it, const char *path,
 		    uint64_t min, uint64_t max, const char *range, uint64_t *out)
 {
 	uint64_t v;
@@ -209,20 +209,20 @@ int pj_get_size(struct pj_ctx *c, const cJSON *it, const char *path,
 	if (cJSON_IsString(it))
 		ok = sc_parse_size(it->valuestring, &v) == 0;
 	else
-		ok = pj_json_uint(it, 0, UINT64_MAX, &v);
+		ok = policy_json_uint(it, 0, UINT64_MAX, &v);
 	if (ok && v >= min && v <= max) {
 		*out = v;
 		return 0;
 	}
 	if (!ok)
-		return pj_expected(c, path, "a size like \"512M\"", it);
+		return policy_json_expected(c, path, "a size like \"512M\"", it);
 	char what[128];
 	snprintf(what, sizeof(what), "a size from %s", range);
-	return pj_expected(c, path, what, it);
+	return policy_json_expected(c, path, what, it);
 }
 
 /* A decimal number (JSON number or string) checked by `parse`. */
-int pj_get_decimal(struct pj_ctx *c, const cJSON *it, const char *path,
+int policy_json_get_decimal(struct pj_ctx *c, const cJSON *it, const char *path,
 		       int (*parse)(const char *, double *), const char *what,
 		       double *out)
 {
@@ -237,14 +237,14 @@ int pj_get_decimal(struct pj_ctx *c, const cJSON *it, const char *path,
 	}
 	if (s && parse(s, out) == 0)
 		return 0;
-	return pj_expected(c, path, what, it);
+	return policy_json_expected(c, path, what, it);
 }
 
 /* A 64-bit value: a whole JSON number up to 2^53, or a string of decimal
  * digits or 0x-prefixed hex digits. */
-int pj_get_u64(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t *out)
+int policy_json_get_u64(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t *out)
 {
-	if (pj_json_uint(it, 0, UINT64_MAX, out))
+	if (policy_json_uint(it, 0, UINT64_MAX, out))
 		return 0;
 	if (cJSON_IsString(it)) {
 		const char *s = it->valuestring;
@@ -268,28 +268,28 @@ int pj_get_u64(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t *ou
 			}
 		}
 	}
-	return pj_expected(c, path,
+	return policy_json_expected(c, path,
 			"a 64-bit unsigned integer (a number up to 2^53, or a string "
 			"like \"0xffffffff\")",
 			it);
 }
 
-int pj_get_errno(struct pj_ctx *c, const cJSON *it, const char *path, int *out)
+int policy_json_get_errno(struct pj_ctx *c, const cJSON *it, const char *path, int *out)
 {
 	uint64_t v;
-	if (cJSON_IsString(it) && pol_errno_parse(it->valuestring, out) == 0)
+	if (cJSON_IsString(it) && policy_errno_parse(it->valuestring, out) == 0)
 		return 0;
-	if (pj_json_uint(it, 1, POL_MAX_ERRNO, &v)) {
+	if (policy_json_uint(it, 1, POL_MAX_ERRNO, &v)) {
 		*out = (int)v;
 		return 0;
 	}
-	return pj_expected(c, path, "an errno name like \"EPERM\" or a number from 1 to 4095", it);
+	return policy_json_expected(c, path, "an errno name like \"EPERM\" or a number from 1 to 4095", it);
 }
 
 /* ---- paths ---- */
 
 /* An absolute path without "." or ".." components, at most POL_MAX_PATH. */
-bool pj_valid_abs_path(const char *s)
+bool policy_json_valid_abs_path(const char *s)
 {
 	if (s[0] != '/' || strlen(s) > POL_MAX_PATH)
 		return false;
@@ -306,15 +306,15 @@ bool pj_valid_abs_path(const char *s)
 	return true;
 }
 
-int pj_get_abs_path(struct pj_ctx *c, const cJSON *it, const char *path, char **out)
+int policy_json_get_abs_path(struct pj_ctx *c, const cJSON *it, const char *path, char **out)
 {
-	if (!cJSON_IsString(it) || !pj_valid_abs_path(it->valuestring))
-		return pj_expected(c, path,
+	if (!cJSON_IsString(it) || !policy_json_valid_abs_path(it->valuestring))
+		return policy_json_expected(c, path,
 				"an absolute path without \".\" or \"..\" components", it);
-	return pj_get_string(c, it, path, POL_MAX_PATH, "a path", out);
+	return policy_json_get_string(c, it, path, POL_MAX_PATH, "a path", out);
 }
 
-bool pj_path_under(const char *p, const char *dir)
+bool policy_json_path_under(const char *p, const char *dir)
 {
 	size_t n = strlen(dir);
 	while (p[0] == '/' && p[1] == '/')
@@ -323,7 +323,7 @@ bool pj_path_under(const char *p, const char *dir)
 }
 
 /* Same path, ignoring repeated and trailing slashes. */
-bool pj_same_path(const char *a, const char *b)
+bool policy_json_same_path(const char *a, const char *b)
 {
 	for (;;) {
 		while (a[0] == '/' && (a[1] == '/' || a[1] == '\0'))

@@ -23,51 +23,51 @@ struct pj_ctx {
 };
 
 /* Fill the error: "<origin>: <path>: <message>"; returns -1. */
-int pj_perr(struct pj_ctx *c, const char *path, const char *fmt, ...)
+int policy_json_perr(struct pj_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* "expected <what>, got <the value>" (or "missing" when it is NULL). */
-int pj_expected(struct pj_ctx *c, const char *path, const char *what, const cJSON *it);
+int policy_json_expected(struct pj_ctx *c, const char *path, const char *what, const cJSON *it);
 /* A printable, bounded, quoted copy of untrusted text. */
-void pj_quote(char *buf, size_t size, const char *s, size_t max);
+void policy_json_quote(char *buf, size_t size, const char *s, size_t max);
 /* snprintf for text that may be cut (paths and notes in messages). */
-void pj_bprintf(char *buf, size_t size, const char *fmt, ...)
+void policy_json_bprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* "parent.key" (key sanitized) and "parent[i]". */
-void pj_path_key(char *buf, size_t size, const char *parent, const char *key);
-void pj_path_idx(char *buf, size_t size, const char *parent, size_t i);
+void policy_json_path_key(char *buf, size_t size, const char *parent, const char *key);
+void policy_json_path_idx(char *buf, size_t size, const char *parent, size_t i);
 
 /* Every key of obj is one of `keys` (at most 32), each at most once. */
-int pj_check_keys(struct pj_ctx *c, const cJSON *obj, const char *path,
+int policy_json_check_keys(struct pj_ctx *c, const cJSON *obj, const char *path,
 		  const char *const *keys, size_t nkeys);
-int pj_need_object(struct pj_ctx *c, const cJSON *it, const char *path);
-int pj_need_array(struct pj_ctx *c, const cJSON *it, const char *path, size_t max,
+int policy_json_need_object(struct pj_ctx *c, const cJSON *it, const char *path);
+int policy_json_need_array(struct pj_ctx *c, const cJSON *it, const char *path, size_t max,
 		  size_t *n);
 
 /* Typed values; each replaces *out only on success. */
-int pj_get_string(struct pj_ctx *c, const cJSON *it, const char *path, size_t maxlen,
+int policy_json_get_string(struct pj_ctx *c, const cJSON *it, const char *path, size_t maxlen,
 		  const char *what, char **out);
-int pj_get_bool(struct pj_ctx *c, const cJSON *it, const char *path, bool *out);
-bool pj_json_uint(const cJSON *it, uint64_t min, uint64_t max, uint64_t *out);
-int pj_get_uint(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t min,
+int policy_json_get_bool(struct pj_ctx *c, const cJSON *it, const char *path, bool *out);
+bool policy_json_uint(const cJSON *it, uint64_t min, uint64_t max, uint64_t *out);
+int policy_json_get_uint(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t min,
 		uint64_t max, uint64_t *out);
 /* "512M"-style string or a whole number of bytes, in [min, max]. */
-int pj_get_size(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t min,
+int policy_json_get_size(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t min,
 		uint64_t max, const char *range, uint64_t *out);
 /* A JSON number or a string, checked by `parse` (sc_parse_seconds...). */
-int pj_get_decimal(struct pj_ctx *c, const cJSON *it, const char *path,
+int policy_json_get_decimal(struct pj_ctx *c, const cJSON *it, const char *path,
 		   int (*parse)(const char *, double *), const char *what, double *out);
 /* A whole number below 2^53 (larger doubles are inexact), or a decimal or
  * 0x-hex string up to 2^64-1. */
-int pj_get_u64(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t *out);
+int policy_json_get_u64(struct pj_ctx *c, const cJSON *it, const char *path, uint64_t *out);
 /* "EPERM" or 1..4095. */
-int pj_get_errno(struct pj_ctx *c, const cJSON *it, const char *path, int *out);
+int policy_json_get_errno(struct pj_ctx *c, const cJSON *it, const char *path, int *out);
 
 /* Paths: absolute, no "." or ".." component, at most POL_MAX_PATH bytes. */
-bool pj_valid_abs_path(const char *s);
-int pj_get_abs_path(struct pj_ctx *c, const cJSON *it, const char *path, char **out);
-bool pj_path_under(const char *p, const char *dir);
+bool policy_json_valid_abs_path(const char *s);
+int policy_json_get_abs_path(struct pj_ctx *c, const cJSON *it, const char *path, char **out);
+bool policy_json_path_under(const char *p, const char *dir);
 /* Equal, ignoring repeated and trailing slashes. */
-bool pj_same_path(const char *a, const char *b);
+bool policy_json_same_path(const char *a, const char *b);
 
 /* policy/parse_seccomp.c: the "seccomp" member (null: no filter). */
-int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp **out);
+int policy_json_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp **out);

@@ -61,7 +61,7 @@ static cJSON *u64_item(uint64_t v, bool hex)
 
 static cJSON *errno_item(int e)
 {
-	const char *name = pol_errno_name(e);
+	const char *name = policy_errno_name(e);
 	return name ? cJSON_CreateString(name) : cJSON_CreateNumber(e);
 }
 
@@ -82,7 +82,7 @@ static cJSON *seccomp_item(const struct policy_seccomp *s, bool comments)
 	cJSON *o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	add_str(o, "default_action", pol_act_name(s->def.kind), &ok);
+	add_str(o, "default_action", policy_act_name(s->def.kind), &ok);
 	if (s->def.kind == POL_ACT_ERRNO)
 		add(o, "default_errno", errno_item(s->def.errnum), &ok);
 	if (s->nallow)
@@ -115,7 +115,7 @@ static cJSON *seccomp_item(const struct policy_seccomp *s, bool comments)
 			if (comments)
 				add_str(ro, "comment", r->comment, &ok);
 			add(ro, "names", names_item(r->names, r->nnames), &ok);
-			add_str(ro, "action", pol_act_name(r->act.kind), &ok);
+			add_str(ro, "action", policy_act_name(r->act.kind), &ok);
 			if (r->act.kind == POL_ACT_ERRNO)
 				add(ro, "errno", errno_item(r->act.errnum), &ok);
 			cJSON *args = add(ro, "args", cJSON_CreateArray(), &ok);
@@ -128,7 +128,7 @@ static cJSON *seccomp_item(const struct policy_seccomp *s, bool comments)
 					break;
 				}
 				add(ao, "arg", cJSON_CreateNumber(a->index), &ok);
-				add_str(ao, "op", pol_op_name(a->op), &ok);
+				add_str(ao, "op", policy_op_name(a->op), &ok);
 				if (a->op == POL_OP_MASKED_EQ)
 					add(ao, "mask", u64_item(a->mask, true), &ok);
 				add(ao, "value", u64_item(a->value, false), &ok);
@@ -473,7 +473,7 @@ char *policy_to_json(const struct policy *p)
 	return b.data;
 }
 
-char *pol_seccomp_canonical(const struct policy_seccomp *s)
+char *policy_seccomp_canonical(const struct policy_seccomp *s)
 {
 	cJSON *o = seccomp_item(s, false);
 	if (!o)

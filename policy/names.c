@@ -21,14 +21,14 @@ static const char *const ACT_NAMES[] = {
 	[POL_ACT_LOG] = "log",
 };
 
-const char *pol_act_name(enum pol_act_kind k)
+const char *policy_act_name(enum pol_act_kind k)
 {
 	if ((size_t)k < SC_ARRAY_LEN(ACT_NAMES))
 		return ACT_NAMES[k];
 	return "?";
 }
 
-int pol_act_parse(const char *s, enum pol_act_kind *out)
+int policy_act_parse(const char *s, enum pol_act_kind *out)
 {
 	for (size_t i = 0; i < SC_ARRAY_LEN(ACT_NAMES); i++)
 		if (!strcmp(s, ACT_NAMES[i])) {
@@ -48,14 +48,14 @@ static const char *const OP_NAMES[] = {
 	[POL_OP_MASKED_EQ] = "masked_eq",
 };
 
-const char *pol_op_name(enum pol_op op)
+const char *policy_op_name(enum pol_op op)
 {
 	if ((size_t)op < SC_ARRAY_LEN(OP_NAMES))
 		return OP_NAMES[op];
 	return "?";
 }
 
-int pol_op_parse(const char *s, enum pol_op *out)
+int policy_op_parse(const char *s, enum pol_op *out)
 {
 	for (size_t i = 0; i < SC_ARRAY_LEN(OP_NAMES); i++)
 		if (!strcmp(s, OP_NAMES[i])) {
@@ -84,7 +84,7 @@ static const struct {
 };
 #undef E
 
-const char *pol_errno_name(int e)
+const char *policy_errno_name(int e)
 {
 	for (size_t i = 0; i < SC_ARRAY_LEN(ERRNOS); i++)
 		if (ERRNOS[i].value == e)
@@ -92,7 +92,7 @@ const char *pol_errno_name(int e)
 	return NULL;
 }
 
-int pol_errno_parse(const char *s, int *out)
+int policy_errno_parse(const char *s, int *out)
 {
 	for (size_t i = 0; i < SC_ARRAY_LEN(ERRNOS); i++)
 		if (!strcmp(s, ERRNOS[i].name)) {
@@ -102,7 +102,7 @@ int pol_errno_parse(const char *s, int *out)
 	return -1;
 }
 
-uint32_t pol_act_ret(const struct pol_act *a)
+uint32_t policy_act_ret(const struct pol_act *a)
 {
 	switch (a->kind) {
 	case POL_ACT_ALLOW: return RET_ALLOW;
@@ -114,12 +114,12 @@ uint32_t pol_act_ret(const struct pol_act *a)
 	return RET_KILL_PROCESS;
 }
 
-bool pol_act_equal(const struct pol_act *a, const struct pol_act *b)
+bool policy_act_equal(const struct pol_act *a, const struct pol_act *b)
 {
-	return pol_act_ret(a) == pol_act_ret(b);
+	return policy_act_ret(a) == policy_act_ret(b);
 }
 
-bool pol_arg_matches(const struct pol_arg *a, uint64_t v)
+bool policy_arg_matches(const struct pol_arg *a, uint64_t v)
 {
 	switch (a->op) {
 	case POL_OP_EQ: return v == a->value;

@@ -37,41 +37,41 @@ static const char *const LIMIT_KEYS[] = {"memory", "pids", "cpus", "timeout",
 
 static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits *l)
 {
-	if (pj_need_object(c, obj, "limits") < 0 ||
-	    pj_check_keys(c, obj, "limits", LIMIT_KEYS, SC_ARRAY_LEN(LIMIT_KEYS)) < 0)
+	if (policy_json_need_object(c, obj, "limits") < 0 ||
+	    policy_json_check_keys(c, obj, "limits", LIMIT_KEYS, SC_ARRAY_LEN(LIMIT_KEYS)) < 0)
 		return -1;
 	const cJSON *it;
 	uint64_t v;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "memory")) &&
-	    pj_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB, "4M to 16T", &l->memory) < 0)
+	    policy_json_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB, "4M to 16T", &l->memory) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
-		if (pj_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
+		if (policy_json_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
 			return -1;
 		l->pids = v;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "cpus")) &&
-	    pj_get_decimal(c, it, "limits.cpus", sc_parse_cpus,
+	    policy_json_get_decimal(c, it, "limits.cpus", sc_parse_cpus,
 			"a number of CPUs from 0.01 to 4096, like 1.5", &l->cpus) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "timeout")) &&
-	    pj_get_decimal(c, it, "limits.timeout", sc_parse_seconds,
+	    policy_json_get_decimal(c, it, "limits.timeout", sc_parse_seconds,
 			"a number of seconds above 0 and at most one year, like 60",
 			&l->timeout_s) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "disk")) &&
-	    pj_get_size(c, it, "limits.disk", 1 * MiB, 16 * TiB, "1M to 16T", &l->disk) < 0)
+	    policy_json_get_size(c, it, "limits.disk", 1 * MiB, 16 * TiB, "1M to 16T", &l->disk) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "output")) &&
-	    pj_get_size(c, it, "limits.output", 1, 1 * GiB, "1 byte to 1G", &l->output) < 0)
+	    policy_json_get_size(c, it, "limits.output", 1, 1 * GiB, "1 byte to 1G", &l->output) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "nofile"))) {
-		if (pj_get_uint(c, it, "limits.nofile", 8, 1048576, &v) < 0)
+		if (policy_json_get_uint(c, it, "limits.nofile", 8, 1048576, &v) < 0)
 			return -1;
 		l->nofile = v;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "fsize")) &&
-	    pj_get_size(c, it, "limits.fsize", 1 * KiB, 16 * TiB, "1K to 16T", &l->fsize) < 0)
+	    policy_json_get_size(c, it, "limits.fsize", 1 * KiB, 16 * TiB, "1K to 16T", &l->fsize) < 0)
 		return -1;
 	return 0;
 }
@@ -84,47 +84,47 @@ static int parse_mount(struct pj_ctx *c, const cJSON *obj, const char *path,
 		       struct policy_mount *m)
 {
 	char p[PJ_PATH_MAX];
-	if (pj_need_object(c, obj, path) < 0)
+	if (policy_json_need_object(c, obj, path) < 0)
 		return -1;
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
-	pj_path_key(p, sizeof(p), path, "type");
+	policy_json_path_key(p, sizeof(p), path, "type");
 	bool bind;
 	if (cJSON_IsString(type) && !strcmp(type->valuestring, "bind"))
 		bind = true;
 	else if (cJSON_IsString(type) && !strcmp(type->valuestring, "tmpfs"))
 		bind = false;
 	else
-		return pj_expected(c, p, "\"bind\" or \"tmpfs\"", type);
-	if (bind ? pj_check_keys(c, obj, path, BIND_KEYS, SC_ARRAY_LEN(BIND_KEYS))
-		 : pj_check_keys(c, obj, path, TMPFS_KEYS, SC_ARRAY_LEN(TMPFS_KEYS)))
+		return policy_json_expected(c, p, "\"bind\" or \"tmpfs\"", type);
+	if (bind ? policy_json_check_keys(c, obj, path, BIND_KEYS, SC_ARRAY_LEN(BIND_KEYS))
+		 : policy_json_check_keys(c, obj, path, TMPFS_KEYS, SC_ARRAY_LEN(TMPFS_KEYS)))
 		return -1;
 
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "cell");
-	pj_path_key(p, sizeof(p), path, "cell");
-	if (pj_get_abs_path(c, it, p, &m->cell) < 0)
+	policy_json_path_key(p, sizeof(p), path, "cell");
+	if (policy_json_get_abs_path(c, it, p, &m->cell) < 0)
 		return -1;
 	static const char *const reserved[] = {"/proc", "/sys", "/dev"};
-	if (pj_same_path(m->cell, "/"))
-		return pj_perr(c, p, "cannot mount over the cell's root");
+	if (policy_json_same_path(m->cell, "/"))
+		return policy_json_perr(c, p, "cannot mount over the cell's root");
 	for (size_t i = 0; i < SC_ARRAY_LEN(reserved); i++)
-		if (pj_path_under(m->cell, reserved[i]))
-			return pj_perr(c, p, "%s is set up by sandcell and cannot be mounted over",
+		if (policy_json_path_under(m->cell, reserved[i]))
+			return policy_json_perr(c, p, "%s is set up by sandcell and cannot be mounted over",
 				    reserved[i]);
 	if (bind) {
 		it = cJSON_GetObjectItemCaseSensitive(obj, "host");
-		pj_path_key(p, sizeof(p), path, "host");
-		if (pj_get_abs_path(c, it, p, &m->host) < 0)
+		policy_json_path_key(p, sizeof(p), path, "host");
+		if (policy_json_get_abs_path(c, it, p, &m->host) < 0)
 			return -1;
 		if ((it = cJSON_GetObjectItemCaseSensitive(obj, "readonly"))) {
-			pj_path_key(p, sizeof(p), path, "readonly");
-			if (pj_get_bool(c, it, p, &m->readonly) < 0)
+			policy_json_path_key(p, sizeof(p), path, "readonly");
+			if (policy_json_get_bool(c, it, p, &m->readonly) < 0)
 				return -1;
 		}
 	} else {
 		m->size = DEFAULT_TMPFS_SIZE;
 		if ((it = cJSON_GetObjectItemCaseSensitive(obj, "size"))) {
-			pj_path_key(p, sizeof(p), path, "size");
-			if (pj_get_size(c, it, p, 4 * KiB, 16 * TiB, "4K to 16T", &m->size) < 0)
+			policy_json_path_key(p, sizeof(p), path, "size");
+			if (policy_json_get_size(c, it, p, 4 * KiB, 16 * TiB, "4K to 16T", &m->size) < 0)
 				return -1;
 		}
 	}
@@ -134,7 +134,7 @@ static int parse_mount(struct pj_ctx *c, const cJSON *obj, const char *path,
 static int parse_mounts(struct pj_ctx *c, const cJSON *arr, struct policy *p)
 {
 	size_t n = 0;
-	if (pj_need_array(c, arr, "mounts", POLICY_MAX_MOUNTS, &n) < 0)
+	if (policy_json_need_array(c, arr, "mounts", POLICY_MAX_MOUNTS, &n) < 0)
 		return -1;
 	if (n == 0)
 		return 0;
@@ -144,15 +144,15 @@ static int parse_mounts(struct pj_ctx *c, const cJSON *arr, struct policy *p)
 	size_t i = 0;
 	char path[PJ_PATH_MAX];
 	for (const cJSON *it = arr->child; it; it = it->next, i++) {
-		pj_path_idx(path, sizeof(path), "mounts", i);
+		policy_json_path_idx(path, sizeof(path), "mounts", i);
 		p->nmounts = i + 1;
 		if (parse_mount(c, it, path, &p->mounts[i]) < 0)
 			return -1;
 		for (size_t j = 0; j < i; j++)
-			if (pj_same_path(p->mounts[j].cell, p->mounts[i].cell)) {
+			if (policy_json_same_path(p->mounts[j].cell, p->mounts[i].cell)) {
 				char q[PJ_PATH_MAX];
-				pj_bprintf(q, sizeof(q), "%s.cell", path);
-				return pj_perr(c, q, "%s is already mounted by mounts[%zu]",
+				policy_json_bprintf(q, sizeof(q), "%s.cell", path);
+				return policy_json_perr(c, q, "%s is already mounted by mounts[%zu]",
 					    p->mounts[i].cell, j);
 			}
 	}
@@ -161,12 +161,12 @@ static int parse_mounts(struct pj_ctx *c, const cJSON *arr, struct policy *p)
 
 static int parse_env(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 {
-	if (pj_need_object(c, obj, "env") < 0)
+	if (policy_json_need_object(c, obj, "env") < 0)
 		return -1;
 	size_t n = 0;
 	for (const cJSON *it = obj->child; it; it = it->next)
 		if (++n > POLICY_MAX_ENV)
-			return pj_perr(c, "env", "too many variables (at most %d)", POLICY_MAX_ENV);
+			return policy_json_perr(c, "env", "too many variables (at most %d)", POLICY_MAX_ENV);
 	if (n == 0)
 		return 0;
 	p->env = calloc(n + 1, sizeof(char *));
@@ -174,18 +174,18 @@ static int parse_env(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 		return sc_fail(c->err, ENOMEM, "%s: env", c->origin);
 	char path[PJ_PATH_MAX];
 	for (const cJSON *it = obj->child; it; it = it->next) {
-		pj_path_key(path, sizeof(path), "env", it->string);
+		policy_json_path_key(path, sizeof(path), "env", it->string);
 		if (!valid_env_key(it->string))
-			return pj_perr(c, path, "not a valid variable name (letters, digits "
+			return policy_json_perr(c, path, "not a valid variable name (letters, digits "
 					     "and '_', not starting with a digit)");
 		for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
 			if (!strcmp(prev->string, it->string))
-				return pj_perr(c, path, "duplicate key");
+				return policy_json_perr(c, path, "duplicate key");
 		if (!cJSON_IsString(it))
-			return pj_expected(c, path, "a string", it);
+			return policy_json_expected(c, path, "a string", it);
 		size_t vlen = strlen(it->valuestring);
 		if (vlen > POL_MAX_ENV_VAL)
-			return pj_perr(c, path, "too long (at most %d bytes)", POL_MAX_ENV_VAL);
+			return policy_json_perr(c, path, "too long (at most %d bytes)", POL_MAX_ENV_VAL);
 		size_t klen = strlen(it->string);
 		char *kv = malloc(klen + vlen + 2);
 		if (!kv)
@@ -202,13 +202,13 @@ static const char *const NETWORK_KEYS[] = {"mode"};
 
 static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 {
-	if (pj_need_object(c, obj, "network") < 0 ||
-	    pj_check_keys(c, obj, "network", NETWORK_KEYS, SC_ARRAY_LEN(NETWORK_KEYS)) < 0)
+	if (policy_json_need_object(c, obj, "network") < 0 ||
+	    policy_json_check_keys(c, obj, "network", NETWORK_KEYS, SC_ARRAY_LEN(NETWORK_KEYS)) < 0)
 		return -1;
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(obj, "mode");
 	if (!cJSON_IsString(mode) || strcmp(mode->valuestring, "none"))
-		return pj_expected(c, "network.mode", "\"none\" (loopback only)", mode);
-	return pj_get_string(c, mode, "network.mode", 16, "a string", &p->network);
+		return policy_json_expected(c, "network.mode", "\"none\" (loopback only)", mode);
+	return policy_json_get_string(c, mode, "network.mode", 16, "a string", &p->network);
 }
 
 /* ---- the document ---- */
@@ -287,28 +287,28 @@ static void line_col(const char *s, size_t off, size_t *line, size_t *col)
 static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
 {
 	if (!cJSON_IsObject(root))
-		return pj_expected(c, NULL, "a JSON object at the top level", root);
-	if (pj_check_keys(c, root, "", TOP_KEYS, SC_ARRAY_LEN(TOP_KEYS)) < 0)
+		return policy_json_expected(c, NULL, "a JSON object at the top level", root);
+	if (policy_json_check_keys(c, root, "", TOP_KEYS, SC_ARRAY_LEN(TOP_KEYS)) < 0)
 		return -1;
 	const cJSON *it;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "description")) &&
-	    pj_get_string(c, it, "description", POL_MAX_COMMENT, "a string", &p->description) < 0)
+	    policy_json_get_string(c, it, "description", POL_MAX_COMMENT, "a string", &p->description) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "image"))) {
 		if (!cJSON_IsString(it) || !sc_valid_name(it->valuestring))
-			return pj_expected(c, "image", "an image name like \"host\"", it);
-		if (pj_get_string(c, it, "image", 64, "a string", &p->image) < 0)
+			return policy_json_expected(c, "image", "an image name like \"host\"", it);
+		if (policy_json_get_string(c, it, "image", 64, "a string", &p->image) < 0)
 			return -1;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "workdir")) &&
-	    pj_get_abs_path(c, it, "workdir", &p->workdir) < 0)
+	    policy_json_get_abs_path(c, it, "workdir", &p->workdir) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "hostname"))) {
 		if (!cJSON_IsString(it) || !valid_hostname(it->valuestring))
-			return pj_expected(c, "hostname",
+			return policy_json_expected(c, "hostname",
 					"a host name of 1 to 64 letters, digits, '-' and '.'",
 					it);
-		if (pj_get_string(c, it, "hostname", 64, "a string", &p->hostname) < 0)
+		if (policy_json_get_string(c, it, "hostname", 64, "a string", &p->hostname) < 0)
 			return -1;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "network")) &&
@@ -320,10 +320,10 @@ static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
 	    parse_limits(c, it, &p->limits) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "no_writable_binds")) &&
-	    pj_get_bool(c, it, "no_writable_binds", &p->no_writable_binds) < 0)
+	    policy_json_get_bool(c, it, "no_writable_binds", &p->no_writable_binds) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "require_cgroups")) &&
-	    pj_get_bool(c, it, "require_cgroups", &p->require_cgroups) < 0)
+	    policy_json_get_bool(c, it, "require_cgroups", &p->require_cgroups) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "mounts")) && parse_mounts(c, it, p) < 0)
 		return -1;
@@ -332,12 +332,12 @@ static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
 			if (p->mounts[i].host && !p->mounts[i].readonly) {
 				char q[PJ_PATH_MAX];
 				snprintf(q, sizeof(q), "mounts[%zu].readonly", i);
-				return pj_perr(c, q, "must be true: the policy sets no_writable_binds");
+				return policy_json_perr(c, q, "must be true: the policy sets no_writable_binds");
 			}
 
 	it = cJSON_GetObjectItemCaseSensitive(root, "seccomp");
 	if (it)
-		return pj_parse_seccomp(c, it, &p->seccomp);
+		return policy_json_parse_seccomp(c, it, &p->seccomp);
 	return 0;
 }
 
@@ -356,22 +356,22 @@ static int default_seccomp(struct policy_seccomp **out, struct sc_err *err)
 int policy_parse(const char *json, size_t len, const char *origin,
 		 struct policy *out, struct sc_err *err)
 {
-	return pol_parse_text(json, len, origin, true, out, err);
+	return policy_parse_text(json, len, origin, true, out, err);
 }
 
-int pol_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
+int policy_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
 		   struct policy *out, struct sc_err *err)
 {
 	struct pj_ctx c = {.origin = origin ? origin : "policy", .err = err};
 	memset(out, 0, sizeof(*out));
 	if (len > POL_MAX_DOC)
-		return pj_perr(&c, NULL, "too large (at most %u bytes)", POL_MAX_DOC);
+		return policy_json_perr(&c, NULL, "too large (at most %u bytes)", POL_MAX_DOC);
 	if (memchr(json, '\0', len))
-		return pj_perr(&c, NULL, "contains a NUL byte; expected a JSON text");
+		return policy_json_perr(&c, NULL, "contains a NUL byte; expected a JSON text");
 	if (!valid_utf8((const unsigned char *)json, len))
-		return pj_perr(&c, NULL, "not valid UTF-8; expected a JSON text");
+		return policy_json_perr(&c, NULL, "not valid UTF-8; expected a JSON text");
 	if (has_escaped_nul(json, len))
-		return pj_perr(&c, NULL, "contains \"\\u0000\", which no field accepts");
+		return policy_json_perr(&c, NULL, "contains \"\\u0000\", which no field accepts");
 
 	/* cJSON wants the terminating NUL inside the length it is given. */
 	_cleanup_free_ char *text = malloc(len + 1);
@@ -385,7 +385,7 @@ int pol_parse_text(const char *json, size_t len, const char *origin, bool defaul
 		size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
 		size_t line, col;
 		line_col(text, off, &line, &col);
-		return pj_perr(&c, NULL, "line %zu, column %zu: invalid JSON", line, col);
+		return policy_json_perr(&c, NULL, "line %zu, column %zu: invalid JSON", line, col);
 	}
 	int rc = parse_doc(&c, root, out);
 	bool has_seccomp = cJSON_GetObjectItemCaseSensitive(root, "seccomp") != NULL;
@@ -408,14 +408,14 @@ bool policy_is_builtin(const char *name)
 
 const char *policy_builtin_name(size_t i)
 {
-	return i < POL_NBUILTINS ? POL_BUILTINS[i].name : NULL;
+	return i < policy_nbuiltins ? policy_builtins[i].name : NULL;
 }
 
 const char *policy_builtin_json(const char *name)
 {
-	for (size_t i = 0; i < POL_NBUILTINS; i++)
-		if (!strcmp(POL_BUILTINS[i].name, name))
-			return POL_BUILTINS[i].json;
+	for (size_t i = 0; i < policy_nbuiltins; i++)
+		if (!strcmp(policy_builtins[i].name, name))
+			return policy_builtins[i].json;
 	return NULL;
 }
 
@@ -435,25 +435,21 @@ static int read_policy_file(const char *path, char **buf, size_t *len, struct sc
 		return sc_fail(err, errno, "cannot stat policy %s", path);
 	if (S_ISDIR(st.st_mode))
 		return sc_fail(err, EISDIR, "cannot read policy %s", path);
-	_cleanup_free_ char *data = malloc(POL_MAX_DOC + 1);
-	if (!data)
-		return sc_fail(err, ENOMEM, "cannot read policy %s", path);
-	ssize_t n = sc_read_all(fd, data, POL_MAX_DOC + 1);
-	if (n < 0)
-		return sc_fail(err, errno, "cannot read policy %s", path);
-	if ((size_t)n > POL_MAX_DOC)
-		return sc_fail(err, 0, "%s: too large (at most %u bytes)", path, POL_MAX_DOC);
-	*len = (size_t)n;
-	*buf = steal_ptr(&data);
+	struct sc_err e;
+	if (sc_read_small_alloc_fd(fd, path, 0, POL_MAX_DOC, buf, len, &e) < 0) {
+		if (e.errnum == EFBIG)
+			return sc_fail(err, 0, "%s: too large (at most %u bytes)", path, POL_MAX_DOC);
+		return sc_fail(err, e.errnum, "cannot read policy %s", path);
+	}
 	return 0;
 }
 
 int policy_load(const char *name_or_file, struct policy *out, struct sc_err *err)
 {
-	return pol_load_with(name_or_file, policy_parse, out, err);
+	return policy_load_with(name_or_file, policy_parse, out, err);
 }
 
-int pol_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
+int policy_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
 		  struct sc_err *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -464,10 +460,10 @@ int pol_load_with(const char *name_or_file, pol_parser parse, struct policy *out
 		if (!json) {
 			char q[96], list[128] = "";
 			size_t o = 0;
-			for (size_t i = 0; i < POL_NBUILTINS && o < sizeof(list); i++)
+			for (size_t i = 0; i < policy_nbuiltins && o < sizeof(list); i++)
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s",
-						      i ? ", " : "", POL_BUILTINS[i].name);
-			pj_quote(q, sizeof(q), name_or_file, 64);
+						      i ? ", " : "", policy_builtins[i].name);
+			policy_json_quote(q, sizeof(q), name_or_file, 64);
 			return sc_fail(err, 0,
 				       "unknown policy %s (built-in: %s; or give a path to "
 				       "a JSON file, e.g. ./%s.json)",
@@ -504,7 +500,7 @@ void policy_free(struct policy *p)
 		free(p->mounts[i].cell);
 	}
 	free(p->mounts);
-	pol_seccomp_free(p->seccomp);
+	policy_seccomp_free(p->seccomp);
 	free(p->seccomp_text);
 	free(p->seccomp_doc);
 	memset(p, 0, sizeof(*p));

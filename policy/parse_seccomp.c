@@ -49,12 +49,12 @@ static struct seen *seen_find(struct seen_set *s, int nr)
 static int check_syscall(struct pj_ctx *c, const cJSON *it, const char *path, int *nr)
 {
 	if (!cJSON_IsString(it) || !valid_syscall_name(it->valuestring))
-		return pj_expected(c, path, "a syscall name like \"openat\"", it);
+		return policy_json_expected(c, path, "a syscall name like \"openat\"", it);
 	int n = seccomp_syscall_resolve_name(it->valuestring);
 	if (n == __NR_SCMP_ERROR) {
 		char q[96];
-		pj_quote(q, sizeof(q), it->valuestring, 64);
-		return pj_perr(c, path, "unknown syscall %s", q);
+		policy_json_quote(q, sizeof(q), it->valuestring, 64);
+		return policy_json_perr(c, path, "unknown syscall %s", q);
 	}
 	*nr = n;
 	return 0;
@@ -67,10 +67,10 @@ static int parse_names(struct pj_ctx *c, const cJSON *arr, const char *path, siz
 		       char ***names, size_t *nnames, struct seen_set *seen, int deny)
 {
 	size_t n = 0;
-	if (pj_need_array(c, arr, path, max, &n) < 0)
+	if (policy_json_need_array(c, arr, path, max, &n) < 0)
 		return -1;
 	if (n == 0)
-		return pj_perr(c, path, "expected at least one syscall name");
+		return policy_json_perr(c, path, "expected at least one syscall name");
 	*names = calloc(n, sizeof(char *));
 	if (!*names)
 		return sc_fail(c->err, ENOMEM, "%s: %s", c->origin, path);
@@ -78,24 +78,24 @@ static int parse_names(struct pj_ctx *c, const cJSON *arr, const char *path, siz
 	size_t i = 0;
 	char p[PJ_PATH_MAX];
 	for (const cJSON *it = arr->child; it; it = it->next, i++) {
-		pj_path_idx(p, sizeof(p), path, i);
+		policy_json_path_idx(p, sizeof(p), path, i);
 		int nr = 0;
 		if (check_syscall(c, it, p, &nr) < 0)
 			return -1;
 		char q[96];
-		pj_quote(q, sizeof(q), it->valuestring, 64);
+		policy_json_quote(q, sizeof(q), it->valuestring, 64);
 		if (seen) {
 			if (seen->count >= MAX_TOTAL_NAMES)
-				return pj_perr(c, p, "too many syscall names (at most %d in "
+				return policy_json_perr(c, p, "too many syscall names (at most %d in "
 						  "seccomp.allow and seccomp.deny together)",
 					    MAX_TOTAL_NAMES);
 			struct seen *s = seen_find(seen, nr);
 			if (s->used && s->deny < 0)
-				return pj_perr(c, p,
+				return policy_json_perr(c, p,
 					       "duplicate syscall %s (already in seccomp.allow[%u])",
 					       q, s->idx);
 			if (s->used)
-				return pj_perr(c, p,
+				return policy_json_perr(c, p,
 					       "duplicate syscall %s (already in "
 					       "seccomp.deny[%d].names[%u])",
 					       q, s->deny, s->idx);
@@ -104,7 +104,7 @@ static int parse_names(struct pj_ctx *c, const cJSON *arr, const char *path, siz
 		} else {
 			for (size_t j = 0; j < i; j++)
 				if (local[j] == nr)
-					return pj_perr(c, p, "duplicate syscall %s (already in %s[%zu])",
+					return policy_json_perr(c, p, "duplicate syscall %s (already in %s[%zu])",
 						    q, path, j);
 			local[i] = nr;
 		}
@@ -129,24 +129,24 @@ static int parse_action(struct pj_ctx *c, const cJSON *obj, const char *path,
 	char p[PJ_PATH_MAX];
 	const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, act_key);
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(obj, errno_key);
-	pj_path_key(p, sizeof(p), path, act_key);
+	policy_json_path_key(p, sizeof(p), path, act_key);
 	if (a) {
-		if (!cJSON_IsString(a) || pol_act_parse(a->valuestring, &out->kind) < 0)
-			return pj_expected(c, p, "one of \"allow\", \"errno\", \"kill\", "
+		if (!cJSON_IsString(a) || policy_act_parse(a->valuestring, &out->kind) < 0)
+			return policy_json_expected(c, p, "one of \"allow\", \"errno\", \"kill\", "
 					      "\"trap\", \"log\"",
 					a);
 	} else if (required) {
-		return pj_perr(c, path, "missing key \"%s\"", act_key);
+		return policy_json_perr(c, path, "missing key \"%s\"", act_key);
 	}
-	pj_path_key(p, sizeof(p), path, errno_key);
+	policy_json_path_key(p, sizeof(p), path, errno_key);
 	if (out->kind == POL_ACT_ERRNO) {
 		if (e)
-			return pj_get_errno(c, e, p, &out->errnum);
+			return policy_json_get_errno(c, e, p, &out->errnum);
 		if (required)
-			return pj_perr(c, path, "missing key \"%s\" (the action is \"errno\")",
+			return policy_json_perr(c, path, "missing key \"%s\" (the action is \"errno\")",
 				    errno_key);
 	} else if (e) {
-		return pj_perr(c, p, "only allowed when the action is \"errno\"");
+		return policy_json_perr(c, p, "only allowed when the action is \"errno\"");
 	}
 	return 0;
 }
@@ -157,8 +157,8 @@ static int get_comment(struct pj_ctx *c, const cJSON *obj, const char *path, cha
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "comment");
 	if (!it)
 		return 0;
-	pj_path_key(p, sizeof(p), path, "comment");
-	return pj_get_string(c, it, p, POL_MAX_COMMENT, "a string", out);
+	policy_json_path_key(p, sizeof(p), path, "comment");
+	return policy_json_get_string(c, it, p, POL_MAX_COMMENT, "a string", out);
 }
 
 static int parse_arg(struct pj_ctx *c, const cJSON *obj, const char *path,
@@ -166,40 +166,40 @@ static int parse_arg(struct pj_ctx *c, const cJSON *obj, const char *path,
 {
 	char p[PJ_PATH_MAX];
 	uint64_t v;
-	if (pj_need_object(c, obj, path) < 0 ||
-	    pj_check_keys(c, obj, path, ARG_KEYS, SC_ARRAY_LEN(ARG_KEYS)) < 0)
+	if (policy_json_need_object(c, obj, path) < 0 ||
+	    policy_json_check_keys(c, obj, path, ARG_KEYS, SC_ARRAY_LEN(ARG_KEYS)) < 0)
 		return -1;
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, "arg");
-	pj_path_key(p, sizeof(p), path, "arg");
-	if (pj_get_uint(c, it, p, 0, 5, &v) < 0)
+	policy_json_path_key(p, sizeof(p), path, "arg");
+	if (policy_json_get_uint(c, it, p, 0, 5, &v) < 0)
 		return -1;
 	a->index = (unsigned)v;
 	it = cJSON_GetObjectItemCaseSensitive(obj, "op");
-	pj_path_key(p, sizeof(p), path, "op");
-	if (!cJSON_IsString(it) || pol_op_parse(it->valuestring, &a->op) < 0)
-		return pj_expected(c, p, "one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", "
+	policy_json_path_key(p, sizeof(p), path, "op");
+	if (!cJSON_IsString(it) || policy_op_parse(it->valuestring, &a->op) < 0)
+		return policy_json_expected(c, p, "one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", "
 				      "\"ge\", \"masked_eq\"",
 				it);
 	it = cJSON_GetObjectItemCaseSensitive(obj, "value");
-	pj_path_key(p, sizeof(p), path, "value");
-	if (pj_get_u64(c, it, p, &a->value) < 0)
+	policy_json_path_key(p, sizeof(p), path, "value");
+	if (policy_json_get_u64(c, it, p, &a->value) < 0)
 		return -1;
 	it = cJSON_GetObjectItemCaseSensitive(obj, "mask");
-	pj_path_key(p, sizeof(p), path, "mask");
+	policy_json_path_key(p, sizeof(p), path, "mask");
 	if (a->op == POL_OP_MASKED_EQ) {
 		if (!it)
-			return pj_perr(c, path, "missing key \"mask\" (the op is \"masked_eq\")");
-		if (pj_get_u64(c, it, p, &a->mask) < 0)
+			return policy_json_perr(c, path, "missing key \"mask\" (the op is \"masked_eq\")");
+		if (policy_json_get_u64(c, it, p, &a->mask) < 0)
 			return -1;
 		if (a->mask == 0)
-			return pj_perr(c, p, "a mask of 0 matches every value; use seccomp.allow "
+			return policy_json_perr(c, p, "a mask of 0 matches every value; use seccomp.allow "
 					  "or seccomp.deny for an unconditional action");
 		if (a->value & ~a->mask) {
-			pj_path_key(p, sizeof(p), path, "value");
-			return pj_perr(c, p, "has bits outside the mask, so it never matches");
+			policy_json_path_key(p, sizeof(p), path, "value");
+			return policy_json_perr(c, p, "has bits outside the mask, so it never matches");
 		}
 	} else if (it) {
-		return pj_perr(c, p, "only allowed when the op is \"masked_eq\"");
+		return policy_json_perr(c, p, "only allowed when the op is \"masked_eq\"");
 	}
 	return 0;
 }
@@ -209,35 +209,35 @@ static int parse_rule(struct pj_ctx *c, const cJSON *obj, const char *path,
 {
 	char p[PJ_PATH_MAX];
 	size_t n = 0;
-	if (pj_need_object(c, obj, path) < 0 ||
-	    pj_check_keys(c, obj, path, RULE_KEYS, SC_ARRAY_LEN(RULE_KEYS)) < 0)
+	if (policy_json_need_object(c, obj, path) < 0 ||
+	    policy_json_check_keys(c, obj, path, RULE_KEYS, SC_ARRAY_LEN(RULE_KEYS)) < 0)
 		return -1;
-	pj_path_key(p, sizeof(p), path, "names");
+	policy_json_path_key(p, sizeof(p), path, "names");
 	if (parse_names(c, cJSON_GetObjectItemCaseSensitive(obj, "names"), p,
 			MAX_RULE_NAMES, &r->names, &r->nnames, NULL, -1) < 0)
 		return -1;
 	if (parse_action(c, obj, path, "action", "errno", true, &r->act) < 0)
 		return -1;
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(obj, "args");
-	pj_path_key(p, sizeof(p), path, "args");
+	policy_json_path_key(p, sizeof(p), path, "args");
 	if (!args)
-		return pj_perr(c, path, "missing key \"args\" (use seccomp.allow or "
+		return policy_json_perr(c, path, "missing key \"args\" (use seccomp.allow or "
 				     "seccomp.deny for an unconditional action)");
-	if (pj_need_array(c, args, p, POL_MAX_ARGS, &n) < 0)
+	if (policy_json_need_array(c, args, p, POL_MAX_ARGS, &n) < 0)
 		return -1;
 	if (n == 0)
-		return pj_perr(c, p, "expected at least one condition (use seccomp.allow or "
+		return policy_json_perr(c, p, "expected at least one condition (use seccomp.allow or "
 				  "seccomp.deny for an unconditional action)");
 	size_t i = 0;
 	for (const cJSON *it = args->child; it; it = it->next, i++) {
 		char q[PJ_PATH_MAX];
-		pj_path_idx(q, sizeof(q), p, i);
+		policy_json_path_idx(q, sizeof(q), p, i);
 		if (parse_arg(c, it, q, &r->args[i]) < 0)
 			return -1;
 		r->nargs = i + 1;
 		for (size_t j = 0; j < i; j++)
 			if (r->args[j].index == r->args[i].index)
-				return pj_perr(c, q, "argument %u is already compared in %s[%zu]",
+				return policy_json_perr(c, q, "argument %u is already compared in %s[%zu]",
 					    r->args[i].index, p, j);
 	}
 	return get_comment(c, obj, path, &r->comment);
@@ -336,15 +336,15 @@ static int check_rules(struct pj_ctx *c, const struct policy_seccomp *s)
 	char p[PJ_PATH_MAX], q[96];
 	for (size_t i = 0; i < s->nrules; i++) {
 		const struct pol_rule *r = &s->rules[i];
-		pj_path_idx(p, sizeof(p), "seccomp.rules", i);
+		policy_json_path_idx(p, sizeof(p), "seccomp.rules", i);
 		for (size_t j = 0; j < i; j++) {
 			const struct pol_rule *o = &s->rules[j];
-			if (pol_act_equal(&r->act, &o->act))
+			if (policy_act_equal(&r->act, &o->act))
 				continue;
 			const char *name = rules_shared_name(r, o);
 			if (name && !rules_disjoint(r, o)) {
-				pj_quote(q, sizeof(q), name, 64);
-				return pj_perr(c, p,
+				policy_json_quote(q, sizeof(q), name, 64);
+				return policy_json_perr(c, p,
 					    "can match the same call to %s as seccomp.rules[%zu] "
 					    "with a different action (make them compare one "
 					    "argument with values that exclude each other)",
@@ -355,21 +355,21 @@ static int check_rules(struct pj_ctx *c, const struct policy_seccomp *s)
 
 	/* Fallbacks by syscall number (only native syscalls reach the filter). */
 	struct pol_table t;
-	if (pol_table_build(s, &t, c->err) < 0)
+	if (policy_table_build(s, &t, c->err) < 0)
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < s->nrules; i++) {
 		const struct pol_rule *r = &s->rules[i];
-		if (!pol_act_equal(&r->act, &s->def))
+		if (!policy_act_equal(&r->act, &s->def))
 			continue;
 		for (size_t k = 0; rc == 0 && k < r->nnames; k++) {
 			const struct pol_sys *e =
-				pol_table_find(&t, seccomp_syscall_resolve_name(r->names[k]));
-			if (!e || pol_act_equal(&e->fallback, &s->def))
+				policy_table_find(&t, seccomp_syscall_resolve_name(r->names[k]));
+			if (!e || policy_act_equal(&e->fallback, &s->def))
 				continue;
-			pj_path_idx(p, sizeof(p), "seccomp.rules", i);
-			pj_quote(q, sizeof(q), r->names[k], 64);
-			rc = pj_perr(c, p,
+			policy_json_path_idx(p, sizeof(p), "seccomp.rules", i);
+			policy_json_quote(q, sizeof(q), r->names[k], 64);
+			rc = policy_json_perr(c, p,
 				     "the action is the default action, which cannot be a rule "
 				     "of %s (listed in seccomp.%s); use another action or errno",
 				     q, e->fallback.kind == POL_ACT_ALLOW ? "allow" : "deny");
@@ -382,21 +382,21 @@ static int check_rules(struct pj_ctx *c, const struct policy_seccomp *s)
 		for (size_t k = 0; k < t.sys[i].nrules; k++)
 			conds += s->rules[t.sys[i].rules[k]].nargs;
 	if (rc == 0 && conds > MAX_CONDITIONS)
-		rc = pj_perr(c, "seccomp.rules",
+		rc = policy_json_perr(c, "seccomp.rules",
 			     "too many conditions (%zu, counting each syscall of a rule; at "
 			     "most %d): the filter would not fit in the kernel's 4096 "
 			     "instructions",
 			     conds, MAX_CONDITIONS);
-	pol_table_free(&t);
+	policy_table_free(&t);
 	return rc;
 }
 
-int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp **out)
+int policy_json_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp **out)
 {
 	if (cJSON_IsNull(obj))
 		return 0; /* explicitly no filter */
-	if (pj_need_object(c, obj, "seccomp") < 0 ||
-	    pj_check_keys(c, obj, "seccomp", SECCOMP_KEYS, SC_ARRAY_LEN(SECCOMP_KEYS)) < 0)
+	if (policy_json_need_object(c, obj, "seccomp") < 0 ||
+	    policy_json_check_keys(c, obj, "seccomp", SECCOMP_KEYS, SC_ARRAY_LEN(SECCOMP_KEYS)) < 0)
 		return -1;
 	struct policy_seccomp *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -418,7 +418,7 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 				 &s->nallow, seen, -1);
 	size_t n = 0;
 	it = cJSON_GetObjectItemCaseSensitive(obj, "deny");
-	if (rc == 0 && it && (rc = pj_need_array(c, it, "seccomp.deny", POL_MAX_DENY, &n)) == 0 &&
+	if (rc == 0 && it && (rc = policy_json_need_array(c, it, "seccomp.deny", POL_MAX_DENY, &n)) == 0 &&
 	    n > 0) {
 		s->deny = calloc(n, sizeof(*s->deny));
 		if (!s->deny)
@@ -428,15 +428,15 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 			char p[PJ_PATH_MAX], q[PJ_PATH_MAX];
 			struct pol_deny *e = &s->deny[i];
 			s->ndeny = i + 1;
-			pj_path_idx(p, sizeof(p), "seccomp.deny", i);
-			pj_path_key(q, sizeof(q), p, "names");
+			policy_json_path_idx(p, sizeof(p), "seccomp.deny", i);
+			policy_json_path_key(q, sizeof(q), p, "names");
 			char r[PJ_PATH_MAX];
-			pj_path_key(r, sizeof(r), p, "errno");
-			if (pj_need_object(c, d, p) < 0 ||
-			    pj_check_keys(c, d, p, DENY_KEYS, SC_ARRAY_LEN(DENY_KEYS)) < 0 ||
+			policy_json_path_key(r, sizeof(r), p, "errno");
+			if (policy_json_need_object(c, d, p) < 0 ||
+			    policy_json_check_keys(c, d, p, DENY_KEYS, SC_ARRAY_LEN(DENY_KEYS)) < 0 ||
 			    parse_names(c, cJSON_GetObjectItemCaseSensitive(d, "names"), q,
 					POL_MAX_NAMES, &e->names, &e->nnames, seen, (int)i) < 0 ||
-			    pj_get_errno(c, cJSON_GetObjectItemCaseSensitive(d, "errno"), r,
+			    policy_json_get_errno(c, cJSON_GetObjectItemCaseSensitive(d, "errno"), r,
 				      &e->errnum) < 0 ||
 			    get_comment(c, d, p, &e->comment) < 0)
 				rc = -1;
@@ -447,7 +447,7 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 		return -1;
 
 	it = cJSON_GetObjectItemCaseSensitive(obj, "rules");
-	if (it && pj_need_array(c, it, "seccomp.rules", POL_MAX_RULES, &n) < 0)
+	if (it && policy_json_need_array(c, it, "seccomp.rules", POL_MAX_RULES, &n) < 0)
 		return -1;
 	if (it && n > 0) {
 		s->rules = calloc(n, sizeof(*s->rules));
@@ -456,7 +456,7 @@ int pj_parse_seccomp(struct pj_ctx *c, const cJSON *obj, struct policy_seccomp *
 		size_t i = 0;
 		for (const cJSON *r = it->child; r; r = r->next, i++) {
 			char p[PJ_PATH_MAX];
-			pj_path_idx(p, sizeof(p), "seccomp.rules", i);
+			policy_json_path_idx(p, sizeof(p), "seccomp.rules", i);
 			s->nrules = i + 1;
 			if (parse_rule(c, r, p, &s->rules[i]) < 0)
 				return -1;
@@ -474,7 +474,7 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-void pol_seccomp_free(struct policy_seccomp *s)
+void policy_seccomp_free(struct policy_seccomp *s)
 {
 	if (!s)
 		return;

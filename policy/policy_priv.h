@@ -84,17 +84,17 @@ struct policy_seccomp {
 };
 
 /* policy/names.c */
-const char *pol_act_name(enum pol_act_kind k);
-int pol_act_parse(const char *s, enum pol_act_kind *out);
-const char *pol_op_name(enum pol_op op);
-int pol_op_parse(const char *s, enum pol_op *out);
+const char *policy_act_name(enum pol_act_kind k);
+int policy_act_parse(const char *s, enum pol_act_kind *out);
+const char *policy_op_name(enum pol_op op);
+int policy_op_parse(const char *s, enum pol_op *out);
 /* "EPERM" for 1; NULL for a number without a name in our table. */
-const char *pol_errno_name(int e);
-int pol_errno_parse(const char *s, int *out);
+const char *policy_errno_name(int e);
+int policy_errno_parse(const char *s, int *out);
 /* The kernel's SECCOMP_RET_* value of an action. */
-uint32_t pol_act_ret(const struct pol_act *a);
-bool pol_arg_matches(const struct pol_arg *a, uint64_t v);
-bool pol_act_equal(const struct pol_act *a, const struct pol_act *b);
+uint32_t policy_act_ret(const struct pol_act *a);
+bool policy_arg_matches(const struct pol_arg *a, uint64_t v);
+bool policy_act_equal(const struct pol_act *a, const struct pol_act *b);
 
 /* policy/seccomp_model.c: the syscall table of a policy on the native
  * architecture, what the compiler emits and the verifier checks. */
@@ -110,32 +110,32 @@ struct pol_table {
 	size_t nsys;
 	struct pol_act def;
 };
-int pol_table_build(const struct policy_seccomp *s, struct pol_table *t,
+int policy_table_build(const struct policy_seccomp *s, struct pol_table *t,
 		    struct sc_err *err);
-void pol_table_free(struct pol_table *t);
+void policy_table_free(struct pol_table *t);
 /* The entry of syscall `nr`, NULL when the policy does not name it. */
-const struct pol_sys *pol_table_find(const struct pol_table *t, int nr);
+const struct pol_sys *policy_table_find(const struct pol_table *t, int nr);
 /* The action of a call according to the policy (the reference semantics). */
-uint32_t pol_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
+uint32_t policy_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
 			int nr, const uint64_t args[6]);
 
 /* policy/json_out.c: the seccomp part as canonical compact JSON (the cache
  * key), malloc'd. */
-char *pol_seccomp_canonical(const struct policy_seccomp *s);
-void pol_seccomp_free(struct policy_seccomp *s);
+char *policy_seccomp_canonical(const struct policy_seccomp *s);
+void policy_seccomp_free(struct policy_seccomp *s);
 
 /* policy/compile.c: compile with libseccomp (no cache) and check the
  * result against the policy. */
-int pol_compile(const struct policy_seccomp *s, struct policy_filter *out,
+int policy_compile(const struct policy_seccomp *s, struct policy_filter *out,
 		struct sc_err *err);
 /* Check that `f` does what the policy says, on probe calls built from the
  * policy's own rules, every syscall number up to 1023, x32 and a foreign
  * architecture. */
-int pol_verify(const struct policy_seccomp *s, const struct policy_filter *f,
+int policy_verify(const struct policy_seccomp *s, const struct policy_filter *f,
 	       struct sc_err *err);
 /* A short description of what the cache key covers besides the policy:
  * the libseccomp version and the native architecture. */
-int pol_compile_env(char *buf, size_t size);
+int policy_compile_env(char *buf, size_t size);
 
 /* policy/bpf_eval.c: a classic-BPF interpreter with the kernel's seccomp
  * semantics, used to verify compiled programs. Returns 0 and the program's
@@ -146,16 +146,16 @@ struct pol_seccomp_data {
 	uint64_t instruction_pointer;
 	uint64_t args[6];
 };
-int pol_bpf_run(const void *insns, size_t count,
+int policy_bpf_run(const void *insns, size_t count,
 		const struct pol_seccomp_data *d, uint32_t *ret);
 
 /* policy/cache.c */
-int pol_cache_get(const char *dir, const char *key, struct policy_filter *out,
+int policy_cache_get(const char *dir, const char *key, struct policy_filter *out,
 		  struct sc_err *err);
-int pol_cache_put(const char *dir, const char *key, const struct policy_filter *f,
+int policy_cache_put(const char *dir, const char *key, const struct policy_filter *f,
 		  struct sc_err *err);
 /* "<dir>/<16 hex digits>.bpf" for a key. */
-int pol_cache_path(const char *dir, const char *key, char *buf, size_t size);
+int policy_cache_path(const char *dir, const char *key, char *buf, size_t size);
 
 /* policy/profiles.c */
 struct pol_builtin {
@@ -163,15 +163,15 @@ struct pol_builtin {
 	const char *summary;
 	const char *json;
 };
-extern const struct pol_builtin POL_BUILTINS[];
-extern const size_t POL_NBUILTINS;
+extern const struct pol_builtin policy_builtins[];
+extern const size_t policy_nbuiltins;
 
 /* policy/parse.c and deferred.c: the loaders' shared core. */
 typedef int (*pol_parser)(const char *json, size_t len, const char *origin, struct policy *out,
 			  struct sc_err *err);
-int pol_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
+int policy_parse_text(const char *json, size_t len, const char *origin, bool default_seccomp_if_missing,
 		   struct policy *out, struct sc_err *err);
-int pol_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
+int policy_load_with(const char *name_or_file, pol_parser parse, struct policy *out,
 		  struct sc_err *err);
 /* Parse a deferred seccomp part (policy_load_deferred) into p->seccomp. */
-int pol_resolve_seccomp(struct policy *p, struct sc_err *err);
+int policy_resolve_seccomp(struct policy *p, struct sc_err *err);

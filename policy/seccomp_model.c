@@ -1,7 +1,7 @@
 /* The seccomp part of a policy on the native architecture: one entry per
  * syscall that the policy names, with its fallback action and its rules.
  * The compiler emits this table; the verifier checks the program against
- * pol_table_eval, the reference semantics:
+ * policy_table_eval, the reference semantics:
  *   - the first rule of the syscall whose conditions all hold decides
  *     (rules with different actions never overlap: the parser refuses it);
  *   - else the syscall's entry in allow/deny decides;
@@ -57,7 +57,7 @@ static int cmp_sys(const void *a, const void *b)
 	return (x->nr > y->nr) - (x->nr < y->nr);
 }
 
-int pol_table_build(const struct policy_seccomp *s, struct pol_table *t,
+int policy_table_build(const struct policy_seccomp *s, struct pol_table *t,
 		    struct sc_err *err)
 {
 	memset(t, 0, sizeof(*t));
@@ -107,7 +107,7 @@ int pol_table_build(const struct policy_seccomp *s, struct pol_table *t,
 		}
 	free(b.index);
 	if (rc < 0) {
-		pol_table_free(t);
+		policy_table_free(t);
 		return -1;
 	}
 	if (t->nsys)
@@ -115,7 +115,7 @@ int pol_table_build(const struct policy_seccomp *s, struct pol_table *t,
 	return 0;
 }
 
-void pol_table_free(struct pol_table *t)
+void policy_table_free(struct pol_table *t)
 {
 	for (size_t i = 0; i < t->nsys; i++)
 		free(t->sys[i].rules);
@@ -123,7 +123,7 @@ void pol_table_free(struct pol_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-const struct pol_sys *pol_table_find(const struct pol_table *t, int nr)
+const struct pol_sys *policy_table_find(const struct pol_table *t, int nr)
 {
 	size_t lo = 0, hi = t->nsys;
 	while (lo < hi) {
@@ -138,19 +138,19 @@ const struct pol_sys *pol_table_find(const struct pol_table *t, int nr)
 	return NULL;
 }
 
-uint32_t pol_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
+uint32_t policy_table_eval(const struct policy_seccomp *s, const struct pol_table *t,
 			int nr, const uint64_t args[6])
 {
-	const struct pol_sys *e = pol_table_find(t, nr);
+	const struct pol_sys *e = policy_table_find(t, nr);
 	if (!e)
-		return pol_act_ret(&t->def);
+		return policy_act_ret(&t->def);
 	for (size_t i = 0; i < e->nrules; i++) {
 		const struct pol_rule *r = &s->rules[e->rules[i]];
 		bool all = true;
 		for (size_t j = 0; all && j < r->nargs; j++)
-			all = pol_arg_matches(&r->args[j], args[r->args[j].index]);
+			all = policy_arg_matches(&r->args[j], args[r->args[j].index]);
 		if (all)
-			return pol_act_ret(&r->act);
+			return policy_act_ret(&r->act);
 	}
-	return pol_act_ret(&e->fallback);
+	return policy_act_ret(&e->fallback);
 }

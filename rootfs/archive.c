@@ -5,10 +5,8 @@
  * uncompressed digest against the config's diff_ids for both. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "../common/parse.h"
 #include "internal.h"
@@ -72,16 +70,16 @@ static bool member_path(const char *in, char *out, size_t size)
 static int index_tar(struct archive *a, struct sc_err *err)
 {
 	struct stream s;
-	if (stream_open(&s, a->fd, 0, UINT64_MAX, 0, err) < 0)
+	if (rootfs_stream_open(&s, a->fd, 0, UINT64_MAX, 0, err) < 0)
 		return -1;
 	s.fast_skip = true;
 	struct tar_reader t;
-	tar_init(&t, &s);
+	rootfs_tar_init(&t, &s);
 	struct tar_entry *e = malloc(sizeof(*e));
 	size_t cap = 0;
 	int rc = e ? 0 : sc_fail(err, ENOMEM, "archive index");
 	char path[TAR_PATH_MAX], link[TAR_PATH_MAX];
-	while (rc == 0 && (rc = tar_next(&t, e, err)) > 0) {
+	while (rc == 0 && (rc = rootfs_tar_next(&t, e, err)) > 0) {
 		rc = 0;
 		if (e->type != TAR_FILE && e->type != TAR_SYMLINK && e->type != TAR_HARDLINK)
 			continue;
@@ -115,7 +113,7 @@ static int index_tar(struct archive *a, struct sc_err *err)
 			rc = sc_fail(err, ENOMEM, "archive index");
 	}
 	free(e);
-	stream_close(&s);
+	rootfs_stream_close(&s);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -183,11 +181,7 @@ static int open_member(const struct archive *a, const char *path, int *fd, uint6
 		       uint64_t *size, struct sc_err *err)
 {
 	if (a->dir >= 0) {
-		struct open_how how = {
-			.flags = O_RDONLY | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		int f = (int)syscall(SYS_openat2, a->dir, path, &how, sizeof(how));
+		int f = sc_openat_beneath(a->dir, path, O_RDONLY, 0, 0);
 		struct stat st;
 		if (f < 0)
 			return sc_fail(err, errno, "the image layout lacks %s", path);
@@ -222,12 +216,12 @@ static int read_member(const struct archive *a, const char *path, char **buf, si
 	*buf = NULL;
 	if (size > OCI_JSON_MAX) {
 		sc_fail(err, 0, "%s is larger than %d bytes", path, OCI_JSON_MAX);
-	} else if (stream_open(&s, fd, off, size, 0, err) == 0) {
+	} else if (rootfs_stream_open(&s, fd, off, size, 0, err) == 0) {
 		char *b = malloc(size + 1);
 		uint64_t got = 0;
 		s.peeked = true; /* JSON: no compression sniffing */
 		while (b && got < size) {
-			ssize_t n = stream_read(&s, b + got, (size_t)(size - got), err);
+			ssize_t n = rootfs_stream_read(&s, b + got, (size_t)(size - got), err);
 			if (n <= 0)
 				break;
 			got += (uint64_t)n;
@@ -238,7 +232,7 @@ static int read_member(const struct archive *a, const char *path, char **buf, si
 			if (!err || !err->msg[0])
 				sc_fail(err, 0, "%s is truncated", path);
 			free(b);
-		} else if (digest && !stream_digest_is(&s, true, digest)) {
+		} else if (digest && !rootfs_stream_digest_is(&s, true, digest)) {
 			sc_fail(err, 0, "%s does not match its digest %s", path, digest);
 			free(b);
 		} else {
@@ -247,7 +241,7 @@ static int read_member(const struct archive *a, const char *path, char **buf, si
 			*len = (size_t)size;
 			rc = 0;
 		}
-		stream_close(&s);
+		rootfs_stream_close(&s);
 	}
 	close(fd);
 	return rc;
@@ -267,6 +261,7 @@ struct import_ctx {
 	struct oci_config cfg;
 	int fds[OCI_MAX_LAYERS];
 	uint64_t max;
+	const struct sc_log *log;
 };
 
 static int layer_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -275,16 +270,16 @@ static int layer_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 	uint64_t off = 0, size = 0;
 	if (open_member(c->a, c->paths[i], &c->fds[i], &off, &size, err) < 0)
 		return -1;
-	return stream_open(s, c->fds[i], off, size, 0, err);
+	return rootfs_stream_open(s, c->fds[i], off, size, 0, err);
 }
 
 static int layer_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 {
 	struct import_ctx *c = ctx;
 	sc_closep(&c->fds[i]);
-	if (c->raw_digests[i] && !stream_digest_is(s, true, c->raw_digests[i]))
+	if (c->raw_digests[i] && !rootfs_stream_digest_is(s, true, c->raw_digests[i]))
 		return sc_fail(err, 0, "layer %s does not match its digest", c->paths[i]);
-	if (!stream_digest_is(s, false, c->cfg.diff_ids[i]))
+	if (!rootfs_stream_digest_is(s, false, c->cfg.diff_ids[i]))
 		return sc_fail(err, 0, "layer %s does not match diff_id %s in the image config",
 			       c->paths[i], c->cfg.diff_ids[i]);
 	return 0;
@@ -309,14 +304,14 @@ static int plan_docker(struct import_ctx *c, size_t *nlayers, struct sc_err *err
 		goto out;
 	}
 	if (cJSON_GetArraySize(j) > 1)
-		fprintf(stderr, "sandcell: warning: the archive holds %d images; importing the first\n",
-			cJSON_GetArraySize(j));
+		sc_log(c->log, SC_LOG_WARN, "the archive holds %d images; importing the first",
+		       cJSON_GetArraySize(j));
 	if (!member_path(cfg->valuestring, path, sizeof(path))) {
 		sc_fail(err, 0, "manifest.json names a bad config path");
 		goto out;
 	}
 	if (read_member(c->a, path, &ctext, &clen, NULL, err) < 0 ||
-	    oci_parse_config(ctext, clen, &c->cfg, err) < 0)
+	    rootfs_oci_parse_config(ctext, clen, &c->cfg, err) < 0)
 		goto out;
 	const cJSON *it;
 	*nlayers = 0;
@@ -345,12 +340,12 @@ static int plan_oci(struct import_ctx *c, struct oci_manifest *man, size_t *nlay
 		    struct sc_err *err)
 {
 	char platform[64], path[256];
-	host_platform(platform, sizeof(platform));
+	rootfs_host_platform(platform, sizeof(platform));
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 	struct oci_desc d;
 	if (read_member(c->a, "index.json", &text, &len, NULL, err) < 0 ||
-	    oci_pick_from_index(text, len, platform, &d, err) < 0)
+	    rootfs_oci_pick_from_index(text, len, platform, &d, err) < 0)
 		return -1;
 	for (int depth = 0;; depth++) {
 		free(steal_ptr(&text));
@@ -358,17 +353,17 @@ static int plan_oci(struct import_ctx *c, struct oci_manifest *man, size_t *nlay
 		if (depth > 4)
 			return sc_fail(err, 0, "image indexes nested too deeply");
 		if (read_member(c->a, path, &text, &len, d.digest, err) < 0 ||
-		    oci_parse_manifest(text, len, man, err) < 0)
+		    rootfs_oci_parse_manifest(text, len, man, err) < 0)
 			return -1;
 		if (!man->is_index)
 			break;
-		if (oci_pick_from_index(text, len, platform, &d, err) < 0)
+		if (rootfs_oci_pick_from_index(text, len, platform, &d, err) < 0)
 			return -1;
 	}
 	free(steal_ptr(&text));
 	blob_path(man->config.digest, path, sizeof(path));
 	if (read_member(c->a, path, &text, &len, man->config.digest, err) < 0 ||
-	    oci_parse_config(text, len, &c->cfg, err) < 0)
+	    rootfs_oci_parse_config(text, len, &c->cfg, err) < 0)
 		return -1;
 	if (man->nlayers != c->cfg.ndiff_ids)
 		return sc_fail(err, 0, "the manifest lists %zu layers but the config %zu diff_ids",
@@ -387,14 +382,19 @@ static int gunzip_to_work(int fd, struct store_work *w, uint64_t max, struct sc_
 	int out = openat(w->dir_fd, "archive.tar", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0)
 		return sc_fail(err, errno, "create %s/archive.tar", w->path);
+	enum { BUF_SIZE = 256 * 1024 };
+	_cleanup_free_ char *buf = malloc(BUF_SIZE);
+	if (!buf) {
+		close(out);
+		return sc_fail(err, ENOMEM, "unpack %s/archive.tar", w->path);
+	}
 	struct stream s;
-	static char buf[256 * 1024];
-	ssize_t n = stream_open(&s, fd, 0, UINT64_MAX, max, err);
-	while (n == 0 && (n = stream_read(&s, buf, sizeof(buf), err)) > 0)
+	ssize_t n = rootfs_stream_open(&s, fd, 0, UINT64_MAX, max, err);
+	while (n == 0 && (n = rootfs_stream_read(&s, buf, BUF_SIZE, err)) > 0)
 		n = sc_write_all(out, buf, (size_t)n) < 0
 			    ? sc_fail(err, errno, "write %s/archive.tar", w->path)
 			    : 0;
-	stream_close(&s);
+	rootfs_stream_close(&s);
 	if (n < 0) {
 		close(out);
 		return -1;
@@ -439,9 +439,9 @@ static int archive_open(const char *file, struct store_work *w, uint64_t max, st
 	return 0;
 }
 
-int rootfs_image_import(const char *data_root, const char *state_root, const char *file,
+int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_use, const char *file,
 			const char *name, const struct rootfs_limits *lim,
-			struct rootfs_report *rep, struct sc_err *err)
+			struct rootfs_report *rep, const struct sc_log *log, struct sc_err *err)
 {
 	if (!sc_valid_name(name) || !strcmp(name, "host"))
 		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
@@ -459,11 +459,12 @@ int rootfs_image_import(const char *data_root, const char *state_root, const cha
 	}
 	for (size_t i = 0; i < OCI_MAX_LAYERS; i++)
 		c->fds[i] = -1;
-	if (store_open(&st, data_root, err) < 0)
+	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out_free;
-	if (store_work_begin(&st, &w, err) < 0 || archive_open(file, &w, max, &a, err) < 0)
+	if (rootfs_store_work_begin(&st, &w, err) < 0 || archive_open(file, &w, max, &a, err) < 0)
 		goto out;
 	c->a = &a;
+	c->log = log;
 	size_t nlayers = 0;
 	const char *kind;
 	if (archive_has(&a, "manifest.json")) {
@@ -484,7 +485,7 @@ int rootfs_image_import(const char *data_root, const char *state_root, const cha
 		goto out;
 	}
 	char id[80];
-	oci_chain_id(c->cfg.diff_ids, nlayers, id, sizeof(id));
+	rootfs_oci_chain_id(c->cfg.diff_ids, nlayers, id, sizeof(id));
 	struct layer_source src = {.open = layer_open, .close = layer_close, .ctx = c,
 				   .nlayers = nlayers, .whiteouts = true, .layer_id = id};
 	snprintf(m.name, sizeof(m.name), "%s", name);
@@ -494,18 +495,18 @@ int rootfs_image_import(const char *data_root, const char *state_root, const cha
 	size_t need = strlen(abs) + 32;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "import:%s:%s", kind, abs);
-	image_defaults_from_config(&m, &c->cfg);
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rootfs_image_defaults_from_config(&m, &c->cfg);
+	rc = rootfs_image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 out:
 	for (size_t i = 0; i < OCI_MAX_LAYERS; i++)
 		sc_closep(&c->fds[i]);
 	archive_close(&a);
-	store_work_end(&w);
-	store_close(&st);
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
 out_free:
 	if (c)
-		oci_config_free(&c->cfg);
-	manifest_free(&m);
+		rootfs_oci_config_free(&c->cfg);
+	rootfs_manifest_free(&m);
 	free(c);
 	free(man);
 	return rc;

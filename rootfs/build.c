@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -35,14 +36,13 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *rootfs_recipe_dir(void)
+/* Worked out once (pthread_once); the string never changes after. */
+static void find_recipe_dir(void)
 {
-	if (recipe_dir[0])
-		return recipe_dir;
 	const char *env = getenv("SANDCELL_RECIPES");
 	if (env && env[0] == '/' && strlen(env) < sizeof(recipe_dir)) {
 		snprintf(recipe_dir, sizeof(recipe_dir), "%s", env);
-		return recipe_dir;
+		return;
 	}
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -59,7 +59,7 @@ const char *rootfs_recipe_dir(void)
 			char cand[PATH_MAX];
 			if (sc_path(cand, sizeof(cand), "%s/%s", exe, rel[i]) == 0 && is_dir(cand) &&
 			    realpath(cand, recipe_dir))
-				return recipe_dir;
+				return;
 		}
 	}
 #ifdef SC_SOURCE_DIR
@@ -67,10 +67,24 @@ const char *rootfs_recipe_dir(void)
 #else
 	snprintf(recipe_dir, sizeof(recipe_dir), "/usr/share/sandcell/images");
 #endif
+	return;
+}
+
+const char *rootfs_recipe_dir(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, find_recipe_dir);
 	return recipe_dir;
 }
 
+/* While a recipe runs, SIGINT, SIGTERM and SIGHUP are forwarded to its
+ * process group (it has its own, so a terminal's ^C does not reach it).
+ * This is process-wide; the caller's own dispositions come back after. */
+static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP};
+
 struct recipe_run {
+	struct sigaction saved[SC_ARRAY_LEN(FORWARDED)]; /* the caller's */
+	bool forwarding;
 	pid_t pid;
 	int pidfd;
 	int out;      /* read end of the FIFO */
@@ -157,9 +171,9 @@ static int recipe_start(const char *recipe, struct store_work *w, const char *na
 	recipe_pgid = r->pid;
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	struct sigaction sa = {.sa_handler = forward_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	for (size_t i = 0; i < SC_ARRAY_LEN(FORWARDED); i++)
+		sigaction(FORWARDED[i], &sa, &r->saved[i]);
+	r->forwarding = true;
 	return 0;
 }
 
@@ -193,7 +207,10 @@ static void recipe_stop(struct recipe_run *r)
  * (tar's record padding) until it closes the FIFO or exits. */
 static int recipe_finish(struct recipe_run *r, struct sc_err *err)
 {
-	static char sink[64 * 1024];
+	enum { SINK_SIZE = 64 * 1024 };
+	_cleanup_free_ char *sink = malloc(SINK_SIZE);
+	if (!sink)
+		return sc_fail(err, ENOMEM, "read the recipe's output");
 	uint64_t extra = 0;
 	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
 	for (;;) {
@@ -204,7 +221,7 @@ static int recipe_finish(struct recipe_run *r, struct sc_err *err)
 			return sc_fail(err, errno, "poll");
 		}
 		if (p[0].revents & (POLLIN | POLLHUP)) {
-			ssize_t n = read(r->out, sink, sizeof(sink));
+			ssize_t n = read(r->out, sink, SINK_SIZE);
 			if (n == 0)
 				break;
 			if (n > 0 && (extra += (uint64_t)n) > TRAILER_MAX)
@@ -241,7 +258,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 static int build_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 {
 	struct build_ctx *c = ctx;
-	return stream_open(s, c->run->out, 0, UINT64_MAX, 0, err);
+	return rootfs_stream_open(s, c->run->out, 0, UINT64_MAX, 0, err);
 }
 
 static int build_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -258,7 +275,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 {
 	_cleanup_free_ char *text = NULL;
 	struct sc_err e = {0};
-	if (read_small(w->dir_fd, "config", CONFIG_MAX, &text, NULL, &e) < 0)
+	if (sc_read_small_alloc(w->dir_fd, "config", SC_READ_NOFOLLOW | SC_READ_REGULAR, CONFIG_MAX, &text, NULL, &e) < 0)
 		return e.errnum == ENOENT ? 0 : sc_fail(err, 0, "recipe config: %s", e.msg);
 	char *env[RECIPE_ENV_MAX + 1] = {0}, *cmd[65] = {0};
 	size_t nenv = 0, ncmd = 0;
@@ -267,7 +284,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!line[0] || line[0] == '#')
 			continue;
-		if (!strncmp(line, "env ", 4) && env_entry_valid(line + 4) && nenv < RECIPE_ENV_MAX) {
+		if (!strncmp(line, "env ", 4) && rootfs_env_entry_valid(line + 4) && nenv < RECIPE_ENV_MAX) {
 			env[nenv++] = strdup(line + 4);
 		} else if (!strncmp(line, "workdir /", 9) && strlen(line) < 4096) {
 			free(m->workdir);
@@ -285,8 +302,8 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 		}
 	}
 	if (rc == 0) {
-		m->env = nenv ? strv_dup(env) : NULL;
-		m->cmd = ncmd ? strv_dup(cmd) : NULL;
+		m->env = nenv ? rootfs_strv_dup(env) : NULL;
+		m->cmd = ncmd ? rootfs_strv_dup(cmd) : NULL;
 	}
 	for (size_t i = 0; i < nenv; i++)
 		free(env[i]);
@@ -295,7 +312,7 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 	return rc;
 }
 
-int rootfs_image_build(const char *data_root, const char *state_root, const char *name,
+int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 		       const char *recipe, const struct rootfs_limits *lim,
 		       struct rootfs_report *rep, struct sc_err *err)
 {
@@ -318,9 +335,9 @@ int rootfs_image_build(const char *data_root, const char *state_root, const char
 	struct recipe_run run = {.out = -1, .pidfd = -1};
 	struct image_manifest m = {0};
 	int rc = -1;
-	if (store_open(&st, data_root, err) < 0)
+	if (rootfs_store_open(&st, data_root, err) < 0)
 		return -1;
-	if (store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, &run, err) < 0)
+	if (rootfs_store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, &run, err) < 0)
 		goto out;
 	struct build_ctx ctx = {.run = &run, .w = &w, .m = &m};
 	struct layer_source src = {.open = build_open, .close = build_close, .ctx = &ctx,
@@ -329,7 +346,7 @@ int rootfs_image_build(const char *data_root, const char *state_root, const char
 	size_t need = strlen(abs) + 8;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "build:%s", abs);
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rc = rootfs_image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 	if (rc < 0 && run.pid > 0 && !run.exited) {
 		/* A recipe that failed ends its archive early: say why it failed
 		 * rather than how the archive ended. */
@@ -342,12 +359,10 @@ int rootfs_image_build(const char *data_root, const char *state_root, const char
 	}
 out:
 	recipe_stop(&run);
-	struct sigaction sa = {.sa_handler = SIG_DFL};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	store_work_end(&w);
-	store_close(&st);
-	manifest_free(&m);
+	for (size_t i = 0; run.forwarding && i < SC_ARRAY_LEN(FORWARDED); i++)
+		sigaction(FORWARDED[i], &run.saved[i], NULL);
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
+	rootfs_manifest_free(&m);
 	return rc;
 }

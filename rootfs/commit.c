@@ -15,17 +15,17 @@
 
 static uint64_t size_of_layer(struct store *st, const char *id)
 {
-	char **names = store_list_names(st->root, NULL);
+	char **names = rootfs_store_list_names(st->root, NULL);
 	uint64_t size = 0;
 	for (char **n = names; n && *n && !size; n++) {
 		struct image_manifest m;
-		if (manifest_load(st->root, *n, &m, NULL) < 0)
+		if (rootfs_manifest_load(st->root, *n, &m, NULL) < 0)
 			continue;
 		if (m.nlayers == 1 && !strcmp(m.layers[0], id))
 			size = m.size;
-		manifest_free(&m);
+		rootfs_manifest_free(&m);
 	}
-	strv_free(names);
+	rootfs_strv_free(names);
 	return size;
 }
 
@@ -47,7 +47,7 @@ static int extract_all(struct store_work *w, const struct layer_source *src,
 	_cleanup_fd_ int root = openat(w->dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (root < 0)
 		return sc_fail(err, errno, "open %s/rootfs", w->path);
-	struct extractor *x = extractor_new(root, el, ids, err);
+	struct extractor *x = rootfs_extractor_new(root, el, ids, err);
 	if (!x)
 		return -1;
 	int rc = 0;
@@ -57,33 +57,34 @@ static int extract_all(struct store_work *w, const struct layer_source *src,
 			rc = -1;
 			break;
 		}
-		rc = extractor_layer(x, &s, src->whiteouts, !src->no_drain, err);
+		rc = rootfs_extractor_layer(x, &s, src->whiteouts, !src->no_drain, err);
 		if (rc == 0)
 			rc = src->close(src->ctx, i, &s, err);
 		if (rc == 0 && !src->layer_id) {
 			struct sha256 h = s.data_hash;
 			char hex[SHA256_HEX_LEN + 1];
-			sha256_final_hex(&h, hex);
+			rootfs_sha256_final_hex(&h, hex);
 			snprintf(id, id_size, "sha256-%s", hex);
 		}
-		stream_close(&s);
+		rootfs_stream_close(&s);
 	}
 	/* Docker creates a missing WORKDIR; so do we. */
 	if (rc == 0 && m->workdir)
-		rc = extractor_mkdirs(x, m->workdir, err);
+		rc = rootfs_extractor_mkdirs(x, m->workdir, err);
 	if (rc == 0)
-		rc = extractor_finish(x, stats, err);
-	extractor_free(x);
+		rc = rootfs_extractor_finish(x, stats, err);
+	rootfs_extractor_free(x);
 	return rc;
 }
 
-int image_make(struct store *st, const char *state_root, struct store_work *w,
+int rootfs_image_make(struct store *st, const struct rootfs_in_use *in_use, struct store_work *w,
 	       const struct layer_source *src, const struct rootfs_limits *lim,
 	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err)
 {
 	double t0 = sc_now();
 	struct idshift ids;
-	idshift_for_caller(&ids);
+	if (rootfs_idshift_for_caller(&ids, err) < 0)
+		return -1;
 	struct extract_limits el = {
 		.max_bytes = lim && lim->max_size ? lim->max_size : ROOTFS_DEFAULT_MAX_SIZE,
 		.max_files = lim && lim->max_files ? lim->max_files : ROOTFS_DEFAULT_MAX_FILES,
@@ -97,17 +98,17 @@ int image_make(struct store *st, const char *state_root, struct store_work *w,
 	}
 	if (!have && extract_all(w, src, &el, &ids, m, id, sizeof(id), &stats, err) < 0)
 		return -1;
-	if (!layer_id_valid(id))
+	if (!rootfs_layer_id_valid(id))
 		return sc_fail(err, 0, "internal error: no layer id");
 
-	if (store_lock(st, err) < 0)
+	if (rootfs_store_lock(st, err) < 0)
 		return -1;
 	int rc = -1;
 	if (have && !layer_exists(st, id)) {
 		sc_fail(err, 0, "layer %s was removed meanwhile; try again", id);
 		goto out;
 	}
-	if (!have && store_commit_layer(st, w, "rootfs", id, err) < 0)
+	if (!have && rootfs_store_commit_layer(st, w, "rootfs", id, err) < 0)
 		goto out;
 	if (!(m->layers[0] = strdup(id))) {
 		sc_fail(err, ENOMEM, "manifest");
@@ -118,10 +119,10 @@ int image_make(struct store *st, const char *state_root, struct store_work *w,
 	m->shifted = ids.chown;
 	m->uid_start = ids.uid_start;
 	m->gid_start = ids.gid_start;
-	iso8601_now(m->created);
-	rc = store_install(st, state_root, m, err);
+	rootfs_iso8601_now(m->created);
+	rc = rootfs_store_install(st, in_use, m, err);
 out:
-	store_unlock(st);
+	rootfs_store_unlock(st);
 	if (rc == 0 && rep) {
 		memset(rep, 0, sizeof(*rep));
 		snprintf(rep->id, sizeof(rep->id), "%s", id);

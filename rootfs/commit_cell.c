@@ -22,7 +22,7 @@ struct commit_ctx {
 static int commit_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 {
 	struct commit_ctx *c = ctx;
-	return stream_open(s, i == 0 ? c->base_rd : c->diff_fd, 0, UINT64_MAX, 0, err);
+	return rootfs_stream_open(s, i == 0 ? c->base_rd : c->diff_fd, 0, UINT64_MAX, 0, err);
 }
 
 static int commit_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -67,7 +67,7 @@ static pid_t stream_base(const char *data_root, const struct image_manifest *m, 
 		struct tarw_opts o = {.uid_offset = m->shifted ? m->uid_start : 0,
 				      .gid_offset = m->shifted ? m->gid_start : 0};
 		struct sc_err e;
-		_exit(tarw_tree(p[1], dir, &o, &e) < 0 ? 1 : 0);
+		_exit(sc_tarw_tree(p[1], dir, &o, &e) < 0 ? 1 : 0);
 	}
 	close(dir);
 	close(p[1]);
@@ -84,14 +84,14 @@ static void fresh_id(const char *base_id, const char *name, char *out, size_t si
 	char seed[256];
 	int n = snprintf(seed, sizeof(seed), "%s %s %lld.%09ld %d", base_id, name, (long long)ts.tv_sec,
 			 ts.tv_nsec, (int)getpid());
-	sha256_init(&h);
-	sha256_update(&h, seed, (size_t)n);
+	rootfs_sha256_init(&h);
+	rootfs_sha256_update(&h, seed, (size_t)n);
 	char hex[SHA256_HEX_LEN + 1];
-	sha256_final_hex(&h, hex);
+	rootfs_sha256_final_hex(&h, hex);
 	snprintf(out, size, "sha256-%s", hex);
 }
 
-int rootfs_image_commit(const char *data_root, const char *state_root, const char *base,
+int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_use, const char *base,
 			const char *name, const char *cell, int diff_fd,
 			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err)
 {
@@ -101,7 +101,7 @@ int rootfs_image_commit(const char *data_root, const char *state_root, const cha
 		return sc_fail(err, 0, "cell '%s' runs the host image, which is not stored; commit needs a "
 				       "cell made with --image NAME", cell);
 	struct image_manifest bm = {0}, m = {0};
-	if (manifest_load(data_root, base, &bm, err) < 0)
+	if (rootfs_manifest_load(data_root, base, &bm, err) < 0)
 		return -1;
 	int rc = -1;
 	struct store st;
@@ -112,33 +112,33 @@ int rootfs_image_commit(const char *data_root, const char *state_root, const cha
 		sc_fail(err, 0, "image '%s' has %zu layers; commit needs a flattened image", base, bm.nlayers);
 		goto out_manifest;
 	}
-	if (store_open(&st, data_root, err) < 0)
+	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out_manifest;
-	if (store_work_begin(&st, &w, err) < 0 ||
+	if (rootfs_store_work_begin(&st, &w, err) < 0 ||
 	    (ctx.base_pid = stream_base(st.root, &bm, &ctx.base_rd, err)) < 0)
 		goto out;
 	fresh_id(bm.layers[0], name, id, sizeof(id));
 	snprintf(m.name, sizeof(m.name), "%s", name);
-	m.env = strv_dup(bm.env);
+	m.env = rootfs_strv_dup(bm.env);
 	m.workdir = bm.workdir ? strdup(bm.workdir) : NULL;
-	m.entrypoint = strv_dup(bm.entrypoint);
-	m.cmd = strv_dup(bm.cmd);
+	m.entrypoint = rootfs_strv_dup(bm.entrypoint);
+	m.cmd = rootfs_strv_dup(bm.cmd);
 	size_t need = strlen(cell) + strlen(base) + 16;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "commit:%s@%s", cell, base);
 	struct layer_source src = {.open = commit_open, .close = commit_close, .ctx = &ctx,
 				   .nlayers = 2, .whiteouts = true, .layer_id = id};
-	rc = image_make(&st, state_root, &w, &src, lim, &m, rep, err);
+	rc = rootfs_image_make(&st, in_use, &w, &src, lim, &m, rep, err);
 out:
 	if (ctx.base_pid > 0) {
 		kill(ctx.base_pid, SIGKILL);
 		waitpid(ctx.base_pid, NULL, 0);
 	}
 	sc_closep(&ctx.base_rd);
-	store_work_end(&w);
-	store_close(&st);
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
 out_manifest:
-	manifest_free(&bm);
-	manifest_free(&m);
+	rootfs_manifest_free(&bm);
+	rootfs_manifest_free(&m);
 	return rc;
 }

@@ -14,10 +14,8 @@
  * what earlier layers made, as the OCI image spec describes. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "internal.h"
 
@@ -134,7 +132,7 @@ struct extractor {
 	uint8_t *buf;
 };
 
-struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
+struct extractor *rootfs_extractor_new(int root_fd, const struct extract_limits *lim,
 				const struct idshift *ids, struct sc_err *err)
 {
 	struct extractor *x = calloc(1, sizeof(*x));
@@ -149,7 +147,7 @@ struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
 	return x;
 }
 
-void extractor_free(struct extractor *x)
+void rootfs_extractor_free(struct extractor *x)
 {
 	if (!x)
 		return;
@@ -162,7 +160,7 @@ void extractor_free(struct extractor *x)
 	free(x);
 }
 
-uint64_t extractor_bytes(const struct extractor *x)
+uint64_t rootfs_extractor_bytes(const struct extractor *x)
 {
 	return x->bytes_done + (x->in ? x->in->data_bytes : 0);
 }
@@ -217,12 +215,7 @@ static int normalize(const char *in, char *out, size_t size, struct sc_err *err)
 
 static int openat2_beneath(int root, const char *path, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	return (int)syscall(SYS_openat2, root, path[0] ? path : ".", &how, sizeof(how));
+	return sc_openat_beneath(root, path[0] ? path : ".", flags, 0, SC_BENEATH_NO_XDEV);
 }
 
 static int mark_made(struct extractor *x, const char *path, struct sc_err *err)
@@ -306,7 +299,7 @@ static int clear_slot(int dir, const char *name, bool keep_dir, struct sc_err *e
 	if (S_ISDIR(st.st_mode)) {
 		if (keep_dir)
 			return 1;
-		return tree_remove_at(dir, name, err);
+		return sc_remove_tree_at(dir, name, err);
 	}
 	if (unlinkat(dir, name, 0) < 0)
 		return sc_fail(err, errno, "replace %s", name);
@@ -342,7 +335,7 @@ static int set_time(int dir, const char *name, int fd, int64_t mtime)
 static int write_file(struct extractor *x, struct tar_reader *t, int dir, const char *name,
 		      const struct tar_entry *e, struct sc_err *err)
 {
-	uint64_t left = x->lim.max_bytes - extractor_bytes(x);
+	uint64_t left = x->lim.max_bytes - rootfs_extractor_bytes(x);
 	if (x->lim.max_bytes && e->size > left)
 		return sc_fail(err, 0, "the archive unpacks to more than %llu bytes (the --max-size limit)",
 			       (unsigned long long)x->lim.max_bytes);
@@ -350,7 +343,7 @@ static int write_file(struct extractor *x, struct tar_reader *t, int dir, const 
 	if (fd < 0)
 		return sc_fail(err, errno, "create %.200s", e->path);
 	ssize_t n;
-	while ((n = tar_read(t, x->buf, COPY_BUF, err)) > 0)
+	while ((n = rootfs_tar_read(t, x->buf, COPY_BUF, err)) > 0)
 		if (sc_write_all(fd, x->buf, (size_t)n) < 0)
 			return sc_fail(err, errno, "write %.200s", e->path);
 	if (n < 0)
@@ -398,7 +391,7 @@ static int make_dir(struct extractor *x, int dir, const char *name, const char *
 	int rc = clear_slot(dir, name, true, err);
 	if (rc < 0)
 		return -1;
-	/* Owner-writable until extractor_finish sets the archive's mode. */
+	/* Owner-writable until rootfs_extractor_finish sets the archive's mode. */
 	if (rc == 0 && mkdirat(dir, name, 0700) < 0)
 		return sc_fail(err, errno, "mkdir %.200s", path);
 	return remember_dir(x, path, e, err);
@@ -482,7 +475,7 @@ static int apply_opaque(struct extractor *x, const char *parent, struct sc_err *
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
-			rc = tree_remove_at(dirfd(d), doomed[i], err);
+			rc = sc_remove_tree_at(dirfd(d), doomed[i], err);
 		free(doomed[i]);
 	}
 	free(doomed);
@@ -507,7 +500,7 @@ static int apply_whiteout(struct extractor *x, const char *parent, const char *b
 	_cleanup_fd_ int pfd = openat2_beneath(x->root, parent, O_PATH | O_DIRECTORY);
 	if (pfd < 0)
 		return 0; /* nothing below to hide */
-	return tree_remove_at(pfd, victim, err);
+	return sc_remove_tree_at(pfd, victim, err);
 }
 
 static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_entry *e,
@@ -555,7 +548,7 @@ static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_ent
 	}
 }
 
-int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
+int rootfs_extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
 {
 	char rel[TAR_PATH_MAX];
 	if (normalize(path[0] == '/' ? path + 1 : path, rel, sizeof(rel), err) < 0)
@@ -567,7 +560,7 @@ int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
 	return 0;
 }
 
-int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
+int rootfs_extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
 		    struct sc_err *err)
 {
 	if (x->lim.max_bytes) {
@@ -580,13 +573,13 @@ int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool
 	x->whiteouts = whiteouts;
 	pathmap_clear(&x->layer);
 	struct tar_reader t;
-	tar_init(&t, in);
+	rootfs_tar_init(&t, in);
 	struct tar_entry *e = malloc(sizeof(*e));
 	if (!e)
 		return sc_fail(err, ENOMEM, "extract");
 	int rc;
 	uint64_t entries = 0;
-	while ((rc = tar_next(&t, e, err)) > 0) {
+	while ((rc = rootfs_tar_next(&t, e, err)) > 0) {
 		if (x->lim.max_files && ++entries + x->st.files > x->lim.max_files) {
 			rc = sc_fail(err, 0, "the archive has more than %llu entries (the --max-files limit)",
 				     (unsigned long long)x->lim.max_files);
@@ -598,7 +591,7 @@ int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool
 	free(e);
 	/* The digest covers the whole stream, trailing blocks included. */
 	if (rc == 0 && drain)
-		rc = stream_drain(in, err);
+		rc = rootfs_stream_drain(in, err);
 	x->bytes_done += in->data_bytes;
 	x->in = NULL;
 	pathmap_clear(&x->layer);
@@ -619,7 +612,7 @@ static int deeper_first(const void *a, const void *b)
 	return depth_of(y->path) - depth_of(x->path);
 }
 
-int extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err)
+int rootfs_extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err)
 {
 	if (!pathmap_find(&x->dirs_seen, "")) {
 		/* No entry for the root: a plain 0755 directory owned by root. */

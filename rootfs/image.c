@@ -17,7 +17,7 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 	if (!sc_valid_name(name))
 		return sc_fail(err, 0, "bad image name '%.64s'", name);
 	struct image_manifest m;
-	if (manifest_load(data_root, name, &m, err) < 0)
+	if (rootfs_manifest_load(data_root, name, &m, err) < 0)
 		return -1;
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	int rc = 0;
@@ -37,7 +37,7 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 		out->env = steal_ptr(&m.env);
 		out->workdir = steal_ptr(&m.workdir);
 	}
-	manifest_free(&m);
+	rootfs_manifest_free(&m);
 	if (rc < 0) {
 		sc_err_hint(err, "remove and rebuild the image");
 		rootfs_image_free(out);
@@ -49,7 +49,7 @@ void rootfs_image_free(struct rootfs_image *img)
 {
 	for (size_t i = 0; i < img->nlayers; i++)
 		free(img->layers[i]);
-	strv_free(img->env);
+	rootfs_strv_free(img->env);
 	free(img->workdir);
 	memset(img, 0, sizeof(*img));
 }
@@ -65,7 +65,7 @@ int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, siz
 {
 	*out = NULL;
 	*n = 0;
-	char **names = store_list_names(data_root, err);
+	char **names = rootfs_store_list_names(data_root, err);
 	if (!names)
 		return -1;
 	size_t count = 0;
@@ -73,13 +73,13 @@ int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, siz
 		count++;
 	struct rootfs_image_info *list = calloc(count ? count : 1, sizeof(*list));
 	if (!list) {
-		strv_free(names);
+		rootfs_strv_free(names);
 		return sc_fail(err, ENOMEM, "list images");
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < count; i++) {
 		struct image_manifest m;
-		if (manifest_load(data_root, names[i], &m, NULL) < 0)
+		if (rootfs_manifest_load(data_root, names[i], &m, NULL) < 0)
 			continue; /* half-written or foreign files are not images */
 		struct rootfs_image_info *it = &list[k++];
 		snprintf(it->name, sizeof(it->name), "%s", m.name);
@@ -92,9 +92,9 @@ int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, siz
 		it->entrypoint = steal_ptr(&m.entrypoint);
 		it->cmd = steal_ptr(&m.cmd);
 		it->workdir = steal_ptr(&m.workdir);
-		manifest_free(&m);
+		rootfs_manifest_free(&m);
 	}
-	strv_free(names);
+	rootfs_strv_free(names);
 	qsort(list, k, sizeof(*list), by_name);
 	*out = list;
 	*n = k;
@@ -105,16 +105,16 @@ void rootfs_image_list_free(struct rootfs_image_info *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(list[i].source);
-		strv_free(list[i].env);
-		strv_free(list[i].entrypoint);
-		strv_free(list[i].cmd);
+		rootfs_strv_free(list[i].env);
+		rootfs_strv_free(list[i].entrypoint);
+		rootfs_strv_free(list[i].cmd);
 		free(list[i].workdir);
 		free(list[i].used_by);
 	}
 	free(list);
 }
 
-int rootfs_image_remove(const char *data_root, const char *state_root, const char *name,
+int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 			struct sc_err *err)
 {
 	if (!strcmp(name, "host"))
@@ -122,17 +122,17 @@ int rootfs_image_remove(const char *data_root, const char *state_root, const cha
 	if (!sc_valid_name(name))
 		return sc_fail(err, 0, "bad image name '%.64s'", name);
 	struct image_manifest m;
-	if (manifest_load(data_root, name, &m, err) < 0)
+	if (rootfs_manifest_load(data_root, name, &m, err) < 0)
 		return -1;
-	manifest_free(&m);
+	rootfs_manifest_free(&m);
 	struct store st;
-	if (store_open(&st, data_root, err) < 0 || store_lock(&st, err) < 0) {
-		store_close(&st);
+	if (rootfs_store_open(&st, data_root, err) < 0 || rootfs_store_lock(&st, err) < 0) {
+		rootfs_store_close(&st);
 		return -1;
 	}
 	int rc = -1;
 	char path[sizeof(st.root) + 128], who[256];
-	if (store_image_in_use(state_root, name, who, sizeof(who))) {
+	if (rootfs_store_image_in_use(in_use, name, who, sizeof(who))) {
 		sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first: sandcell rm %s)",
 			name, who, who);
 		goto out;
@@ -142,9 +142,9 @@ int rootfs_image_remove(const char *data_root, const char *state_root, const cha
 		sc_fail(err, errno, "remove %s", path);
 		goto out;
 	}
-	rc = store_gc_layers(&st, err);
+	rc = rootfs_store_gc_layers(&st, err);
 out:
-	store_unlock(&st);
-	store_close(&st);
+	rootfs_store_unlock(&st);
+	rootfs_store_close(&st);
 	return rc;
 }

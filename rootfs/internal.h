@@ -35,15 +35,15 @@ struct stream {
 
 /* A stream over fd [offset, offset+len) (len UINT64_MAX: to EOF). fd stays
  * owned by the caller. Compression is sniffed on the first read. */
-int stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_t max_data,
+int rootfs_stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_t max_data,
 		struct sc_err *err);
 /* Read up to len uncompressed bytes; 0 at the end; -1 with err. */
-ssize_t stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err);
+ssize_t rootfs_stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err);
 /* Read and discard up to len bytes (seeks when it can). */
-int stream_skip(struct stream *s, uint64_t len, struct sc_err *err);
+int rootfs_stream_skip(struct stream *s, uint64_t len, struct sc_err *err);
 /* Read to the end so that both hashes cover everything. */
-int stream_drain(struct stream *s, struct sc_err *err);
-void stream_close(struct stream *s);
+int rootfs_stream_drain(struct stream *s, struct sc_err *err);
+void rootfs_stream_close(struct stream *s);
 
 /* ---- tar: ustar, pax extended headers, GNU long names ---- */
 
@@ -69,11 +69,11 @@ struct tar_reader {
 	uint64_t pad;       /* padding after the current entry */
 };
 
-void tar_init(struct tar_reader *t, struct stream *in);
+void rootfs_tar_init(struct tar_reader *t, struct stream *in);
 /* Next entry: 1 with e filled, 0 at the end of the archive, -1 on error. */
-int tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err);
+int rootfs_tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err);
 /* Read the current entry's content. */
-ssize_t tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_err *err);
+ssize_t rootfs_tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_err *err);
 
 /* ---- the checked extractor (extract.c) ---- */
 
@@ -84,7 +84,7 @@ struct idshift {
 
 /* The id range a root caller's cells map (/etc/subuid "sandcell", else
  * 524288+65536, as runtime/idmap.c); chown=false for other callers. */
-void idshift_for_caller(struct idshift *s);
+int rootfs_idshift_for_caller(struct idshift *s, struct sc_err *err);
 
 struct extract_limits {
 	uint64_t max_bytes; /* uncompressed archive bytes, all layers together */
@@ -98,28 +98,21 @@ struct extract_stats {
 
 struct extractor;
 /* Extract into the (empty) directory root_fd (not owned). */
-struct extractor *extractor_new(int root_fd, const struct extract_limits *lim,
+struct extractor *rootfs_extractor_new(int root_fd, const struct extract_limits *lim,
 				const struct idshift *ids, struct sc_err *err);
 /* Apply one layer (a tar stream) on top of what is there; OCI whiteouts
  * are applied when whiteouts is set; with drain, the stream is read to its
  * end so that its digests cover all of it. */
-int extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
+int rootfs_extractor_layer(struct extractor *x, struct stream *in, bool whiteouts, bool drain,
 		    struct sc_err *err);
 /* Make directory `path` (absolute in the image) and its parents unless
  * they exist; e.g. the image's working directory. */
-int extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err);
+int rootfs_extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err);
 /* Finish: directory modes and times. */
-int extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err);
-void extractor_free(struct extractor *x);
+int rootfs_extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err);
+void rootfs_extractor_free(struct extractor *x);
 /* Bytes extracted so far (uncompressed, all layers). */
-uint64_t extractor_bytes(const struct extractor *x);
-
-/* ---- filesystem helpers (tree.c) ---- */
-
-/* Remove name under dir (a tree or a file), never following symlinks,
- * making our own read-only directories writable on the way. */
-int tree_remove_at(int dir, const char *name, struct sc_err *err);
-int tree_remove(const char *path, struct sc_err *err);
+uint64_t rootfs_extractor_bytes(const struct extractor *x);
 
 /* ---- the store (store.c) ---- */
 
@@ -134,20 +127,20 @@ struct store {
 	int lock_fd;
 };
 
-int store_open(struct store *st, const char *data_root, struct sc_err *err);
-void store_close(struct store *st);
-int store_lock(struct store *st, struct sc_err *err);
-void store_unlock(struct store *st);
+int rootfs_store_open(struct store *st, const char *data_root, struct sc_err *err);
+void rootfs_store_close(struct store *st);
+int rootfs_store_lock(struct store *st, struct sc_err *err);
+void rootfs_store_unlock(struct store *st);
 
-/* A locked work dir under tmp/ (removed by store_work_end or, after a
- * crash, by the next store_work_begin). */
+/* A locked work dir under tmp/ (removed by rootfs_store_work_end or, after a
+ * crash, by the next rootfs_store_work_begin). */
 struct store_work {
 	char path[3200];
 	int lock_fd;
 	int dir_fd;
 };
-int store_work_begin(struct store *st, struct store_work *w, struct sc_err *err);
-void store_work_end(struct store_work *w);
+int rootfs_store_work_begin(struct store *st, struct store_work *w, struct sc_err *err);
+void rootfs_store_work_end(struct store_work *w);
 
 /* The manifest of an image. */
 struct image_manifest {
@@ -164,42 +157,38 @@ struct image_manifest {
 	bool shifted;       /* owned by the root caller's id range */
 	uint32_t uid_start, gid_start;
 };
-void manifest_free(struct image_manifest *m);
+void rootfs_manifest_free(struct image_manifest *m);
 /* Load images/NAME.json; ENOENT gives "image 'NAME' not found". */
-int manifest_load(const char *data_root, const char *name, struct image_manifest *m,
+int rootfs_manifest_load(const char *data_root, const char *name, struct image_manifest *m,
 		  struct sc_err *err);
-int manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err);
+int rootfs_manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err);
 /* NULL-terminated string array copy helpers. */
-char **strv_dup(char *const *v);
-void strv_free(char **v);
+char **rootfs_strv_dup(char *const *v);
+void rootfs_strv_free(char **v);
 
 /* Move a finished tree (work dir entry `name`) into layers/ID. When the
  * layer exists already (same content) the new tree is left to the work
  * dir's removal. Store lock must be held. */
-int store_commit_layer(struct store *st, struct store_work *w, const char *name,
+int rootfs_store_commit_layer(struct store *st, struct store_work *w, const char *name,
 		       const char *id, struct sc_err *err);
 /* Install a manifest (store lock held): refuse when a cell uses the image
  * of that name, then remove layers nothing refers to any more. */
-int store_install(struct store *st, const char *state_root, const struct image_manifest *m,
+int rootfs_store_install(struct store *st, const struct rootfs_in_use *in_use, const struct image_manifest *m,
 		  struct sc_err *err);
 /* Whether a cell (state dir with an `image` file) uses image `name`; the
  * first such cell's name goes to who. */
-bool store_image_in_use(const char *state_root, const char *name, char *who, size_t who_size);
+bool rootfs_store_image_in_use(const struct rootfs_in_use *in_use, const char *name, char *who, size_t who_size);
 /* Remove layers that no manifest references (store lock held). */
-int store_gc_layers(struct store *st, struct sc_err *err);
-/* Image names (NULL-terminated, strv_free) or NULL with err. */
-char **store_list_names(const char *data_root, struct sc_err *err);
+int rootfs_store_gc_layers(struct store *st, struct sc_err *err);
+/* Image names (NULL-terminated, rootfs_strv_free) or NULL with err. */
+char **rootfs_store_list_names(const char *data_root, struct sc_err *err);
 
-bool layer_id_valid(const char *id);
-bool env_entry_valid(const char *kv);
-/* Read a small regular file dir/name (no symlinks) into a NUL-terminated
- * malloc'd buffer. */
-int read_small(int dir, const char *name, size_t max, char **out, size_t *len,
-	       struct sc_err *err);
+bool rootfs_layer_id_valid(const char *id);
+bool rootfs_env_entry_valid(const char *kv);
 
 /* ---- making an image (commit.c) ---- */
 
-/* One layer source for image_make: opens a stream, then checks it. */
+/* One layer source for rootfs_image_make: opens a stream, then checks it. */
 struct layer_source {
 	int (*open)(void *ctx, size_t i, struct stream *s, struct sc_err *err);
 	/* Called after the layer was extracted and drained; verify digests. */
@@ -214,12 +203,12 @@ struct layer_source {
 
 /* Extract the layers into a fresh tree, commit it and install m (its
  * layers, size and id shift are filled here). */
-int image_make(struct store *st, const char *state_root, struct store_work *w,
+int rootfs_image_make(struct store *st, const struct rootfs_in_use *in_use, struct store_work *w,
 	       const struct layer_source *src, const struct rootfs_limits *lim,
 	       struct image_manifest *m, struct rootfs_report *rep, struct sc_err *err);
 
 /* Current time as "2025-05-20T12:00:00Z". */
-void iso8601_now(char out[32]);
+void rootfs_iso8601_now(char out[32]);
 
 /* ---- OCI / Docker image JSON (oci.c) ---- */
 
@@ -247,22 +236,22 @@ struct oci_config {
 	size_t ndiff_ids;
 };
 
-bool digest_valid(const char *d);
-bool media_is_index(const char *mt);
-bool media_is_manifest(const char *mt);
+bool rootfs_digest_valid(const char *d);
+bool rootfs_media_is_index(const char *mt);
+bool rootfs_media_is_manifest(const char *mt);
 /* "linux/amd64" for this machine. */
-void host_platform(char *out, size_t size);
-int oci_pick_from_index(const char *text, size_t len, const char *platform,
+void rootfs_host_platform(char *out, size_t size);
+int rootfs_oci_pick_from_index(const char *text, size_t len, const char *platform,
 			struct oci_desc *out, struct sc_err *err);
-int oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, struct sc_err *err);
-int oci_parse_config(const char *text, size_t len, struct oci_config *c, struct sc_err *err);
-void oci_config_free(struct oci_config *c);
+int rootfs_oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, struct sc_err *err);
+int rootfs_oci_parse_config(const char *text, size_t len, struct oci_config *c, struct sc_err *err);
+void rootfs_oci_config_free(struct oci_config *c);
 /* The layer id ("sha256-HEX") of a stack of diff ids (bottom first). */
-void oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t size);
+void rootfs_oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t size);
 /* Whether the stream's raw (or uncompressed) sha256 is `digest`. */
-bool stream_digest_is(struct stream *s, bool raw, const char *digest);
+bool rootfs_stream_digest_is(struct stream *s, bool raw, const char *digest);
 /* Move env/workdir/entrypoint/cmd from c into m. */
-void image_defaults_from_config(struct image_manifest *m, struct oci_config *c);
+void rootfs_image_defaults_from_config(struct image_manifest *m, struct oci_config *c);
 
 /* ---- registry references (pull.c) ---- */
 
@@ -273,11 +262,11 @@ struct ref {
 	char digest[OCI_DIGEST_LEN]; /* "" unless pinned with @sha256:... */
 };
 /* [HOST[:PORT]/]REPO[:TAG|@sha256:HEX]; Docker Hub when HOST is absent. */
-int parse_ref(const char *in, struct ref *r, struct sc_err *err);
+int rootfs_parse_ref(const char *in, struct ref *r, struct sc_err *err);
 /* A WWW-Authenticate `Bearer realm="...",service="...",scope="..."` into
  * the three fields (each of size bytes, cut to fit); -1 unless Bearer with
  * a realm. */
-int pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size);
+int rootfs_pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size);
 /* The token ("token", else "access_token") of a token service's JSON
  * reply into out; -1 with err when there is none that fits a header. */
-int pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err);
+int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err);

@@ -7,7 +7,7 @@
 
 #include "internal.h"
 
-bool digest_valid(const char *d)
+bool rootfs_digest_valid(const char *d)
 {
 	if (strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + SHA256_HEX_LEN)
 		return false;
@@ -17,19 +17,19 @@ bool digest_valid(const char *d)
 	return true;
 }
 
-bool media_is_index(const char *mt)
+bool rootfs_media_is_index(const char *mt)
 {
 	return !strcmp(mt, "application/vnd.oci.image.index.v1+json") ||
 	       !strcmp(mt, "application/vnd.docker.distribution.manifest.list.v2+json");
 }
 
-bool media_is_manifest(const char *mt)
+bool rootfs_media_is_manifest(const char *mt)
 {
 	return !strcmp(mt, "application/vnd.oci.image.manifest.v1+json") ||
 	       !strcmp(mt, "application/vnd.docker.distribution.manifest.v2+json");
 }
 
-void host_platform(char *out, size_t size)
+void rootfs_host_platform(char *out, size_t size)
 {
 	static const char *const map[][2] = {
 		{"x86_64", "amd64"}, {"aarch64", "arm64"}, {"armv7l", "arm"},
@@ -51,7 +51,7 @@ static int parse_descriptor(const cJSON *j, struct oci_desc *d, struct sc_err *e
 	const cJSON *digest = cJSON_GetObjectItemCaseSensitive(j, "digest");
 	const cJSON *size = cJSON_GetObjectItemCaseSensitive(j, "size");
 	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "mediaType");
-	if (!cJSON_IsString(digest) || !digest_valid(digest->valuestring))
+	if (!cJSON_IsString(digest) || !rootfs_digest_valid(digest->valuestring))
 		return sc_fail(err, 0, "a descriptor without a valid sha256 digest");
 	snprintf(d->digest, sizeof(d->digest), "%s", digest->valuestring);
 	if (cJSON_IsNumber(size) && size->valuedouble >= 0 && size->valuedouble < 1e15)
@@ -74,7 +74,7 @@ static bool platform_matches(const cJSON *p, const char *want)
 	return !strcmp(have, want);
 }
 
-int oci_pick_from_index(const char *text, size_t len, const char *platform,
+int rootfs_oci_pick_from_index(const char *text, size_t len, const char *platform,
 			struct oci_desc *out, struct sc_err *err)
 {
 	cJSON *j = cJSON_ParseWithLength(text, len);
@@ -111,7 +111,7 @@ out:
 	return rc;
 }
 
-int oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, struct sc_err *err)
+int rootfs_oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, struct sc_err *err)
 {
 	memset(m, 0, sizeof(*m));
 	cJSON *j = cJSON_ParseWithLength(text, len);
@@ -122,7 +122,7 @@ int oci_parse_manifest(const char *text, size_t len, struct oci_manifest *m, str
 	const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, "config");
 	const cJSON *layers = cJSON_GetObjectItemCaseSensitive(j, "layers");
 	const cJSON *it;
-	if (cJSON_IsString(mt) && media_is_index(mt->valuestring)) {
+	if (cJSON_IsString(mt) && rootfs_media_is_index(mt->valuestring)) {
 		m->is_index = true;
 		rc = 0;
 		goto out;
@@ -177,10 +177,10 @@ static int strv_field(const cJSON *c, const char *key, bool env, char ***out)
 	{
 		if (!cJSON_IsString(it) || strlen(it->valuestring) > 32768)
 			continue;
-		if (env && !env_entry_valid(it->valuestring))
+		if (env && !rootfs_env_entry_valid(it->valuestring))
 			continue;
 		if (!(v[k++] = strdup(it->valuestring))) {
-			strv_free(v);
+			rootfs_strv_free(v);
 			return -1;
 		}
 	}
@@ -188,7 +188,7 @@ static int strv_field(const cJSON *c, const char *key, bool env, char ***out)
 	return 0;
 }
 
-int oci_parse_config(const char *text, size_t len, struct oci_config *c, struct sc_err *err)
+int rootfs_oci_parse_config(const char *text, size_t len, struct oci_config *c, struct sc_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	cJSON *j = cJSON_ParseWithLength(text, len);
@@ -216,7 +216,7 @@ int oci_parse_config(const char *text, size_t len, struct oci_config *c, struct 
 	}
 	cJSON_ArrayForEach(it, ids)
 	{
-		if (!cJSON_IsString(it) || !digest_valid(it->valuestring)) {
+		if (!cJSON_IsString(it) || !rootfs_digest_valid(it->valuestring)) {
 			sc_fail(err, 0, "the image config has a bad diff_id");
 			goto out;
 		}
@@ -226,20 +226,20 @@ int oci_parse_config(const char *text, size_t len, struct oci_config *c, struct 
 out:
 	cJSON_Delete(j);
 	if (rc < 0)
-		oci_config_free(c);
+		rootfs_oci_config_free(c);
 	return rc;
 }
 
-void oci_config_free(struct oci_config *c)
+void rootfs_oci_config_free(struct oci_config *c)
 {
-	strv_free(c->env);
-	strv_free(c->entrypoint);
-	strv_free(c->cmd);
+	rootfs_strv_free(c->env);
+	rootfs_strv_free(c->entrypoint);
+	rootfs_strv_free(c->cmd);
 	free(c->workdir);
 	memset(c, 0, sizeof(*c));
 }
 
-void oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t size)
+void rootfs_oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t size)
 {
 	/* ChainID(L0) = DiffID(L0); ChainID(Ln) = sha256(ChainID(Ln-1) + " " + DiffID(Ln)). */
 	char chain[OCI_DIGEST_LEN];
@@ -247,25 +247,25 @@ void oci_chain_id(char diff_ids[][OCI_DIGEST_LEN], size_t n, char *out, size_t s
 	for (size_t i = 1; i < n; i++) {
 		struct sha256 h;
 		char hex[SHA256_HEX_LEN + 1];
-		sha256_init(&h);
-		sha256_update(&h, chain, strlen(chain));
-		sha256_update(&h, " ", 1);
-		sha256_update(&h, diff_ids[i], strlen(diff_ids[i]));
-		sha256_final_hex(&h, hex);
+		rootfs_sha256_init(&h);
+		rootfs_sha256_update(&h, chain, strlen(chain));
+		rootfs_sha256_update(&h, " ", 1);
+		rootfs_sha256_update(&h, diff_ids[i], strlen(diff_ids[i]));
+		rootfs_sha256_final_hex(&h, hex);
 		snprintf(chain, sizeof(chain), "sha256:%s", hex);
 	}
 	snprintf(out, size, "sha256-%s", chain + 7);
 }
 
-bool stream_digest_is(struct stream *s, bool raw, const char *digest)
+bool rootfs_stream_digest_is(struct stream *s, bool raw, const char *digest)
 {
 	struct sha256 h = raw ? s->raw_hash : s->data_hash;
 	char hex[SHA256_HEX_LEN + 1];
-	sha256_final_hex(&h, hex);
+	rootfs_sha256_final_hex(&h, hex);
 	return strlen(digest) == 7 + SHA256_HEX_LEN && !strcmp(digest + 7, hex);
 }
 
-void image_defaults_from_config(struct image_manifest *m, struct oci_config *c)
+void rootfs_image_defaults_from_config(struct image_manifest *m, struct oci_config *c)
 {
 	m->env = steal_ptr(&c->env);
 	m->workdir = steal_ptr(&c->workdir);

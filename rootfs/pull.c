@@ -53,7 +53,7 @@ static bool host_valid(const char *h)
 	return true;
 }
 
-int parse_ref(const char *in, struct ref *r, struct sc_err *err)
+int rootfs_parse_ref(const char *in, struct ref *r, struct sc_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	char buf[600];
@@ -63,7 +63,7 @@ int parse_ref(const char *in, struct ref *r, struct sc_err *err)
 	char *at = strchr(buf, '@');
 	if (at) {
 		*at = '\0';
-		if (!digest_valid(at + 1))
+		if (!rootfs_digest_valid(at + 1))
 			return sc_fail(err, 0, "bad digest in '%.200s' (expected @sha256:<64 hex digits>)", in);
 		snprintf(r->digest, sizeof(r->digest), "%s", at + 1);
 	}
@@ -177,7 +177,7 @@ static int http_get_once(struct http *hp, const char *url, const char *accept,
 }
 
 /* Parse `Bearer realm="...",service="...",scope="..."`. */
-int pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
+int rootfs_pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
 {
 	realm[0] = service[0] = scope[0] = '\0';
 	if (strncasecmp(h, "Bearer ", 7) != 0)
@@ -238,7 +238,7 @@ static void url_escape(const char *in, char *out, size_t size)
 static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
 {
 	char realm[1024], service[1024], scope[1024];
-	if (pull_parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
+	if (rootfs_pull_parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
 		return sc_fail(err, 0, "the registry wants authentication this client does not support "
 			       "(%.100s)", challenge);
 	if (strncmp(realm, "https://", 8) != 0 && !(hp->insecure && !strncmp(realm, "http://", 7)))
@@ -256,12 +256,12 @@ static int fetch_token(struct http *hp, const char *challenge, struct sc_err *er
 	if (rc == 0 && r.status != 200)
 		rc = sc_fail(err, 0, "the token service answered HTTP %ld (is the repository public?)", r.status);
 	if (rc == 0)
-		rc = pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
+		rc = rootfs_pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
 	sc_http_resp_free(&r);
 	return rc;
 }
 
-int pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
+int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
 {
 	cJSON *j = cJSON_ParseWithLength(body, len);
 	const cJSON *t = j ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
@@ -330,7 +330,7 @@ static int get_json(struct http *hp, const char *base, const char *repo, const c
 		return sc_fail(err, 0, "%s: empty response", url);
 	if (digest) {
 		char hex[SHA256_HEX_LEN + 1];
-		sha256_hex(r->body, r->len, hex);
+		rootfs_sha256_hex(r->body, r->len, hex);
 		if (strcmp(hex, digest + 7) != 0)
 			return sc_fail(err, 0, "%s does not match its digest %s", url, digest);
 	}
@@ -356,7 +356,7 @@ static int hash_prefix(int fd, uint64_t len, struct sha256 *h)
 		ssize_t n = pread(fd, buf, len - off < HASH_CHUNK ? (size_t)(len - off) : HASH_CHUNK, (off_t)off);
 		if (n <= 0)
 			return -1;
-		sha256_update(h, buf, (size_t)n);
+		rootfs_sha256_update(h, buf, (size_t)n);
 		off += (uint64_t)n;
 	}
 	return 0;
@@ -367,8 +367,8 @@ static void hash_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
 {
 	struct sha256 *h = ctx;
 	if (offset == 0)
-		sha256_init(h);
-	sha256_update(h, data, n);
+		rootfs_sha256_init(h);
+	rootfs_sha256_update(h, data, n);
 }
 
 static int download_blob(struct http *hp, struct store *st, const char *base, const struct ref *ref,
@@ -393,10 +393,10 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 		return sc_fail(err, errno, "open %s", partial);
 	uint64_t have = (uint64_t)sb.st_size;
 	struct sha256 h;
-	sha256_init(&h);
+	rootfs_sha256_init(&h);
 	if (have > d->size || hash_prefix(fd, have, &h) < 0) {
 		have = 0;
-		sha256_init(&h);
+		rootfs_sha256_init(&h);
 	}
 	if (ftruncate(fd, (off_t)have) < 0 || lseek(fd, (off_t)have, SEEK_SET) < 0)
 		return sc_fail(err, errno, "prepare %s", partial);
@@ -416,7 +416,7 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 		have = r.file_size; /* from 0 when the server sent everything again */
 	}
 	char hex[SHA256_HEX_LEN + 1];
-	sha256_final_hex(&h, hex);
+	rootfs_sha256_final_hex(&h, hex);
 	if (have != d->size || strcmp(hex, d->digest + 7) != 0) {
 		(void)unlink(partial);
 		return sc_fail(err, 0, "layer %s: the download does not match its size or digest", d->digest);
@@ -444,7 +444,7 @@ static int pull_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 	c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (c->fd < 0)
 		return sc_fail(err, errno, "open %s", path);
-	return stream_open(s, c->fd, 0, UINT64_MAX, 0, err);
+	return rootfs_stream_open(s, c->fd, 0, UINT64_MAX, 0, err);
 }
 
 static int pull_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
@@ -452,13 +452,13 @@ static int pull_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
 	struct pull_ctx *c = ctx;
 	sc_closep(&c->fd);
 	const char *digest = c->man->layers[i].digest;
-	if (!stream_digest_is(s, true, digest)) {
+	if (!rootfs_stream_digest_is(s, true, digest)) {
 		char path[4096];
 		if (blob_file_path(c->st, digest, false, path, sizeof(path)) == 0)
 			(void)unlink(path);
 		return sc_fail(err, 0, "layer %s does not match its digest (removed; pull again)", digest);
 	}
-	if (!stream_digest_is(s, false, c->cfg->diff_ids[i]))
+	if (!rootfs_stream_digest_is(s, false, c->cfg->diff_ids[i]))
 		return sc_fail(err, 0, "layer %s does not match diff_id %s in the image config", digest,
 			       c->cfg->diff_ids[i]);
 	return 0;
@@ -484,16 +484,16 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 		return -1;
 	}
 	for (int depth = 0;; depth++) {
-		sha256_hex(r.body, r.len, digest_out + 7);
+		rootfs_sha256_hex(r.body, r.len, digest_out + 7);
 		memcpy(digest_out, "sha256:", 7);
-		if (oci_parse_manifest(r.body, r.len, man, err) < 0)
+		if (rootfs_oci_parse_manifest(r.body, r.len, man, err) < 0)
 			break;
 		if (!man->is_index) {
 			sc_http_resp_free(&r);
 			return 0;
 		}
 		struct oci_desc d;
-		if (depth > 4 || oci_pick_from_index(r.body, r.len, platform, &d, err) < 0) {
+		if (depth > 4 || rootfs_oci_pick_from_index(r.body, r.len, platform, &d, err) < 0) {
 			if (depth > 4)
 				sc_fail(err, 0, "image indexes nested too deeply");
 			break;
@@ -506,14 +506,14 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 	return -1;
 }
 
-int rootfs_image_pull(const char *data_root, const char *state_root, const char *refstr,
+int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *refstr,
 		      const char *name, const struct rootfs_pull_opts *o,
 		      struct rootfs_report *rep, struct sc_err *err)
 {
 	if (!sc_valid_name(name) || !strcmp(name, "host"))
 		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
 	struct ref ref;
-	if (parse_ref(refstr, &ref, err) < 0)
+	if (rootfs_parse_ref(refstr, &ref, err) < 0)
 		return -1;
 	if (o->insecure && !host_is_loopback(ref.host))
 		return sc_fail(err, 0, "--insecure is only allowed for registries on loopback, not %s", ref.host);
@@ -521,7 +521,7 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	if (o->platform)
 		snprintf(platform, sizeof(platform), "%s", o->platform);
 	else
-		host_platform(platform, sizeof(platform));
+		rootfs_host_platform(platform, sizeof(platform));
 	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
 	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
 
@@ -541,12 +541,12 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	if (http_init(&hp, o->insecure, err) < 0)
 		goto out_free;
 	hp.scope_repo = ref.repo;
-	if (store_open(&st, data_root, err) < 0)
+	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out;
 	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0)
 		goto out;
 	if (get_json(&hp, base, ref.repo, "blobs", man->config.digest, man->config.digest, &r, err) < 0 ||
-	    oci_parse_config(r.body, r.len, cfg, err) < 0)
+	    rootfs_oci_parse_config(r.body, r.len, cfg, err) < 0)
 		goto out;
 	if (cfg->ndiff_ids != man->nlayers || man->nlayers == 0) {
 		sc_fail(err, 0, "the manifest lists %zu layers but the config %zu diff_ids", man->nlayers,
@@ -554,13 +554,13 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 		goto out;
 	}
 	char id[80], path[4096];
-	oci_chain_id(cfg->diff_ids, man->nlayers, id, sizeof(id));
+	rootfs_oci_chain_id(cfg->diff_ids, man->nlayers, id, sizeof(id));
 	struct stat sb;
 	bool have = sc_path(path, sizeof(path), "%s/layers/%s", st.root, id) == 0 && stat(path, &sb) == 0;
 	for (size_t i = 0; !have && i < man->nlayers; i++)
 		if (download_blob(&hp, &st, base, &ref, &man->layers[i], max, o->progress, err) < 0)
 			goto out;
-	if (store_work_begin(&st, &w, err) < 0)
+	if (rootfs_store_work_begin(&st, &w, err) < 0)
 		goto out;
 	struct pull_ctx ctx = {.st = &st, .man = man, .cfg = cfg, .fd = -1};
 	struct layer_source src = {.open = pull_open, .close = pull_close, .ctx = &ctx,
@@ -569,20 +569,20 @@ int rootfs_image_pull(const char *data_root, const char *state_root, const char 
 	size_t need = strlen(ref.host) + strlen(ref.repo) + strlen(ref.tag) + 100;
 	if ((m.source = malloc(need)))
 		snprintf(m.source, need, "pull:%s/%s:%s@%s", ref.host, ref.repo, ref.tag, digest);
-	image_defaults_from_config(&m, cfg);
-	rc = image_make(&st, state_root, &w, &src, &o->limits, &m, rep, err);
+	rootfs_image_defaults_from_config(&m, cfg);
+	rc = rootfs_image_make(&st, in_use, &w, &src, &o->limits, &m, rep, err);
 	sc_closep(&ctx.fd);
 	if (rc == 0)
 		remove_blobs(&st, man);
 out:
 	sc_http_resp_free(&r);
-	store_work_end(&w);
-	store_close(&st);
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
 	http_free(&hp);
 out_free:
 	if (cfg)
-		oci_config_free(cfg);
-	manifest_free(&m);
+		rootfs_oci_config_free(cfg);
+	rootfs_manifest_free(&m);
 	free(man);
 	free(cfg);
 	return rc;

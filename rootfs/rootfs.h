@@ -46,10 +46,19 @@ int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, siz
 		      struct sc_err *err);
 void rootfs_image_list_free(struct rootfs_image_info *list, size_t n);
 
+/* Which images cells use. Cells are the runtime's, above rootfs, so the
+ * caller answers (cli/ passes the runtime's cell_image_in_use): fn returns
+ * true, with the cell's name in who, when a cell uses `image`. A NULL
+ * in_use or fn: no cell uses any image. */
+struct rootfs_in_use {
+	bool (*fn)(void *ctx, const char *image, char *who, size_t who_size);
+	void *ctx;
+};
+
 /* Remove an image and the layers no other image uses. Refused while a cell
- * (a state dir under state_root with an `image` file naming it) uses it. */
-int rootfs_image_remove(const char *data_root, const char *state_root, const char *name,
-			struct sc_err *err);
+ * uses it (in_use). */
+int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_use,
+			const char *name, struct sc_err *err);
 
 struct rootfs_limits {
 	uint64_t max_size;  /* uncompressed bytes of all layers (0: default) */
@@ -67,15 +76,17 @@ struct rootfs_report {
 
 /* Run a recipe (a shell script, see docs/images.md) and store its root
  * filesystem as image `name`. The recipe's output goes to log (stderr).
- * state_root is checked for cells using an image being replaced. */
-int rootfs_image_build(const char *data_root, const char *state_root, const char *name,
+ * An image being replaced must not be in use by a cell (in_use). */
+int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 		       const char *recipe, const struct rootfs_limits *lim,
 		       struct rootfs_report *rep, struct sc_err *err);
 
-/* Import a `docker save` archive or an OCI image layout (directory or tar). */
-int rootfs_image_import(const char *data_root, const char *state_root, const char *file,
+/* Import a `docker save` archive or an OCI image layout (directory or tar).
+ * Warnings (an archive with several images) go to log (may be NULL). */
+int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_use, const char *file,
 			const char *name, const struct rootfs_limits *lim,
-			struct rootfs_report *rep, struct sc_err *err);
+			struct rootfs_report *rep, const struct sc_log *log,
+			struct sc_err *err);
 
 struct rootfs_pull_opts {
 	bool insecure;      /* plain HTTP, loopback registries only */
@@ -85,14 +96,14 @@ struct rootfs_pull_opts {
 };
 
 /* Pull REF ([HOST[:PORT]/]REPO[:TAG|@sha256:HEX]) from a registry. */
-int rootfs_image_pull(const char *data_root, const char *state_root, const char *ref,
+int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *ref,
 		      const char *name, const struct rootfs_pull_opts *opts,
 		      struct rootfs_report *rep, struct sc_err *err);
 
 /* Make image `name` from image `base` with a cell's writable layer on top:
  * diff_fd is a tar stream of that layer with OCI whiteouts (what
  * cell_export_layer writes). `cell` names the source in the manifest. */
-int rootfs_image_commit(const char *data_root, const char *state_root, const char *base,
+int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_use, const char *base,
 			const char *name, const char *cell, int diff_fd,
 			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err);
 

@@ -53,7 +53,7 @@ static void compress(struct sha256 *s, const uint8_t *p)
 	s->h[7] += h;
 }
 
-void sha256_init(struct sha256 *s)
+void rootfs_sha256_init(struct sha256 *s)
 {
 	static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -62,7 +62,7 @@ void sha256_init(struct sha256 *s)
 	s->used = 0;
 }
 
-void sha256_update(struct sha256 *s, const void *data, size_t len)
+void rootfs_sha256_update(struct sha256 *s, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 	s->len += len;
@@ -83,14 +83,14 @@ void sha256_update(struct sha256 *s, const void *data, size_t len)
 	s->used = len;
 }
 
-void sha256_final(struct sha256 *s, uint8_t out[32])
+void rootfs_sha256_final(struct sha256 *s, uint8_t out[32])
 {
 	uint64_t bits = s->len * 8;
 	uint8_t pad[72] = {0x80};
 	size_t padlen = (s->used < 56 ? 56 : 120) - s->used;
 	for (int i = 0; i < 8; i++)
 		pad[padlen + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
-	sha256_update(s, pad, padlen + 8);
+	rootfs_sha256_update(s, pad, padlen + 8);
 	for (int i = 0; i < 8; i++) {
 		out[4 * i] = (uint8_t)(s->h[i] >> 24);
 		out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
@@ -99,11 +99,11 @@ void sha256_final(struct sha256 *s, uint8_t out[32])
 	}
 }
 
-void sha256_final_hex(struct sha256 *s, char out[SHA256_HEX_LEN + 1])
+void rootfs_sha256_final_hex(struct sha256 *s, char out[SHA256_HEX_LEN + 1])
 {
 	static const char hex[] = "0123456789abcdef";
 	uint8_t d[32];
-	sha256_final(s, d);
+	rootfs_sha256_final(s, d);
 	for (int i = 0; i < 32; i++) {
 		out[2 * i] = hex[d[i] >> 4];
 		out[2 * i + 1] = hex[d[i] & 15];
@@ -111,10 +111,10 @@ void sha256_final_hex(struct sha256 *s, char out[SHA256_HEX_LEN + 1])
 	out[SHA256_HEX_LEN] = '\0';
 }
 
-void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
+void rootfs_sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
 {
 	struct sha256 s;
-	sha256_init(&s);
-	sha256_update(&s, data, len);
-	sha256_final_hex(&s, out);
+	rootfs_sha256_init(&s);
+	rootfs_sha256_update(&s, data, len);
+	rootfs_sha256_final_hex(&s, out);
 }

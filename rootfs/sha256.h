@@ -16,10 +16,10 @@ struct sha256 {
 	size_t used;
 };
 
-void sha256_init(struct sha256 *s);
-void sha256_update(struct sha256 *s, const void *data, size_t len);
-void sha256_final(struct sha256 *s, uint8_t out[32]);
+void rootfs_sha256_init(struct sha256 *s);
+void rootfs_sha256_update(struct sha256 *s, const void *data, size_t len);
+void rootfs_sha256_final(struct sha256 *s, uint8_t out[32]);
 /* Finish and write the lowercase hex digest (65 bytes with the NUL). */
-void sha256_final_hex(struct sha256 *s, char out[SHA256_HEX_LEN + 1]);
+void rootfs_sha256_final_hex(struct sha256 *s, char out[SHA256_HEX_LEN + 1]);
 /* One-shot convenience. */
-void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);
+void rootfs_sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);

@@ -26,7 +26,8 @@ static const char *const SUBDIRS[] = {"images", "layers", "blobs", "tmp"};
 static int grant_cells_traversal(struct store *st, struct sc_err *err)
 {
 	struct idshift ids;
-	idshift_for_caller(&ids);
+	if (rootfs_idshift_for_caller(&ids, err) < 0)
+		return -1;
 	if (!ids.chown)
 		return 0;
 	char path[sizeof(st->root) + 16];
@@ -49,7 +50,7 @@ static int grant_cells_traversal(struct store *st, struct sc_err *err)
 	return 0;
 }
 
-int store_open(struct store *st, const char *data_root, struct sc_err *err)
+int rootfs_store_open(struct store *st, const char *data_root, struct sc_err *err)
 {
 	memset(st, 0, sizeof(*st));
 	st->lock_fd = -1;
@@ -70,12 +71,12 @@ int store_open(struct store *st, const char *data_root, struct sc_err *err)
 	return 0;
 }
 
-void store_close(struct store *st)
+void rootfs_store_close(struct store *st)
 {
 	sc_closep(&st->lock_fd);
 }
 
-int store_lock(struct store *st, struct sc_err *err)
+int rootfs_store_lock(struct store *st, struct sc_err *err)
 {
 	while (flock(st->lock_fd, LOCK_EX) < 0)
 		if (errno != EINTR)
@@ -83,7 +84,7 @@ int store_lock(struct store *st, struct sc_err *err)
 	return 0;
 }
 
-void store_unlock(struct store *st)
+void rootfs_store_unlock(struct store *st)
 {
 	(void)flock(st->lock_fd, LOCK_UN);
 }
@@ -103,16 +104,16 @@ static void remove_stale_work(struct store *st)
 		_cleanup_fd_ int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		(void)tree_remove_at(dirfd(d), e->d_name, NULL);
+		(void)sc_remove_tree_at(dirfd(d), e->d_name, NULL);
 	}
 	closedir(d);
 }
 
-int store_work_begin(struct store *st, struct store_work *w, struct sc_err *err)
+int rootfs_store_work_begin(struct store *st, struct store_work *w, struct sc_err *err)
 {
 	memset(w, 0, sizeof(*w));
 	w->lock_fd = w->dir_fd = -1;
-	if (store_lock(st, err) < 0)
+	if (rootfs_store_lock(st, err) < 0)
 		return -1;
 	remove_stale_work(st);
 	int rc = -1;
@@ -126,19 +127,19 @@ int store_work_begin(struct store *st, struct store_work *w, struct sc_err *err)
 	} else {
 		rc = 0;
 	}
-	store_unlock(st);
+	rootfs_store_unlock(st);
 	return rc;
 }
 
-void store_work_end(struct store_work *w)
+void rootfs_store_work_end(struct store_work *w)
 {
 	if (w->path[0] && w->dir_fd >= 0)
-		(void)tree_remove(w->path, NULL);
+		(void)sc_remove_tree_path(w->path, NULL);
 	sc_closep(&w->dir_fd);
 	w->path[0] = '\0';
 }
 
-void iso8601_now(char out[32])
+void rootfs_iso8601_now(char out[32])
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -148,7 +149,7 @@ void iso8601_now(char out[32])
 
 /* ---- string arrays ---- */
 
-void strv_free(char **v)
+void rootfs_strv_free(char **v)
 {
 	if (!v)
 		return;
@@ -157,7 +158,7 @@ void strv_free(char **v)
 	free(v);
 }
 
-char **strv_dup(char *const *v)
+char **rootfs_strv_dup(char *const *v)
 {
 	if (!v)
 		return NULL;
@@ -169,7 +170,7 @@ char **strv_dup(char *const *v)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (!(out[i] = strdup(v[i]))) {
-			strv_free(out);
+			rootfs_strv_free(out);
 			return NULL;
 		}
 	return out;
@@ -177,19 +178,19 @@ char **strv_dup(char *const *v)
 
 /* ---- manifests ---- */
 
-void manifest_free(struct image_manifest *m)
+void rootfs_manifest_free(struct image_manifest *m)
 {
 	for (size_t i = 0; i < m->nlayers; i++)
 		free(m->layers[i]);
 	free(m->source);
-	strv_free(m->env);
+	rootfs_strv_free(m->env);
 	free(m->workdir);
-	strv_free(m->entrypoint);
-	strv_free(m->cmd);
+	rootfs_strv_free(m->entrypoint);
+	rootfs_strv_free(m->cmd);
 	memset(m, 0, sizeof(*m));
 }
 
-bool layer_id_valid(const char *id)
+bool rootfs_layer_id_valid(const char *id)
 {
 	if (strncmp(id, "sha256-", 7) != 0 || strlen(id) != 7 + SHA256_HEX_LEN)
 		return false;
@@ -199,7 +200,7 @@ bool layer_id_valid(const char *id)
 	return true;
 }
 
-bool env_entry_valid(const char *kv)
+bool rootfs_env_entry_valid(const char *kv)
 {
 	const char *eq = strchr(kv, '=');
 	if (!eq || eq == kv || strlen(kv) > STR_MAX)
@@ -231,13 +232,13 @@ static int strv_from_json(const cJSON *a, bool env, char ***out, struct sc_err *
 	cJSON_ArrayForEach(it, a)
 	{
 		if (!cJSON_IsString(it) || strlen(it->valuestring) > STR_MAX) {
-			strv_free(v);
+			rootfs_strv_free(v);
 			return sc_fail(err, 0, "expected strings of at most %d bytes", STR_MAX);
 		}
-		if (env && !env_entry_valid(it->valuestring))
+		if (env && !rootfs_env_entry_valid(it->valuestring))
 			continue; /* not KEY=VALUE: dropped */
 		if (!(v[k++] = strdup(it->valuestring))) {
-			strv_free(v);
+			rootfs_strv_free(v);
 			return sc_fail(err, ENOMEM, "manifest");
 		}
 	}
@@ -251,31 +252,6 @@ static cJSON *strv_to_json(char *const *v)
 	for (size_t i = 0; a && v && v[i]; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
 	return a;
-}
-
-int read_small(int dir, const char *name, size_t max, char **out, size_t *len, struct sc_err *err)
-{
-	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return sc_fail(err, errno, "open %s", name);
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return sc_fail(err, EINVAL, "%s is not a regular file", name);
-	if ((uint64_t)st.st_size > max)
-		return sc_fail(err, EFBIG, "%s is larger than %zu bytes", name, max);
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return sc_fail(err, ENOMEM, "read %s", name);
-	ssize_t n = sc_read_all(fd, buf, (size_t)st.st_size);
-	if (n < 0) {
-		free(buf);
-		return sc_fail(err, errno, "read %s", name);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	if (len)
-		*len = (size_t)n;
-	return 0;
 }
 
 static int manifest_parse(const char *text, size_t len, const char *want_name,
@@ -303,7 +279,7 @@ static int manifest_parse(const char *text, size_t len, const char *want_name,
 	}
 	cJSON_ArrayForEach(it, layers)
 	{
-		if (!cJSON_IsString(it) || !layer_id_valid(it->valuestring)) {
+		if (!cJSON_IsString(it) || !rootfs_layer_id_valid(it->valuestring)) {
 			sc_fail(err, 0, "bad layer id in \"layers\"");
 			goto out;
 		}
@@ -342,11 +318,11 @@ static int manifest_parse(const char *text, size_t len, const char *want_name,
 out:
 	cJSON_Delete(j);
 	if (rc < 0)
-		manifest_free(m);
+		rootfs_manifest_free(m);
 	return rc;
 }
 
-int manifest_load(const char *data_root, const char *name, struct image_manifest *m,
+int rootfs_manifest_load(const char *data_root, const char *name, struct image_manifest *m,
 		  struct sc_err *err)
 {
 	char path[4096], file[128];
@@ -357,7 +333,7 @@ int manifest_load(const char *data_root, const char *name, struct image_manifest
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	struct sc_err e = {0};
-	if (dir < 0 || read_small(dir, file, MANIFEST_MAX, &text, &len, &e) < 0) {
+	if (dir < 0 || sc_read_small_alloc(dir, file, SC_READ_NOFOLLOW | SC_READ_REGULAR, MANIFEST_MAX, &text, &len, &e) < 0) {
 		if (dir < 0 || e.errnum == ENOENT)
 			return sc_fail(err, 0, "image '%s' not found (see 'sandcell image ls')", name);
 		return sc_fail(err, 0, "image '%s': %s", name, e.msg);
@@ -367,7 +343,7 @@ int manifest_load(const char *data_root, const char *name, struct image_manifest
 	return 0;
 }
 
-int manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err)
+int rootfs_manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err)
 {
 	cJSON *j = cJSON_CreateObject();
 	if (!j)
@@ -418,7 +394,7 @@ int manifest_save(struct store *st, const struct image_manifest *m, struct sc_er
 
 /* ---- layers, installation, garbage collection ---- */
 
-int store_commit_layer(struct store *st, struct store_work *w, const char *name, const char *id,
+int rootfs_store_commit_layer(struct store *st, struct store_work *w, const char *name, const char *id,
 		       struct sc_err *err)
 {
 	char dst[sizeof(st->root) + 128];
@@ -430,48 +406,10 @@ int store_commit_layer(struct store *st, struct store_work *w, const char *name,
 	return sc_fail(err, errno, "move the layer to %s", dst);
 }
 
-/* The image a cell's state dir names: an `image` file, or the image= line
- * of its `info` file (runtime/state.c). */
-static bool cell_image(int cell, char *out, size_t size)
+bool rootfs_store_image_in_use(const struct rootfs_in_use *in_use, const char *name, char *who,
+			size_t who_size)
 {
-	_cleanup_free_ char *text = NULL;
-	if (read_small(cell, "image", 256, &text, NULL, NULL) == 0) {
-		text[strcspn(text, "\r\n")] = '\0';
-		snprintf(out, size, "%s", text);
-		return true;
-	}
-	if (read_small(cell, "info", 65536, &text, NULL, NULL) < 0)
-		return false;
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, "image=", 6)) {
-			snprintf(out, size, "%s", line + 6);
-			return true;
-		}
-	return false;
-}
-
-bool store_image_in_use(const char *state_root, const char *name, char *who, size_t who_size)
-{
-	if (!state_root)
-		return false;
-	DIR *d = opendir(state_root);
-	if (!d)
-		return false;
-	struct dirent *e;
-	bool used = false;
-	while (!used && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		_cleanup_fd_ int cell = openat(dirfd(d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		char image[256];
-		if (cell >= 0 && cell_image(cell, image, sizeof(image)) && !strcmp(image, name)) {
-			used = true;
-			snprintf(who, who_size, "%s", e->d_name);
-		}
-	}
-	closedir(d);
-	return used;
+	return in_use && in_use->fn && in_use->fn(in_use->ctx, name, who, who_size);
 }
 
 /* Names of all manifests (NULL-terminated). */
@@ -506,7 +444,7 @@ static char **list_names(const char *data_root, struct sc_err *err)
 			cap *= 2;
 			char **nv = realloc(v, (cap + 1) * sizeof(*v));
 			if (!nv) {
-				strv_free(v);
+				rootfs_strv_free(v);
 				v = NULL;
 				break;
 			}
@@ -521,12 +459,12 @@ static char **list_names(const char *data_root, struct sc_err *err)
 	return v;
 }
 
-char **store_list_names(const char *data_root, struct sc_err *err)
+char **rootfs_store_list_names(const char *data_root, struct sc_err *err)
 {
 	return list_names(data_root, err);
 }
 
-int store_gc_layers(struct store *st, struct sc_err *err)
+int rootfs_store_gc_layers(struct store *st, struct sc_err *err)
 {
 	char **names = list_names(st->root, err);
 	if (!names)
@@ -537,7 +475,7 @@ int store_gc_layers(struct store *st, struct sc_err *err)
 	bool keep_all = !refs;
 	for (char **n = names; !keep_all && *n; n++) {
 		struct image_manifest m;
-		if (manifest_load(st->root, *n, &m, NULL) < 0) {
+		if (rootfs_manifest_load(st->root, *n, &m, NULL) < 0) {
 			keep_all = true;
 			break;
 		}
@@ -552,21 +490,21 @@ int store_gc_layers(struct store *st, struct sc_err *err)
 			}
 			refs[nref++] = steal_ptr(&m.layers[i]);
 		}
-		manifest_free(&m);
+		rootfs_manifest_free(&m);
 	}
-	strv_free(names);
+	rootfs_strv_free(names);
 	int rc = 0;
 	char path[sizeof(st->root) + 16];
 	snprintf(path, sizeof(path), "%s/layers", st->root);
 	DIR *d = keep_all ? NULL : opendir(path);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		if (!layer_id_valid(e->d_name))
+		if (!rootfs_layer_id_valid(e->d_name))
 			continue;
 		bool used = false;
 		for (size_t i = 0; i < nref && !used; i++)
 			used = !strcmp(refs[i], e->d_name);
-		if (!used && tree_remove_at(dirfd(d), e->d_name, err) < 0)
+		if (!used && sc_remove_tree_at(dirfd(d), e->d_name, err) < 0)
 			rc = -1;
 	}
 	if (d)
@@ -577,16 +515,16 @@ int store_gc_layers(struct store *st, struct sc_err *err)
 	return rc;
 }
 
-int store_install(struct store *st, const char *state_root, const struct image_manifest *m,
+int rootfs_store_install(struct store *st, const struct rootfs_in_use *in_use, const struct image_manifest *m,
 		  struct sc_err *err)
 {
 	char who[256];
-	if (store_image_in_use(state_root, m->name, who, sizeof(who)))
+	if (rootfs_store_image_in_use(in_use, m->name, who, sizeof(who)))
 		return sc_fail(err, 0, "image '%s' is used by cell '%s' (remove the cell first, or "
 			       "choose another name)", m->name, who);
-	if (manifest_save(st, m, err) < 0)
+	if (rootfs_manifest_save(st, m, err) < 0)
 		return -1;
 	struct sc_err gc_err = {0};
-	(void)store_gc_layers(st, &gc_err); /* leftovers are retried next time */
+	(void)rootfs_store_gc_layers(st, &gc_err); /* leftovers are retried next time */
 	return 0;
 }

@@ -6,7 +6,7 @@
 
 #define ZBUF_SIZE (128 * 1024)
 
-int stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_t max_data,
+int rootfs_stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_t max_data,
 		struct sc_err *err)
 {
 	memset(s, 0, sizeof(*s));
@@ -17,8 +17,8 @@ int stream_open(struct stream *s, int fd, uint64_t offset, uint64_t len, uint64_
 	s->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
 	if (!s->seekable && offset)
 		return sc_fail(err, ESPIPE, "cannot seek in the archive");
-	sha256_init(&s->raw_hash);
-	sha256_init(&s->data_hash);
+	rootfs_sha256_init(&s->raw_hash);
+	rootfs_sha256_init(&s->data_hash);
 	return 0;
 }
 
@@ -67,7 +67,7 @@ static ssize_t raw_read(struct stream *s, void *buf, size_t len, struct sc_err *
 		s->roff += (size_t)n;
 	}
 	if (n > 0)
-		sha256_update(&s->raw_hash, buf, (size_t)n);
+		rootfs_sha256_update(&s->raw_hash, buf, (size_t)n);
 	return n;
 }
 
@@ -154,7 +154,7 @@ static ssize_t gzip_read(struct stream *s, void *buf, size_t len, struct sc_err 
 	return (ssize_t)(len - s->z.avail_out);
 }
 
-ssize_t stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
+ssize_t rootfs_stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
 {
 	if (!s->peeked && sniff(s, err) < 0)
 		return -1;
@@ -167,13 +167,15 @@ ssize_t stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
 		return sc_fail(err, 0, "the archive unpacks to more than %llu bytes (the --max-size limit)",
 			       (unsigned long long)s->max_data);
 	}
-	sha256_update(&s->data_hash, buf, (size_t)n);
+	rootfs_sha256_update(&s->data_hash, buf, (size_t)n);
 	return n;
 }
 
-int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
+/* Where skipped bytes go: per call, so that threads share nothing. */
+#define SINK_SIZE (64 * 1024)
+
+int rootfs_stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 {
-	static uint8_t sink[64 * 1024];
 	if (s->fast_skip && s->seekable && s->peeked && !s->gzip && s->peek_off == s->peek_len &&
 	    s->raw_left == UINT64_MAX) {
 		size_t buffered = s->rlen - s->roff;
@@ -183,8 +185,11 @@ int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 		s->data_bytes += len;
 		return 0;
 	}
+	_cleanup_free_ uint8_t *sink = len > 0 ? malloc(SINK_SIZE) : NULL;
+	if (len > 0 && !sink)
+		return sc_fail(err, ENOMEM, "skip in the archive");
 	while (len > 0) {
-		ssize_t n = stream_read(s, sink, len < sizeof(sink) ? (size_t)len : sizeof(sink), err);
+		ssize_t n = rootfs_stream_read(s, sink, len < SINK_SIZE ? (size_t)len : SINK_SIZE, err);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -194,16 +199,18 @@ int stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 	return 0;
 }
 
-int stream_drain(struct stream *s, struct sc_err *err)
+int rootfs_stream_drain(struct stream *s, struct sc_err *err)
 {
-	static uint8_t sink[64 * 1024];
+	_cleanup_free_ uint8_t *sink = malloc(SINK_SIZE);
+	if (!sink)
+		return sc_fail(err, ENOMEM, "read the archive");
 	ssize_t n;
-	while ((n = stream_read(s, sink, sizeof(sink), err)) > 0)
+	while ((n = rootfs_stream_read(s, sink, SINK_SIZE, err)) > 0)
 		;
 	return n < 0 ? -1 : 0;
 }
 
-void stream_close(struct stream *s)
+void rootfs_stream_close(struct stream *s)
 {
 	if (s->z_ready)
 		inflateEnd(&s->z);

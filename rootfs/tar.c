@@ -9,7 +9,7 @@
 #define BLOCK 512
 #define PAX_MAX (1024 * 1024)
 
-void tar_init(struct tar_reader *t, struct stream *in)
+void rootfs_tar_init(struct tar_reader *t, struct stream *in)
 {
 	memset(t, 0, sizeof(*t));
 	t->in = in;
@@ -19,7 +19,7 @@ static int read_exact(struct tar_reader *t, void *buf, size_t len, struct sc_err
 {
 	size_t got = 0;
 	while (got < len) {
-		ssize_t n = stream_read(t->in, (char *)buf + got, len - got, err);
+		ssize_t n = rootfs_stream_read(t->in, (char *)buf + got, len - got, err);
 		if (n < 0)
 			return -1;
 		if (n == 0)
@@ -32,7 +32,7 @@ static int read_exact(struct tar_reader *t, void *buf, size_t len, struct sc_err
 
 static int skip(struct tar_reader *t, uint64_t len, struct sc_err *err)
 {
-	if (stream_skip(t->in, len, err) < 0)
+	if (rootfs_stream_skip(t->in, len, err) < 0)
 		return -1;
 	t->offset += len;
 	return 0;
@@ -213,7 +213,7 @@ static enum tar_type type_of(char flag, const char *name)
 	}
 }
 
-int tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err)
+int rootfs_tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err)
 {
 	/* Skip what the caller left of the previous entry. */
 	if ((t->left || t->pad) && skip(t, t->left + t->pad, err) < 0)
@@ -297,13 +297,13 @@ int tar_next(struct tar_reader *t, struct tar_entry *e, struct sc_err *err)
 	return sc_fail(err, 0, "tar: too many extended headers for one entry");
 }
 
-ssize_t tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_err *err)
+ssize_t rootfs_tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_err *err)
 {
 	if (len > t->left)
 		len = (size_t)t->left;
 	if (len == 0)
 		return 0;
-	ssize_t n = stream_read(t->in, buf, len, err);
+	ssize_t n = rootfs_stream_read(t->in, buf, len, err);
 	if (n < 0)
 		return -1;
 	if (n == 0)

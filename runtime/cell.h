@@ -10,6 +10,33 @@
  *   cell_create(&spec, "name", &cell, &err);
  *   cell_exec(cell, &req, &res, &err); ...
  *   cell_destroy(cell, &err);
+ *
+ * Threads. The runtime keeps no unguarded process-wide state: the caches
+ * (state/data/cache roots, the host's cgroup probe, the subuid range) are
+ * filled once under a mutex, results own their storage, and no call
+ * changes a signal disposition. Per call:
+ *  - thread-safe (any thread, at once, on different objects): the
+ *    cell_spec_* setters, cell_result_free, the *_root getters,
+ *    cell_ensure_private_dir, cell_open, cell_exec, cell_copy_*,
+ *    cell_read_file, cell_write_file, cell_export_layer, cell_name,
+ *    cell_status_get, cell_list, cell_remove, cell_close, cell_destroy,
+ *    cell_pool_acquire and cell_pool_release on one shared pool. One
+ *    struct cell is used by one thread at a time (or by several with the
+ *    caller's lock); the cell's init serves many connections at once.
+ *  - not from a multi-threaded process: cell_create, cell_run
+ *    and cell_doctor fork or clone3 a child that mallocs (libcap,
+ *    libnl) before it execs, and cell_pool_new forks its workers: call them
+ *    before the first thread starts, or from a single-threaded helper
+ *    process. A threaded program makes cells through a pool, whose workers
+ *    are such processes.
+ *  - cell_run also takes the process's SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+ *    SIGUSR1, SIGUSR2 and SIGWINCH
+ *    (blocked in the calling thread and read from a signalfd) to relay
+ *    them to the cell: one caller per process, as the CLI is.
+ *  - cell_set_root: once, before any other call (it re-points what the
+ *    root getters return).
+ *  - cell_gc and cell_pool_free: while no other thread uses the cells or
+ *    the pool they remove.
  */
 #pragma once
 #include <stdbool.h>
@@ -82,7 +109,7 @@ struct cell_result {
 	double wall_s, cpu_s;
 	uint64_t peak_memory; /* bytes, 0 when unknown */
 	const char *limit_hit; /* "memory", "pids", "timeout" or NULL */
-	const char *warning;  /* e.g. limits weaker than asked, or NULL */
+	char *warning;        /* e.g. limits weaker than asked, or NULL (malloc'd) */
 };
 
 /* Defaults: host image, /testbed, hostname sandcell, 1G disk, 1M output,
@@ -110,7 +137,9 @@ struct cell;
  * /var/lib/sandcell, /var/cache/sandcell; for a user
  * $XDG_RUNTIME_DIR/sandcell, $XDG_DATA_HOME/sandcell (~/.local/share),
  * $XDG_CACHE_HOME/sandcell (~/.cache), falling back to /tmp/sandcell-UID/.
- * Static strings; the directories are not created here. */
+ * Strings that stay valid for the process (worked out once, on first use,
+ * under a lock); the directories are not created here. cell_set_root
+ * (--root) must come before any other runtime call. */
 const char *cell_state_root(void);
 const char *cell_data_root(void);
 const char *cell_cache_root(void);
@@ -187,6 +216,10 @@ struct cell_status {
 int cell_status_get(const char *name, struct cell_status *st, struct sc_err *err);
 /* Every cell under the state root (malloc'd array). */
 int cell_list(struct cell_status **out, size_t *n, struct sc_err *err);
+/* Does a cell (alive or gone, until rm or gc) use image `image`? Then its
+ * name goes into who. The shape of struct rootfs_in_use's fn (ctx unused),
+ * which callers of rootfs_image_* pass on. */
+bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size);
 /* Stop and remove a cell by name; refuses a busy cell unless force. */
 int cell_remove(const char *name, bool force, struct sc_err *err);
 /* Remove what crashed cells left behind (state, cgroups, layers). */

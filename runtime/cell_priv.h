@@ -16,4 +16,4 @@ struct cell {
 
 
 /* client.c */
-int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);
+int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);

@@ -34,14 +34,7 @@
 
 static ssize_t read_at(int dfd, const char *name, char *buf, size_t size)
 {
-	_cleanup_fd_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	ssize_t n = sc_read_all(fd, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	return sc_read_small(dfd, name, SC_READ_NOFOLLOW, buf, size, NULL);
 }
 
 static int write_at(int dfd, const char *name, const char *val)
@@ -98,7 +91,7 @@ static unsigned enable_controllers(int dfd, unsigned want)
 	char buf[512];
 	if (read_at(dfd, "cgroup.subtree_control", buf, sizeof(buf)) < 0)
 		return 0;
-	unsigned have = cg_parse_controllers(buf);
+	unsigned have = rt_cg_parse_controllers(buf);
 	int saved = 0;
 	for (size_t i = 0; i < SC_ARRAY_LEN(ops); i++) {
 		if (!(want & ops[i].bit) || (have & ops[i].bit))
@@ -143,7 +136,7 @@ static int write_limits(int dfd, const struct policy_limits *l, struct sc_err *e
 			return sc_fail(err, errno, "cannot set pids.max to %s", val);
 	}
 	if (l->cpus > 0) {
-		if (cg_format_cpu_max(l->cpus, val, sizeof(val)) < 0)
+		if (rt_cg_format_cpu_max(l->cpus, val, sizeof(val)) < 0)
 			return sc_fail(err, EINVAL, "bad cpu count %g", l->cpus);
 		if (write_at(dfd, "cpu.max", val) < 0)
 			return sc_fail(err, errno, "cannot set cpu.max to '%s'", val);
@@ -184,19 +177,19 @@ static const struct cg_host *host_status(void)
 	static pid_t probed_by;
 	pthread_mutex_lock(&mu);
 	if (probed_by != getpid()) {
-		cgroup_host_status(&h);
+		rt_cgroup_host_status(&h);
 		probed_by = getpid();
 	}
 	pthread_mutex_unlock(&mu);
 	return &h;
 }
 
-int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
+int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, struct sc_err *err)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->dir_fd = -1;
-	if (!cg_valid_leaf_name(cell_id))
+	if (!rt_cg_valid_leaf_name(cell_id))
 		return sc_fail(err, EINVAL, "bad cell id '%.64s' for a cgroup", cell_id);
 
 	const struct cg_host *h = host_status();
@@ -207,7 +200,7 @@ int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 	unsigned want = h->delegated & CG_CTRL_ALL;
 	char names[64];
 	if (need & ~want) {
-		cg_ctrl_names(need & ~want, names, sizeof(names));
+		rt_cg_ctrl_names(need & ~want, names, sizeof(names));
 		return no_cgroup(cg, spec, err, "cgroup v2 controller(s) %s not delegated at %.150s",
 				 names, h->base);
 	}
@@ -220,7 +213,7 @@ int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 				 h->base, strerror(errno));
 	unsigned got = enable_controllers(base, want);
 	if (need & ~got) {
-		cg_ctrl_names(need & ~got, names, sizeof(names));
+		rt_cg_ctrl_names(need & ~got, names, sizeof(names));
 		return no_cgroup(cg, spec, err, "cannot enable %s in %.150s: %s%s", names, h->base,
 				 strerror(errno),
 				 errno == EBUSY ? " (it has processes of its own)" : "");
@@ -235,7 +228,7 @@ int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 				 strerror(errno));
 	got = enable_controllers(sub, want);
 	if (need & ~got) {
-		cg_ctrl_names(need & ~got, names, sizeof(names));
+		rt_cg_ctrl_names(need & ~got, names, sizeof(names));
 		return no_cgroup(cg, spec, err, "cannot enable %s in %.150s/" CG_SUBTREE ": %s", names,
 				 h->base, strerror(errno));
 	}
@@ -268,7 +261,7 @@ static ssize_t read_limits_file(const struct cell_cgroup *cg, const char *name, 
 	return read_at(AT_FDCWD, path, buf, size);
 }
 
-void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
+void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 {
 	char buf[2048];
 	uint64_t v;
@@ -282,19 +275,19 @@ void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 			res->peak_memory = peak;
 	}
 	if (read_limits_file(cg, "cpu.stat", buf, sizeof(buf)) > 0 &&
-	    cg_parse_keyed(buf, "usage_usec", &v) == 0)
+	    rt_cg_parse_keyed(buf, "usage_usec", &v) == 0)
 		res->cpu_s = (double)v / 1e6;
 	if (res->limit_hit)
 		return;
 	/* "oom" counts allocations that failed at this cgroup's limit;
 	 * "oom_kill" would also count a host-wide OOM kill, not our limit. */
 	if (read_limits_file(cg, "memory.events", buf, sizeof(buf)) > 0 &&
-	    cg_parse_keyed(buf, "oom", &v) == 0 && v > 0) {
+	    rt_cg_parse_keyed(buf, "oom", &v) == 0 && v > 0) {
 		res->limit_hit = "memory";
 		return;
 	}
 	if (read_limits_file(cg, "pids.events", buf, sizeof(buf)) > 0 &&
-	    cg_parse_keyed(buf, "max", &v) == 0 && v > 0)
+	    rt_cg_parse_keyed(buf, "max", &v) == 0 && v > 0)
 		res->limit_hit = "pids";
 }
 
@@ -370,7 +363,7 @@ static bool populated(int events_fd)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	return cg_parse_keyed(buf, "populated", &v) == 0 && v != 0;
+	return rt_cg_parse_keyed(buf, "populated", &v) == 0 && v != 0;
 }
 
 /* Kill everything and wait (bounded) until cgroup.events says empty; it
@@ -419,7 +412,7 @@ static int remove_tree(int parent, const char *name, int depth)
 	return rmdir_at(parent, name);
 }
 
-int cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
+int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 {
 	if (cg->dir_fd >= 0)
 		close(cg->dir_fd);
@@ -455,18 +448,18 @@ static int gc_one(int parent, const char *name, double now, double min_age)
 		return 0;
 	_cleanup_fd_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || read_at(fd, "cgroup.events", buf, sizeof(buf)) <= 0 ||
-	    cg_parse_keyed(buf, "populated", &v) < 0 || v != 0)
+	    rt_cg_parse_keyed(buf, "populated", &v) < 0 || v != 0)
 		return 0;
 	return remove_tree(parent, name, 0) == 0 ? 1 : 0;
 }
 
-int cgroup_gc(struct sc_err *err)
+int rt_cgroup_gc(struct sc_err *err)
 {
 	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
 	char dir[PATH_MAX];
 	if (!h)
 		return sc_fail(err, ENOMEM, "cgroup probe");
-	cgroup_host_status(h);
+	rt_cgroup_host_status(h);
 	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
 		return 0;
 	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

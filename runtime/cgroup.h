@@ -19,15 +19,15 @@ struct cell_cgroup {
  * memory.swap.max=0, pids.max, cpu.max). When the host cannot (no cgroup v2,
  * no delegation, controllers missing), returns 0 with cg->active=false and
  * cg->why set, unless spec->require_cgroups, which makes it an error. */
-int cgroup_create(struct cell_cgroup *cg, const char *cell_id,
+int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, struct sc_err *err);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
  * memory or pids limit was hit (memory.events oom, pids.events max). */
-void cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
+void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
-int cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
+int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
 /* Remove the cell cgroups a killed sandcell left behind: children of
  * <base>/sandcell with no process in them, made more than a minute ago
  * (younger ones may belong to a cell being started). Returns how many were
  * removed, or -1. */
-int cgroup_gc(struct sc_err *err);
+int rt_cgroup_gc(struct sc_err *err);

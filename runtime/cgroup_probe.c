@@ -20,7 +20,7 @@ static const struct {
 	{"cpu", CG_CTRL_CPU},
 };
 
-const char *cg_mode_name(enum cg_mode m)
+const char *rt_cg_mode_name(enum cg_mode m)
 {
 	switch (m) {
 	case CG_MODE_V1:
@@ -35,7 +35,7 @@ const char *cg_mode_name(enum cg_mode m)
 	return "none";
 }
 
-void cg_ctrl_names(unsigned set, char *buf, size_t size)
+void rt_cg_ctrl_names(unsigned set, char *buf, size_t size)
 {
 	size_t used = 0;
 	if (size == 0)
@@ -84,7 +84,7 @@ static int mi_field(const char **p, char *out, size_t size)
 	return 0;
 }
 
-int cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out)
+int rt_cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out)
 {
 	char skip[PATH_MAX];
 	const char *p = line;
@@ -110,7 +110,7 @@ int cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out)
 	return 0;
 }
 
-bool cg_v1_has_controller(const char *superopts)
+bool rt_cg_v1_has_controller(const char *superopts)
 {
 	static const char *const v1[] = {
 		"cpu",     "cpuacct", "cpuset", "memory",     "pids",
@@ -130,7 +130,7 @@ bool cg_v1_has_controller(const char *superopts)
 	return false;
 }
 
-int cg_parse_self_cgroup(const char *text, char *out, size_t size)
+int rt_cg_parse_self_cgroup(const char *text, char *out, size_t size)
 {
 	const char *p = text;
 	while (p && *p) {
@@ -154,7 +154,7 @@ int cg_parse_self_cgroup(const char *text, char *out, size_t size)
 	return -1;
 }
 
-unsigned cg_parse_controllers(const char *text)
+unsigned rt_cg_parse_controllers(const char *text)
 {
 	unsigned set = 0;
 	const char *p = text;
@@ -172,7 +172,7 @@ unsigned cg_parse_controllers(const char *text)
 	return set;
 }
 
-int cg_format_cpu_max(double cpus, char *buf, size_t size)
+int rt_cg_format_cpu_max(double cpus, char *buf, size_t size)
 {
 	const double period = 100000.0;
 	if (!(cpus > 0) || cpus > 4096)
@@ -184,7 +184,7 @@ int cg_format_cpu_max(double cpus, char *buf, size_t size)
 	return (n < 0 || (size_t)n >= size) ? -1 : 0;
 }
 
-int cg_parse_keyed(const char *text, const char *key, uint64_t *out)
+int rt_cg_parse_keyed(const char *text, const char *key, uint64_t *out)
 {
 	size_t klen = strlen(key);
 	const char *p = text;
@@ -212,7 +212,7 @@ int cg_parse_keyed(const char *text, const char *key, uint64_t *out)
 	return -1;
 }
 
-bool cg_valid_leaf_name(const char *s)
+bool rt_cg_valid_leaf_name(const char *s)
 {
 	size_t n = strnlen(s, 129);
 	if (n == 0 || n > 128 || s[0] == '.')
@@ -230,14 +230,7 @@ bool cg_valid_leaf_name(const char *s)
 
 static int read_text(const char *path, char *buf, size_t size)
 {
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -1;
-	ssize_t n = sc_read_all(fd, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
+	return sc_read_small(AT_FDCWD, path, SC_READ_NOFOLLOW, buf, size, NULL) < 0 ? -1 : 0;
 }
 
 static unsigned read_controllers(const char *dir)
@@ -246,7 +239,7 @@ static unsigned read_controllers(const char *dir)
 	if (sc_path(path, sizeof(path), "%s/cgroup.controllers", dir) < 0 ||
 	    read_text(path, buf, sizeof(buf)) < 0)
 		return 0;
-	return cg_parse_controllers(buf);
+	return rt_cg_parse_controllers(buf);
 }
 
 /* May we create children in dir, enable controllers there and move
@@ -288,14 +281,14 @@ static void find_v2_mount(struct cg_host *h, char *mnt_root, size_t root_size)
 	if (!mi)
 		return;
 	while (getline(&line, &cap, f) > 0) {
-		if (cg_parse_mountinfo_line(line, mi) < 0)
+		if (rt_cg_parse_mountinfo_line(line, mi) < 0)
 			continue;
 		if (!strcmp(mi->fstype, "cgroup2") && !v2) {
 			v2 = true;
 			snprintf(h->mount, sizeof(h->mount), "%s", mi->point);
 			snprintf(mnt_root, root_size, "%s", mi->root);
 		} else if (!strcmp(mi->fstype, "cgroup") &&
-			   cg_v1_has_controller(mi->superopts)) {
+			   rt_cg_v1_has_controller(mi->superopts)) {
 			v1 = true;
 		}
 	}
@@ -310,7 +303,7 @@ static int own_cgroup(struct cg_host *h, const char *mnt_root)
 {
 	char text[8192], path[PATH_MAX];
 	if (read_text("/proc/self/cgroup", text, sizeof(text)) < 0 ||
-	    cg_parse_self_cgroup(text, path, sizeof(path)) < 0)
+	    rt_cg_parse_self_cgroup(text, path, sizeof(path)) < 0)
 		return -1;
 	size_t rlen = strlen(mnt_root);
 	if (!strcmp(mnt_root, "/"))
@@ -357,7 +350,7 @@ static void find_base(struct cg_host *h)
 	}
 }
 
-void cgroup_host_status(struct cg_host *h)
+void rt_cgroup_host_status(struct cg_host *h)
 {
 	char mnt_root[PATH_MAX] = "";
 	char own_abs[PATH_MAX];

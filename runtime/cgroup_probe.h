@@ -37,10 +37,10 @@ struct cg_host {
 
 /* Describe the host's cgroups as seen by this process. Reads only; creates
  * nothing. Always fills h (mode NONE when /proc is unreadable). */
-void cgroup_host_status(struct cg_host *h);
-const char *cg_mode_name(enum cg_mode m);
+void rt_cgroup_host_status(struct cg_host *h);
+const char *rt_cg_mode_name(enum cg_mode m);
 /* "memory pids cpu" for a CG_CTRL_* set, "none" when empty. */
-void cg_ctrl_names(unsigned set, char *buf, size_t size);
+void rt_cg_ctrl_names(unsigned set, char *buf, size_t size);
 
 /* ---- pure parsers ---- */
 
@@ -53,19 +53,19 @@ struct cg_mountinfo {
 	char fstype[64];
 	char superopts[512];
 };
-int cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out);
+int rt_cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out);
 /* Does a v1 "cgroup" mount's super options name a real controller (not
  * only name=systemd)? */
-bool cg_v1_has_controller(const char *superopts);
+bool rt_cg_v1_has_controller(const char *superopts);
 /* The "0::/path" line of /proc/self/cgroup (v2 path), without "(deleted)".
  * Returns 0, or -1 when absent or too long. */
-int cg_parse_self_cgroup(const char *text, char *out, size_t size);
+int rt_cg_parse_self_cgroup(const char *text, char *out, size_t size);
 /* CG_CTRL_* named in a cgroup.controllers / cgroup.subtree_control text. */
-unsigned cg_parse_controllers(const char *text);
+unsigned rt_cg_parse_controllers(const char *text);
 /* cpu.max for a CPU count: "<quota> 100000" (quota at least 1000 us). */
-int cg_format_cpu_max(double cpus, char *buf, size_t size);
+int rt_cg_format_cpu_max(double cpus, char *buf, size_t size);
 /* Value of `key` in a flat-keyed file ("key value" lines: memory.events,
  * pids.events, cpu.stat, cgroup.events). Returns 0, or -1 when absent. */
-int cg_parse_keyed(const char *text, const char *key, uint64_t *out);
+int rt_cg_parse_keyed(const char *text, const char *key, uint64_t *out);
 /* A cell id usable as a cgroup directory name. */
-bool cg_valid_leaf_name(const char *s);
+bool rt_cg_valid_leaf_name(const char *s);

@@ -10,20 +10,6 @@
 
 #include "internal.h"
 
-void child_send(int fd, int kind, int value, const char *text)
-{
-	struct cell_msg m = {.kind = kind, .value = value};
-	if (text)
-		snprintf(m.text, sizeof(m.text), "%s", text);
-	(void)sc_write_all(fd, &m, sizeof(m));
-}
-
-void child_die(const struct cell_plan *plan, const struct sc_err *err)
-{
-	child_send(plan->status_fd, CELL_MSG_ERROR, err->errnum, err->msg);
-	_exit(CELL_EXIT_INTERNAL);
-}
-
 /* Wait for the parent's go; it may carry bind mount fds (root callers,
  * whose binds the parent prepares with host privileges). */
 static int wait_for_go(struct cell_plan *plan, struct sc_err *err)
@@ -90,7 +76,7 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
  * before outliving it (until then we die with it). */
 static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
 {
-	child_send(plan->status_fd, CELL_MSG_READY, 0, NULL);
+	rt_child_send(plan->status_fd, CELL_MSG_READY, 0, NULL);
 	char byte;
 	ssize_t n;
 	do
@@ -100,10 +86,10 @@ static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
 		_exit(CELL_EXIT_INTERNAL);
 	if (!plan->spec->die_with_creator)
 		prctl(PR_SET_PDEATHSIG, 0);
-	child_send(plan->status_fd, CELL_MSG_DETACHED, 0, NULL);
+	rt_child_send(plan->status_fd, CELL_MSG_DETACHED, 0, NULL);
 	close(plan->sync_fd);
 	close(plan->status_fd);
-	init_serve(plan, peer_uid);
+	rt_init_serve(plan, peer_uid);
 }
 
 /* After pivot_root: the paths resolve in the cell's own root. */
@@ -115,7 +101,7 @@ static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
 	return 0;
 }
 
-void child_main(struct cell_plan *plan)
+void rt_child_main(struct cell_plan *plan)
 {
 	struct sc_err err = {0};
 	sigset_t all;
@@ -125,15 +111,15 @@ void child_main(struct cell_plan *plan)
 		_exit(CELL_EXIT_INTERNAL);
 	if (wait_for_go(plan, &err) < 0 || become_cell_root(plan, &err) < 0 ||
 	    open_binds_here(plan, &err) < 0)
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	const struct cell_spec *spec = plan->spec;
 	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0) {
 		sc_fail(&err, errno, "set hostname");
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	}
-	if (rootfs_assemble(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
-	    net_loopback_up(&err) < 0)
-		child_die(plan, &err);
+	if (rt_mount_root(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
+	    rt_net_loopback_up(&err) < 0)
+		rt_child_die(plan, &err);
 	for (size_t i = 0; i < spec->nbinds; i++)
 		if (plan->bind_fds[i] >= 0)
 			close(plan->bind_fds[i]);
@@ -145,22 +131,22 @@ void child_main(struct cell_plan *plan)
 		close(plan->sync_fd);
 	if (setsid() < 0) {
 		sc_fail(&err, errno, "setsid");
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	}
-	if (plan->use_trampoline && (plan->tramp_fd = exec_trampoline_create()) < 0) {
+	if (plan->use_trampoline && (plan->tramp_fd = rt_exec_trampoline_create()) < 0) {
 		sc_fail(&err, errno, "create the exec trampoline");
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	}
-	if (lockdown_init_process(plan, &err) < 0)
-		child_die(plan, &err);
+	if (rt_lockdown_init_process(plan, &err) < 0)
+		rt_child_die(plan, &err);
 	if (chdir(spec->workdir) < 0) {
 		sc_fail(&err, errno, "working directory %s", spec->workdir);
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	}
-	uid_t peer_uid = plan->serve ? serve_peer_uid(plan) : 0;
-	if (lockdown_apply_filter(spec->filter, &err) < 0)
-		child_die(plan, &err);
+	uid_t peer_uid = plan->serve ? rt_serve_peer_uid(plan) : 0;
+	if (rt_lockdown_apply_filter(spec->filter, &err) < 0)
+		rt_child_die(plan, &err);
 	if (plan->serve)
 		serve_when_released(plan, peer_uid);
-	init_run_once(plan);
+	rt_init_run_once(plan);
 }

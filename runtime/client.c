@@ -3,11 +3,13 @@
  * head and tail. */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "../common/capture.h"
 #include "cell_priv.h"
@@ -115,7 +117,7 @@ static int rsp_error(const struct cell *c, const struct proto_rsp *r, struct sc_
 	return sc_fail(err, 0, "cell '%s': %s", c->name, r->text);
 }
 
-int cell_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
+int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
 {
 	_cleanup_fd_ int sock = connect_cell(c, err);
 	if (sock < 0)
@@ -177,9 +179,9 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 				return 0;
 		}
 		if (i0 >= 0 && p[i0].revents)
-			capture_read_fd(&io->cap[0], &io->rd[0]);
+			sc_capture_read_fd(&io->cap[0], &io->rd[0]);
 		if (i1 >= 0 && p[i1].revents)
-			capture_read_fd(&io->cap[1], &io->rd[1]);
+			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
 	}
 }
 
@@ -211,7 +213,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		if (fds[k + 1] >= 0)
 			continue;
 		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0 || capture_init(&io.cap[k], limit) < 0) {
+		if (pipe2(p, O_CLOEXEC) < 0 || sc_capture_init(&io.cap[k], limit) < 0) {
 			sc_fail(err, errno, "pipe");
 			goto out;
 		}
@@ -239,20 +241,20 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		res->signal = SIGKILL;
 		res->limit_hit = "timeout";
 	} else {
-		result_from_wait(res, r.status);
+		rt_result_from_wait(res, r.status);
 	}
 	res->cpu_s = (double)r.cpu_us / 1e6;
 	res->peak_memory = r.maxrss_kb * 1024;
 	res->wall_s = sc_now() - t0;
-	capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
-	capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
+	sc_capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
+	sc_capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
 	rc = 0;
 out:
 	for (int k = 0; k < 3; k++)
 		sc_closep(&ours[k]);
 	for (int k = 0; k < 2; k++) {
 		sc_closep(&io.rd[k]);
-		capture_free(&io.cap[k]);
+		sc_capture_free(&io.cap[k]);
 	}
 	return rc;
 }
@@ -289,6 +291,43 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 	return sock;
 }
 
+/* A write to a pipe the cell closed must fail with EPIPE, not kill us.
+ * The SIGPIPE of a write goes to the writing thread, so blocking it in
+ * this thread only, and taking one that came while blocked, changes
+ * nothing for other threads (unlike toggling the process-wide handler). */
+struct sigpipe_guard {
+	sigset_t old;
+	bool was_pending;
+};
+
+static bool sigpipe_pending(void)
+{
+	sigset_t p;
+	return sigpending(&p) == 0 && sigismember(&p, SIGPIPE) == 1;
+}
+
+static void sigpipe_block(struct sigpipe_guard *g)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	g->was_pending = sigpipe_pending();
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+static void sigpipe_restore(struct sigpipe_guard *g)
+{
+	if (!g->was_pending && sigpipe_pending()) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGPIPE);
+		struct timespec zero = {0};
+		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 /* Run the job; *wstatus is the worker's wait status. An error the cell
  * reports (RSP_ERROR) wins over ours, ours over the worker's status. */
 static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
@@ -303,9 +342,10 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	if (sock < 0)
 		return -1;
 	struct sc_err local = {0};
-	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	struct sigpipe_guard g;
+	sigpipe_block(&g);
 	int rc = j->ours(mine, j->ctx, &local);
-	signal(SIGPIPE, old);
+	sigpipe_restore(&g);
 	sc_closep(&mine);
 	struct proto_rsp r;
 	for (;;) {
@@ -341,13 +381,13 @@ struct copy_ctx {
 static int send_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
+	return rt_copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
 }
 
 static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
+	return rt_copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
 }
 
 /* A copy: the cell's side runs in a worker of init, ours here. */
@@ -390,8 +430,10 @@ static int file_status(const struct cell *c, int wstatus, const char *what, cons
 	if (e == 0)
 		return 0;
 	if (e == EINVAL) {
+		/* the message says why; errnum still tells the caller EINVAL */
 		sc_fail(err, 0, "%s %.200s: not a regular file", what, path);
-		err->errnum = e;
+		if (err)
+			err->errnum = e;
 		return -1;
 	}
 	return sc_fail(err, e, "%s %.200s", what, path);

@@ -123,7 +123,7 @@ static int send_entry(struct sender *s, int dir, const char *name, const char *p
 	return 0; /* devices, fifos and sockets are not copied */
 }
 
-int copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
+int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
 {
 	struct sender s = {.fd = fd, .max = max_size, .err = err};
 	char buf[COPY_MAX_PATH];
@@ -186,7 +186,7 @@ static int open_parent(struct receiver *r, char *rel, char **leaf)
 	}
 	*slash = '\0';
 	*leaf = slash + 1;
-	int fd = safepath_openat(r->top_parent, rel, O_PATH | O_DIRECTORY, 0);
+	int fd = sc_openat_beneath(r->top_parent, rel, O_PATH | O_DIRECTORY, 0, 0);
 	*slash = '/';
 	return fd;
 }
@@ -260,7 +260,7 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 	case REC_DIR: {
 		if (mkdirat(dir, leaf, 0700) < 0 && errno != EEXIST)
 			return sc_fail(r->err, errno, "mkdir %s", rel);
-		_cleanup_fd_ int d = safepath_openat(dir, leaf, O_RDONLY | O_DIRECTORY, 0);
+		_cleanup_fd_ int d = sc_openat_beneath(dir, leaf, O_RDONLY | O_DIRECTORY, 0, 0);
 		if (d < 0)
 			return sc_fail(r->err, errno, "open %s", rel);
 		if (fchmod(d, recv_mode(r, h->mode) | 0700) < 0)
@@ -300,7 +300,7 @@ static int set_top(struct receiver *r, const char *dest, bool as_dest)
 	return 0;
 }
 
-int copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
+int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
 {
 	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size,
 			     .strip = flags & COPY_STRIP_SPECIAL, .err = err};

@@ -62,7 +62,7 @@ static int make_persist_dir(const char *name, const struct idmap *map, char *out
 	return 0;
 }
 
-static int wait_msg(struct cell_start *st, int want, struct sc_err *err)
+static int wait_msg(struct rt_start *st, int want, struct sc_err *err)
 {
 	struct pollfd p = {.fd = st->status_rd, .events = POLLIN};
 	int r;
@@ -72,12 +72,11 @@ static int wait_msg(struct cell_start *st, int want, struct sc_err *err)
 	if (r == 0)
 		return sc_fail(err, 0, "the cell did not become ready within %d s", READY_TIMEOUT_MS / 1000);
 	struct cell_msg m;
-	if (cell_start_read_msg(st->status_rd, &m) < 0)
+	if (rt_start_read_msg(st->status_rd, &m) < 0)
 		return sc_fail(err, 0, "the cell's init exited during setup");
 	if (m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
-		return -1;
+		m.text[sizeof(m.text) - 1] = '\0';
+		return sc_err_set(err, m.value, m.text);
 	}
 	if (m.kind != want)
 		return sc_fail(err, 0, "unexpected message from the cell's init");
@@ -101,11 +100,11 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	char dir[4096];
 	struct cell_spec spec = *spec_in;
 	struct cell_info info = {0};
-	struct cell_start st;
+	struct rt_start st;
 	_cleanup_fd_ int lfd = -1;
 	bool made_dir = false;
-	cell_start_init(&st);
-	if (state_dir_of(name, dir, sizeof(dir), err) < 0 ||
+	rt_start_init(&st);
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0 ||
 	    cell_ensure_private_dir(cell_state_root(), err) < 0)
 		return -1;
 	if (mkdir(dir, 0700) < 0) {
@@ -128,7 +127,7 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	if (spec.upper_dir) {
 		/* "persist": the caller asks for an on-disk layer; we place it. */
 		struct idmap map;
-		if (idmap_for_caller(&map, err) < 0 ||
+		if (rt_idmap_for_caller(&map, err) < 0 ||
 		    make_persist_dir(name, &map, info.persist_dir, sizeof(info.persist_dir), err) < 0)
 			goto fail;
 		spec.upper_dir = info.persist_dir;
@@ -136,26 +135,26 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	st.plan.serve = true;
 	st.plan.serve_fd = lfd;
 	const int stdio[3] = {-1, -1, -1};
-	if (cell_start(&st, &spec, name, stdio, err) < 0)
+	if (rt_start(&st, &spec, name, stdio, err) < 0)
 		goto fail;
 	if (wait_msg(&st, CELL_MSG_READY, err) < 0) {
-		cell_start_kill(&st);
+		rt_start_kill(&st);
 		goto fail;
 	}
 	info.pid = st.pid;
-	info.starttime = state_pid_starttime(st.pid);
+	info.starttime = rt_state_pid_starttime(st.pid);
 	if (st.cg.active)
 		snprintf(info.cgroup, sizeof(info.cgroup), "%s", st.cg.path);
 	/* Release init from dying with us, and wait until it has done so:
 	 * exiting earlier could take it down. */
-	if (state_write_info(dir, &info, err) < 0 || sc_write_all(st.sync_fd, "k", 1) < 0 ||
+	if (rt_state_write_info(dir, &info, err) < 0 || sc_write_all(st.sync_fd, "k", 1) < 0 ||
 	    wait_msg(&st, CELL_MSG_DETACHED, err) < 0) {
-		cell_start_kill(&st);
+		rt_start_kill(&st);
 		goto fail;
 	}
 	struct cell *c = cell_alloc(name, dir);
 	if (!c) {
-		cell_start_kill(&st);
+		rt_start_kill(&st);
 		sc_fail(err, ENOMEM, "cell handle");
 		goto fail;
 	}
@@ -164,14 +163,14 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	c->pidfd = steal_fd(&st.pidfd);
 	st.cg.active = false; /* the cgroup lives on with the cell */
 	sc_closep(&st.cg.dir_fd);
-	cell_start_cleanup(&st);
+	rt_start_cleanup(&st);
 	*out = c;
 	return 0;
 fail:
-	cell_start_cleanup(&st);
+	rt_start_cleanup(&st);
 	if (made_dir) {
 		struct sc_err ignored;
-		state_remove(dir, &info, &ignored);
+		rt_state_remove(dir, &info, &ignored);
 	}
 	return -1;
 }
@@ -180,7 +179,7 @@ int cell_open(const char *name, struct cell **out, struct sc_err *err)
 {
 	char dir[4096];
 	struct cell_info info;
-	if (state_dir_of(name, dir, sizeof(dir), err) < 0)
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0)
 		return -1;
 	struct stat sb;
 	if (lstat(dir, &sb) < 0) {
@@ -190,9 +189,9 @@ int cell_open(const char *name, struct cell **out, struct sc_err *err)
 	}
 	if (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid())
 		return sc_fail(err, 0, "%s is not a cell directory of yours", dir);
-	if (state_read_info(dir, &info, err) < 0)
+	if (rt_state_read_info(dir, &info, err) < 0)
 		return -1;
-	if (!state_alive(&info))
+	if (!rt_state_alive(&info))
 		return sc_fail(err, 0, "cell '%s' is gone (its init died); remove it with 'sandcell rm %s'",
 			       name, name);
 	struct cell *c = cell_alloc(name, dir);
@@ -219,12 +218,12 @@ static int kill_init(const struct cell_info *info, int pidfd, bool child, struct
 {
 	_cleanup_fd_ int own = -1;
 	if (pidfd < 0) {
-		if (!state_alive(info))
+		if (!rt_state_alive(info))
 			return 0;
 		own = pidfd = (int)syscall(SYS_pidfd_open, info->pid, 0);
 		if (pidfd < 0)
 			return errno == ESRCH ? 0 : sc_fail(err, errno, "open the cell's init");
-		if (!state_alive(info)) /* the pid was reused between the checks */
+		if (!rt_state_alive(info)) /* the pid was reused between the checks */
 			return 0;
 	}
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
@@ -242,7 +241,7 @@ int cell_destroy(struct cell *c, struct sc_err *err)
 {
 	int rc = kill_init(&c->info, c->pidfd, c->child, err);
 	if (rc == 0)
-		rc = state_remove(c->dir, &c->info, err);
+		rc = rt_state_remove(c->dir, &c->info, err);
 	cell_close(c);
 	return rc;
 }
@@ -251,15 +250,15 @@ int cell_remove(const char *name, bool force, struct sc_err *err)
 {
 	char dir[4096];
 	struct cell_info info;
-	if (state_dir_of(name, dir, sizeof(dir), err) < 0)
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0)
 		return -1;
 	if (access(dir, F_OK) < 0)
 		return sc_fail(err, 0, "no cell named '%s'", name);
-	if (state_read_info(dir, &info, err) < 0) {
+	if (rt_state_read_info(dir, &info, err) < 0) {
 		/* A crash before the info file was written: nothing runs. */
 		memset(&info, 0, sizeof(info));
 	}
-	if (!force && state_alive(&info)) {
+	if (!force && rt_state_alive(&info)) {
 		struct cell_status s;
 		if (cell_status_get(name, &s, err) == 0 && s.nexecs > 0)
 			return sc_fail(err, 0, "cell '%s' is busy (%u commands running); use 'sandcell rm -f %s'",
@@ -267,7 +266,7 @@ int cell_remove(const char *name, bool force, struct sc_err *err)
 	}
 	if (kill_init(&info, -1, false, err) < 0)
 		return -1;
-	return state_remove(dir, &info, err);
+	return rt_state_remove(dir, &info, err);
 }
 
 static void status_from_info(const struct cell_info *info, struct cell_status *s)
@@ -278,7 +277,7 @@ static void status_from_info(const struct cell_info *info, struct cell_status *s
 	s->created = info->created;
 	s->limits = info->limits;
 	s->persist = info->persist_dir[0] != '\0';
-	s->alive = state_alive(info);
+	s->alive = rt_state_alive(info);
 	s->pid = s->alive ? info->pid : 0;
 }
 
@@ -286,7 +285,7 @@ int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
 {
 	char dir[4096];
 	struct cell_info info;
-	if (state_dir_of(name, dir, sizeof(dir), err) < 0 || state_read_info(dir, &info, err) < 0)
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0 || rt_state_read_info(dir, &info, err) < 0)
 		return -1;
 	status_from_info(&info, s);
 	if (!s->alive)
@@ -296,7 +295,7 @@ int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
 		return sc_fail(err, ENOMEM, "cell handle");
 	c->info = info;
 	struct sc_err ignored;
-	if (cell_query_info(c, &s->nprocs, &s->nexecs, &ignored) < 0)
+	if (rt_query_info(c, &s->nprocs, &s->nexecs, &ignored) < 0)
 		s->alive = false;
 	cell_close(c);
 	return 0;
@@ -333,6 +332,29 @@ int cell_list(struct cell_status **out, size_t *n, struct sc_err *err)
 	return 0;
 }
 
+bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size)
+{
+	(void)ctx;
+	DIR *d = opendir(cell_state_root());
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool used = false;
+	while (!used && (e = readdir(d))) {
+		char dir[PATH_MAX];
+		struct cell_info info;
+		struct sc_err ignored;
+		if (e->d_name[0] == '.' ||
+		    sc_path(dir, sizeof(dir), "%s/%s", cell_state_root(), e->d_name) < 0 ||
+		    rt_state_read_info(dir, &info, &ignored) < 0 || strcmp(info.image, image) != 0)
+			continue;
+		used = true;
+		snprintf(who, who_size, "%s", e->d_name);
+	}
+	closedir(d);
+	return used;
+}
+
 int cell_gc(size_t *removed, struct sc_err *err)
 {
 	*removed = 0;
@@ -340,7 +362,7 @@ int cell_gc(size_t *removed, struct sc_err *err)
 	if (!d) {
 		int e = errno;
 		struct sc_err ignored;
-		int n = cgroup_gc(&ignored);
+		int n = rt_cgroup_gc(&ignored);
 		*removed = n > 0 ? (size_t)n : 0;
 		return e == ENOENT ? 0 : sc_fail(err, e, "%s", cell_state_root());
 	}
@@ -351,15 +373,15 @@ int cell_gc(size_t *removed, struct sc_err *err)
 			continue;
 		char dir[4096];
 		struct cell_info info;
-		if (state_dir_of(e->d_name, dir, sizeof(dir), err) < 0)
+		if (rt_state_dir_of(e->d_name, dir, sizeof(dir), err) < 0)
 			continue;
-		if (state_read_info(dir, &info, err) < 0)
+		if (rt_state_read_info(dir, &info, err) < 0)
 			memset(&info, 0, sizeof(info));
-		if (state_alive(&info))
+		if (rt_state_alive(&info))
 			continue;
 		/* Whatever a crash left: a stray process of the cell's cgroup,
 		 * the cgroup, the on-disk layer, the state directory. */
-		if (state_remove(dir, &info, err) < 0)
+		if (rt_state_remove(dir, &info, err) < 0)
 			rc = -1;
 		else
 			(*removed)++;
@@ -367,7 +389,7 @@ int cell_gc(size_t *removed, struct sc_err *err)
 	closedir(d);
 	/* And the cgroups of one-shot cells whose sandcell was killed. */
 	struct sc_err ignored;
-	int n = cgroup_gc(&ignored);
+	int n = rt_cgroup_gc(&ignored);
 	if (n > 0)
 		*removed += (size_t)n;
 	return rc;

@@ -53,13 +53,8 @@ static void set(struct cell_check *c, enum cell_check_status st, const char *fix
 static long read_sysctl(const char *path)
 {
 	char buf[64];
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
 		return -1;
-	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	char *end;
 	long v = strtol(buf, &end, 10);
 	return end == buf ? -1 : v;
@@ -206,7 +201,7 @@ static void check_namespaces(struct doctor *d)
 	struct idmap map;
 
 	set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
-	if (idmap_for_caller(&map, &err) < 0) {
+	if (rt_idmap_for_caller(&map, &err) < 0) {
 		set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
 		return;
 	}
@@ -237,7 +232,7 @@ static void check_namespaces(struct doctor *d)
 	bool got = sc_read_all(rep[0], &r, sizeof(r)) == (ssize_t)sizeof(r);
 	if (got && r.stage == 0) {
 		/* unshared: map it as a cell is mapped, then let it go on */
-		if (idmap_write(pid, &map, &err) < 0) {
+		if (rt_idmap_write(pid, &map, &err) < 0) {
 			r.stage = NS_USERNS;
 			r.errnum = 0;
 			snprintf(r.what, sizeof(r.what), "%.150s", err.msg);
@@ -302,8 +297,8 @@ static void check_cgroups(struct doctor *d)
 		set(c, CELL_CHECK_WARN, "", "out of memory");
 		return;
 	}
-	cgroup_host_status(h);
-	const char *mode = cg_mode_name(h->mode);
+	rt_cgroup_host_status(h);
+	const char *mode = rt_cg_mode_name(h->mode);
 	static const char v2_fix[] =
 		"boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2); until then "
 		"limits fall back to rlimits";
@@ -324,8 +319,8 @@ static void check_cgroups(struct doctor *d)
 		return;
 	}
 	unsigned deleg = h->delegated & CG_CTRL_ALL;
-	cg_ctrl_names(deleg, have, sizeof(have));
-	cg_ctrl_names(CG_CTRL_ALL & ~deleg, missing, sizeof(missing));
+	rt_cg_ctrl_names(deleg, have, sizeof(have));
+	rt_cg_ctrl_names(CG_CTRL_ALL & ~deleg, missing, sizeof(missing));
 	if (!deleg) {
 		set(c, CELL_CHECK_WARN, h->mode == CG_MODE_HYBRID ? v2_fix : "see docs/cgroups.md",
 		    "%s at %.100s: %s", mode, h->mount, h->why);
@@ -342,7 +337,7 @@ static void check_cgroups(struct doctor *d)
 	struct sc_err err = {0};
 	char id[64];
 	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
-	if (cgroup_create(&cg, id, &spec, &err) < 0) {
+	if (rt_cgroup_create(&cg, id, &spec, &err) < 0) {
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    err.msg);
 		return;
@@ -354,7 +349,7 @@ static void check_cgroups(struct doctor *d)
 	}
 	char path[sizeof(cg.path)];
 	snprintf(path, sizeof(path), "%s", cg.path);
-	if (cgroup_destroy(&cg, &err) < 0 || access(path, F_OK) == 0) {
+	if (rt_cgroup_destroy(&cg, &err) < 0 || access(path, F_OK) == 0) {
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.150s not removed: %s",
 		    mode, path, err.msg);
 		return;
@@ -376,12 +371,11 @@ static void check_seccomp(struct doctor *d)
 {
 	struct cell_check *c = check_new(d, "seccomp");
 	char actions[256] = "";
-	_cleanup_fd_ int fd = open("/proc/sys/kernel/seccomp/actions_avail", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = sc_read_all(fd, actions, sizeof(actions) - 1);
-		actions[n > 0 ? n : 0] = '\0';
+	if (sc_read_small(AT_FDCWD, "/proc/sys/kernel/seccomp/actions_avail", 0, actions,
+			  sizeof(actions), NULL) > 0)
 		actions[strcspn(actions, "\n")] = '\0';
-	}
+	else
+		actions[0] = '\0';
 	/* A filter that fails getppid() with a telltale errno. */
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -443,7 +437,7 @@ static void check_idmap(struct doctor *d)
 	struct cell_check *c = check_new(d, "subuid");
 	struct idmap map;
 	struct sc_err err = {0};
-	if (idmap_for_caller(&map, &err) < 0) {
+	if (rt_idmap_for_caller(&map, &err) < 0) {
 		set(c, CELL_CHECK_FAIL, "", "%s", err.msg);
 		return;
 	}
@@ -453,11 +447,8 @@ static void check_idmap(struct doctor *d)
 		return;
 	}
 	char text[16384] = "", who[64];
-	_cleanup_fd_ int fd = open("/etc/subuid", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = sc_read_all(fd, text, sizeof(text) - 1);
-		text[n > 0 ? n : 0] = '\0';
-	}
+	if (sc_read_small(AT_FDCWD, "/etc/subuid", 0, text, sizeof(text), NULL) < 0)
+		text[0] = '\0';
 	uint32_t s, n;
 	bool own = sc_parse_subid(text, "sandcell", &s, &n) == 0;
 	if (map.count < 65536)

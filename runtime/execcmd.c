@@ -10,15 +10,15 @@
 
 #include "internal.h"
 
-extern const unsigned char sc_trampoline_blob[];
-extern const size_t sc_trampoline_blob_size;
+extern const unsigned char rt_trampoline_blob[];
+extern const size_t rt_trampoline_blob_size;
 
-int exec_trampoline_create(void)
+int rt_exec_trampoline_create(void)
 {
 	int fd = memfd_create("sandcell-exec", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
-	if (sc_write_all(fd, sc_trampoline_blob, sc_trampoline_blob_size) < 0 ||
+	if (sc_write_all(fd, rt_trampoline_blob, rt_trampoline_blob_size) < 0 ||
 	    fchmod(fd, 0555) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
 		close(fd);
@@ -61,7 +61,7 @@ static int search_path(const char *file, const char *const *env, char *buf, size
 	return -1;
 }
 
-void exec_command(int tramp_fd, char *const *argv, const char *const *env)
+void rt_exec_command(int tramp_fd, char *const *argv, const char *const *env)
 {
 	char *const *envp = (char *const *)env;
 	char path[4096];
@@ -90,7 +90,7 @@ void exec_command(int tramp_fd, char *const *argv, const char *const *env)
 	execve(path, argv, envp);
 }
 
-int exec_failure_status(int errnum)
+int rt_exec_failure_status(int errnum)
 {
 	return errnum == ENOENT || errnum == ENOTDIR ? CELL_EXIT_NOTFOUND : CELL_EXIT_NOEXEC;
 }

@@ -32,7 +32,7 @@ static ssize_t move_bytes(int in, int out, size_t want, bool from_pipe)
 	return n;
 }
 
-int fileop_read(int out, const char *path, uint64_t max)
+int rt_fileop_read(int out, const char *path, uint64_t max)
 {
 	struct stat st;
 	if (stat(path, &st) < 0)
@@ -106,7 +106,7 @@ static int open_for_write(const char *path, unsigned flags)
 	return fd;
 }
 
-int fileop_write(int in, const char *path, uint64_t max, unsigned flags)
+int rt_fileop_write(int in, const char *path, uint64_t max, unsigned flags)
 {
 	_cleanup_fd_ int fd = open_for_write(path, flags);
 	if (fd < 0)

@@ -11,8 +11,8 @@
 
 /* Send the file's bytes to out: at most max + 1, so that the reader can
  * tell a larger file. */
-int fileop_read(int out, const char *path, uint64_t max);
+int rt_fileop_read(int out, const char *path, uint64_t max);
 /* Write what arrives on in (a pipe) as the file's new contents.
  * PROTO_FILE_CREATE: a new file, 0644, its missing parent directories
  * made (0755); else an existing regular file, truncated first. */
-int fileop_write(int in, const char *path, uint64_t max, unsigned flags);
+int rt_fileop_write(int in, const char *path, uint64_t max, unsigned flags);

@@ -26,42 +26,29 @@ static void install_forwarding(void)
 		sigaction(FORWARDED[i], &sa, NULL);
 }
 
-/* The command's limits are set here, not in init: an rlimit stand-in for a
- * memory limit must not starve init itself. */
-void apply_command_limits(const struct cell_plan *plan)
-{
-	struct sc_err err;
-	if (lockdown_rlimits(&plan->spec->limits, !plan->use_rlimits, &err) < 0) {
-		char line[600];
-		int n = snprintf(line, sizeof(line), "sandcell: %s\n", err.msg);
-		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-		_exit(CELL_EXIT_INTERNAL);
-	}
-}
-
 static void start_command(const struct cell_plan *plan)
 {
 	const struct cell_spec *spec = plan->spec;
-	apply_command_limits(plan);
-	lockdown_close_fds(3);
-	exec_command(plan->tramp_fd, spec->argv, spec->env);
+	rt_apply_command_limits(plan);
+	rt_lockdown_close_fds(3);
+	rt_exec_command(plan->tramp_fd, spec->argv, spec->env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", spec->argv[0],
 			 strerror(e));
 	if (n > 0)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	_exit(exec_failure_status(e));
+	_exit(rt_exec_failure_status(e));
 }
 
-void init_run_once(const struct cell_plan *plan)
+void rt_init_run_once(const struct cell_plan *plan)
 {
 	/* vfork: no page tables to copy; the child only closes fds and execs. */
 	pid_t pid = vfork();
 	if (pid < 0) {
 		struct sc_err err;
 		sc_fail(&err, errno, "start the command");
-		child_die(plan, &err);
+		rt_child_die(plan, &err);
 	}
 	if (pid == 0)
 		start_command(plan);
@@ -81,7 +68,7 @@ void init_run_once(const struct cell_plan *plan)
 			_exit(CELL_EXIT_INTERNAL);
 		}
 		if (done == pid) {
-			child_send(plan->status_fd, CELL_MSG_EXIT, status, NULL);
+			rt_child_send(plan->status_fd, CELL_MSG_EXIT, status, NULL);
 			_exit(0);
 		}
 	}

@@ -47,47 +47,47 @@ struct idmap {
 	bool range; /* root caller: an unprivileged range */
 };
 /* Decide the cell's id map for the calling user (reads /etc/subuid). */
-int idmap_for_caller(struct idmap *m, struct sc_err *err);
+int rt_idmap_for_caller(struct idmap *m, struct sc_err *err);
 /* "0 START COUNT\n" into buf. */
-int idmap_format(uint32_t start, uint32_t count, char *buf, size_t size);
-int idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err);
+int rt_idmap_format(uint32_t start, uint32_t count, char *buf, size_t size);
+int rt_idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err);
 
 /* mounts.c: build the root under a fresh tmpfs and pivot into it. Runs in
  * the child, inside the new namespaces. */
-int rootfs_assemble(struct cell_plan *plan, struct sc_err *err);
+int rt_mount_root(struct cell_plan *plan, struct sc_err *err);
 
 /* net.c */
-int net_loopback_up(struct sc_err *err);
+int rt_net_loopback_up(struct sc_err *err);
 
 /* lockdown.c: the last steps before the cell runs untrusted code. */
-int lockdown_init_process(const struct cell_plan *plan, struct sc_err *err);
-int lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err);
-int lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err);
-void lockdown_close_fds(int keep_from);
+int rt_lockdown_init_process(const struct cell_plan *plan, struct sc_err *err);
+int rt_lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err);
+int rt_lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err);
+void rt_lockdown_close_fds(int keep_from);
 
 /* execcmd.c: a sealed memfd holding the exec trampoline (-1 on failure). */
-int exec_trampoline_create(void);
+int rt_exec_trampoline_create(void);
 /* Search PATH of env and exec argv through the trampoline (tramp_fd, or
  * directly when -1); returns only on failure with errno set. */
-void exec_command(int tramp_fd, char *const *argv, const char *const *env);
+void rt_exec_command(int tramp_fd, char *const *argv, const char *const *env);
 /* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
-int exec_failure_status(int errnum);
+int rt_exec_failure_status(int errnum);
 
-/* init.c: the cell's limits as rlimits (and nofile/fsize), in a command's
- * process before exec; exits 125 on failure. */
-void apply_command_limits(const struct cell_plan *plan);
+/* cmd_limits.c: the cell's limits as rlimits (and nofile/fsize), in a
+ * command's process before exec; exits 125 on failure. */
+void rt_apply_command_limits(const struct cell_plan *plan);
 /* init.c: PID 1 of a one-shot cell: start the command, reap, forward
  * signals, report the command's wait status, exit. Never returns. */
-void init_run_once(const struct cell_plan *plan) __attribute__((noreturn));
+void rt_init_run_once(const struct cell_plan *plan) __attribute__((noreturn));
 /* Post-clone child entry: setup, then init. Never returns. */
-void child_main(struct cell_plan *plan) __attribute__((noreturn));
-/* Report an error from inside the cell and exit 125. */
-void child_die(const struct cell_plan *plan, const struct sc_err *err) __attribute__((noreturn));
-void child_send(int fd, int kind, int value, const char *text);
+void rt_child_main(struct cell_plan *plan) __attribute__((noreturn));
+/* child_report.c: report an error from inside the cell and exit 125. */
+void rt_child_die(const struct cell_plan *plan, const struct sc_err *err) __attribute__((noreturn));
+void rt_child_send(int fd, int kind, int value, const char *text);
 
 /* serve.c: PID 1 of a long-lived cell. Never returns. */
-uid_t serve_peer_uid(const struct cell_plan *plan);
-void init_serve(const struct cell_plan *plan, uid_t peer_uid) __attribute__((noreturn));
+uid_t rt_serve_peer_uid(const struct cell_plan *plan);
+void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid) __attribute__((noreturn));
 
 /* status.c: exit status as DESIGN.md says. */
-void result_from_wait(struct cell_result *res, int wstatus);
+void rt_result_from_wait(struct cell_result *res, int wstatus);

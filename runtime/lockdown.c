@@ -34,7 +34,7 @@ static int drop_capabilities(struct sc_err *err)
 	return 0;
 }
 
-int lockdown_init_process(const struct cell_plan *plan, struct sc_err *err)
+int rt_lockdown_init_process(const struct cell_plan *plan, struct sc_err *err)
 {
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		return sc_fail(err, errno, "set non-dumpable");
@@ -53,7 +53,7 @@ static int set_rlimit(int res, uint64_t v, const char *what, struct sc_err *err)
 	return 0;
 }
 
-int lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err)
+int rt_lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err)
 {
 	if (l->nofile && set_rlimit(RLIMIT_NOFILE, l->nofile, "open files", err) < 0)
 		return -1;
@@ -75,7 +75,7 @@ int lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct s
 	return 0;
 }
 
-int lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err)
+int rt_lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err)
 {
 	if (!f || !f->count)
 		return 0;
@@ -85,7 +85,7 @@ int lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err)
 	return 0;
 }
 
-void lockdown_close_fds(int keep_from)
+void rt_lockdown_close_fds(int keep_from)
 {
 	/* Everything from keep_from up is closed on exec; fds the command
 	 * must not see but we still need (the exec-error pipe) stay until

@@ -306,7 +306,7 @@ static int mount_binds(const struct cell_plan *plan, struct sc_err *err)
 				return sc_fail(err, errno, "stat bind source %s", b->host);
 			is_dir = S_ISDIR(st.st_mode);
 		}
-		_cleanup_fd_ int target = safepath_open(root, b->cell, is_dir, true, err);
+		_cleanup_fd_ int target = rt_safepath_open(root, b->cell, is_dir, true, err);
 		if (target < 0)
 			return -1;
 		if (!b->host) {
@@ -357,7 +357,7 @@ static int open_layers(struct cell_plan *plan, struct sc_err *err)
 	return 0;
 }
 
-int rootfs_assemble(struct cell_plan *plan, struct sc_err *err)
+int rt_mount_root(struct cell_plan *plan, struct sc_err *err)
 {
 	const struct cell_spec *spec = plan->spec;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)

@@ -5,7 +5,7 @@
 
 #include "internal.h"
 
-int net_loopback_up(struct sc_err *err)
+int rt_net_loopback_up(struct sc_err *err)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 	if (!sk)

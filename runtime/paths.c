@@ -1,18 +1,25 @@
 /* Where state, data and cache live (see cell.h). */
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cell.h"
 
+/* The roots are worked out once, on first use, under `lock`; after that
+ * the buffers never change (cell_set_root excepted, see cell.h), so the
+ * pointers handed out stay valid and may be read from any thread. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char root_override[PATH_MAX - 64];
 static char state_dir[PATH_MAX], data_dir[PATH_MAX], cache_dir[PATH_MAX];
 
 void cell_set_root(const char *dir)
 {
+	pthread_mutex_lock(&lock);
 	snprintf(root_override, sizeof(root_override), "%s", dir ? dir : "");
 	state_dir[0] = data_dir[0] = cache_dir[0] = '\0';
+	pthread_mutex_unlock(&lock);
 }
 
 static const char *usable_env(const char *name)
@@ -21,11 +28,9 @@ static const char *usable_env(const char *name)
 	return (v && v[0] == '/' && strlen(v) < PATH_MAX - 64) ? v : NULL;
 }
 
-static const char *resolve(char *buf, const char *sub, const char *root_path, const char *xdg,
+static void resolve_locked(char *buf, const char *sub, const char *root_path, const char *xdg,
 			   const char *home_sub)
 {
-	if (buf[0])
-		return buf;
 	const char *root = root_override[0] ? root_override : usable_env("SANDCELL_ROOT");
 	const char *home = usable_env("HOME");
 	if (root)
@@ -38,6 +43,15 @@ static const char *resolve(char *buf, const char *sub, const char *root_path, co
 		(void)sc_path(buf, PATH_MAX, "%s/%s/sandcell", home, home_sub);
 	else
 		(void)sc_path(buf, PATH_MAX, "/tmp/sandcell-%u/%s", (unsigned)geteuid(), sub);
+}
+
+static const char *resolve(char *buf, const char *sub, const char *root_path, const char *xdg,
+			   const char *home_sub)
+{
+	pthread_mutex_lock(&lock);
+	if (!buf[0])
+		resolve_locked(buf, sub, root_path, xdg, home_sub);
+	pthread_mutex_unlock(&lock);
 	return buf;
 }
 

@@ -1,8 +1,14 @@
 /* A pool of ready cells for one spec. Cells are made and destroyed in the
  * background by single-threaded worker processes (forked when the pool is
  * made, so no cell is ever cloned from a multi-threaded process); a cell is
- * handed out once and destroyed on release, never reused. */
+ * handed out once and destroyed on release, never reused.
+ *
+ * Threads: acquire takes `mu` for the ready list and the socket's answers
+ * (a thread that waits for a cell holds it, the others wait behind it);
+ * release only sends one SOCK_SEQPACKET message, which is atomic, on the
+ * socket that stays open until cell_pool_free. */
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +27,7 @@ struct pool_msg {
 };
 
 struct cell_pool {
+	pthread_mutex_t mu; /* guards everything below but sock and workers */
 	int sock;
 	pid_t workers[POOL_MAX_WORKERS];
 	size_t nworkers;
@@ -153,6 +160,8 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 	struct cell_pool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return sc_fail(err, ENOMEM, "pool");
+	pthread_mutex_init(&p->mu, NULL);
+	p->sock = -1;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		free(p);
@@ -188,7 +197,8 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 	return 0;
 }
 
-int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err)
+/* Take the next ready cell's name, under p->mu. */
+static int take_ready(struct cell_pool *p, char name[64], struct sc_err *err)
 {
 	for (;;) {
 		if (pump(p, p->nready == 0) < 0)
@@ -201,12 +211,20 @@ int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err
 			return sc_fail(err, 0, "the pool could not make a cell: %s", p->last_error);
 		}
 	}
-	char name[64];
-	snprintf(name, sizeof(name), "%s", p->ready[0]);
+	snprintf(name, 64, "%s", p->ready[0]);
 	memmove(p->ready[0], p->ready[1], (p->nready - 1) * sizeof(p->ready[0]));
 	p->nready--;
 	request_more(p);
-	return cell_open(name, out, err);
+	return 0;
+}
+
+int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err)
+{
+	char name[64];
+	pthread_mutex_lock(&p->mu);
+	int rc = take_ready(p, name, err);
+	pthread_mutex_unlock(&p->mu);
+	return rc < 0 ? -1 : cell_open(name, out, err);
 }
 
 void cell_pool_release(struct cell_pool *p, struct cell *c)
@@ -224,5 +242,6 @@ void cell_pool_free(struct cell_pool *p)
 	for (size_t i = 0; i < p->nworkers; i++)
 		while (waitpid(p->workers[i], NULL, 0) < 0 && errno == EINTR)
 			;
+	pthread_mutex_destroy(&p->mu);
 	free(p);
 }

@@ -30,7 +30,7 @@ static int parse_strings(struct proto_request *q, char *data, size_t len)
 	return off == len ? 0 : -1;
 }
 
-int proto_decode_request(char *msg, size_t len, struct proto_request *q)
+int rt_proto_decode_request(char *msg, size_t len, struct proto_request *q)
 {
 	if (len < sizeof(q->h))
 		return -1;

@@ -68,4 +68,4 @@ struct proto_request {
  * q->argv, q->env and q->path; every string must be NUL-terminated inside
  * the message and the message must end with the last. 0, or -1 for a
  * malformed message. Pure (proto.c); the fds are the caller's. */
-int proto_decode_request(char *msg, size_t len, struct proto_request *q);
+int rt_proto_decode_request(char *msg, size_t len, struct proto_request *q);

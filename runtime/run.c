@@ -26,7 +26,7 @@ static int make_capture(int *rd, int *wr, struct capture *cap, uint64_t limit, s
 		return sc_fail(err, errno, "pipe");
 	*rd = p[0];
 	*wr = p[1];
-	if (capture_init(cap, limit) < 0)
+	if (sc_capture_init(cap, limit) < 0)
 		return sc_fail(err, ENOMEM, "output buffer");
 	return 0;
 }
@@ -100,9 +100,9 @@ static void relay_loop(struct relay *r)
 		if (ist >= 0 && p[ist].revents)
 			relay_status(r);
 		if (iout >= 0 && p[iout].revents)
-			capture_read_fd(&r->io->out, &r->io->out_rd);
+			sc_capture_read_fd(&r->io->out, &r->io->out_rd);
 		if (ierr >= 0 && p[ierr].revents)
-			capture_read_fd(&r->io->err, &r->io->err_rd);
+			sc_capture_read_fd(&r->io->err, &r->io->err_rd);
 		if (isig >= 0 && p[isig].revents)
 			relay_signal(r);
 		if (ipid >= 0 && p[ipid].revents)
@@ -141,14 +141,12 @@ static int finish(struct relay *r, pid_t pid, struct cell_result *res, struct sc
 		return 0;
 	}
 	if (r->have_msg && r->msg.kind == CELL_MSG_EXIT) {
-		result_from_wait(res, r->msg.value);
+		rt_result_from_wait(res, r->msg.value);
 		return 0;
 	}
 	if (r->have_msg && r->msg.kind == CELL_MSG_ERROR) {
 		r->msg.text[sizeof(r->msg.text) - 1] = '\0';
-		err->errnum = r->msg.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", r->msg.text);
-		return -1;
+		return sc_err_set(err, r->msg.value, r->msg.text);
 	}
 	if (WIFSIGNALED(wstatus))
 		return sc_fail(err, 0, "the cell's init was killed by signal %d", WTERMSIG(wstatus));
@@ -174,7 +172,7 @@ static int prepare_io(const struct cell_spec *spec, struct run_io *io, int stdio
 static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgroup *cg,
 			     struct cell_result *res)
 {
-	static char warning[512];
+	char warning[512];
 	const struct policy_limits *l = &spec->limits;
 	if (cg->active || !(l->memory || l->pids || l->cpus > 0))
 		return;
@@ -186,7 +184,7 @@ static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgr
 		 l->cpus > 0 ? (l->timeout_s > 0 ? "--cpus only as total CPU time (cpus x timeout)"
 						 : "--cpus is not enforced")
 			     : "no other limit is affected");
-	res->warning = warning;
+	res->warning = strdup(warning); /* NULL on ENOMEM: only the warning is lost */
 }
 
 int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_err *err)
@@ -195,7 +193,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	if (!spec->argv || !spec->argv[0])
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
-	struct cell_start st;
+	struct rt_start st;
 	struct run_io io = {.out_rd = -1, .err_rd = -1};
 	int stdio[3] = {-1, -1, -1}, rc = -1;
 	_cleanup_fd_ int sigfd = -1;
@@ -203,14 +201,14 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	bool signals_blocked = false;
 	char cell_id[64];
 	snprintf(cell_id, sizeof(cell_id), "run-%d-%lx", (int)getpid(), (unsigned long)(t0 * 1e6));
-	cell_start_init(&st);
+	rt_start_init(&st);
 
 	if (prepare_io(spec, &io, stdio, err) < 0)
 		goto out;
 	if ((sigfd = block_relayed_signals(&oldmask, err)) < 0)
 		goto out;
 	signals_blocked = true;
-	if (cell_start(&st, spec, cell_id, stdio, err) < 0)
+	if (rt_start(&st, spec, cell_id, stdio, err) < 0)
 		goto out;
 	warn_weak_limits(spec, &st.cg, res);
 	/* Our copies of the capture pipes' write ends must go, or EOF never comes. */
@@ -229,11 +227,13 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	st.pid = 0;
 	res->wall_s = sc_now() - t0;
 	if (st.cg.active)
-		cgroup_collect(&st.cg, res);
-	capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
-	capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
+		rt_cgroup_collect(&st.cg, res);
+	sc_capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
+	sc_capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
 out:
-	cell_start_cleanup(&st);
+	if (rc < 0)
+		cell_result_free(res); /* on failure res holds nothing to free */
+	rt_start_cleanup(&st);
 	if (signals_blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	sc_closep(&io.out_rd);
@@ -242,8 +242,8 @@ out:
 		sc_closep(&stdio[1]);
 	if (spec->stderr_fd < 0)
 		sc_closep(&stdio[2]);
-	capture_free(&io.out);
-	capture_free(&io.err);
+	sc_capture_free(&io.out);
+	sc_capture_free(&io.err);
 	return rc;
 }
 
@@ -251,5 +251,7 @@ void cell_result_free(struct cell_result *res)
 {
 	free(res->out);
 	free(res->err);
+	free(res->warning);
 	res->out = res->err = NULL;
+	res->warning = NULL;
 }

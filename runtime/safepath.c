@@ -1,22 +1,10 @@
 #include "safepath.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
-int safepath_openat(int dir_fd, const char *path, int flags, mode_t mode)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.mode = (flags & O_CREAT) ? mode : 0,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	return (int)syscall(SYS_openat2, dir_fd, path, &how, sizeof(how));
-}
-
-int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
+int rt_safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 		  struct sc_err *err)
 {
 	if (path[0] != '/' || strlen(path) >= 4096)
@@ -46,7 +34,7 @@ int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 			return sc_fail(err, e, "create %s in the cell", path);
 		}
 		if (create && !dir_here) {
-			int f = safepath_openat(dir, next, O_CREAT | O_WRONLY | O_NOFOLLOW, 0644);
+			int f = sc_openat_beneath(dir, next, O_CREAT | O_WRONLY | O_NOFOLLOW, 0644, 0);
 			if (f < 0 && errno != EISDIR && errno != ELOOP) {
 				int e = errno;
 				close(dir);
@@ -55,7 +43,7 @@ int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 			if (f >= 0)
 				close(f);
 		}
-		int fd = safepath_openat(dir, next, O_PATH | (dir_here ? O_DIRECTORY : 0), 0);
+		int fd = sc_openat_beneath(dir, next, O_PATH | (dir_here ? O_DIRECTORY : 0), 0, 0);
 		int e = errno;
 		close(dir);
 		if (fd < 0) {

@@ -8,7 +8,5 @@
 /* Open `path` (absolute in the cell) beneath root_fd with no symlink in any
  * component, creating missing directories (0755) and, when !want_dir, an
  * empty final file (0644). Returns an O_PATH fd or -1 with err filled. */
-int safepath_open(int root_fd, const char *path, bool want_dir, bool create,
+int rt_safepath_open(int root_fd, const char *path, bool want_dir, bool create,
 		  struct sc_err *err);
-/* openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS. */
-int safepath_openat(int dir_fd, const char *path, int flags, mode_t mode);

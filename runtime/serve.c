@@ -96,7 +96,7 @@ static int recv_request(int fd, char *buf, struct proto_request *q)
 	}
 	if (n < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -1;
-	return proto_decode_request(buf, (size_t)n, q);
+	return rt_proto_decode_request(buf, (size_t)n, q);
 }
 
 static void close_request_fds(struct proto_request *q)
@@ -154,15 +154,15 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		_exit(CELL_EXIT_INTERNAL);
 	}
-	apply_command_limits(s->plan);
-	lockdown_close_fds(3);
-	exec_command(s->plan->tramp_fd, q->argv, env);
+	rt_apply_command_limits(s->plan);
+	rt_lockdown_close_fds(3);
+	rt_exec_command(s->plan->tramp_fd, q->argv, env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", q->argv[0],
 			 strerror(e));
 	(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	_exit(exec_failure_status(e));
+	_exit(rt_exec_failure_status(e));
 }
 
 /* A worker for a request that moves data through the one fd it passed:
@@ -177,22 +177,22 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 		_exit(1);
 	/* file operations report an errno value as their exit code */
 	if (q->h.kind == REQ_FILE_READ)
-		_exit(fileop_read(q->fds[0], q->path, q->h.max_size));
+		_exit(rt_fileop_read(q->fds[0], q->path, q->h.max_size));
 	if (q->h.kind == REQ_FILE_WRITE)
-		_exit(fileop_write(q->fds[0], q->path, q->h.max_size, q->h.flags));
+		_exit(rt_fileop_write(q->fds[0], q->path, q->h.max_size, q->h.flags));
 	struct sc_err err = {0};
 	struct tarw_opts tar = {.overlay = true, .max_bytes = q->h.max_size};
 	int rc;
 	if (q->h.kind == REQ_COPY_IN)
-		rc = copy_receive(q->fds[0], q->path, q->h.max_size,
+		rc = rt_copy_receive(q->fds[0], q->path, q->h.max_size,
 				  q->h.flags & PROTO_COPY_AS_DEST ? COPY_AS_DEST : 0, &err);
 	else if (q->h.kind == REQ_COPY_OUT)
-		rc = copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
+		rc = rt_copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
 	else if (s->plan->layer_fd < 0)
 		rc = sc_fail(&err, 0, "the cell runs the host image, whose writable layer cannot be "
 				      "committed; make the cell with --image NAME");
 	else
-		rc = tarw_tree(q->fds[0], s->plan->layer_fd, &tar, &err);
+		rc = sc_tarw_tree(q->fds[0], s->plan->layer_fd, &tar, &err);
 	if (rc < 0)
 		send_error(conn_fd, "%.440s", err.msg);
 	_exit(rc < 0 ? 1 : 0);
@@ -360,7 +360,7 @@ static uid_t overflow_uid(void)
 	return (uid_t)strtoul(buf, NULL, 10);
 }
 
-uid_t serve_peer_uid(const struct cell_plan *plan)
+uid_t rt_serve_peer_uid(const struct cell_plan *plan)
 {
 	/* The creator as this user namespace sees it: root for a rootless
 	 * caller (mapped to 0); unmapped, hence the overflow uid, for a root
@@ -368,7 +368,7 @@ uid_t serve_peer_uid(const struct cell_plan *plan)
 	return plan->range_map ? overflow_uid() : 0;
 }
 
-void init_serve(const struct cell_plan *plan, uid_t peer_uid)
+void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid)
 {
 	struct server *s = calloc(1, sizeof(*s));
 	if (!s)

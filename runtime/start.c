@@ -143,7 +143,7 @@ static void child_stdio(int in, int out, int errfd)
 		dup2(errfd, 2);
 }
 
-void cell_start_init(struct cell_start *st)
+void rt_start_init(struct rt_start *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = st->plan.upper_fd = -1;
@@ -167,13 +167,13 @@ static bool binary_reachable(const struct idmap *map)
 	return owner_mapped || (sb.st_mode & 022) != 0;
 }
 
-int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *cell_id,
+int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell_id,
 	       const int stdio[3], struct sc_err *err)
 {
 	struct cell_plan *plan = &st->plan;
 	int status[2] = {-1, -1}, sync[2] = {-1, -1};
 	plan->spec = spec;
-	if (idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
+	if (rt_idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
 		return -1;
 	plan->range_map = st->map.range;
 	plan->use_trampoline = binary_reachable(&st->map);
@@ -189,7 +189,7 @@ int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *
 	 * is its cleanup, and rusage its accounting. */
 	const struct policy_limits *l = &spec->limits;
 	bool want_cgroup = l->memory || l->pids || l->cpus > 0 || spec->require_cgroups || plan->serve;
-	if (want_cgroup && cgroup_create(&st->cg, cell_id, spec, err) < 0)
+	if (want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, err) < 0)
 		goto fail;
 	plan->use_rlimits = !st->cg.active;
 	plan->status_fd = status[1];
@@ -205,17 +205,17 @@ int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *
 		close(status[0]);
 		close(sync[0]);
 		child_stdio(stdio[0], stdio[1], stdio[2]);
-		child_main(plan);
+		rt_child_main(plan);
 	}
 	sc_closep(&status[1]);
 	sc_closep(&sync[1]);
 	plan->status_fd = plan->sync_fd = -1;
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
-	if (idmap_write(st->pid, &st->map, err) < 0 ||
+	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
 	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0) {
-		cell_start_kill(st);
+		rt_start_kill(st);
 		goto fail;
 	}
 	plan_close(plan);
@@ -226,7 +226,7 @@ fail:
 	return -1;
 }
 
-void cell_start_kill(struct cell_start *st)
+void rt_start_kill(struct rt_start *st)
 {
 	if (st->pid <= 0)
 		return;
@@ -236,7 +236,7 @@ void cell_start_kill(struct cell_start *st)
 	st->pid = 0;
 }
 
-void cell_start_cleanup(struct cell_start *st)
+void rt_start_cleanup(struct rt_start *st)
 {
 	sc_closep(&st->pidfd);
 	sc_closep(&st->status_rd);
@@ -244,11 +244,11 @@ void cell_start_cleanup(struct cell_start *st)
 	plan_close(&st->plan);
 	if (st->cg.active || st->cg.dir_fd >= 0) {
 		struct sc_err ignored;
-		cgroup_destroy(&st->cg, &ignored);
+		rt_cgroup_destroy(&st->cg, &ignored);
 	}
 }
 
-int cell_start_read_msg(int fd, struct cell_msg *m)
+int rt_start_read_msg(int fd, struct cell_msg *m)
 {
 	ssize_t n = sc_read_all(fd, m, sizeof(*m));
 	if (n != (ssize_t)sizeof(*m))

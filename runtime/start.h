@@ -3,7 +3,7 @@
 #include "cgroup.h"
 #include "internal.h"
 
-struct cell_start {
+struct rt_start {
 	struct cell_plan plan;
 	struct idmap map;
 	struct cell_cgroup cg;
@@ -13,10 +13,10 @@ struct cell_start {
 	int sync_fd;   /* our end of the go channel */
 };
 
-void cell_start_init(struct cell_start *st);
+void rt_start_init(struct rt_start *st);
 /* stdio: fds for the cell's 0/1/2, or -1 for /dev/null. */
-int cell_start(struct cell_start *st, const struct cell_spec *spec, const char *cell_id,
+int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell_id,
 	       const int stdio[3], struct sc_err *err);
-void cell_start_kill(struct cell_start *st);
-void cell_start_cleanup(struct cell_start *st);
-int cell_start_read_msg(int fd, struct cell_msg *m);
+void rt_start_kill(struct rt_start *st);
+void rt_start_cleanup(struct rt_start *st);
+int rt_start_read_msg(int fd, struct cell_msg *m);

@@ -9,7 +9,7 @@
 #include "../common/parse.h"
 #include "cgroup.h"
 
-int state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
+int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
 {
 	if (!sc_valid_name(name))
 		return sc_fail(err, 0, "bad cell name '%.64s': use letters, digits, '.', '_' and '-' (at most 63)",
@@ -19,7 +19,7 @@ int state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
 	return 0;
 }
 
-int state_write_info(const char *dir, const struct cell_info *in, struct sc_err *err)
+int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_err *err)
 {
 	char tmp[4200], path[4200];
 	if (sc_path(tmp, sizeof(tmp), "%s/info.tmp", dir) < 0 ||
@@ -52,7 +52,7 @@ static void copy_value(char *dst, size_t size, const char *v)
 	snprintf(dst, size, "%s", v);
 }
 
-int state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
+int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
 {
 	char path[4200], line[4400];
 	memset(in, 0, sizeof(*in));
@@ -103,18 +103,12 @@ int state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
 	return 0;
 }
 
-uint64_t state_pid_starttime(pid_t pid)
+uint64_t rt_state_pid_starttime(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
 		return 0;
-	ssize_t n = sc_read_all(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* comm may contain spaces and parens: fields resume after the last ')'. */
 	char *p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
@@ -131,23 +125,25 @@ uint64_t state_pid_starttime(pid_t pid)
 	return p ? strtoull(p, NULL, 10) : 0;
 }
 
-bool state_alive(const struct cell_info *info)
+bool rt_state_alive(const struct cell_info *info)
 {
 	return info->pid > 0 && info->starttime != 0 &&
-	       state_pid_starttime(info->pid) == info->starttime;
+	       rt_state_pid_starttime(info->pid) == info->starttime;
 }
 
-int state_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
+int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
 {
 	if (info->cgroup[0]) {
 		struct cell_cgroup cg = {.active = true, .dir_fd = -1};
 		snprintf(cg.path, sizeof(cg.path), "%s", info->cgroup);
-		if (cgroup_destroy(&cg, err) < 0)
+		if (rt_cgroup_destroy(&cg, err) < 0)
 			return -1;
 	}
-	if (info->persist_dir[0] && sc_remove_tree(info->persist_dir) < 0)
-		return sc_fail(err, errno, "remove %s", info->persist_dir);
-	if (sc_remove_tree(dir) < 0)
-		return sc_fail(err, errno, "remove %s", dir);
+	/* the message names the tree; errno is the first failure's inside it */
+	struct sc_err inner = {0};
+	if (info->persist_dir[0] && sc_remove_tree_path(info->persist_dir, &inner) < 0)
+		return sc_fail(err, inner.errnum, "remove %s", info->persist_dir);
+	if (sc_remove_tree_path(dir, &inner) < 0)
+		return sc_fail(err, inner.errnum, "remove %s", dir);
 	return 0;
 }

@@ -19,11 +19,11 @@ struct cell_info {
 	struct policy_limits limits;
 };
 
-int state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
-int state_write_info(const char *dir, const struct cell_info *info, struct sc_err *err);
-int state_read_info(const char *dir, struct cell_info *info, struct sc_err *err);
+int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
+int rt_state_write_info(const char *dir, const struct cell_info *info, struct sc_err *err);
+int rt_state_read_info(const char *dir, struct cell_info *info, struct sc_err *err);
 /* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
-uint64_t state_pid_starttime(pid_t pid);
-bool state_alive(const struct cell_info *info);
+uint64_t rt_state_pid_starttime(pid_t pid);
+bool rt_state_alive(const struct cell_info *info);
 /* Remove the state directory and everything the cell left on the host. */
-int state_remove(const char *dir, const struct cell_info *info, struct sc_err *err);
+int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err);

@@ -2,7 +2,7 @@
 
 #include "internal.h"
 
-void result_from_wait(struct cell_result *res, int wstatus)
+void rt_result_from_wait(struct cell_result *res, int wstatus)
 {
 	if (WIFEXITED(wstatus)) {
 		res->exit_code = WEXITSTATUS(wstatus);

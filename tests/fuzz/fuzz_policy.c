@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!default_canonical) {
 		if (policy_load("default", &p, &err) < 0)
 			die("default profile", err.msg);
-		default_canonical = pol_seccomp_canonical(p.seccomp);
+		default_canonical = policy_seccomp_canonical(p.seccomp);
 		policy_free(&p);
 	}
 
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		die("round trip changed the policy", json);
 
 	if (p.seccomp) {
-		char *canon = pol_seccomp_canonical(p.seccomp);
+		char *canon = policy_seccomp_canonical(p.seccomp);
 		if (!canon)
 			die("canonical form", NULL);
 		if (strcmp(canon, default_canonical)) {

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(msg, data, size);
 	memset(&q, 0, sizeof(q));
-	if (proto_decode_request(msg, size, &q) == 0) {
+	if (rt_proto_decode_request(msg, size, &q) == 0) {
 		if (q.h.argc > PROTO_MAX_ARGS || q.h.envc > CELL_MAX_ENV)
 			abort();
 		for (uint32_t i = 0; i < q.h.argc; i++)

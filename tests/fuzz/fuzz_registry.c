@@ -16,13 +16,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t rlen = hlen < size ? size - hlen - 1 : 0;
 
 	char realm[1024], service[1024], scope[1024];
-	if (pull_parse_challenge(s, realm, service, scope, sizeof(realm)) == 0 &&
+	if (rootfs_pull_parse_challenge(s, realm, service, scope, sizeof(realm)) == 0 &&
 	    (!realm[0] || strlen(realm) >= sizeof(realm)))
 		abort();
 
 	char token[16384];
 	struct sc_err err = {0};
-	if (pull_parse_token(rest, rlen, token, sizeof(token), &err) == 0) {
+	if (rootfs_pull_parse_token(rest, rlen, token, sizeof(token), &err) == 0) {
 		if (strpbrk(token, "\r\n"))
 			abort();
 	} else if (!err.msg[0]) {

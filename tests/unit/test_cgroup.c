@@ -14,7 +14,7 @@
 static void mountinfo_v2_line(void **state)
 {
 	struct cg_mountinfo mi;
-	assert_int_equal(cg_parse_mountinfo_line("40 30 0:37 / /sys/fs/cgroup/unified rw,relatime "
+	assert_int_equal(rt_cg_parse_mountinfo_line("40 30 0:37 / /sys/fs/cgroup/unified rw,relatime "
 						 "shared:9 - cgroup2 cgroup2 rw,nsdelegate\n",
 						 &mi),
 			 0);
@@ -27,18 +27,18 @@ static void mountinfo_v2_line(void **state)
 static void mountinfo_no_optional_fields(void **state)
 {
 	struct cg_mountinfo mi;
-	assert_int_equal(cg_parse_mountinfo_line(
+	assert_int_equal(rt_cg_parse_mountinfo_line(
 				 "34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory",
 				 &mi),
 			 0);
 	assert_string_equal(mi.fstype, "cgroup");
-	assert_true(cg_v1_has_controller(mi.superopts));
+	assert_true(rt_cg_v1_has_controller(mi.superopts));
 }
 
 static void mountinfo_escaped_point(void **state)
 {
 	struct cg_mountinfo mi;
-	assert_int_equal(cg_parse_mountinfo_line("1 2 0:3 /sub /mnt/my\\040cg\\134x rw - cgroup2 none rw",
+	assert_int_equal(rt_cg_parse_mountinfo_line("1 2 0:3 /sub /mnt/my\\040cg\\134x rw - cgroup2 none rw",
 						 &mi),
 			 0);
 	assert_string_equal(mi.root, "/sub");
@@ -48,120 +48,120 @@ static void mountinfo_escaped_point(void **state)
 static void mountinfo_malformed(void **state)
 {
 	struct cg_mountinfo mi;
-	assert_int_equal(cg_parse_mountinfo_line("", &mi), -1);
-	assert_int_equal(cg_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &mi), -1);
-	assert_int_equal(cg_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &mi), -1);
+	assert_int_equal(rt_cg_parse_mountinfo_line("", &mi), -1);
+	assert_int_equal(rt_cg_parse_mountinfo_line("1 2 0:3 / /x rw shared:1", &mi), -1);
+	assert_int_equal(rt_cg_parse_mountinfo_line("1 2 0:3 / /x rw - cgroup2", &mi), -1);
 	/* a field longer than any path */
 	char *big = malloc(2 * PATH_MAX);
 	memset(big, 'a', 2 * PATH_MAX - 1);
 	big[2 * PATH_MAX - 1] = '\0';
 	memcpy(big, "1 2 0:3 / /", 11);
-	assert_int_equal(cg_parse_mountinfo_line(big, &mi), -1);
+	assert_int_equal(rt_cg_parse_mountinfo_line(big, &mi), -1);
 	free(big);
 }
 
 static void v1_systemd_only_is_not_a_controller(void **state)
 {
-	assert_false(cg_v1_has_controller("rw,xattr,name=systemd"));
-	assert_false(cg_v1_has_controller("rw,cpuset_v2_mode"));
-	assert_true(cg_v1_has_controller("rw,cpu,cpuacct"));
-	assert_true(cg_v1_has_controller("rw,nsdelegate,pids"));
+	assert_false(rt_cg_v1_has_controller("rw,xattr,name=systemd"));
+	assert_false(rt_cg_v1_has_controller("rw,cpuset_v2_mode"));
+	assert_true(rt_cg_v1_has_controller("rw,cpu,cpuacct"));
+	assert_true(rt_cg_v1_has_controller("rw,nsdelegate,pids"));
 }
 
 static void self_cgroup(void **state)
 {
 	char p[256];
 	const char *hybrid = "9:name=systemd:/\n4:memory:/x/y\n0::/user.slice/a.scope\n";
-	assert_int_equal(cg_parse_self_cgroup(hybrid, p, sizeof(p)), 0);
+	assert_int_equal(rt_cg_parse_self_cgroup(hybrid, p, sizeof(p)), 0);
 	assert_string_equal(p, "/user.slice/a.scope");
-	assert_int_equal(cg_parse_self_cgroup("0::/\n", p, sizeof(p)), 0);
+	assert_int_equal(rt_cg_parse_self_cgroup("0::/\n", p, sizeof(p)), 0);
 	assert_string_equal(p, "/");
-	assert_int_equal(cg_parse_self_cgroup("0::/gone (deleted)\n", p, sizeof(p)), 0);
+	assert_int_equal(rt_cg_parse_self_cgroup("0::/gone (deleted)\n", p, sizeof(p)), 0);
 	assert_string_equal(p, "/gone");
 	/* v1 only: no 0:: line */
-	assert_int_equal(cg_parse_self_cgroup("4:memory:/x\n1:cpu:/\n", p, sizeof(p)), -1);
+	assert_int_equal(rt_cg_parse_self_cgroup("4:memory:/x\n1:cpu:/\n", p, sizeof(p)), -1);
 	/* "10::" is not the v2 line */
-	assert_int_equal(cg_parse_self_cgroup("10::/x\n", p, sizeof(p)), -1);
-	assert_int_equal(cg_parse_self_cgroup("0::relative\n", p, sizeof(p)), -1);
-	assert_int_equal(cg_parse_self_cgroup("0::/a/very/long/path\n", p, 8), -1);
+	assert_int_equal(rt_cg_parse_self_cgroup("10::/x\n", p, sizeof(p)), -1);
+	assert_int_equal(rt_cg_parse_self_cgroup("0::relative\n", p, sizeof(p)), -1);
+	assert_int_equal(rt_cg_parse_self_cgroup("0::/a/very/long/path\n", p, 8), -1);
 }
 
 static void controllers(void **state)
 {
-	assert_int_equal(cg_parse_controllers("cpuset cpu io memory hugetlb pids rdma misc\n"),
+	assert_int_equal(rt_cg_parse_controllers("cpuset cpu io memory hugetlb pids rdma misc\n"),
 			 CG_CTRL_ALL);
-	assert_int_equal(cg_parse_controllers("hugetlb\n"), 0);
-	assert_int_equal(cg_parse_controllers(""), 0);
+	assert_int_equal(rt_cg_parse_controllers("hugetlb\n"), 0);
+	assert_int_equal(rt_cg_parse_controllers(""), 0);
 	/* prefixes are not controllers */
-	assert_int_equal(cg_parse_controllers("cpuset memoryx pid"), 0);
-	assert_int_equal(cg_parse_controllers("memory pids"), CG_CTRL_MEMORY | CG_CTRL_PIDS);
+	assert_int_equal(rt_cg_parse_controllers("cpuset memoryx pid"), 0);
+	assert_int_equal(rt_cg_parse_controllers("memory pids"), CG_CTRL_MEMORY | CG_CTRL_PIDS);
 
 	char names[64];
-	cg_ctrl_names(CG_CTRL_MEMORY | CG_CTRL_CPU, names, sizeof(names));
+	rt_cg_ctrl_names(CG_CTRL_MEMORY | CG_CTRL_CPU, names, sizeof(names));
 	assert_string_equal(names, "memory cpu");
-	cg_ctrl_names(0, names, sizeof(names));
+	rt_cg_ctrl_names(0, names, sizeof(names));
 	assert_string_equal(names, "none");
 }
 
 static void cpu_max(void **state)
 {
 	char b[64];
-	assert_int_equal(cg_format_cpu_max(0.5, b, sizeof(b)), 0);
+	assert_int_equal(rt_cg_format_cpu_max(0.5, b, sizeof(b)), 0);
 	assert_string_equal(b, "50000 100000");
-	assert_int_equal(cg_format_cpu_max(2, b, sizeof(b)), 0);
+	assert_int_equal(rt_cg_format_cpu_max(2, b, sizeof(b)), 0);
 	assert_string_equal(b, "200000 100000");
-	assert_int_equal(cg_format_cpu_max(0.001, b, sizeof(b)), 0);
+	assert_int_equal(rt_cg_format_cpu_max(0.001, b, sizeof(b)), 0);
 	assert_string_equal(b, "1000 100000");
-	assert_int_equal(cg_format_cpu_max(1.333333, b, sizeof(b)), 0);
+	assert_int_equal(rt_cg_format_cpu_max(1.333333, b, sizeof(b)), 0);
 	assert_string_equal(b, "133333 100000");
-	assert_int_equal(cg_format_cpu_max(0, b, sizeof(b)), -1);
-	assert_int_equal(cg_format_cpu_max(-1, b, sizeof(b)), -1);
-	assert_int_equal(cg_format_cpu_max(5000, b, sizeof(b)), -1);
-	assert_int_equal(cg_format_cpu_max(1, b, 5), -1);
+	assert_int_equal(rt_cg_format_cpu_max(0, b, sizeof(b)), -1);
+	assert_int_equal(rt_cg_format_cpu_max(-1, b, sizeof(b)), -1);
+	assert_int_equal(rt_cg_format_cpu_max(5000, b, sizeof(b)), -1);
+	assert_int_equal(rt_cg_format_cpu_max(1, b, 5), -1);
 }
 
 static void keyed(void **state)
 {
 	uint64_t v = 0;
 	const char *events = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n";
-	assert_int_equal(cg_parse_keyed(events, "oom_kill", &v), 0);
+	assert_int_equal(rt_cg_parse_keyed(events, "oom_kill", &v), 0);
 	assert_int_equal(v, 1);
-	assert_int_equal(cg_parse_keyed(events, "oom", &v), 0);
+	assert_int_equal(rt_cg_parse_keyed(events, "oom", &v), 0);
 	assert_int_equal(v, 1);
-	assert_int_equal(cg_parse_keyed(events, "max", &v), 0);
+	assert_int_equal(rt_cg_parse_keyed(events, "max", &v), 0);
 	assert_int_equal(v, 12);
-	assert_int_equal(cg_parse_keyed(events, "oom_group", &v), -1);
-	assert_int_equal(cg_parse_keyed("usage_usec 4200123\nuser_usec 1", "usage_usec", &v), 0);
+	assert_int_equal(rt_cg_parse_keyed(events, "oom_group", &v), -1);
+	assert_int_equal(rt_cg_parse_keyed("usage_usec 4200123\nuser_usec 1", "usage_usec", &v), 0);
 	assert_int_equal(v, 4200123);
-	assert_int_equal(cg_parse_keyed("user_usec 1\n", "usec", &v), -1);
-	assert_int_equal(cg_parse_keyed("populated 0\nfrozen 0\n", "populated", &v), 0);
+	assert_int_equal(rt_cg_parse_keyed("user_usec 1\n", "usec", &v), -1);
+	assert_int_equal(rt_cg_parse_keyed("populated 0\nfrozen 0\n", "populated", &v), 0);
 	assert_int_equal(v, 0);
-	assert_int_equal(cg_parse_keyed("max -1\n", "max", &v), -1);
-	assert_int_equal(cg_parse_keyed("max 12x\n", "max", &v), -1);
-	assert_int_equal(cg_parse_keyed("max 99999999999999999999999\n", "max", &v), -1);
+	assert_int_equal(rt_cg_parse_keyed("max -1\n", "max", &v), -1);
+	assert_int_equal(rt_cg_parse_keyed("max 12x\n", "max", &v), -1);
+	assert_int_equal(rt_cg_parse_keyed("max 99999999999999999999999\n", "max", &v), -1);
 }
 
 static void leaf_names(void **state)
 {
-	assert_true(cg_valid_leaf_name("run-1234-abcd"));
-	assert_true(cg_valid_leaf_name("my_cell.2"));
-	assert_false(cg_valid_leaf_name(""));
-	assert_false(cg_valid_leaf_name("."));
-	assert_false(cg_valid_leaf_name(".."));
-	assert_false(cg_valid_leaf_name("../x"));
-	assert_false(cg_valid_leaf_name("a/b"));
-	assert_false(cg_valid_leaf_name("a b"));
+	assert_true(rt_cg_valid_leaf_name("run-1234-abcd"));
+	assert_true(rt_cg_valid_leaf_name("my_cell.2"));
+	assert_false(rt_cg_valid_leaf_name(""));
+	assert_false(rt_cg_valid_leaf_name("."));
+	assert_false(rt_cg_valid_leaf_name(".."));
+	assert_false(rt_cg_valid_leaf_name("../x"));
+	assert_false(rt_cg_valid_leaf_name("a/b"));
+	assert_false(rt_cg_valid_leaf_name("a b"));
 	char big[200];
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_false(cg_valid_leaf_name(big));
+	assert_false(rt_cg_valid_leaf_name(big));
 }
 
 static void host_status_is_consistent(void **state)
 {
 	/* Whatever the host is, the description must hang together. */
 	struct cg_host *h = malloc(sizeof(*h));
-	cgroup_host_status(h);
+	rt_cgroup_host_status(h);
 	if (h->mode == CG_MODE_V2 || h->mode == CG_MODE_HYBRID) {
 		assert_true(h->mount[0] == '/');
 		assert_true(h->own[0] == '/');

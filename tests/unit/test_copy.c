@@ -36,7 +36,7 @@ static void put(FILE *f, char type, uint32_t mode, const char *path, const char 
 
 static void end(FILE *f) { put(f, 'E', 0, "", NULL, 0); }
 
-/* Feed a stream built by `build` to copy_receive into dir/dest. */
+/* Feed a stream built by `build` to rt_copy_receive into dir/dest. */
 static int receive(void (*build)(FILE *), const char *dest, uint64_t max, struct sc_err *err)
 {
 	FILE *f = tmpfile();
@@ -47,7 +47,7 @@ static int receive(void (*build)(FILE *), const char *dest, uint64_t max, struct
 	fclose(f);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", dir, dest);
-	int rc = copy_receive(fd, path, max, COPY_STRIP_SPECIAL, err);
+	int rc = rt_copy_receive(fd, path, max, COPY_STRIP_SPECIAL, err);
 	close(fd);
 	return rc;
 }

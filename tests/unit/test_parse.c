@@ -80,13 +80,13 @@ static void test_subid(void **state)
 static void test_idmap_format(void **state)
 {
 	char buf[64];
-	assert_int_equal(idmap_format(524288, 65536, buf, sizeof(buf)), 0);
+	assert_int_equal(rt_idmap_format(524288, 65536, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "0 524288 65536\n");
-	assert_int_equal(idmap_format(1000, 1, buf, sizeof(buf)), 0);
+	assert_int_equal(rt_idmap_format(1000, 1, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "0 1000 1\n");
-	assert_int_equal(idmap_format(1000, 0, buf, sizeof(buf)), -1);
-	assert_int_equal(idmap_format(UINT32_MAX - 1, 10, buf, sizeof(buf)), -1);
-	assert_int_equal(idmap_format(524288, 65536, buf, 8), -1);
+	assert_int_equal(rt_idmap_format(1000, 0, buf, sizeof(buf)), -1);
+	assert_int_equal(rt_idmap_format(UINT32_MAX - 1, 10, buf, sizeof(buf)), -1);
+	assert_int_equal(rt_idmap_format(524288, 65536, buf, 8), -1);
 }
 
 static void test_bind_env_name(void **state)
@@ -133,33 +133,33 @@ static void test_bind_env_name(void **state)
 static void test_capture_keeps_head_and_tail(void **state)
 {
 	struct capture c;
-	assert_int_equal(capture_init(&c, 10), 0);
-	capture_add(&c, "0123456789", 10);
-	assert_false(capture_truncated(&c));
+	assert_int_equal(sc_capture_init(&c, 10), 0);
+	sc_capture_add(&c, "0123456789", 10);
+	assert_false(sc_capture_truncated(&c));
 	size_t n;
-	char *s = capture_take(&c, &n);
+	char *s = sc_capture_take(&c, &n);
 	assert_string_equal(s, "0123456789");
 	free(s);
-	capture_add(&c, "abcdefghij", 10);
-	assert_true(capture_truncated(&c));
-	s = capture_take(&c, &n);
+	sc_capture_add(&c, "abcdefghij", 10);
+	assert_true(sc_capture_truncated(&c));
+	s = sc_capture_take(&c, &n);
 	assert_int_equal(n, 10);
 	assert_string_equal(s, "01234fghij");
 	free(s);
 	/* many small writes wrap the tail ring */
 	for (int i = 0; i < 7; i++)
-		capture_add(&c, "xy", 2);
-	s = capture_take(&c, &n);
+		sc_capture_add(&c, "xy", 2);
+	s = sc_capture_take(&c, &n);
 	assert_string_equal(s, "01234yxyxy");
 	free(s);
-	capture_free(&c);
+	sc_capture_free(&c);
 
-	assert_int_equal(capture_init(&c, 1), 0);
-	capture_add(&c, "abc", 3);
-	s = capture_take(&c, &n);
+	assert_int_equal(sc_capture_init(&c, 1), 0);
+	sc_capture_add(&c, "abc", 3);
+	s = sc_capture_take(&c, &n);
 	assert_string_equal(s, "c");
 	free(s);
-	capture_free(&c);
+	sc_capture_free(&c);
 }
 
 int main(void)

@@ -83,7 +83,7 @@ static uint32_t run_filter(const struct policy_filter *f, uint32_t arch, int nr,
 {
 	struct pol_seccomp_data d = {.nr = nr, .arch = arch, .args = {a0, a1, a2}};
 	uint32_t ret = 0;
-	assert_int_equal(pol_bpf_run(f->insns, f->count, &d, &ret), 0);
+	assert_int_equal(policy_bpf_run(f->insns, f->count, &d, &ret), 0);
 	return ret;
 }
 
@@ -875,9 +875,9 @@ static void verifier_catches_mismatch(void **state)
 	load("default", &a);
 	load("strict", &b);
 	compile(&a, NULL, &fa);
-	assert_int_equal(pol_verify(a.seccomp, &fa, &err), 0);
+	assert_int_equal(policy_verify(a.seccomp, &fa, &err), 0);
 	/* default's program is not strict's (sockets differ). */
-	assert_int_equal(pol_verify(b.seccomp, &fa, &err), -1);
+	assert_int_equal(policy_verify(b.seccomp, &fa, &err), -1);
 	assert_non_null(strstr(err.msg, "does not match the policy"));
 
 	/* Flip one "allow" into "kill": caught. */
@@ -887,12 +887,12 @@ static void verifier_catches_mismatch(void **state)
 		i++;
 	assert_true(i < fa.count);
 	in[i].k = RET_KILL_PROCESS;
-	assert_int_equal(pol_verify(a.seccomp, &fa, &err), -1);
+	assert_int_equal(policy_verify(a.seccomp, &fa, &err), -1);
 
 	/* A jump out of the program: not a valid program. */
 	in[i].k = RET_ALLOW;
 	in[0] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 100000, 0, 0);
-	assert_int_equal(pol_verify(a.seccomp, &fa, &err), -1);
+	assert_int_equal(policy_verify(a.seccomp, &fa, &err), -1);
 	assert_non_null(strstr(err.msg, "not a valid program"));
 
 	policy_filter_free(&fa);
@@ -990,11 +990,11 @@ static int cache_setup(void **state)
 	compile(&c->def, NULL, &c->genuine);
 	/* The cache key of `default`, as the compiler forms it. */
 	char env[128];
-	assert_int_equal(pol_compile_env(env, sizeof(env)), 0);
-	char *canon = pol_seccomp_canonical(c->def.seccomp);
+	assert_int_equal(policy_compile_env(env, sizeof(env)), 0);
+	char *canon = policy_seccomp_canonical(c->def.seccomp);
 	snprintf(c->key, sizeof(c->key), "%s\n%s", env, canon);
 	free(canon);
-	assert_int_equal(pol_cache_path(c->dir, c->key, c->path, sizeof(c->path)), 0);
+	assert_int_equal(policy_cache_path(c->dir, c->key, c->path, sizeof(c->path)), 0);
 	*state = c;
 	return 0;
 }
@@ -1022,8 +1022,8 @@ static bool same_program(const struct policy_filter *a, const struct policy_filt
 static void plant(struct cache_fixture *c, const struct policy_filter *f)
 {
 	struct sc_err err = {0};
-	if (pol_cache_put(c->dir, c->key, f, &err) < 0)
-		fail_msg("pol_cache_put: %s", err.msg);
+	if (policy_cache_put(c->dir, c->key, f, &err) < 0)
+		fail_msg("policy_cache_put: %s", err.msg);
 }
 
 static void cache_hit_is_identical(void **state)
@@ -1125,14 +1125,14 @@ static void cache_refuses_tampered(void **state)
 
 	/* Another policy's key in the file (what a hash collision would give). */
 	char env[128], other_key[1 << 16];
-	pol_compile_env(env, sizeof(env));
-	char *canon = pol_seccomp_canonical(c->other.seccomp);
+	policy_compile_env(env, sizeof(env));
+	char *canon = policy_seccomp_canonical(c->other.seccomp);
 	snprintf(other_key, sizeof(other_key), "%s\n%s", env, canon);
 	free(canon);
 	char other_path[256];
 	struct sc_err err = {0};
-	assert_int_equal(pol_cache_put(c->dir, other_key, &strict_prog, &err), 0);
-	pol_cache_path(c->dir, other_key, other_path, sizeof(other_path));
+	assert_int_equal(policy_cache_put(c->dir, other_key, &strict_prog, &err), 0);
+	policy_cache_path(c->dir, other_key, other_path, sizeof(other_path));
 	assert_int_equal(rename(other_path, c->path), 0);
 	compile(&c->def, c->dir, &got);
 	assert_true(same_program(&got, &c->genuine));

@@ -12,7 +12,7 @@
 static int parse_ref_for_test(const char *in, char *host, char *repo, char *tag, char *digest)
 {
 	struct ref r;
-	if (parse_ref(in, &r, NULL) < 0)
+	if (rootfs_parse_ref(in, &r, NULL) < 0)
 		return -1;
 	strcpy(host, r.host);
 	strcpy(repo, r.repo);
@@ -21,7 +21,7 @@ static int parse_ref_for_test(const char *in, char *host, char *repo, char *tag,
 	return 0;
 }
 
-static void hex_of(const char *msg, size_t len, char out[65]) { sha256_hex(msg, len, out); }
+static void hex_of(const char *msg, size_t len, char out[65]) { rootfs_sha256_hex(msg, len, out); }
 
 static void test_sha256_vectors(void **state)
 {
@@ -35,16 +35,16 @@ static void test_sha256_vectors(void **state)
 	assert_string_equal(h, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 	/* A million 'a's, fed in uneven pieces. */
 	struct sha256 s;
-	sha256_init(&s);
+	rootfs_sha256_init(&s);
 	char a[997];
 	memset(a, 'a', sizeof(a));
 	size_t left = 1000000;
 	for (size_t step = 1; left; step = step * 7 % 997 + 1) {
 		size_t n = step < left ? step : left;
-		sha256_update(&s, a, n);
+		rootfs_sha256_update(&s, a, n);
 		left -= n;
 	}
-	sha256_final_hex(&s, h);
+	rootfs_sha256_final_hex(&s, h);
 	assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
@@ -139,38 +139,38 @@ static void test_tar_reader(void **state)
 	int fd = memfd_of(&b);
 	struct stream s;
 	struct sc_err err = {0};
-	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	assert_int_equal(rootfs_stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
 	struct tar_reader t;
-	tar_init(&t, &s);
+	rootfs_tar_init(&t, &s);
 	struct tar_entry *e = malloc(sizeof(*e));
-	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1);
 	assert_string_equal(e->path, "./etc/");
 	assert_int_equal(e->type, TAR_DIR);
-	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1);
 	assert_string_equal(e->path, "etc/hello");
 	assert_int_equal(e->size, 12);
 	assert_int_equal(e->uid, 1000);
 	char data[64] = {0};
-	assert_int_equal(tar_read(&t, data, sizeof(data), &err), 12);
+	assert_int_equal(rootfs_tar_read(&t, data, sizeof(data), &err), 12);
 	assert_string_equal(data, "hello world\n");
-	assert_int_equal(tar_next(&t, e, &err), 1);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1);
 	assert_string_equal(e->path, longname);
-	assert_int_equal(tar_next(&t, e, &err), 1); /* content of the pax entry skipped */
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1); /* content of the pax entry skipped */
 	assert_string_equal(e->path, "link");
 	assert_int_equal(e->type, TAR_SYMLINK);
 	assert_string_equal(e->link, "/a/very/long/target");
-	assert_int_equal(tar_next(&t, e, &err), 0);
-	stream_close(&s);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 0);
+	rootfs_stream_close(&s);
 	close(fd);
 
 	/* A corrupted checksum is an error, not garbage. */
 	b.p[148] ^= 1;
 	fd = memfd_of(&b);
-	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
-	tar_init(&t, &s);
-	assert_int_equal(tar_next(&t, e, &err), -1);
+	assert_int_equal(rootfs_stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	rootfs_tar_init(&t, &s);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), -1);
 	assert_non_null(strstr(err.msg, "checksum"));
-	stream_close(&s);
+	rootfs_stream_close(&s);
 	close(fd);
 	b.p[148] ^= 1;
 
@@ -178,25 +178,25 @@ static void test_tar_reader(void **state)
 	struct buf cut = {.p = malloc(b.len), .len = 512 + 512 + 6};
 	memcpy(cut.p, b.p, cut.len);
 	fd = memfd_of(&cut);
-	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
-	tar_init(&t, &s);
-	assert_int_equal(tar_next(&t, e, &err), 1);
-	assert_int_equal(tar_next(&t, e, &err), 1);
-	assert_true(tar_read(&t, data, sizeof(data), &err) <= 6);
-	assert_int_equal(tar_next(&t, e, &err), -1);
-	stream_close(&s);
+	assert_int_equal(rootfs_stream_open(&s, fd, 0, UINT64_MAX, 0, &err), 0);
+	rootfs_tar_init(&t, &s);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), 1);
+	assert_true(rootfs_tar_read(&t, data, sizeof(data), &err) <= 6);
+	assert_int_equal(rootfs_tar_next(&t, e, &err), -1);
+	rootfs_stream_close(&s);
 	close(fd);
 
 	/* The expansion limit stops a stream. */
 	fd = memfd_of(&b);
-	assert_int_equal(stream_open(&s, fd, 0, UINT64_MAX, 1024, &err), 0);
-	tar_init(&t, &s);
+	assert_int_equal(rootfs_stream_open(&s, fd, 0, UINT64_MAX, 1024, &err), 0);
+	rootfs_tar_init(&t, &s);
 	int rc;
-	while ((rc = tar_next(&t, e, &err)) > 0)
+	while ((rc = rootfs_tar_next(&t, e, &err)) > 0)
 		;
 	assert_int_equal(rc, -1);
 	assert_true(s.over_limit);
-	stream_close(&s);
+	rootfs_stream_close(&s);
 	close(fd);
 	free(e);
 	free(cut.p);
@@ -237,9 +237,9 @@ static void test_oci(void **state)
 {
 	char d[80];
 	snprintf(d, sizeof(d), "sha256:%064d", 1);
-	assert_true(digest_valid(d));
-	assert_false(digest_valid("sha256:ABC"));
-	assert_false(digest_valid("sha512:00"));
+	assert_true(rootfs_digest_valid(d));
+	assert_false(rootfs_digest_valid("sha256:ABC"));
+	assert_false(rootfs_digest_valid("sha512:00"));
 
 	const char *index =
 		"{\"manifests\":["
@@ -249,37 +249,37 @@ static void test_oci(void **state)
 		"\"size\":20,\"platform\":{\"os\":\"linux\",\"architecture\":\"amd64\"}}]}";
 	struct oci_desc desc;
 	struct sc_err err = {0};
-	assert_int_equal(oci_pick_from_index(index, strlen(index), "linux/amd64", &desc, &err), 0);
+	assert_int_equal(rootfs_oci_pick_from_index(index, strlen(index), "linux/amd64", &desc, &err), 0);
 	assert_int_equal(desc.size, 20);
-	assert_int_equal(oci_pick_from_index(index, strlen(index), "linux/s390x", &desc, &err), -1);
+	assert_int_equal(rootfs_oci_pick_from_index(index, strlen(index), "linux/s390x", &desc, &err), -1);
 	assert_non_null(strstr(err.msg, "linux/s390x"));
 
 	char ids[2][OCI_DIGEST_LEN], id[80], want[80], hex[65];
 	snprintf(ids[0], sizeof(ids[0]), "sha256:%064d", 1);
 	snprintf(ids[1], sizeof(ids[1]), "sha256:%064d", 2);
-	oci_chain_id(ids, 1, id, sizeof(id));
+	rootfs_oci_chain_id(ids, 1, id, sizeof(id));
 	snprintf(want, sizeof(want), "sha256-%064d", 1);
 	assert_string_equal(id, want);
 	char joined[200];
 	snprintf(joined, sizeof(joined), "%s %s", ids[0], ids[1]);
-	sha256_hex(joined, strlen(joined), hex);
-	oci_chain_id(ids, 2, id, sizeof(id));
+	rootfs_sha256_hex(joined, strlen(joined), hex);
+	rootfs_oci_chain_id(ids, 2, id, sizeof(id));
 	snprintf(want, sizeof(want), "sha256-%s", hex);
 	assert_string_equal(id, want);
-	assert_true(layer_id_valid(id));
-	assert_false(layer_id_valid("sha256-../../etc"));
+	assert_true(rootfs_layer_id_valid(id));
+	assert_false(rootfs_layer_id_valid("sha256-../../etc"));
 
 	const char *cfg = "{\"config\":{\"Env\":[\"A=1\",\"bad\",\"B=2\"],\"WorkingDir\":\"/w\","
 			  "\"Cmd\":[\"sh\"]},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:"
 			  "1111111111111111111111111111111111111111111111111111111111111111\"]}}";
 	struct oci_config c;
-	assert_int_equal(oci_parse_config(cfg, strlen(cfg), &c, &err), 0);
+	assert_int_equal(rootfs_oci_parse_config(cfg, strlen(cfg), &c, &err), 0);
 	assert_string_equal(c.env[0], "A=1");
 	assert_string_equal(c.env[1], "B=2"); /* not KEY=VALUE: dropped */
 	assert_null(c.env[2]);
 	assert_string_equal(c.workdir, "/w");
 	assert_int_equal(c.ndiff_ids, 1);
-	oci_config_free(&c);
+	rootfs_oci_config_free(&c);
 }
 
 int main(void)

@@ -75,6 +75,18 @@ static void log_reaches_the_sink(void **state)
 	assert_int_equal(s.n, 1);
 }
 
+static void set_copies_the_message_as_it_is(void **state)
+{
+	(void)state;
+	struct sc_err err = {0};
+	assert_int_equal(sc_err_set(&err, EPERM, "mount /proc: Operation not permitted"), -1);
+	assert_string_equal(err.msg, "mount /proc: Operation not permitted");
+	assert_int_equal(err.errnum, EPERM);
+	assert_int_equal(sc_err_set(NULL, EPERM, "x"), -1);
+	assert_int_equal(sc_err_set(&err, 0, NULL), -1);
+	assert_string_equal(err.msg, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -83,6 +95,7 @@ int main(void)
 		cmocka_unit_test(wrap_and_fail_accept_null),
 		cmocka_unit_test(wrap_truncates_within_bounds),
 		cmocka_unit_test(log_reaches_the_sink),
+		cmocka_unit_test(set_copies_the_message_as_it_is),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
