@@ -37,7 +37,8 @@ sandcell doctor >/tmp/doctor.$who 2>&1
 rc=$?
 sed "s/^/$M INFO $who doctor: /" /tmp/doctor.$who
 cgline=$(grep -i '^ *cgroup' /tmp/doctor.$who | head -n1)
-if [ $rc -eq 0 ] && echo "$cgline" | grep -q 'v2' &&
+# (the detail starts with the mode; "v2" alone is in every detail string)
+if [ $rc -eq 0 ] && echo "$cgline" | grep -Eq '^ *cgroup +ok +v2 at ' &&
 	echo "$cgline" | grep -q 'memory pids cpu'; then
 	result doctor PASS "$cgline"
 else
