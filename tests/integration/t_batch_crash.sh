@@ -26,7 +26,7 @@ wait_lines() {
 # ---- SIGKILL at a moment when episodes are in flight ----
 start_conv "$W/rules.json" --delay 0.2
 RUN="$W/killed"
-as_user "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
+as_user_exec "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 4 --repeat 2 -q >"$W/k1.out" 2>"$W/k1.err" </dev/null &
 pid=$!
 BG_PIDS="$pid"
@@ -45,6 +45,9 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 check "the killed batch's cells are gone" no_cells
+# its pool workers and its cells' inits carry its command line (--out)
+for _ in $(seq 100); do no_process_with "--out $RUN " && break; sleep 0.1; done
+check "no process of the killed batch is left (pool workers, cells' inits)" no_process_with "--out $RUN "
 requests_before_rerun=$(lines_of "$FAKE_LOG")
 sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model --out "$RUN" \
 	--concurrency 4 --repeat 2 -q
