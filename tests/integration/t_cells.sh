@@ -57,12 +57,11 @@ check "100 concurrent execs all complete with the right output and status" [ "$b
 
 # --- a client that disconnects takes its command with it ---
 marker="sleep 7373.$$"
-as_user "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
+as_user_exec "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
 client=$!
 for _ in $(seq 50); do has_process_with "$marker" && break; sleep 0.1; done
 check "the command runs" has_process_with "$marker"
-# $! is the backgrounded shell function: kill the client itself.
-pkill -KILL -f -- "exec $c -- sh -c $marker"
+kill -KILL "$client"
 wait "$client" 2>/dev/null
 for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
 check "killing the client kills its command" no_process_with "$marker"
