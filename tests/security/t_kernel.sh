@@ -127,7 +127,9 @@ check "keyctl: the cell's user owns no new keys on the host" keys_unchanged
 kernel_case bpf
 kernel_case perf
 kernel_case io_uring
-check "io_uring: no io_uring kernel thread is left" bash -c '! pgrep iou-sq >/dev/null'
+# (threads of the cell's user only: another test's cells may run io_uring)
+iou_threads() { ps -eLo uid=,comm= | awk -v u="$cell_uid" '$1 == u && $2 ~ /^iou-sq/' | grep -c . || true; }
+check "io_uring: no io_uring kernel thread of the cell's user is left" bash -c '[ "$0" -eq 0 ]' "$(iou_threads)"
 kernel_case userfaultfd
 
 modules_before=$(ls /sys/module | sort | md5sum)
