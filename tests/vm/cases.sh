@@ -60,9 +60,10 @@ sandcell run --json --memory 64M -- memhog >/tmp/mem.$who 2>/tmp/err.$who
 rc=$?
 hit=$(json_str limit_hit /tmp/mem.$who)
 peak=$(json_num peak_memory /tmp/mem.$who)
-# memhog's own count of the MiB it touched (its last line on stderr), not
-# sandcell's report alone: between half the limit and the limit.
-got=$(grep -E '^[0-9]+$' /tmp/err.$who | tail -n1)
+# memhog's own count of the MiB it touched (its last complete line on
+# stderr, which --json carries as "stderr"), not sandcell's report alone:
+# between half the limit and the limit.
+got=$(sed -n 's/.*"stderr":"\([0-9n\\]*\)".*/\1/p' /tmp/mem.$who | sed 's/[0-9]*$//; s/\\n/ /g' | awk '{print $NF}')
 # A global OOM kill (no limit at all) would also say limit_hit memory: the
 # peak must stay within the 64M.
 if [ $rc -eq 137 ] && [ "$hit" = memory ] && [ "${peak:-0}" -gt 0 ] &&
