@@ -44,6 +44,9 @@ DATA="$SANDCELL_ROOT/data"
 start=$(date +%s)
 sc image build minimal
 echo "# minimal image built in $(($(date +%s) - start)) s"
+# (the host image does not take an /etc with mounts on it: only the build
+# needs the range)
+[ -z "${T_SUBID_NS:-}" ] || umount /etc/subuid /etc/subgid
 check "image build minimal succeeds" bash -c '[ '$RC' -eq 0 ] && grep -q "built image '"'minimal'"'" <<<"$0"' "$ERR"
 [ "$RC" -eq 0 ] || { printf '%s\n' "$ERR" | tail -20; finish; exit; }
 
