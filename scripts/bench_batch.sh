@@ -107,7 +107,7 @@ print("batch                %d tasks x %d steps, concurrency %d, model latency %
       % (n, steps, conc, delay * 1000, cores))
 print("                     %d results, %d correct, wall %.1f s, episode p50 %.2f s p95 %.2f s"
       % (len(res), ok, wall, walls[len(walls) // 2], walls[int(len(walls) * 0.95) - 1]))
-print("batch ceilings        latency bound %.0f episodes/min (model %.0f ms per episode as seen, cell %.0f ms), "
+print("batch ceilings       latency bound %.0f episodes/min (model %.0f ms per episode as seen, cell %.0f ms), "
       "cpu bound %.0f (%d cores, %.0f ms cpu per episode)"
       % (latency_bound, model_s * 1000, cell * 1000, cpu_bound, cores, cpu_per_episode * 1000))
 print("batch throughput     %.0f episodes/min, ideal %.0f (%s bound), %.0f%% of ideal (goal >= 90%%)"
