@@ -142,6 +142,49 @@ static void child_exec(const char *recipe, const char *work, const char *name, i
 	_exit(127);
 }
 
+/* The recipe's process group leader: runs the recipe as its child and
+ * passes on its exit status. If sandcell dies (even by SIGKILL), the
+ * parent-death signal tells the leader, which kills the whole group, so
+ * that nothing the recipe started (mmdebstrap, apt) runs on without us. */
+static void recipe_guard(pid_t parent, const char *recipe, const char *work, const char *name,
+			 int wfd)
+{
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+		_exit(127);
+	pid_t pid = fork();
+	if (pid < 0)
+		_exit(127);
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		child_exec(recipe, work, name, wfd);
+	}
+	close_range(3, ~0U, 0); /* the FIFO's ends are the recipe's */
+	for (;;) {
+		int status;
+		pid_t done = waitpid(pid, &status, WNOHANG);
+		if (done == pid) {
+			if (WIFEXITED(status))
+				_exit(WEXITSTATUS(status));
+			signal(WTERMSIG(status), SIG_DFL);
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			raise(WTERMSIG(status));
+			_exit(128 + WTERMSIG(status));
+		}
+		if (getppid() != parent) /* sandcell is gone: so is the recipe */
+			kill(0, SIGKILL);
+		/* SIGTERM and friends that sandcell forwards reach the recipe
+		 * too (the whole group): wait for it to act on them. */
+		(void)sigwaitinfo(&set, NULL);
+	}
+}
+
 static int recipe_start(const char *recipe, struct store_work *w, const char *name,
 			struct recipe_run *r, struct sc_err *err)
 {
@@ -159,13 +202,13 @@ static int recipe_start(const char *recipe, struct store_work *w, const char *na
 	if (fcntl(r->out, F_SETFL, 0) < 0)
 		return sc_fail(err, errno, "fcntl");
 	fflush(NULL);
+	pid_t self = getpid();
 	r->pid = fork();
 	if (r->pid < 0)
 		return sc_fail(err, errno, "fork");
 	if (r->pid == 0) {
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		child_exec(recipe, w->path, name, wfd);
+		recipe_guard(self, recipe, w->path, name, wfd);
 	}
 	setpgid(r->pid, r->pid);
 	recipe_pgid = r->pid;

@@ -2,6 +2,7 @@
  * the root, locks itself down and turns into the cell's PID 1. */
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -62,6 +63,25 @@ static int open_binds_here(struct cell_plan *plan, struct sc_err *err)
 	return 0;
 }
 
+/* Die with the parent. Armed again after each change of credentials: the
+ * kernel clears the parent-death signal when the effective uid or gid
+ * changes, which it does for root callers (the cell's root is an
+ * unprivileged host id). A parent that died before the signal was armed
+ * again has closed its end of the go channel (its files close before its
+ * children are told): then die now. */
+static void die_with_parent(const struct cell_plan *plan)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(CELL_EXIT_INTERNAL);
+	struct pollfd pfd = {.fd = plan->sync_fd, .events = POLLRDHUP};
+	int n;
+	do
+		n = poll(&pfd, 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)))
+		_exit(CELL_EXIT_INTERNAL);
+}
+
 static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
@@ -69,7 +89,48 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 	/* Drop the caller's supplementary groups where setgroups is allowed
 	 * (root callers); elsewhere they are pinned by setgroups=deny. */
 	(void)setgroups(0, NULL);
+	die_with_parent(plan);
 	return 0;
+}
+
+extern char **environ;
+
+/* The field'th space-separated field (1-based) of /proc/self/stat. */
+static unsigned long stat_field(const char *stat, size_t len, int field)
+{
+	const char *p = memrchr(stat, ')', len); /* comm may hold spaces */
+	if (!p)
+		return 0;
+	const char *end = stat + len;
+	for (int f = 2; p < end; p++)
+		if (*p == ' ' && ++f == field)
+			return strtoul(p + 1, NULL, 10);
+	return 0;
+}
+
+/* The host's environment (API keys among it) must not live on in the
+ * cell's init: /proc/<init>/environ shows the strings the kernel placed at
+ * exec, wherever environ points now, so blank that whole range in place,
+ * and any string environ points to elsewhere. The cell's commands get
+ * their environment from the spec, never from ours. No malloc here: the
+ * parent may have been multi-threaded. */
+static void scrub_environment(void)
+{
+	for (char **e = environ; e && *e; e++)
+		memset(*e, 0, strlen(*e));
+	environ = NULL;
+	char stat[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = sc_read_all(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	stat[n] = '\0';
+	unsigned long start = stat_field(stat, (size_t)n, 50), end = stat_field(stat, (size_t)n, 51);
+	if (start && end > start && end - start < (64UL << 20))
+		memset((void *)start, 0, end - start);
 }
 
 /* Long-lived cells: tell the creator we are ready and wait for its word
@@ -107,8 +168,8 @@ void rt_child_main(struct cell_plan *plan)
 	sigset_t all;
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		_exit(CELL_EXIT_INTERNAL);
+	die_with_parent(plan);
+	scrub_environment();
 	if (wait_for_go(plan, &err) < 0 || become_cell_root(plan, &err) < 0 ||
 	    open_binds_here(plan, &err) < 0)
 		rt_child_die(plan, &err);

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # sandcell batch throughput: TASKS episodes of STEPS model calls each at
 # --concurrency C against the scripted LLM server answering every call after
-# DELAY seconds. Prints episodes per minute against the latency-bound ideal
-# C x 60 / (STEPS x DELAY + cell time), where the cell time (setup, tools,
-# copies: an episode's wall time not spent waiting on the model) is
-# measured in the same run by a sequential calibration batch; sandcell's
+# DELAY seconds. Prints episodes per minute against the ideal, the smaller
+# of two ceilings, both printed: the latency bound C x 60 / (model time +
+# cell time), with the model time the run's episodes saw (median of their
+# timings.model_s, not the server's configured delay) and the cell time
+# (setup, tools, copies: an episode's wall time not spent waiting on the
+# model) measured in the same run by a sequential calibration batch; and
+# the CPU bound cores x 60 / CPU seconds per episode (sandcell with its
+# workers and cells, plus the fake server, which shares the cores here).
+# Also sandcell's
 # CPU seconds per step (the batch process and its pool workers); the fake
 # server's CPU; and the peak memory the host used during the run.
 # usage: scripts/bench_batch.sh [TASKS [CONCURRENCY [STEPS [DELAY]]]]   (256 64 5 0.2)
@@ -88,17 +93,27 @@ delay, cell, wall, user, sys_ = map(float, (delay, cell, wall, user, sys_))
 res = [json.loads(l) for l in open(run + "/results.jsonl")]
 ok = sum(1 for r in res if r["status"] == "submitted" and r["score"] == 1)
 eps = len(res) / wall * 60
-ideal = conc * 60 / (steps * delay + cell)
+import glob, statistics
+model = [json.load(open(p))["timings"]["model_s"]
+         for p in glob.glob(run + "/attempts/*/*/trajectory.json")]
+model_s = statistics.median(model) if model else steps * delay
+fake_cpu = (int(f1) - int(f0)) / int(hz)
+cpu_per_episode = (user + sys_ + fake_cpu) / max(len(res), 1)
+latency_bound = conc * 60 / (model_s + cell)
+cpu_bound = cores * 60 / cpu_per_episode if cpu_per_episode > 0 else float("inf")
+ideal = min(latency_bound, cpu_bound)
 walls = sorted(r["wall_s"] for r in res)
 print("batch                %d tasks x %d steps, concurrency %d, model latency %.0f ms, %d cores"
       % (n, steps, conc, delay * 1000, cores))
 print("                     %d results, %d correct, wall %.1f s, episode p50 %.2f s p95 %.2f s"
       % (len(res), ok, wall, walls[len(walls) // 2], walls[int(len(walls) * 0.95) - 1]))
-print("batch throughput     %.0f episodes/min, ideal %.0f (cell time %.0f ms), %.0f%% of ideal (goal >= 90%%)"
-      % (eps, ideal, cell * 1000, eps / ideal * 100))
+print("batch ceilings       latency bound %.0f episodes/min (model %.0f ms per episode as seen, cell %.0f ms), "
+      "cpu bound %.0f (%d cores, %.0f ms cpu per episode)"
+      % (latency_bound, model_s * 1000, cell * 1000, cpu_bound, cores, cpu_per_episode * 1000))
+print("batch throughput     %.0f episodes/min, ideal %.0f (%s bound), %.0f%% of ideal (goal >= 90%%)"
+      % (eps, ideal, "latency" if latency_bound <= cpu_bound else "cpu", eps / ideal * 100))
 print("batch cpu            sandcell %.1f ms per step (%.1f s user+sys), fake server %.1f s"
-      % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, (int(f1) - int(f0)) / int(hz)))
-import glob
+      % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, fake_cpu))
 lat = sorted(json.loads(l)["latency_s"] for p in glob.glob(run + "/attempts/*/*/events.jsonl")
              for l in open(p) if '"type":"response"' in l)
 if lat:

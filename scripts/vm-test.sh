@@ -138,5 +138,22 @@ if [ "$pass" -eq 0 ]; then
 	echo "vm-test: no case passed; console log: $log" >&2
 	fail=$((fail + 1))
 fi
+# Both runs of tests/vm/cases.sh must have reported, and the same cases:
+# a run that died early must not pass unnoticed.
+cases_of() { echo "$results" | awk -v w="$1" '$1 == "RESULT" && $2 == w {print $3}' | sort; }
+for who in root user; do
+	if [ -z "$(cases_of "$who")" ]; then
+		echo "vm-test: no result from the $who run; console log: $log" >&2
+		fail=$((fail + 1))
+	fi
+done
+if [ "$(cases_of root)" != "$(cases_of user)" ]; then
+	echo "vm-test: the root and user runs reported different cases: root: $(cases_of root | tr '\n' ' '); user: $(cases_of user | tr '\n' ' ')" >&2
+	fail=$((fail + 1))
+fi
+if [ -z "$(cases_of user-scope)" ]; then
+	echo "vm-test: no result from the delegated-scope run; console log: $log" >&2
+	fail=$((fail + 1))
+fi
 echo "vm-test: $pass passed, $fail failed, ${elapsed}s" >&2
 [ "$fail" -eq 0 ]

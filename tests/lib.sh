@@ -35,14 +35,18 @@ t_cleanup() {
 }
 trap t_cleanup EXIT
 
-# Run a command as the test user with a clean environment.
+# Run a command as the test user with a clean environment. In a subshell,
+# as_user_exec replaces the subshell with it (so that $! of
+# `as_user_exec CMD &` is CMD's own pid).
+as_user_exec() { AS_USER_EXEC=exec as_user "$@"; }
 as_user() {
+	local x=${AS_USER_EXEC:-}
 	if [ "$SANDCELL_TEST_AS" = nobody ]; then
-		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		$x setpriv --reuid=65534 --regid=65534 --clear-groups \
 			env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/nonexistent \
 			SANDCELL_ROOT="$SANDCELL_ROOT" ${T_EXTRA_ENV:-} "$@"
 	else
-		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		$x env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 			SANDCELL_ROOT="$SANDCELL_ROOT" ${T_EXTRA_ENV:-} "$@"
 	fi
 }

@@ -1,8 +1,24 @@
 /* Pool throughput for scripts/bench.sh: acquire a cell, exec /bin/true in
- * it, release it; N times. Prints cells per second and the median
- * acquire+exec+release time.  usage: pool_bench N [SIZE [WORKERS]] */
+ * it, release it; N times in all, from WORKERS processes at once (each with
+ * a pool of its own, SIZE/WORKERS cells made by one worker), the same way
+ * the machine floor (`floor -n N -j J`) starts its bare cells from J
+ * processes. Prints cells per second and the median acquire+exec+release
+ * time.  usage: pool_bench N [SIZE [WORKERS]]
+ *
+ * What the clock holds: every pool is full before it starts (no cell in
+ * flight), and it stops when every pool is full again and every cell that
+ * was used has been deleted. So exactly N cells are made and N deleted
+ * inside it, and none outside it is counted. Each process has its own
+ * state directory, so that the count of its cells is exact. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "runtime/cell.h"
 
@@ -12,49 +28,155 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
+static void pause_ms(long ms)
 {
-	int n = argc > 1 ? atoi(argv[1]) : 300;
-	size_t size = argc > 2 ? (size_t)atoi(argv[2]) : 16;
-	size_t workers = argc > 3 ? (size_t)atoi(argv[3]) : 2;
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = ms * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Until this process's state directory holds `size` live cells (the pool
+ * full, nothing in flight) and none of the `ngone` cells named in `gone`. */
+static void wait_full(size_t size, char (*gone)[64], size_t ngone)
+{
+	for (;;) {
+		struct cell_status *st = NULL;
+		size_t n = 0, alive = 0;
+		bool any = false;
+		struct sc_err err;
+		if (cell_list(&st, &n, &err) == 0) {
+			for (size_t i = 0; i < n; i++) {
+				alive += st[i].alive;
+				for (size_t k = 0; k < ngone && !any; k++)
+					any = !strcmp(st[i].name, gone[k]);
+			}
+			free(st);
+			if (!any && alive == size)
+				return;
+		}
+		pause_ms(1);
+	}
+}
+
+static int rd_byte(int fd)
+{
+	char b;
+	ssize_t r;
+	do
+		r = read(fd, &b, 1);
+	while (r < 0 && errno == EINTR);
+	return r == 1 ? 0 : -1;
+}
+
+/* One consumer: its own root, pool and share of the rounds. */
+static int consumer(int j, int rounds, size_t size, int ready_fd, int go_fd, double *times)
+{
+	char root[64];
+	snprintf(root, sizeof(root), "/tmp/sandcell-pool-bench.XXXXXX");
+	if (!mkdtemp(root))
+		return 1;
+	cell_set_root(root);
 	struct cell_spec spec;
 	cell_spec_init(&spec);
 	struct sc_err err = {0};
 	struct cell_pool *pool;
-	if (cell_pool_new(&spec, size, workers, &pool, &err) < 0) {
-		fprintf(stderr, "pool: %s\n", err.msg);
-		return 1;
+	int rc = 1;
+	char(*used)[64] = calloc((size_t)rounds + 1, 64);
+	if (!used || cell_pool_new(&spec, size, 1, &pool, &err) < 0) {
+		fprintf(stderr, "pool %d: %s\n", j, err.msg);
+		goto out;
 	}
-	/* let the pool fill once, as a server would before taking tasks */
-	struct cell *warm;
-	if (cell_pool_acquire(pool, &warm, &err) < 0) {
-		fprintf(stderr, "acquire: %s\n", err.msg);
-		return 1;
-	}
-	cell_pool_release(pool, warm);
-	double *t = calloc((size_t)n, sizeof(double));
+	wait_full(size, NULL, 0);
+	if (write(ready_fd, "r", 1) != 1 || rd_byte(go_fd) < 0)
+		goto out_pool;
 	char *argv_true[] = {"/bin/true", NULL};
 	struct cell_exec_req req = {.argv = argv_true, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
-	double t0 = sc_now();
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < rounds; i++) {
 		double s = sc_now();
 		struct cell *c;
 		struct cell_result res;
 		if (cell_pool_acquire(pool, &c, &err) < 0 || cell_exec(c, &req, &res, &err) < 0) {
-			fprintf(stderr, "round %d: %s\n", i, err.msg);
-			return 1;
+			fprintf(stderr, "pool %d round %d: %s\n", j, i, err.msg);
+			goto out_pool;
 		}
 		if (res.exit_code != 0) {
-			fprintf(stderr, "round %d: exit %d\n", i, res.exit_code);
-			return 1;
+			fprintf(stderr, "pool %d round %d: exit %d\n", j, i, res.exit_code);
+			goto out_pool;
 		}
 		cell_result_free(&res);
+		snprintf(used[i], 64, "%s", cell_name(c));
 		cell_pool_release(pool, c);
-		t[i] = sc_now() - s;
+		times[i] = sc_now() - s;
+	}
+	wait_full(size, used, (size_t)rounds); /* refilled, and every used cell deleted */
+	rc = 0;
+out_pool:
+	if (write(ready_fd, rc ? "f" : "d", 1) != 1)
+		rc = 1;
+	cell_pool_free(pool);
+out:
+	free(used);
+	char rm[128];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	if (system(rm) != 0)
+		rc = 1;
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 300;
+	size_t size = argc > 2 ? (size_t)atoi(argv[2]) : 16;
+	int jobs = argc > 3 ? atoi(argv[3]) : 2;
+	if (n < 1 || jobs < 1 || size < (size_t)jobs) {
+		fprintf(stderr, "usage: pool_bench N [SIZE [WORKERS]] (SIZE >= WORKERS >= 1)\n");
+		return 2;
+	}
+	double *times = mmap(NULL, sizeof(double) * (size_t)n, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int ready[2], go[2];
+	if (times == MAP_FAILED || pipe(ready) < 0 || pipe(go) < 0)
+		return 1;
+	pid_t pids[256];
+	if (jobs > 256)
+		jobs = 256;
+	for (int j = 0; j < jobs; j++) {
+		int first = n * j / jobs, last = n * (j + 1) / jobs;
+		pids[j] = fork();
+		if (pids[j] < 0)
+			return 1;
+		if (pids[j] == 0) {
+			close(ready[0]);
+			close(go[1]);
+			_exit(consumer(j, last - first, size / (size_t)jobs, ready[1], go[0],
+				       times + first));
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	int failed = 0;
+	for (int j = 0; j < jobs; j++) /* every pool full */
+		if (rd_byte(ready[0]) < 0)
+			failed = 1;
+	double t0 = sc_now();
+	for (int j = 0; j < jobs; j++)
+		if (write(go[1], "g", 1) != 1)
+			failed = 1;
+	for (int j = 0; j < jobs; j++) { /* every pool full again, used cells deleted */
+		char b;
+		if (read(ready[0], &b, 1) != 1 || b != 'd')
+			failed = 1;
 	}
 	double total = sc_now() - t0;
-	qsort(t, (size_t)n, sizeof(double), cmp);
-	printf("%.1f %.3f\n", n / total, t[n / 2] * 1e3);
-	cell_pool_free(pool);
+	for (int j = 0; j < jobs; j++) {
+		int st;
+		while (waitpid(pids[j], &st, 0) < 0 && errno == EINTR)
+			;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed = 1;
+	}
+	if (failed)
+		return 1;
+	qsort(times, (size_t)n, sizeof(double), cmp);
+	printf("%.1f %.3f\n", n / total, times[n / 2] * 1e3);
 	return 0;
 }

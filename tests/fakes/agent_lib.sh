@@ -108,5 +108,5 @@ qtrue() {
 # No cell of the test user is left running.
 no_cells_left() {
 	sc ps
-	[ "$(printf '%s\n' "$OUT" | grep -c '^agent-')" -eq 0 ]
+	[ "$RC" -eq 0 ] && [ "$(printf '%s\n' "$OUT" | grep -c '^agent-')" -eq 0 ]
 }

@@ -206,6 +206,23 @@ class State:
         with self.lock, open(self.log_path, "a") as f:
             f.write(json.dumps(record) + "\n")
 
+    T_SENT = '"@@t_sent@@"'
+
+    def log_sent(self, record):
+        """Log a request whose reply goes out next, stamping t_sent as late
+        as possible: the line is formatted first and t_sent put in last,
+        so that the server's own logging (JSON encoding, the file) is not
+        counted as the client's time between a reply and its next request
+        (one write of a ready line remains)."""
+        if not self.log_path:
+            return time.perf_counter()
+        line = json.dumps(dict(record, t_sent="@@t_sent@@")) + "\n"
+        with self.lock, open(self.log_path, "a") as f:
+            t_sent = time.perf_counter()
+            i = line.rfind(self.T_SENT)  # t_sent is the last key
+            f.write(line[:i] + repr(t_sent) + line[i + len(self.T_SENT):])
+        return t_sent
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -265,10 +282,9 @@ class Handler(BaseHTTPRequestHandler):
             model = (body or {}).get("model", "fake") if isinstance(body, dict) else "fake"
             render = openai_body if api == "openai" else anthropic_body
             payload = json.dumps(render(entry, n, model, content)).encode()
-        t_sent = time.perf_counter()
-        server_ms = (t_sent - t_recv) * 1000
+        server_ms = (time.perf_counter() - t_recv) * 1000
         headers["X-Fake-Server-Ms"] = "%.3f" % server_ms
-        st.log(dict(record, status=status, t_sent=t_sent, server_ms=server_ms))
+        st.log_sent(dict(record, status=status, server_ms=server_ms))
         self.reply(status, headers, payload)
 
     def reply(self, status, headers, payload):

@@ -90,7 +90,7 @@ rtrue() {
 # No cell of the test user is left.
 no_cells() {
 	sc ps
-	[ "$(printf '%s\n' "$OUT" | grep -vc '^NAME')" -eq 0 ]
+	[ "$RC" -eq 0 ] && [ "$(printf '%s\n' "$OUT" | grep -vc '^NAME')" -eq 0 ]
 }
 
 BG_PIDS=""

@@ -1,12 +1,19 @@
 # Sourced by the image tests (after ../lib.sh): a cache of the `minimal`
 # image's root filesystem as a tar, shared by test runs, so that only
 # t_image_build pays for an mmdebstrap build every run. The cache is keyed
-# by the recipe's text and lives outside the tests' SANDCELL_ROOTs.
+# by everything that shapes the result: the recipe's text, the sources of
+# the code that runs it and turns its archive into a layer (rootfs/, and
+# the common helpers it uses) and mmdebstrap's version. It lives outside
+# the tests' SANDCELL_ROOTs.
 
 IMG_CACHE=${SANDCELL_TEST_CACHE:-/var/tmp/sandcell-test-cache}
 
 img_recipe_key() {
-	cat "$SRCDIR/scripts/images/minimal.sh" "$SRCDIR/scripts/images/lib.sh" | sha256sum | cut -c1-16
+	{
+		cat "$SRCDIR/scripts/images/minimal.sh" "$SRCDIR/scripts/images/lib.sh"
+		cat "$SRCDIR"/rootfs/*.[ch] "$SRCDIR"/common/*.[ch]
+		mmdebstrap --version 2>/dev/null
+	} | sha256sum | cut -c1-16
 }
 
 # img_cache_store LAYER_DIR MANIFEST_JSON: pack a built minimal layer.

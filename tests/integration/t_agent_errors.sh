@@ -25,8 +25,16 @@ qtrue "5xx: the server's message (or an excerpt of a non-JSON body) is kept" \
 	'"internal error one" in [e for e in ev if e["type"] == "response"][0]["error"] and "Service Unavailable" in [e for e in ev if e["type"] == "response"][1]["error"]'
 
 # --- connection refused until the attempts run out ---
-# a port that nothing listens on: bind one, note it, close it
-port=$(python3 -S -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+# a port that nothing listens on: bound (so nobody else can take it) but
+# not listening, held by a helper until the case is done
+pf="$T_DIR/closed-port"
+python3 -S -c 'import os, socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0))
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(600)' "$pf" </dev/null >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+port=$(cat "$pf")
 RUN="$T_WORK/refused"
 FAKE_LOG=/dev/null
 sc agent --base-url "http://127.0.0.1:$port/v1" --model m --out "$RUN" -q \
@@ -38,6 +46,8 @@ qtrue "refused: status error with the reason in the trajectory" \
 	't["status"] == "error" and "after 3 attempts" in t["error"]'
 qtrue "refused: three attempts in events.jsonl" \
 	'[e["attempt"] for e in ev if e["type"] == "request"] == [1, 2, 3]'
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 check "refused: no cell is left behind" no_cells_left
 
 # --- a 4xx other than 429 is fatal at once, with the server's message ---

@@ -12,13 +12,31 @@ SECRET="host-secret-$$-$RANDOM$RANDOM"
 export HOST_SECRET_FILE="$T_WORK/secret-$$.txt"
 echo "$SECRET" >"$HOST_SECRET_FILE"
 chmod 644 "$HOST_SECRET_FILE"
+# Canaries where the host image does show the host's files (its /etc):
+# world-readable, so that only the image's masks keep them from the cell.
+MASKED_CANARY=""
 if [ "$SANDCELL_TEST_AS" = root ]; then
 	# where a root user keeps things
 	echo "$SECRET" >"/root/.sandcell-agent-secret-$$"
+	MADE_SUDOERS_D=""
+	if [ ! -e /etc/sudoers.d ] && mkdir -m 755 /etc/sudoers.d; then
+		MADE_SUDOERS_D=1 # (removed again below)
+	fi
+	if [ -d /etc/sudoers.d ]; then
+		MASKED_CANARY="/etc/sudoers.d/sandcell-test-$$"
+		echo "$SECRET" >"$MASKED_CANARY"
+		chmod 644 "$MASKED_CANARY"
+	fi
 fi
 
 T_EXTRA_ENV="OPENAI_API_KEY=$KEY" agent hostfiles host_files -q "find secrets"
 rm -f "/root/.sandcell-agent-secret-$$"
+if [ -n "$MASKED_CANARY" ]; then
+	check "the control: the canary in /etc/sudoers.d is readable by anyone on the host" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups grep -q "$SECRET" "$MASKED_CANARY"
+	rm -f "$MASKED_CANARY"
+	[ -z "$MADE_SUDOERS_D" ] || rmdir /etc/sudoers.d
+fi
 check "the episode runs to the end" expect_rc 0
 check "the answer is the model's" out_is no-luck
 qtrue "cat of the host file fails inside the cell" '"No such file or directory" in obs[0]'
@@ -30,7 +48,9 @@ check "the host secret is nowhere in what the run wrote" bash -c '! grep -rq "$0
 # the key: sent to the server, never to the cell, never written down
 qtrue "the key was sent to the model server as a bearer token" \
 	'all(r["headers"].get("authorization") == "Bearer '"$KEY"'" for r in log)'
-qtrue "the cell's environment has no key (env, /proc/1/environ)" \
+# (inside, /proc/1/environ is refused: init is not dumpable; the host side
+# is checked below)
+qtrue "the cell's commands' environment has no key (env)" \
 	'"'"$KEY"'" not in obs[3] and "PATH=" in obs[3]'
 check "the key is not in events.jsonl, though the server echoed it" \
 	bash -c '! grep -q "$0" "$1" && grep -q "auth=Bearer \*\*\*\*" "$1"' "$KEY" "$RUN/events.jsonl"
@@ -45,6 +65,22 @@ qtrue "--api-key-env: the key from that variable is used" \
 T_EXTRA_ENV="" sc agent --model m --api-key-env NOT_SET_ANYWHERE "p"
 check "--api-key-env naming an unset variable is an error" \
 	bash -c '[ "$0" -eq 125 ] && grep -q NOT_SET_ANYWHERE <<<"$1"' "$RC" "$ERR"
+
+# the kept cell's init, read from the host side (root may read any
+# process's environ): the key is not there
+T_EXTRA_ENV="OPENAI_API_KEY=$KEY" agent kept solve -q --keep "sum"
+check "--keep: the episode runs and keeps its cell" expect_rc 0
+sc ps --json
+KEPT=$(printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d.get("cells",d); c=[c for c in d if c["name"].startswith("agent-")]; print(c[0]["name"], c[0]["pid"])' 2>/dev/null)
+kept_pid=${KEPT#* }
+kept_environ_clean() {
+	local e
+	[ -n "$kept_pid" ] && [ -d "/proc/$kept_pid" ] || return 1
+	e=$(tr '\0' '\n' <"/proc/$kept_pid/environ") || return 1
+	! grep -qF -- "$KEY" <<<"$e"
+}
+check "the kept cell's init ($KEPT) has no key in its environ, read from the host" kept_environ_clean
+[ -z "$KEPT" ] || sc rm -f "${KEPT% *}"
 
 # --- what the model leaves in /testbed cannot point out of the cell ---
 agent symlinks symlink_out -q "leave symlinks"

@@ -26,14 +26,16 @@ wait_lines() {
 # ---- SIGKILL at a moment when episodes are in flight ----
 start_conv "$W/rules.json" --delay 0.2
 RUN="$W/killed"
-as_user "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
+as_user_exec "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 4 --repeat 2 -q >"$W/k1.out" 2>"$W/k1.err" </dev/null &
 pid=$!
 BG_PIDS="$pid"
 wait_lines "$RUN/results.jsonl" 5
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
-before=$(lines_of "$RUN/results.jsonl")
+# complete lines only (a write cut short by the kill is dropped by the rerun)
+before=$(wc -l <"$RUN/results.jsonl")
+head -n "$before" "$RUN/results.jsonl" >"$W/before-kill.jsonl"
 RC=0
 check "the batch was killed with attempts still to run ($before of 24 done)" test "$before" -lt 24
 # the pool's workers see their owner die and remove its cells
@@ -43,15 +45,23 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 check "the killed batch's cells are gone" no_cells
+# its pool workers and its cells' inits carry its command line (--out)
+for _ in $(seq 100); do no_process_with "--out $RUN " && break; sleep 0.1; done
+check "no process of the killed batch is left (pool workers, cells' inits)" no_process_with "--out $RUN "
+requests_before_rerun=$(lines_of "$FAKE_LOG")
 sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model --out "$RUN" \
 	--concurrency 4 --repeat 2 -q
 check "the rerun exits 0" expect_rc 0
+rerun_requests=$(($(lines_of "$FAKE_LOG") - requests_before_rerun))
 rtrue "exactly one result per attempt after kill + rerun: 24 lines, 24 attempts" "$RUN" \
 	"len(res) == 24 and len(by) == 24 and partial == ''"
 rtrue "every attempt was submitted and scored 1" "$RUN" \
 	"all(r['status'] == 'submitted' and r['score'] == 1 for r in res)"
-check "the attempts recorded before the kill were not run again" \
-	bash -c "[ \$(grep -c '' '$FAKE_LOG') -le \$(( (24 - $before + 4) * 3 + $before * 3 )) ]"
+# (each attempt is three requests: the rerun makes them for the attempts
+# still to run, and keeps the lines recorded before the kill as they were)
+check "the attempts recorded before the kill were not run again ($rerun_requests requests for $((24 - before)) attempts)" \
+	bash -c '[ "$0" -le $(( (24 - $1) * 3 )) ] && grep -qxFf "$2" "$3" && [ "$(grep -cxFf "$2" "$3")" -eq "$1" ]' \
+	"$rerun_requests" "$before" "$W/before-kill.jsonl" "$RUN/results.jsonl"
 check "no cell is left" no_cells
 sc gc
 check "gc finds nothing to remove" bash -c '[ "$RC" -eq 0 ]'
@@ -68,7 +78,6 @@ stop_conv
 
 # ---- the LLM server goes away mid-run ----
 start_conv "$W/rules.json" --delay 0.3
-port=$FAKE_PORT
 RUN="$W/gone"
 as_user "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 2 --max-attempts 1 -q >"$W/g1.out" 2>"$W/g1.err" </dev/null &
@@ -84,11 +93,13 @@ rtrue "every attempt has a result; the ones after the server left are errors" "$
 rtrue "errors say the server cannot be reached" "$RUN" \
 	"any('connect' in r['error'] or 'connection' in r['error'] for r in res if r['error'])"
 errors=$(rq "$RUN" "sum(r['status'] == 'error' for r in res)")
-start_conv "$W/rules.json" --port "$port"
-sc batch "$W/tasks.jsonl" --base-url "http://127.0.0.1:$port/v1" --model fake-model \
+# the server comes back (on a port of its own choosing: the old one may
+# be taken by now)
+start_conv "$W/rules.json"
+sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 2
 check "a rerun without --retry-errors leaves the errors (exit 1)" bash -c '[ "$RC" -eq 1 ] && printf "%s" "$ERR" | grep -q "0 to run"'
-sc batch "$W/tasks.jsonl" --base-url "http://127.0.0.1:$port/v1" --model fake-model \
+sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 2 --retry-errors
 check "--retry-errors completes them (exit 0)" expect_rc 0
 check "--retry-errors says how many it retries" err_has "retrying $errors attempts"

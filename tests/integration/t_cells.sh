@@ -24,9 +24,11 @@ sc exec "$c" -- sh -c 'echo persisted > /testbed/state.txt'
 sc exec "$c" -- cat /testbed/state.txt
 check "files persist between commands" out_is persisted
 o=$(printf 'piped\n' | as_user "$SC_BIN" exec -i "$c" -- cat)
-check "exec -i passes stdin" [ "$o" = piped ]
+RC=$?
+check "exec -i passes stdin" bash -c '[ "$0" -eq 0 ] && [ "$1" = piped ]' "$RC" "$o"
 o=$(printf 'piped\n' | as_user "$SC_BIN" exec "$c" -- cat)
-check "without -i stdin is empty" [ -z "$o" ]
+RC=$?
+check "without -i stdin is empty" bash -c '[ "$0" -eq 0 ] && [ -z "$1" ]' "$RC" "$o"
 sc exec -e FOO=bar -w /tmp "$c" -- sh -c 'echo $FOO; pwd; echo $PATH'
 check "-e and -w apply" bash -c '[ "$(sed -n 1p <<<"$0")" = bar ] && [ "$(sed -n 2p <<<"$0")" = /tmp ] && grep -q /usr/bin <<<"$0"' "$OUT"
 sc exec --timeout 1 "$c" -- sleep 30
@@ -55,12 +57,11 @@ check "100 concurrent execs all complete with the right output and status" [ "$b
 
 # --- a client that disconnects takes its command with it ---
 marker="sleep 7373.$$"
-as_user "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
+as_user_exec "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
 client=$!
 for _ in $(seq 50); do has_process_with "$marker" && break; sleep 0.1; done
 check "the command runs" has_process_with "$marker"
-# $! is the backgrounded shell function: kill the client itself.
-pkill -KILL -f -- "exec $c -- sh -c $marker"
+kill -KILL "$client"
 wait "$client" 2>/dev/null
 for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
 check "killing the client kills its command" no_process_with "$marker"
@@ -105,7 +106,12 @@ check "ps --json parses and has the cell" bash -c 'printf "%s" "$0" | python3 -c
 # --- rm ---
 as_user "$SC_BIN" exec "$c" -- sleep 30 </dev/null >/dev/null 2>&1 &
 busy=$!
-sleep 0.5
+# until the cell runs that command (at most ~10 s)
+running_commands() {
+	sc ps --json
+	printf '%s' "$OUT" | python3 -c 'import json,sys; print([x["running_commands"] for x in json.load(sys.stdin) if x["name"]==sys.argv[1]][0])' "$1" 2>/dev/null
+}
+for _ in $(seq 100); do [ "$(running_commands "$c")" = 1 ] && break; sleep 0.1; done
 sc rm "$c"
 check "rm refuses a busy cell without -f" bash -c '[ '$RC' -eq 125 ] && grep -q busy <<<"$0"' "$ERR"
 sc rm -f "$c"
@@ -121,7 +127,7 @@ sc create "$d"
 sc ps --json
 pid=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([x["pid"] for x in json.load(sys.stdin) if x["name"]=="'$d'"][0])')
 kill -KILL "$pid"
-sleep 0.3
+for _ in $(seq 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 sc ps
 check "ps shows a cell whose init died as gone" bash -c 'grep -q "^'$d' .*gone" <<<"$0"' "$OUT"
 sc exec "$d" -- true

@@ -16,14 +16,24 @@ mkdir -p "$R"
 DATA="$SANDCELL_ROOT/data"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-P_PLAIN=$(free_port)
-P_AUTH=$(free_port)
-P_TOKEN=$(free_port)
-
 # One storage, two registries: one open (pushes go there), one that wants
 # bearer tokens from a token service that signs them (RS256, x5c).
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$R/token.key" -out "$R/token.crt" -days 2 \
 	-subj /CN=sandcell-test-tokens >/dev/null 2>&1
+PIDS=()
+stop_servers() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	t_cleanup
+}
+trap stop_servers EXIT
+# The ports are picked by binding and closing, so another process may take
+# one before a server binds it: then start them all again on new ones.
+start_servers() {
+P_PLAIN=$(free_port)
+P_AUTH=$(free_port)
+P_TOKEN=$(free_port)
+
 cat >"$R/plain.yml" <<EOF
 version: 0.1
 storage:
@@ -46,7 +56,6 @@ auth:
     issuer: sandcell-test-issuer
     rootcertbundle: $R/token.crt
 EOF
-PIDS=()
 docker-registry serve "$R/plain.yml" >"$R/plain.log" 2>&1 &
 PIDS+=($!)
 docker-registry serve "$R/auth.yml" >"$R/auth.log" 2>&1 &
@@ -54,18 +63,23 @@ PIDS+=($!)
 python3 "$TOOL" token-server "$P_TOKEN" "$R/token.key" "$R/token.crt" sandcell-test-registry \
 	sandcell-test-issuer "$R/token-requests.log" >"$R/token.log" 2>&1 &
 PIDS+=($!)
-stop_servers() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	t_cleanup
-}
-trap stop_servers EXIT
 for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do
 	for _ in $(seq 100); do
 		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
 		sleep 0.1
 	done
 done
+for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || return 1; done
+for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do curl -s -o /dev/null "http://127.0.0.1:$port/" || return 1; done
+}
+servers_up=0
+for _ in 1 2 3; do
+	if start_servers; then servers_up=1; break; fi
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	PIDS=()
+done
+[ "$servers_up" -eq 1 ] || { echo "FAIL - the test registries did not start: $(tail -3 "$R"/*.log)"; exit 1; }
 
 push() { # OCI_DIR REPO:TAG
 	skopeo --insecure-policy copy -q --dest-tls-verify=false "oci:$1:latest" \
