@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "../common/sc.h"
+#include "../net/net.h"
 #include "../policy/policy.h"
 
 #define CELL_MAX_BINDS 64
@@ -66,6 +67,10 @@ struct cell_spec {
 	struct policy_limits limits;
 	bool require_cgroups;
 	const struct policy_filter *filter; /* NULL: no seccomp */
+	/* Egress by allowlist: the cell's 127.0.0.1:3128 is served by
+	 * net_proxy_serve on the host side with these rules (runtime/egress.c).
+	 * NULL: loopback only. Must outlive the cell's start (and the run). */
+	const struct net_rules *egress;
 
 	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
 	 * or to use /dev/null (stdin). */
