@@ -109,7 +109,10 @@ static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_
 			return -1;
 		}
 	}
-	spec->egress = o->net_rules;
+	if (cell_spec_set_egress(spec, o->net_rules, &err) < 0) {
+		cli_fail(&err);
+		return -1;
+	}
 	return 0;
 }
 

@@ -88,6 +88,7 @@ struct cell_result {
 	uint64_t peak_memory; /* bytes, 0 when unknown */
 	const char *limit_hit; /* "memory", "pids", "timeout" or NULL */
 	const char *warning;  /* e.g. limits weaker than asked, or NULL */
+	struct net_summary *network; /* egress decisions (malloc'd), NULL without egress */
 };
 
 /* Defaults: host image, /testbed, hostname sandcell, 1G disk, 1M output,
@@ -99,6 +100,10 @@ int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
 			   struct sc_err *err);
 /* Add or replace KEY=VAL. */
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err);
+/* Egress by allowlist with these rules (NULL: none): sets spec->egress and
+ * the cell's HTTP(S)_PROXY, NO_PROXY, npm and git proxy variables. */
+int cell_spec_set_egress(struct cell_spec *spec, const struct net_rules *rules,
+			 struct sc_err *err);
 
 /* One-shot: build a cell, run spec->argv, tear it all down. Returns 0 when
  * the command ran (its status is in res), -1 when sandcell failed (err). */

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "egress.h"
 #include "internal.h"
 
 void child_send(int fd, int kind, int value, const char *text)
@@ -132,7 +133,7 @@ void child_main(struct cell_plan *plan)
 		child_die(plan, &err);
 	}
 	if (rootfs_assemble(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
-	    net_loopback_up(&err) < 0)
+	    net_loopback_up(&err) < 0 || egress_child_listen(plan, &err) < 0)
 		child_die(plan, &err);
 	for (size_t i = 0; i < spec->nbinds; i++)
 		if (plan->bind_fds[i] >= 0)

@@ -15,6 +15,7 @@
 
 #include "cell_priv.h"
 #include "cgroup.h"
+#include "egress.h"
 #include "start.h"
 
 #define READY_TIMEOUT_MS 30000
@@ -153,6 +154,12 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		cell_start_kill(&st);
 		goto fail;
 	}
+	if (st.egress_fd >= 0 &&
+	    egress_spawn_helper(&spec, st.egress_fd, st.pidfd, dir, name, err) < 0) {
+		cell_start_kill(&st);
+		goto fail;
+	}
+	sc_closep(&st.egress_fd);
 	struct cell *c = cell_alloc(name, dir);
 	if (!c) {
 		cell_start_kill(&st);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "../common/capture.h"
+#include "egress.h"
 #include "start.h"
 
 static const int RELAYED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -202,6 +203,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	sigset_t oldmask;
 	bool signals_blocked = false;
 	char cell_id[64];
+	struct egress_run egress;
+	egress_run_init(&egress);
 	snprintf(cell_id, sizeof(cell_id), "run-%d-%lx", (int)getpid(), (unsigned long)(t0 * 1e6));
 	cell_start_init(&st);
 
@@ -212,6 +215,11 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	signals_blocked = true;
 	if (cell_start(&st, spec, cell_id, stdio, err) < 0)
 		goto out;
+	if (st.egress_fd >= 0 &&
+	    egress_run_start(&egress, spec, steal_fd(&st.egress_fd), cell_id, err) < 0) {
+		cell_start_kill(&st);
+		goto out;
+	}
 	warn_weak_limits(spec, &st.cg, res);
 	/* Our copies of the capture pipes' write ends must go, or EOF never comes. */
 	if (spec->stdout_fd < 0)
@@ -225,6 +233,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 		r.deadline = t0 + spec->limits.timeout_s;
 	relay_loop(&r);
 	sc_closep(&r.status_rd);
+	egress_run_finish(&egress, res);
 	rc = finish(&r, st.pid, res, err);
 	st.pid = 0;
 	res->wall_s = sc_now() - t0;
@@ -233,6 +242,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
 	capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
 out:
+	egress_run_finish(&egress, NULL);
 	cell_start_cleanup(&st);
 	if (signals_blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
@@ -252,4 +262,6 @@ void cell_result_free(struct cell_result *res)
 	free(res->out);
 	free(res->err);
 	res->out = res->err = NULL;
+	free(res->network);
+	res->network = NULL;
 }
