@@ -271,7 +271,7 @@ static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 	bool allowlist = cJSON_IsString(mode) && !strcmp(mode->valuestring, "allowlist");
 	if (!cJSON_IsString(mode) || (strcmp(mode->valuestring, "none") && !allowlist))
 		return pj_expected(c, "network.mode",
-				   "\"none\" (loopback only) or \"allowlist\" (egress to network.allow)",
+				   "\"none\" (loopback only) or \"allowlist\"",
 				   mode);
 	if (!allowlist && allow)
 		return pj_perr(c, "network.allow", "needs \"mode\": \"allowlist\"");

@@ -71,7 +71,7 @@ static void errors_name_the_field(void **state)
 	expect_error("{\"network\": {\"mode\": \"allowlist\", \"hosts\": {\"10.0.0.1\": \"10.0.0.1\"}}}",
 		     "p.json: network.hosts.10?0?0?1: IP literals are not allowed (name the host, or map it in hosts)");
 	expect_error("{\"network\": {\"mode\": \"open\"}}",
-		     "p.json: network.mode: expected \"none\" (loopback only) or \"allowlist\" (egress to network.allow), got \"open\"");
+		     "p.json: network.mode: expected \"none\" (loopback only) or \"allowlist\", got \"open\"");
 	expect_error("{\"network\": {\"mode\": \"allowlist\", \"allow\": [1]}}",
 		     "p.json: network.allow[0]: expected a host name like \"pypi.org\", \"name:port\" or \"*.suffix\", got 1");
 	struct policy p;
