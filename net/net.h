@@ -152,6 +152,9 @@ struct net_proxy_config {
 	int head_timeout_ms;           /* request head and ClientHello; 0: 10 s */
 	int idle_timeout_ms;           /* a relay with no traffic; 0: 300 s */
 	int connect_timeout_ms;        /* 0: 10 s */
+	uint64_t log_max;              /* bytes of log lines written, then one
+					* "decision log full" line and no more;
+					* 0: 16 MiB */
 	const struct sc_log *log;      /* warnings; may be NULL */
 };
 

@@ -26,6 +26,8 @@ struct proxy {
 	pthread_cond_t idle;
 	unsigned active;
 	struct net_summary *sum;
+	uint64_t logged, log_max;
+	bool log_full;
 };
 
 struct conn {
@@ -62,8 +64,18 @@ static void record(struct proxy *p, const char *host, uint16_t port, enum net_ve
 	char line[1024];
 	int n = net_decision_json(&d, line, sizeof(line));
 	pthread_mutex_lock(&p->mu);
-	if (n > 0 && p->cfg->log_fd >= 0)
-		(void)sc_write_all(p->cfg->log_fd, line, (size_t)n);
+	if (n > 0 && p->cfg->log_fd >= 0 && !p->log_full) {
+		if (p->logged + (uint64_t)n > p->log_max) {
+			/* A cell must not fill the host's disk with refusals. */
+			struct net_decision full = {.time = d.time, .cell = d.cell, .host = "",
+						    .verdict = NET_ERROR,
+						    .reason = "decision log full: no more lines"};
+			n = net_decision_json(&full, line, sizeof(line));
+			p->log_full = true;
+		}
+		if (n > 0 && sc_write_all(p->cfg->log_fd, line, (size_t)n) == 0)
+			p->logged += (uint64_t)n;
+	}
 	struct net_summary *s = p->sum;
 	if (s) {
 		if (v == NET_ALLOW) {
@@ -485,6 +497,7 @@ int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 	p.head_ms = cfg->head_timeout_ms > 0 ? cfg->head_timeout_ms : 10000;
 	p.idle_ms = cfg->idle_timeout_ms > 0 ? cfg->idle_timeout_ms : 300000;
 	p.connect_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 10000;
+	p.log_max = cfg->log_max ? cfg->log_max : 16u << 20;
 	if (sum)
 		memset(sum, 0, sizeof(*sum));
 	pthread_mutex_init(&p.mu, NULL);

@@ -451,6 +451,33 @@ static void connection_cap(void **state)
 	cJSON_Delete(log);
 }
 
+static void log_is_bounded(void **state)
+{
+	struct env *e = *state;
+	/* restart the proxy with a tiny log bound */
+	assert_int_equal(write(e->stop[1], "x", 1), 1);
+	pthread_join(e->t, NULL);
+	char drain[256];
+	while (read(e->stop[0], drain, sizeof(drain)) == sizeof(drain))
+		;
+	e->cfg.log_max = 300;
+	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
+	for (int i = 0; i < 5; i++) {
+		int fd = dial(e->pport);
+		say(fd, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n", 37);
+		char buf[512];
+		slurp(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	cJSON *log = stop_and_log(e);
+	int n = cJSON_GetArraySize(log);
+	assert_true(n >= 2 && n < 5);
+	assert_string_equal(field(log, n - 1, "reason"), "decision log full: no more lines");
+	/* the summary still counts every refusal */
+	assert_int_equal(e->sum.denied, 5);
+	cJSON_Delete(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(plain_http_second_request_not_forwarded, setup, teardown),
 		cmocka_unit_test_setup_teardown(garbage_and_slow_heads, setup, teardown),
 		cmocka_unit_test_setup_teardown(connection_cap, setup, teardown),
+		cmocka_unit_test_setup_teardown(log_is_bounded, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
