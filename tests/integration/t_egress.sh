@@ -105,6 +105,44 @@ check "a policy file's allowlist and hosts work" out_is hello
 sc run --policy "$T_DIR/net.json" --net none -- sh -c 'env | grep -ci proxy'
 check "--net none overrides the policy's allowlist" out_is 0
 
+# --- end to end: pip install from a local HTTPS package index ---
+/usr/bin/python3 - "$FX/www" <<'PY'
+import base64, hashlib, os, sys, zipfile
+www = sys.argv[1]
+files = {
+    "sctestpkg/__init__.py": "VALUE = 42\n",
+    "sctestpkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: sctestpkg\nVersion: 1.0\n",
+    "sctestpkg-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: t_egress\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for name, text in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+    record += "%s,sha256=%s,%d\n" % (name, digest, len(text))
+record += "sctestpkg-1.0.dist-info/RECORD,,\n"
+whl = "sctestpkg-1.0-py3-none-any.whl"
+with zipfile.ZipFile(os.path.join(www, whl), "w") as z:
+    for name, text in files.items():
+        z.writestr(name, text)
+    z.writestr("sctestpkg-1.0.dist-info/RECORD", record)
+os.makedirs(os.path.join(www, "simple", "sctestpkg"))
+with open(os.path.join(www, "simple", "sctestpkg", "index.html"), "w") as f:
+    f.write('<html><body><a href="../../%s">%s</a></body></html>\n' % (whl, whl))
+PY
+chmod -R a+rX "$FX/www"
+PIP=(-e PIP_BREAK_SYSTEM_PACKAGES=1 -e PIP_NO_CACHE_DIR=1 -e PIP_DISABLE_PIP_VERSION_CHECK=1 --
+	sh -c "/usr/bin/python3 -m pip install -q --index-url https://ok.test:$HP/simple --cert /ca.pem --target /tmp/t sctestpkg &&
+	       PYTHONPATH=/tmp/t /usr/bin/python3 -c 'import sctestpkg; print(sctestpkg.VALUE)'")
+if sc run -- /usr/bin/python3 -m pip --version && [ "$RC" -eq 0 ]; then
+	sc run "${NET[@]}" --timeout 120 "${PIP[@]}"
+	check "pip install through the proxy from the allowed index" out_is 42
+	sc run --json --net-host ok.test=127.0.0.1 --allow-net "ok2.test:$HP" -v "$FX/cert.pem:/ca.pem:ro" \
+		--timeout 120 "${PIP[@]}"
+	check "without the allow entry pip fails" bash -c '! grep -q "\"stdout\":\"42" <<<"$0"' "$OUT"
+	check "... with the proxy's reason in the summary" bash -c 'grep -q "\"host\": \"ok.test\", \"reason\": \"not in allowlist\"" <<<"$0"' "$(net_field)"
+else
+	echo "# no pip in the host image: pip end to end skipped"
+fi
+
 # --- long-lived cells: a helper that ends with the cell ---
 helpers() { pgrep -u "$T_UID" -x sandcell-egress | wc -l; }
 h0=$(helpers)
