@@ -105,6 +105,10 @@ check "a policy file's allowlist and hosts work" out_is hello
 sc run --policy "$T_DIR/net.json" --net none -- sh -c 'env | grep -ci proxy'
 check "--net none overrides the policy's allowlist" out_is 0
 
+cp "$SRCDIR/docs/policies/pypi.json" "$T_DIR/pypi.json" && chmod 644 "$T_DIR/pypi.json"
+sc policy check "$T_DIR/pypi.json"
+check "the shipped PyPI policy is valid" bash -c '[ "$0" -eq 0 ] && grep -q files.pythonhosted.org <<<"$1"' "$RC" "$OUT"
+
 # --- end to end: pip install from a local HTTPS package index ---
 /usr/bin/python3 - "$FX/www" <<'PY'
 import base64, hashlib, os, sys, zipfile
