@@ -48,11 +48,22 @@ static int parse_port(const char *s, size_t len, uint16_t *out)
 	return 0;
 }
 
+/* The raw bytes asked for (cut to the bound), for the log only. */
+static void raw_host(const char *s, size_t len, char host[NET_NAME_MAX + 1])
+{
+	if (len > NET_NAME_MAX)
+		len = NET_NAME_MAX;
+	memcpy(host, s, len);
+	host[len] = '\0';
+}
+
 /* "host[:port]" of len bytes; port defaults to dflt when has no ':'.
- * Fills host (normalised) even when only the name is good, for the log. */
+ * On success host is the normalised name; on failure it holds the raw
+ * text asked for (for the log), and *why says what is wrong. */
 static int parse_authority(const char *s, size_t len, uint16_t dflt, bool need_port,
 			   char host[NET_NAME_MAX + 1], uint16_t *port, const char **why)
 {
+	raw_host(s, len, host);
 	if (len > 0 && s[0] == '[')
 		return refuse(why, "IP literals are not allowed");
 	if (memchr(s, '@', len))
@@ -62,10 +73,10 @@ static int parse_authority(const char *s, size_t len, uint16_t dflt, bool need_p
 	if (colon && memchr(colon + 1, ':', len - nlen - 1))
 		return refuse(why, "IP literals are not allowed");
 	const char *nwhy = NULL;
-	if (sc_net_name_norm(s, nlen, host, &nwhy) < 0) {
-		host[0] = '\0';
+	char norm[NET_NAME_MAX + 1];
+	if (sc_net_name_norm(s, nlen, norm, &nwhy) < 0)
 		return refuse(why, nwhy);
-	}
+	memcpy(host, norm, strlen(norm) + 1);
 	if (!colon) {
 		if (need_port)
 			return refuse(why, "CONNECT needs host:port");

@@ -93,9 +93,9 @@ struct net_request {
 
 /* Parse a request head from buf[0..len). Returns 1 when complete (req
  * filled), 0 when more bytes are needed (len < NET_HEAD_MAX and no end
- * yet), -1 when the head is refused: *why says why, and req->host
- * holds the name the client asked for when one was parsed ("" otherwise)
- * and req->port its port, for the log. */
+ * yet), -1 when the head is refused: *why says why, and req->host holds
+ * what the client asked for ("" when no target was parsed; raw bytes, not
+ * a valid name, when the name itself was refused), for the log only. */
 int net_parse_head(const char *buf, size_t len, struct net_request *req,
 		   const char **why);
 

@@ -239,6 +239,7 @@ static void head_connect(void **state)
 	}
 	assert_int_equal(head("CONNECT 1.2.3.4:443 HTTP/1.1\r\n\r\n", &req, &why), -1);
 	assert_non_null(strstr(why, "IP literal"));
+	assert_string_equal(req.host, "1.2.3.4:443"); /* what was asked, for the log */
 	assert_int_equal(head("CONNECT evil.test:443 HTTP/1.1\r\n\r\n", &req, &why), 1);
 	assert_string_equal(req.host, "evil.test");
 }

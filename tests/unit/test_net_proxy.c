@@ -318,6 +318,9 @@ static void connect_ip_literal(void **state)
 	char req[128];
 	int n = snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", e->fx.port);
 	expect_refused(e, req, (size_t)n, "HTTP/1.1 400", "IP literal");
+	char want[64];
+	snprintf(want, sizeof(want), "127.0.0.1:%u", e->fx.port);
+	assert_string_equal(e->sum.denied_list[0].host, want);
 }
 
 static void name_resolving_to_loopback_refused(void **state)
