@@ -418,11 +418,59 @@ static void plain_http_second_request_not_forwarded(void **state)
 	cJSON_Delete(log);
 }
 
-static void garbage_and_slow_heads(void **state)
+/* Stop the proxy and start it again with e->cfg as changed. */
+static void restart(struct env *e)
+{
+	assert_int_equal(write(e->stop[1], "x", 1), 1);
+	pthread_join(e->t, NULL);
+	char drain[256];
+	while (read(e->stop[0], drain, sizeof(drain)) == sizeof(drain))
+		;
+	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
+}
+
+static void garbage_head(void **state)
 {
 	struct env *e = *state;
-	e->cfg.head_timeout_ms = 0;
 	expect_refused(e, "\x16\x03\x01\x00\x05hello\r\n\r\n", 16, "HTTP/1.1 400", "bad request line");
+}
+
+static void slow_head_is_cut(void **state)
+{
+	/* a client that never finishes its head is closed after the head
+	 * timeout (no answer), and the proxy serves others meanwhile */
+	struct env *e = *state;
+	e->cfg.head_timeout_ms = 300;
+	restart(e);
+	int slow = dial(e->pport);
+	say(slow, "CONNECT fixture.test:", 21);
+	char buf[64];
+	assert_int_equal(read(slow, buf, sizeof(buf)), 0); /* EOF: the proxy gave up */
+	close(slow);
+	cJSON *log = stop_and_log(e);
+	assert_int_equal(cJSON_GetArraySize(log), 1);
+	assert_string_equal(field(log, 0, "reason"), "no request in time");
+	assert_int_equal(atomic_load(&e->fx.conns), 0);
+	cJSON_Delete(log);
+}
+
+static void slow_client_hello_is_cut(void **state)
+{
+	struct env *e = *state;
+	e->cfg.head_timeout_ms = 300;
+	restart(e);
+	int fd = dial(e->pport);
+	char req[128];
+	int n = snprintf(req, sizeof(req), "CONNECT fixture.test:%u HTTP/1.1\r\n\r\n\x16\x03", e->fx.port);
+	say(fd, req, (size_t)n);
+	expect_established(fd);
+	char buf[64];
+	assert_int_equal(read(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	cJSON *log = stop_and_log(e);
+	assert_string_equal(field(log, 0, "reason"), "no TLS ClientHello in time");
+	assert_int_equal(atomic_load(&e->fx.conns), 0);
+	cJSON_Delete(log);
 }
 
 static void connection_cap(void **state)
@@ -457,14 +505,8 @@ static void connection_cap(void **state)
 static void log_is_bounded(void **state)
 {
 	struct env *e = *state;
-	/* restart the proxy with a tiny log bound */
-	assert_int_equal(write(e->stop[1], "x", 1), 1);
-	pthread_join(e->t, NULL);
-	char drain[256];
-	while (read(e->stop[0], drain, sizeof(drain)) == sizeof(drain))
-		;
-	e->cfg.log_max = 300;
-	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
+	e->cfg.log_max = 300; /* a tiny bound */
+	restart(e);
 	for (int i = 0; i < 5; i++) {
 		int fd = dial(e->pport);
 		say(fd, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n", 37);
@@ -494,7 +536,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(plain_http_forwarded_in_origin_form, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_http_host_mismatch, setup, teardown),
 		cmocka_unit_test_setup_teardown(plain_http_second_request_not_forwarded, setup, teardown),
-		cmocka_unit_test_setup_teardown(garbage_and_slow_heads, setup, teardown),
+		cmocka_unit_test_setup_teardown(garbage_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_head_is_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(slow_client_hello_is_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(connection_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(log_is_bounded, setup, teardown),
 	};
