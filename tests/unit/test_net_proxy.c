@@ -418,14 +418,16 @@ static void plain_http_second_request_not_forwarded(void **state)
 	cJSON_Delete(log);
 }
 
-/* Stop the proxy and start it again with e->cfg as changed. */
-static void restart(struct env *e)
+/* Stop the proxy and start it again with other bounds. */
+static void restart(struct env *e, int head_timeout_ms, uint64_t log_max)
 {
 	assert_int_equal(write(e->stop[1], "x", 1), 1);
 	pthread_join(e->t, NULL);
 	char drain[256];
 	while (read(e->stop[0], drain, sizeof(drain)) == sizeof(drain))
 		;
+	e->cfg.head_timeout_ms = head_timeout_ms;
+	e->cfg.log_max = log_max;
 	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
 }
 
@@ -440,8 +442,7 @@ static void slow_head_is_cut(void **state)
 	/* a client that never finishes its head is closed after the head
 	 * timeout (no answer), and the proxy serves others meanwhile */
 	struct env *e = *state;
-	e->cfg.head_timeout_ms = 300;
-	restart(e);
+	restart(e, 300, 0);
 	int slow = dial(e->pport);
 	say(slow, "CONNECT fixture.test:", 21);
 	char buf[64];
@@ -457,8 +458,7 @@ static void slow_head_is_cut(void **state)
 static void slow_client_hello_is_cut(void **state)
 {
 	struct env *e = *state;
-	e->cfg.head_timeout_ms = 300;
-	restart(e);
+	restart(e, 300, 0);
 	int fd = dial(e->pport);
 	char req[128];
 	int n = snprintf(req, sizeof(req), "CONNECT fixture.test:%u HTTP/1.1\r\n\r\n\x16\x03", e->fx.port);
@@ -505,8 +505,7 @@ static void connection_cap(void **state)
 static void log_is_bounded(void **state)
 {
 	struct env *e = *state;
-	e->cfg.log_max = 300; /* a tiny bound */
-	restart(e);
+	restart(e, 0, 300); /* a tiny log bound */
 	for (int i = 0; i < 5; i++) {
 		int fd = dial(e->pport);
 		say(fd, "CONNECT denied.test:443 HTTP/1.1\r\n\r\n", 37);
