@@ -129,9 +129,11 @@ static void refuse(struct conn *c, int code, const char *reason)
 			  "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n"
 			  "Content-Length: %d\r\n\r\n%s",
 			  code, text, bl, body);
+	/* logged before the answer: whoever reads the log after the client
+	 * saw the refusal finds it there */
+	record(c->p, c->host, c->port, code == 502 ? NET_ERROR : NET_DENY, reason, 0, 0);
 	if (rl > 0 && (size_t)rl < sizeof(resp))
 		send_all(c->fd, resp, (size_t)rl, 1000);
-	record(c->p, c->host, c->port, code == 502 ? NET_ERROR : NET_DENY, reason, 0, 0);
 }
 
 /* Wait for fd to be ready for `events` until deadline (monotonic ms), also
