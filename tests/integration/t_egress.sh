@@ -147,6 +147,43 @@ else
 	echo "# no pip in the host image: pip end to end skipped"
 fi
 
+# --- end to end: npm install from a local registry (static files) ---
+/usr/bin/python3 - "$FX/www" "$HP" <<'PY'
+import base64, hashlib, io, json, os, sys, tarfile
+www, port = sys.argv[1], sys.argv[2]
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as t:
+    for name, text in {"package/package.json": json.dumps({"name": "sctestnpm", "version": "1.0.0", "main": "index.js"}),
+                       "package/index.js": "module.exports = 42;\n"}.items():
+        data = text.encode()
+        ti = tarfile.TarInfo(name)
+        ti.size, ti.mode = len(data), 0o644
+        t.addfile(ti, io.BytesIO(data))
+tgz = buf.getvalue()
+os.makedirs(os.path.join(www, "sctestnpm", "-"))
+open(os.path.join(www, "sctestnpm", "-", "sctestnpm-1.0.0.tgz"), "wb").write(tgz)
+# the packument: GET /sctestnpm redirects to the directory's index.html
+doc = {"name": "sctestnpm", "dist-tags": {"latest": "1.0.0"},
+       "versions": {"1.0.0": {"name": "sctestnpm", "version": "1.0.0", "dist": {
+           "tarball": "https://ok.test:%s/sctestnpm/-/sctestnpm-1.0.0.tgz" % port,
+           "shasum": hashlib.sha1(tgz).hexdigest(),
+           "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tgz).digest()).decode()}}}}
+open(os.path.join(www, "sctestnpm", "index.html"), "w").write(json.dumps(doc))
+PY
+chmod -R a+rX "$FX/www"
+NPM=(-- sh -c "mkdir -p /tmp/p && cd /tmp/p &&
+	npm install --registry https://ok.test:$HP/ --cafile /ca.pem --no-audit --no-fund --fetch-retries=0 --loglevel=error sctestnpm >/dev/null &&
+	node -e 'console.log(require(\"sctestnpm\"))'")
+if sc run -- sh -c 'command -v npm && command -v node' && [ "$RC" -eq 0 ]; then
+	sc run "${NET[@]}" --timeout 120 "${NPM[@]}"
+	check "npm install through the proxy from the allowed registry" out_is 42
+	sc run --json --net-host ok.test=127.0.0.1 --allow-net "ok2.test:$HP" -v "$FX/cert.pem:/ca.pem:ro" \
+		--timeout 120 "${NPM[@]}"
+	check "without the allow entry npm fails, with the proxy's reason" bash -c 'grep -q "\"host\": \"ok.test\", \"reason\": \"not in allowlist\"" <<<"$0"' "$(net_field)"
+else
+	echo "# no npm in the host image: npm end to end skipped"
+fi
+
 # --- long-lived cells: a helper that ends with the cell ---
 helpers() { pgrep -u "$T_UID" -x sandcell-egress | wc -l; }
 h0=$(helpers)
