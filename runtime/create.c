@@ -155,7 +155,7 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		goto fail;
 	}
 	if (st.egress_fd >= 0 &&
-	    egress_spawn_helper(&spec, st.egress_fd, st.pidfd, dir, name, err) < 0) {
+	    egress_spawn_helper(&spec, st.egress_fd, st.pidfd, dir, name, info.cgroup, err) < 0) {
 		cell_start_kill(&st);
 		goto fail;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -193,9 +194,23 @@ static int move_fd(int fd, int to)
 	return dup2(fd, to);
 }
 
-static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
-			const char *cell)
+/* Best effort: without it the helper still ends with the cell's init. */
+static void helper_join_cgroup(const char *cgroup)
 {
+	if (!cgroup || !cgroup[0])
+		return;
+	_cleanup_fd_ int dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0 || (mkdirat(dfd, "egress", 0755) < 0 && errno != EEXIST))
+		return;
+	_cleanup_fd_ int procs = openat(dfd, "egress/cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (procs >= 0)
+		(void)!write(procs, "0", 1);
+}
+
+static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
+			const char *cell, const char *cgroup)
+{
+	helper_join_cgroup(cgroup);
 	/* Known fds only: 3 listener, 4 the cell's pidfd, 5 the log. */
 	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 100), p = fcntl(pidfd, F_DUPFD_CLOEXEC, 100),
 	    g = log_fd >= 0 ? fcntl(log_fd, F_DUPFD_CLOEXEC, 100) : -1;
@@ -216,7 +231,7 @@ static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, 
 }
 
 int egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell_pidfd,
-			const char *dir, const char *cell, struct sc_err *err)
+			const char *dir, const char *cell, const char *cgroup, struct sc_err *err)
 {
 	char path[4096];
 	if (sc_path(path, sizeof(path), "%s/egress.jsonl", dir) < 0)
@@ -238,7 +253,7 @@ int egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell_pi
 		pid_t inner = fork();
 		if (inner != 0)
 			_exit(inner < 0 ? 1 : 0);
-		helper_main(spec, listen_fd, cell_pidfd, log_fd, cell);
+		helper_main(spec, listen_fd, cell_pidfd, log_fd, cell, cgroup);
 	}
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -35,6 +35,10 @@ void egress_run_finish(struct egress_run *e, struct cell_result *res);
 
 /* Long-lived cells: a detached helper process (double-forked, reaped here)
  * serving listen_fd until cell_pidfd says init has exited, logging to
- * <dir>/egress.jsonl. Takes nothing: the caller still closes its fds. */
+ * <dir>/egress.jsonl. With the cell's cgroup (cgroup: its path, or "" /
+ * NULL), the helper moves itself into a leaf "egress" beside the cell's
+ * own: its memory and tasks count against the cell's limits and the
+ * cell's teardown (cgroup.kill) ends it too. Takes nothing: the caller
+ * still closes its fds. */
 int egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell_pidfd,
-			const char *dir, const char *cell, struct sc_err *err);
+			const char *dir, const char *cell, const char *cgroup, struct sc_err *err);
