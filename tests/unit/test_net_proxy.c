@@ -431,6 +431,17 @@ static void restart(struct env *e, int head_timeout_ms, uint64_t log_max)
 	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
 }
 
+static void restart_with_cap(struct env *e, unsigned cap)
+{
+	assert_int_equal(write(e->stop[1], "x", 1), 1);
+	pthread_join(e->t, NULL);
+	char drain[256];
+	while (read(e->stop[0], drain, sizeof(drain)) == sizeof(drain))
+		;
+	e->cfg.max_conns = cap;
+	assert_int_equal(pthread_create(&e->t, NULL, proxy_main, e), 0);
+}
+
 static void garbage_head(void **state)
 {
 	struct env *e = *state;
@@ -502,6 +513,64 @@ static void connection_cap(void **state)
 	cJSON_Delete(log);
 }
 
+struct client_arg {
+	struct env *e;
+	int ok;
+};
+
+static void *client_main(void *arg)
+{
+	struct client_arg *a = arg;
+	uint8_t hello[700];
+	size_t hl = client_hello(hello, "fixture.test");
+	int fd = dial(a->e->pport);
+	char req[128];
+	int n = snprintf(req, sizeof(req), "CONNECT fixture.test:%u HTTP/1.1\r\n\r\n", a->e->fx.port);
+	/* head and ClientHello in one write: the fixture reads until `want` */
+	char msg[1024];
+	memcpy(msg, req, (size_t)n);
+	memcpy(msg + n, hello, hl);
+	if (write(fd, msg, (size_t)n + hl) != (ssize_t)((size_t)n + hl))
+		return NULL;
+	char buf[256];
+	size_t got = 0;
+	ssize_t r;
+	while (got < sizeof(buf) - 1 && (r = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)r;
+	buf[got] = '\0';
+	a->ok = strstr(buf, "200 Connection established\r\n\r\npong\n") != NULL;
+	close(fd);
+	return NULL;
+}
+
+static void concurrent_connections(void **state)
+{
+	/* many clients at once (below the cap): every one relayed, every
+	 * decision logged and counted once */
+	struct env *e = *state;
+	uint8_t hello[700];
+	e->fx.want = client_hello(hello, "fixture.test");
+	restart_with_cap(e, 64);
+	enum { N = 24 };
+	pthread_t t[N];
+	struct client_arg a[N];
+	for (int i = 0; i < N; i++) {
+		a[i] = (struct client_arg){e, 0};
+		assert_int_equal(pthread_create(&t[i], NULL, client_main, &a[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		assert_true(a[i].ok);
+	}
+	cJSON *log = stop_and_log(e);
+	assert_int_equal(cJSON_GetArraySize(log), N);
+	for (int i = 0; i < N; i++)
+		assert_string_equal(field(log, i, "verdict"), "allow");
+	assert_int_equal(e->sum.allowed, N);
+	assert_int_equal(atomic_load(&e->fx.conns), N);
+	cJSON_Delete(log);
+}
+
 static void log_is_bounded(void **state)
 {
 	struct env *e = *state;
@@ -540,6 +609,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(slow_client_hello_is_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(connection_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(log_is_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(concurrent_connections, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
