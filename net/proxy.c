@@ -404,6 +404,8 @@ static void serve_conn(struct conn *c)
 	if (req->kind == NET_REQ_CONNECT) {
 		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 		send_all(c->fd, ok, sizeof(ok) - 1, p->head_ms);
+		/* the ClientHello gets its own time, whatever the lookup took */
+		deadline = mono_ms() + p->head_ms;
 		hello = malloc(NET_HELLO_MAX);
 		if (!hello)
 			goto out;
