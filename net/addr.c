@@ -67,9 +67,14 @@ static const char *v6_class(const uint8_t *a)
 							 : "v4-mapped";
 	if (!memcmp(a, zero, 12))
 		return "v4-compatible";
-	/* 64:ff9b::/96 (NAT64) and 64:ff9b:1::/48 could reach anything */
-	if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b)
-		return "NAT64";
+	/* NAT64's well-known prefix 64:ff9b::/96 (an IPv6-only host reaches
+	 * IPv4 sites through it): the embedded IPv4 address decides. The
+	 * local-use 64:ff9b:1::/48 could reach anything. */
+	if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b) {
+		if (memcmp(a + 4, zero, 8) != 0)
+			return "NAT64 local-use";
+		return v4_class(a + 12) ? "NAT64 of a non-public IPv4 address" : NULL;
+	}
 	if (a[0] == 0x01 && a[1] == 0x00 && !memcmp(a + 2, zero, 6))
 		return "discard";
 	if (a[0] == 0x20 && a[1] == 0x01) {
