@@ -33,6 +33,9 @@ struct cell_opts {
 	size_t nbinds_owned; /* bind_args[0..n) were copied by cell_opts_build */
 	bool require_cgroups;
 	const char *net;
+	struct net_rules *net_rules; /* --allow-net/--net-host, then the policy's
+				      * (malloc'd on first use) */
+	bool net_hosts_given;
 	struct rootfs_image img; /* resolved by cell_opts_build */
 };
 

@@ -55,5 +55,8 @@ void cli_print_result_json(FILE *f, const struct cell_result *res)
 		cli_json_string(f, res->limit_hit, strlen(res->limit_hit));
 	else
 		fputs("null", f);
+	char net[4096];
+	if (res->network && net_summary_json(res->network, net, sizeof(net)) > 0)
+		fprintf(f, ",\"network\":%s", net);
 	fputs("}\n", f);
 }

@@ -13,7 +13,11 @@ const char CELL_OPTS_HELP[] =
 	"  --timeout SECS        kill the whole cell after SECS (exit 124)\n"
 	"  --disk SIZE           size of the writable layer (default 1G)\n"
 	"  --output-limit SIZE   with --json: bytes kept of stdout and of stderr (default 1M)\n"
-	"  --net none            network: none = loopback only (the only mode)\n"
+	"  --net none|allowlist  network: none = loopback only (default); allowlist =\n"
+	"                        egress through sandcell's proxy to --allow-net names\n"
+	"  --allow-net ENTRY     allow NAME, NAME:PORT or *.SUFFIX[:PORT] (default port\n"
+	"                        443; repeatable; implies --net allowlist)\n"
+	"  --net-host NAME=ADDR  send NAME to ADDR, never looked up (a trusted mirror)\n"
 	"  -v HOST:CELL[:ro]     bind a host path into the cell (read-only with :ro)\n"
 	"  -w DIR                working directory in the cell (default /testbed)\n"
 	"  -e KEY=VAL            add to the clean environment (PATH HOME TERM LANG)\n"
@@ -47,6 +51,69 @@ static int parse_size_opt(const char *name, const char *v, uint64_t *out)
 		return -1;
 	}
 	return 1;
+}
+
+static int parse_net_opt(struct cell_opts *o, const char *a, const char *v)
+{
+	struct sc_err err = {0};
+	if (!o->net_rules && !(o->net_rules = calloc(1, sizeof(*o->net_rules)))) {
+		cli_error("%s: out of memory", a);
+		return -1;
+	}
+	bool host = !strcmp(a, "--net-host");
+	if ((host ? net_rules_host_arg(o->net_rules, v, &err)
+		  : net_rules_allow(o->net_rules, v, &err)) < 0) {
+		cli_error("%s %s", a, err.msg);
+		return -1;
+	}
+	o->net_hosts_given |= host;
+	return 1;
+}
+
+/* Egress rules for spec: allowlist mode when --net allowlist, --allow-net
+ * or the policy (unless --net none) says so. */
+static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
+{
+	struct sc_err err = {0};
+	bool cli_allow = o->net_rules && o->net_rules->nallow;
+	bool explicit_none = o->net && !strcmp(o->net, "none");
+	if (explicit_none && cli_allow) {
+		cli_error("--allow-net: not with --net none");
+		return -1;
+	}
+	bool allowlist = cli_allow || (o->net && !strcmp(o->net, "allowlist")) ||
+			 (!explicit_none && pol->network && !strcmp(pol->network, "allowlist"));
+	if (!allowlist) {
+		if (o->net_hosts_given) {
+			cli_error("--net-host: needs --allow-net or a policy in allowlist mode");
+			return -1;
+		}
+		return 0;
+	}
+	if (!o->net_rules && !(o->net_rules = calloc(1, sizeof(*o->net_rules)))) {
+		cli_error("network rules: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < pol->nnet_allow; i++)
+		if (net_rules_allow(o->net_rules, pol->net_allow[i], &err) < 0) {
+			cli_error("policy network.allow[%zu]: %s", i, err.msg);
+			return -1;
+		}
+	for (size_t i = 0; i < pol->nnet_hosts; i++) {
+		/* the command line's mapping of a name wins */
+		if (net_rules_find_host(o->net_rules, pol->net_hosts[i].name))
+			continue;
+		if (net_rules_host(o->net_rules, pol->net_hosts[i].name, pol->net_hosts[i].addr,
+				   &err) < 0) {
+			cli_error("policy network.hosts: %s", err.msg);
+			return -1;
+		}
+	}
+	if (cell_spec_set_egress(spec, o->net_rules, &err) < 0) {
+		cli_fail(&err);
+		return -1;
+	}
+	return 0;
 }
 
 int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i)
@@ -95,11 +162,14 @@ int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i)
 		}
 	} else if (!strcmp(a, "--net")) {
 		VALUE();
-		if (strcmp(v, "none") != 0) {
-			cli_error("--net: only 'none' (loopback only) exists, got '%.64s'", v);
+		if (strcmp(v, "none") != 0 && strcmp(v, "allowlist") != 0) {
+			cli_error("--net: expected 'none' (loopback only) or 'allowlist', got '%.64s'", v);
 			return -1;
 		}
 		o->net = v;
+	} else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-host")) {
+		VALUE();
+		return parse_net_opt(o, a, v);
 	} else if (!strcmp(a, "-v") || !strcmp(a, "--volume")) {
 		VALUE();
 		if (o->nbinds >= CELL_MAX_BINDS) {
@@ -217,7 +287,7 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 			cli_fail(&err);
 			return -1;
 		}
-	if (add_binds(o, pol, spec) < 0)
+	if (add_binds(o, pol, spec) < 0 || build_net(o, pol, spec) < 0)
 		return -1;
 	if (cell_ensure_private_dir(cell_cache_root(), &err) < 0 ||
 	    policy_compile_filter(pol, cell_cache_root(), filter, &err) < 0) {
@@ -233,5 +303,7 @@ void cell_opts_free(struct cell_opts *o)
 	for (size_t i = 0; i < o->nbinds_owned; i++)
 		free(o->bind_args[i]);
 	o->nbinds_owned = 0;
+	free(o->net_rules);
+	o->net_rules = NULL;
 	rootfs_image_free(&o->img);
 }

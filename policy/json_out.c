@@ -156,6 +156,19 @@ static cJSON *policy_item(const struct policy *p)
 		cJSON *n = add(o, "network", cJSON_CreateObject(), &ok);
 		if (n)
 			add_str(n, "mode", p->network, &ok);
+		if (n && p->nnet_allow) {
+			cJSON *a = add(n, "allow", cJSON_CreateArray(), &ok);
+			for (size_t i = 0; a && ok && i < p->nnet_allow; i++) {
+				cJSON *e = cJSON_CreateString(p->net_allow[i]);
+				if (!e || !cJSON_AddItemToArray(a, e))
+					ok = false;
+			}
+		}
+		if (n && p->nnet_hosts) {
+			cJSON *h = add(n, "hosts", cJSON_CreateObject(), &ok);
+			for (size_t i = 0; h && ok && i < p->nnet_hosts; i++)
+				add_str(h, p->net_hosts[i].name, p->net_hosts[i].addr, &ok);
+		}
 	}
 	if (p->nenv) {
 		cJSON *env = add(o, "env", cJSON_CreateObject(), &ok);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/netname.h"
 #include "../common/parse.h"
 #include "json_in.h"
 
@@ -198,7 +199,66 @@ static int parse_env(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 	return 0;
 }
 
-static const char *const NETWORK_KEYS[] = {"mode"};
+static const char *const NETWORK_KEYS[] = {"mode", "allow", "hosts"};
+
+static int parse_net_allow(struct pj_ctx *c, const cJSON *arr, struct policy *p)
+{
+	size_t n = 0;
+	if (policy_json_need_array(c, arr, "network.allow", POLICY_MAX_NET_ALLOW, &n) < 0)
+		return -1;
+	p->net_allow = calloc(n + 1, sizeof(char *));
+	if (!p->net_allow)
+		return sc_fail(c->err, ENOMEM, "%s: network.allow", c->origin);
+	size_t i = 0;
+	for (const cJSON *e = arr->child; e; e = e->next, i++) {
+		char path[PJ_PATH_MAX];
+		policy_json_path_idx(path, sizeof(path), "network.allow", i);
+		if (!cJSON_IsString(e))
+			return policy_json_expected(c, path, "a host name like \"pypi.org\", \"name:port\" or \"*.suffix\"", e);
+		struct sc_net_allow a;
+		const char *why = NULL;
+		if (sc_net_allow_parse(e->valuestring, &a, &why) < 0)
+			return policy_json_perr(c, path, "%s", why);
+		if (policy_json_get_string(c, e, path, SC_NET_NAME_MAX + 8, "a string", &p->net_allow[i]) < 0)
+			return -1;
+		p->nnet_allow = i + 1;
+	}
+	return 0;
+}
+
+static int parse_net_hosts(struct pj_ctx *c, const cJSON *obj, struct policy *p)
+{
+	if (policy_json_need_object(c, obj, "network.hosts") < 0)
+		return -1;
+	size_t n = 0;
+	for (const cJSON *e = obj->child; e; e = e->next)
+		if (++n > POLICY_MAX_NET_HOSTS)
+			return policy_json_perr(c, "network.hosts", "too many entries (at most %d)",
+				       POLICY_MAX_NET_HOSTS);
+	p->net_hosts = calloc(n ? n : 1, sizeof(*p->net_hosts));
+	if (!p->net_hosts)
+		return sc_fail(c->err, ENOMEM, "%s: network.hosts", c->origin);
+	for (const cJSON *e = obj->child; e; e = e->next) {
+		char path[PJ_PATH_MAX], norm[SC_NET_NAME_MAX + 1];
+		policy_json_path_key(path, sizeof(path), "network.hosts", e->string);
+		const char *why = NULL;
+		size_t len = strnlen(e->string, SC_NET_NAME_MAX + 2);
+		if (sc_net_name_norm(e->string, len, norm, &why) < 0)
+			return policy_json_perr(c, path, "%s", why);
+		int family;
+		uint8_t addr[16];
+		if (!cJSON_IsString(e) || sc_net_addr_parse(e->valuestring, &family, addr, &why) < 0)
+			return policy_json_expected(c, path, "an IPv4 or IPv6 address like \"10.1.2.3\"", e);
+		struct policy_net_host *h = &p->net_hosts[p->nnet_hosts];
+		if (!(h->name = strdup(norm)) || !(h->addr = strdup(e->valuestring))) {
+			free(h->name);
+			h->name = NULL;
+			return sc_fail(c->err, ENOMEM, "%s: network.hosts", c->origin);
+		}
+		p->nnet_hosts++;
+	}
+	return 0;
+}
 
 static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 {
@@ -206,8 +266,21 @@ static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 	    policy_json_check_keys(c, obj, "network", NETWORK_KEYS, SC_ARRAY_LEN(NETWORK_KEYS)) < 0)
 		return -1;
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(obj, "mode");
-	if (!cJSON_IsString(mode) || strcmp(mode->valuestring, "none"))
-		return policy_json_expected(c, "network.mode", "\"none\" (loopback only)", mode);
+	const cJSON *allow = cJSON_GetObjectItemCaseSensitive(obj, "allow");
+	const cJSON *hosts = cJSON_GetObjectItemCaseSensitive(obj, "hosts");
+	bool allowlist = cJSON_IsString(mode) && !strcmp(mode->valuestring, "allowlist");
+	if (!cJSON_IsString(mode) || (strcmp(mode->valuestring, "none") && !allowlist))
+		return policy_json_expected(c, "network.mode",
+				   "\"none\" (loopback only) or \"allowlist\"",
+				   mode);
+	if (!allowlist && allow)
+		return policy_json_perr(c, "network.allow", "needs \"mode\": \"allowlist\"");
+	if (!allowlist && hosts)
+		return policy_json_perr(c, "network.hosts", "needs \"mode\": \"allowlist\"");
+	if (allow && parse_net_allow(c, allow, p) < 0)
+		return -1;
+	if (hosts && parse_net_hosts(c, hosts, p) < 0)
+		return -1;
 	return policy_json_get_string(c, mode, "network.mode", 16, "a string", &p->network);
 }
 
@@ -492,6 +565,14 @@ void policy_free(struct policy *p)
 	free(p->workdir);
 	free(p->hostname);
 	free(p->network);
+	for (size_t i = 0; i < p->nnet_allow; i++)
+		free(p->net_allow[i]);
+	free(p->net_allow);
+	for (size_t i = 0; i < p->nnet_hosts; i++) {
+		free(p->net_hosts[i].name);
+		free(p->net_hosts[i].addr);
+	}
+	free(p->net_hosts);
 	for (size_t i = 0; i < p->nenv; i++)
 		free(p->env[i]);
 	free(p->env);

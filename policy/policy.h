@@ -32,6 +32,14 @@ struct policy_seccomp; /* private to policy/ */
 /* Bounds on a policy document (the runtime's own limits are the same). */
 #define POLICY_MAX_MOUNTS 64
 #define POLICY_MAX_ENV 256
+#define POLICY_MAX_NET_ALLOW 64 /* = NET_ALLOW_MAX */
+#define POLICY_MAX_NET_HOSTS 32 /* = NET_HOSTS_MAX */
+
+/* network.hosts: a name the user trusts, mapped to an address. */
+struct policy_net_host {
+	char *name;
+	char *addr;
+};
 
 struct policy {
 	char *name;     /* built-in name or file path */
@@ -39,7 +47,11 @@ struct policy {
 	char *image;    /* NULL: not set */
 	char *workdir;
 	char *hostname;
-	char *network;  /* "none" */
+	char *network;  /* "none" or "allowlist" */
+	char **net_allow; /* network.allow entries (validated), allowlist mode */
+	size_t nnet_allow;
+	struct policy_net_host *net_hosts; /* network.hosts */
+	size_t nnet_hosts;
 	char **env;     /* KEY=VAL, NULL-terminated; NULL when empty */
 	size_t nenv;
 	struct policy_limits limits;

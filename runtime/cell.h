@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #include "../common/sc.h"
+#include "../net/net.h"
 #include "../policy/policy.h"
 
 #define CELL_MAX_BINDS 64
@@ -93,6 +94,10 @@ struct cell_spec {
 	struct policy_limits limits;
 	bool require_cgroups;
 	const struct policy_filter *filter; /* NULL: no seccomp */
+	/* Egress by allowlist: the cell's 127.0.0.1:3128 is served by
+	 * net_proxy_serve on the host side with these rules (runtime/egress.c).
+	 * NULL: loopback only. Must outlive the cell's start (and the run). */
+	const struct net_rules *egress;
 
 	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
 	 * or to use /dev/null (stdin). */
@@ -110,6 +115,7 @@ struct cell_result {
 	uint64_t peak_memory; /* bytes, 0 when unknown */
 	const char *limit_hit; /* "memory", "pids", "timeout" or NULL */
 	char *warning;        /* e.g. limits weaker than asked, or NULL (malloc'd) */
+	struct net_summary *network; /* egress decisions (malloc'd), NULL without egress */
 };
 
 /* Defaults: host image, /testbed, hostname sandcell, 1G disk, 1M output,
@@ -121,6 +127,10 @@ int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
 			   struct sc_err *err);
 /* Add or replace KEY=VAL. */
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err);
+/* Egress by allowlist with these rules (NULL: none): sets spec->egress and
+ * the cell's HTTP(S)_PROXY, NO_PROXY, npm and git proxy variables. */
+int cell_spec_set_egress(struct cell_spec *spec, const struct net_rules *rules,
+			 struct sc_err *err);
 
 /* One-shot: build a cell, run spec->argv, tear it all down. Returns 0 when
  * the command ran (its status is in res), -1 when sandcell failed (err). */

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
+#include "egress.h"
 #include "internal.h"
 
 /* Wait for the parent's go; it may carry bind mount fds (root callers,
@@ -179,7 +180,7 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	if (rt_mount_root(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
-	    rt_net_loopback_up(&err) < 0)
+	    rt_net_loopback_up(&err) < 0 || rt_egress_child_listen(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	for (size_t i = 0; i < spec->nbinds; i++)
 		if (plan->bind_fds[i] >= 0)

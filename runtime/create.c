@@ -15,6 +15,7 @@
 
 #include "cell_priv.h"
 #include "cgroup.h"
+#include "egress.h"
 #include "start.h"
 
 #define READY_TIMEOUT_MS 30000
@@ -152,6 +153,12 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		rt_start_kill(&st);
 		goto fail;
 	}
+	if (st.egress_fd >= 0 &&
+	    rt_egress_spawn_helper(&spec, st.egress_fd, st.pidfd, dir, name, info.cgroup, err) < 0) {
+		rt_start_kill(&st);
+		goto fail;
+	}
+	sc_closep(&st.egress_fd);
 	struct cell *c = cell_alloc(name, dir);
 	if (!c) {
 		rt_start_kill(&st);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "../common/capture.h"
+#include "egress.h"
 #include "start.h"
 
 static const int RELAYED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -200,6 +201,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	sigset_t oldmask;
 	bool signals_blocked = false;
 	char cell_id[64];
+	struct egress_run egress;
+	rt_egress_run_init(&egress);
 	snprintf(cell_id, sizeof(cell_id), "run-%d-%lx", (int)getpid(), (unsigned long)(t0 * 1e6));
 	rt_start_init(&st);
 
@@ -210,6 +213,11 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	signals_blocked = true;
 	if (rt_start(&st, spec, cell_id, stdio, err) < 0)
 		goto out;
+	if (st.egress_fd >= 0 &&
+	    rt_egress_run_start(&egress, spec, steal_fd(&st.egress_fd), cell_id, err) < 0) {
+		rt_start_kill(&st);
+		goto out;
+	}
 	warn_weak_limits(spec, &st.cg, res);
 	/* Our copies of the capture pipes' write ends must go, or EOF never comes. */
 	if (spec->stdout_fd < 0)
@@ -223,6 +231,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 		r.deadline = t0 + spec->limits.timeout_s;
 	relay_loop(&r);
 	sc_closep(&r.status_rd);
+	rt_egress_run_finish(&egress, res);
 	rc = finish(&r, st.pid, res, err);
 	st.pid = 0;
 	res->wall_s = sc_now() - t0;
@@ -231,6 +240,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	sc_capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
 	sc_capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
 out:
+	rt_egress_run_finish(&egress, NULL);
 	if (rc < 0)
 		cell_result_free(res); /* on failure res holds nothing to free */
 	rt_start_cleanup(&st);
@@ -254,4 +264,6 @@ void cell_result_free(struct cell_result *res)
 	free(res->warning);
 	res->out = res->err = NULL;
 	res->warning = NULL;
+	free(res->network);
+	res->network = NULL;
 }

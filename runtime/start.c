@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "egress.h"
 #include "start.h"
 
 #define CELL_NS_FLAGS                                                                          \
@@ -150,7 +151,7 @@ void rt_start_init(struct rt_start *st)
 	st->plan.layer_fd = st->plan.tramp_fd = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
-	st->pidfd = st->status_rd = st->sync_fd = -1;
+	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = -1;
 	st->cg.dir_fd = -1;
 }
 
@@ -214,7 +215,9 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	bool parent_binds = st->map.range && spec->nbinds > 0;
 	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
-	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0) {
+	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0 ||
+	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
+						   &st->egress_fd, err) < 0)) {
 		rt_start_kill(st);
 		goto fail;
 	}
@@ -241,6 +244,7 @@ void rt_start_cleanup(struct rt_start *st)
 	sc_closep(&st->pidfd);
 	sc_closep(&st->status_rd);
 	sc_closep(&st->sync_fd);
+	sc_closep(&st->egress_fd);
 	plan_close(&st->plan);
 	if (st->cg.active || st->cg.dir_fd >= 0) {
 		struct sc_err ignored;

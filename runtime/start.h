@@ -11,6 +11,7 @@ struct rt_start {
 	int pidfd;
 	int status_rd; /* records from init (struct cell_msg) */
 	int sync_fd;   /* our end of the go channel */
+	int egress_fd; /* the cell's 127.0.0.1:3128 listener (spec->egress), or -1 */
 };
 
 void rt_start_init(struct rt_start *st);

@@ -444,7 +444,7 @@ static void wrong_types(void **state)
 	expect_error("{\"env\": {\"A-B\": \"x\"}}", "not a valid variable name");
 	expect_error("{\"network\": \"none\"}", "network: expected an object, got \"none\"");
 	expect_error("{\"network\": {\"mode\": \"host\"}}",
-		     "network.mode: expected \"none\" (loopback only), got \"host\"");
+		     "network.mode: expected \"none\" (loopback only) or \"allowlist\", got \"host\"");
 	expect_error("{\"network\": {}}", "network.mode: missing");
 	expect_error("{\"hostname\": \"bad host\"}", "hostname: expected a host name");
 	expect_error("{\"hostname\": \"\"}", "hostname: expected a host name");

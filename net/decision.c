@@ -1,0 +1,96 @@
+/* net/decision.c: one JSON line per decision, and the run summary; a
+ * bounded encoder (no allocation, nothing to fail but room). */
+#include <stdarg.h>
+#include <string.h>
+
+#include "net.h"
+
+struct out {
+	char *buf;
+	size_t size, len;
+	bool full;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->full || o->len + n >= o->size) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	o->buf[o->len] = '\0';
+}
+
+static void putf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct out *o, const char *fmt, ...)
+{
+	char tmp[64];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		o->full = true;
+		return;
+	}
+	put(o, tmp, (size_t)n);
+}
+
+/* A JSON string of at most 256 input bytes; bytes >= 0x80 are escaped
+ * one by one (\u00XX) so that any input gives valid JSON. */
+static void put_str(struct out *o, const char *s)
+{
+	if (!s) {
+		put(o, "null", 4);
+		return;
+	}
+	put(o, "\"", 1);
+	for (size_t i = 0; s[i] && i < 256; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			put(o, e, 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			putf(o, "\\u%04x", c);
+		} else {
+			put(o, (const char *)&c, 1);
+		}
+	}
+	put(o, "\"", 1);
+}
+
+static const char *verdict_name(enum net_verdict v)
+{
+	return v == NET_ALLOW ? "allow" : v == NET_DENY ? "deny" : "error";
+}
+
+int net_decision_json(const struct net_decision *d, char *buf, size_t size)
+{
+	struct out o = {buf, size, 0, size == 0};
+	putf(&o, "{\"time\":%.3f,\"cell\":", d->time);
+	put_str(&o, d->cell);
+	put(&o, ",\"host\":", 8);
+	put_str(&o, d->host ? d->host : "");
+	putf(&o, ",\"port\":%u,\"verdict\":\"%s\",\"reason\":", (unsigned)d->port,
+	     verdict_name(d->verdict));
+	put_str(&o, d->reason ? d->reason : "");
+	putf(&o, ",\"up\":%llu,", (unsigned long long)d->up);
+	putf(&o, "\"down\":%llu}\n", (unsigned long long)d->down);
+	return o.full ? -1 : (int)o.len;
+}
+
+int net_summary_json(const struct net_summary *s, char *buf, size_t size)
+{
+	struct out o = {buf, size, 0, size == 0};
+	putf(&o, "{\"allowed\":%llu,\"denied\":[", (unsigned long long)s->allowed);
+	for (size_t i = 0; i < s->ndenied && i < NET_DENIED_MAX; i++) {
+		put(&o, i ? ",{\"host\":" : "{\"host\":", i ? 9 : 8);
+		put_str(&o, s->denied_list[i].host);
+		put(&o, ",\"reason\":", 10);
+		put_str(&o, s->denied_list[i].reason);
+		put(&o, "}", 1);
+	}
+	put(&o, "]}", 2);
+	return o.full ? -1 : (int)o.len;
+}

@@ -1,0 +1,264 @@
+/* Egress by allowlist: the runtime's side (see egress.h). */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "egress.h"
+#include "start.h"
+
+#define PROXY_URL "http://127.0.0.1:3128"
+
+/* What makes tools use the proxy: curl, wget, pip, Python's urllib, git,
+ * cargo and apt read the *_proxy variables; npm its own config names. */
+static const char *const EGRESS_ENV[] = {
+	"HTTP_PROXY=" PROXY_URL,
+	"HTTPS_PROXY=" PROXY_URL,
+	"http_proxy=" PROXY_URL,
+	"https_proxy=" PROXY_URL,
+	"NO_PROXY=localhost,127.0.0.1,::1",
+	"no_proxy=localhost,127.0.0.1,::1",
+	"npm_config_proxy=" PROXY_URL,
+	"npm_config_https_proxy=" PROXY_URL,
+	"GIT_CONFIG_COUNT=1",
+	"GIT_CONFIG_KEY_0=http.proxy",
+	"GIT_CONFIG_VALUE_0=" PROXY_URL,
+};
+
+int cell_spec_set_egress(struct cell_spec *spec, const struct net_rules *rules,
+			 struct sc_err *err)
+{
+	spec->egress = rules;
+	if (!rules)
+		return 0;
+	for (size_t i = 0; i < SC_ARRAY_LEN(EGRESS_ENV); i++)
+		if (cell_spec_setenv(spec, EGRESS_ENV[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
+{
+	if (!plan->spec->egress)
+		return 0;
+	_cleanup_fd_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sc_fail(err, errno, "egress proxy socket");
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(NET_PROXY_PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0)
+		return sc_fail(err, errno, "egress proxy: listen on 127.0.0.1:%d", NET_PROXY_PORT);
+	char byte = 'L';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(plan->sync_fd, &msg, MSG_NOSIGNAL) != 1)
+		return sc_fail(err, errno, "egress proxy: hand the socket to the host side");
+	return 0;
+}
+
+int rt_egress_parent_receive(int sync_fd, int status_rd, int timeout_ms, int *out,
+			  struct sc_err *err)
+{
+	*out = -1;
+	struct pollfd p = {.fd = sync_fd, .events = POLLIN};
+	int r;
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return sc_fail(err, 0, "the cell did not set up its egress proxy socket in %d s",
+			       timeout_ms / 1000);
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sync_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	int fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[4];
+		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
+		for (size_t i = 0; i < nfds; i++) {
+			if (fd < 0 && i == 0)
+				fd = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	if (n == 1 && byte == 'L' && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC)) {
+		*out = fd;
+		return 0;
+	}
+	sc_closep(&fd);
+	struct cell_msg m;
+	if (rt_start_read_msg(status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
+		err->errnum = m.value;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+		return -1;
+	}
+	return sc_fail(err, 0, "the cell did not hand over its egress proxy socket");
+}
+
+/* ---- cell_run: a thread ---- */
+
+static void *run_main(void *arg)
+{
+	struct egress_run *e = arg;
+	e->rc = net_proxy_serve(&e->cfg, e->sum, &e->err);
+	return NULL;
+}
+
+void rt_egress_run_init(struct egress_run *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->stop_rd = e->stop_wr = e->cfg.listen_fd = -1;
+}
+
+int rt_egress_run_start(struct egress_run *e, const struct cell_spec *spec, int listen_fd,
+		     const char *cell, struct sc_err *err)
+{
+	e->cfg.listen_fd = listen_fd;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return sc_fail(err, errno, "egress proxy: pipe");
+	e->stop_rd = p[0];
+	e->stop_wr = p[1];
+	if (!(e->sum = calloc(1, sizeof(*e->sum))))
+		return sc_fail(err, ENOMEM, "egress proxy");
+	e->cfg.rules = spec->egress;
+	e->cfg.cell = cell;
+	e->cfg.log_fd = -1;
+	e->cfg.stop_fd = e->stop_rd;
+	/* The thread must not take the relayed signals cell_run blocked. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int rc = pthread_create(&e->thread, NULL, run_main, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return sc_fail(err, rc, "egress proxy: thread");
+	e->running = true;
+	return 0;
+}
+
+void rt_egress_run_finish(struct egress_run *e, struct cell_result *res)
+{
+	if (e->running) {
+		sc_closep(&e->stop_wr); /* the read end stays readable: EOF */
+		pthread_join(e->thread, NULL);
+		e->running = false;
+		if (res && e->sum) {
+			res->network = e->sum;
+			e->sum = NULL;
+		}
+	}
+	sc_closep(&e->stop_wr);
+	sc_closep(&e->stop_rd);
+	sc_closep(&e->cfg.listen_fd);
+	free(e->sum);
+	e->sum = NULL;
+}
+
+/* ---- long-lived cells: a helper process ---- */
+
+static int move_fd(int fd, int to)
+{
+	if (fd == to)
+		return fcntl(fd, F_SETFD, 0) < 0 ? -1 : to;
+	return dup2(fd, to);
+}
+
+/* Best effort: without it the helper still ends with the cell's init. */
+static void helper_join_cgroup(const char *cgroup)
+{
+	if (!cgroup || !cgroup[0])
+		return;
+	_cleanup_fd_ int dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0 || (mkdirat(dfd, "egress", 0755) < 0 && errno != EEXIST))
+		return;
+	_cleanup_fd_ int procs = openat(dfd, "egress/cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (procs >= 0)
+		(void)!write(procs, "0", 1);
+}
+
+static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
+			const char *cell, const char *cgroup)
+{
+	helper_join_cgroup(cgroup);
+	/* Known fds only: 3 listener, 4 the cell's pidfd, 5 the log. */
+	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 100), p = fcntl(pidfd, F_DUPFD_CLOEXEC, 100),
+	    g = log_fd >= 0 ? fcntl(log_fd, F_DUPFD_CLOEXEC, 100) : -1;
+	if (l < 0 || p < 0)
+		_exit(1);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	if (move_fd(l, 3) < 0 || move_fd(p, 4) < 0 || (g >= 0 && move_fd(g, 5) < 0))
+		_exit(1);
+	syscall(SYS_close_range, 6u, ~0U, 0u);
+	struct net_proxy_config cfg = {.rules = spec->egress, .cell = cell, .listen_fd = 3,
+				       .log_fd = g >= 0 ? 5 : -1, .stop_fd = 4};
+	_exit(net_proxy_serve(&cfg, NULL, NULL) < 0 ? 1 : 0);
+}
+
+int rt_egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell_pidfd,
+			const char *dir, const char *cell, const char *cgroup, struct sc_err *err)
+{
+	char path[4096];
+	if (sc_path(path, sizeof(path), "%s/egress.jsonl", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%s/egress.jsonl", dir);
+	_cleanup_fd_ int log_fd =
+		open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (log_fd < 0)
+		return sc_fail(err, errno, "open %s", path);
+	pid_t pid = fork();
+	if (pid < 0)
+		return sc_fail(err, errno, "fork the egress proxy helper");
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_IGN);
+		setsid();
+		prctl(PR_SET_NAME, "sandcell-egress");
+		pid_t inner = fork();
+		if (inner != 0)
+			_exit(inner < 0 ? 1 : 0);
+		helper_main(spec, listen_fd, cell_pidfd, log_fd, cell, cgroup);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return sc_fail(err, 0, "the egress proxy helper did not start");
+	return 0;
+}
