@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "../common/sc.h"
+#include "../common/strset.h"
 #include "agent.h"
 
 #define BATCH_MAX_LINE (8U << 20)   /* bytes in one task or result line */
@@ -162,8 +163,7 @@ int batch_results_append(int fd, const char *line, size_t len, struct sc_err *er
 
 /* A set of (id, repeat) keys. */
 struct batch_keyset {
-	char **keys;
-	size_t n, cap; /* open addressing, cap a power of two */
+	struct sc_strset set; /* "ID\x1fREPEAT" */
 };
 bool batch_keyset_has(const struct batch_keyset *s, const char *id, unsigned repeat);
 int batch_keyset_add(struct batch_keyset *s, const char *id, unsigned repeat);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/hash.h"
 #include "batch.h"
 #include "text.h"
 
@@ -16,12 +17,7 @@ static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "sco
 
 uint64_t batch_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return sc_fnv1a64(s);
 }
 
 int batch_shard_parse(const char *s, unsigned *index, unsigned *count)

@@ -439,12 +439,12 @@ static void test_keyset(void **state)
 		snprintf(id, sizeof(id), "task-%d", i);
 		assert_int_equal(batch_keyset_add(&s, id, (unsigned)(i % 7)), 0);
 	}
-	assert_int_equal(s.n, 5000);
+	assert_int_equal(s.set.n, 5000);
 	assert_true(batch_keyset_has(&s, "task-77", 0));
 	assert_false(batch_keyset_has(&s, "task-77", 1));
 	assert_false(batch_keyset_has(&s, "task-5000", 2));
 	batch_keyset_add(&s, "task-77", 0);
-	assert_int_equal(s.n, 5000);
+	assert_int_equal(s.set.n, 5000);
 	batch_keyset_free(&s);
 }
 
