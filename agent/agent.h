@@ -55,7 +55,7 @@ struct agent_config {
 
 	const struct cell_spec *spec; /* the cell to create */
 
-	/* For batch runs (agent/batch.h): */
+	/* For batch runs (batch/batch.h): */
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
 				 * creating one; agent_run neither creates nor
 				 * destroys it, and spec may be NULL */

@@ -1,10 +1,10 @@
-/* sandcell batch: parse options and hand over to agent/batch.h; summarize
+/* sandcell batch: parse options and hand over to batch/batch.h; summarize
  * and export read finished runs. */
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../agent/batch.h"
+#include "../batch/batch.h"
 #include "../common/parse.h"
 #include "cli.h"
 
@@ -111,7 +111,7 @@ static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
 			return -1;
 	} else if (!strcmp(opt, "--scorer")) {
 		VAL();
-		if (scorer_kind_parse(v, &o->scorer.kind) < 0) {
+		if (batch_scorer_kind_parse(v, &o->scorer.kind) < 0) {
 			cli_error("--scorer: expected exact, numeric, choice, boxed, contains or command, "
 				  "got '%.64s'", v);
 			return -1;
@@ -230,7 +230,7 @@ static int run(int argc, char **argv)
 	agent_config_init(&a.o.agent);
 	a.o.concurrency = 8;
 	a.o.repeat = 1;
-	a.o.scorer = (struct scorer){.kind = SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
+	a.o.scorer = (struct batch_scorer){.kind = BATCH_SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
 				     .timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT};
 	int r = parse_run_args(&a, argc, argv);
 	if (r != 0) {
@@ -334,7 +334,7 @@ static int summarize(int argc, char **argv)
 		free(dirs);
 		return CLI_EXIT_USAGE;
 	}
-	struct batch_records rs;
+	struct batch_records *rs;
 	size_t expected;
 	struct sc_err err = {0};
 	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
@@ -342,13 +342,13 @@ static int summarize(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	struct batch_summary s;
-	batch_summarize(&rs, &s);
+	batch_summarize(rs, &s);
 	s.expected_attempts = expected;
 	if (json)
 		batch_summary_json(stdout, &s);
 	else
 		batch_summary_print(stdout, &s, n == 1 ? dirs[0] : "merged");
-	batch_records_free(&rs);
+	batch_records_destroy(rs);
 	free(dirs);
 	return 0;
 }
@@ -402,7 +402,7 @@ static int export(int argc, char **argv)
 		free(dirs);
 		return CLI_EXIT_USAGE;
 	}
-	struct batch_records rs;
+	struct batch_records *rs;
 	size_t expected, skipped = 0;
 	struct sc_err err = {0};
 	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
@@ -413,11 +413,11 @@ static int export(int argc, char **argv)
 	FILE *f = stdout;
 	if (outp && !(f = fopen(outp, "we"))) {
 		cli_error("cannot create %s: %s", outp, strerror(errno));
-		batch_records_free(&rs);
+		batch_records_destroy(rs);
 		return CLI_EXIT_USAGE;
 	}
-	long lines = batch_export(&rs, fmt, f, &skipped, &err);
-	batch_records_free(&rs);
+	long lines = batch_export(rs, fmt, f, &skipped, &err);
+	batch_records_destroy(rs);
 	if (f != stdout && fclose(f) != 0 && lines >= 0)
 		lines = sc_fail(&err, errno, "cannot write %s", outp);
 	if (lines < 0)

@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "../common/curl_dl.h"
-#include "batch.h"
+#include "batch_priv.h"
 
 #define THREAD_STACK (4U << 20)
 #define CHECKER_OUTPUT (64U << 10)
@@ -106,7 +106,7 @@ static void write_manifest(struct runner *r, size_t ntasks)
 	}
 	cJSON_AddStringToObject(j, "mode", o->mode == BATCH_VANILLA ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "model", o->agent.model ? o->agent.model : "");
-	cJSON_AddStringToObject(j, "scorer", scorer_name(o->scorer.kind));
+	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(o->scorer.kind));
 	if (o->command_line)
 		cJSON_AddStringToObject(j, "command_line", o->command_line);
 	char *text = cJSON_Print(j);
@@ -136,7 +136,7 @@ static void pool_give(struct runner *r, struct cell *c)
 /* The command scorer: a fresh cell with /testbed/answer.txt,
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
-static int score_command(struct runner *r, const struct scorer *s, const char *dir,
+static int score_command(struct runner *r, const struct batch_scorer *s, const char *dir,
 			 const char *answer, const char *expected, double *score, struct sc_err *err)
 {
 	char stage[4200], a[4300], e[4300], files[4200], log[4200];
@@ -175,7 +175,7 @@ static int score_command(struct runner *r, const struct scorer *s, const char *d
 	struct cell_result res;
 	if (cell_exec(c, &req, &res, err) < 0)
 		goto out;
-	*score = score_from_checker(res.exit_code, res.out, res.out_len);
+	*score = batch_score_from_checker(res.exit_code, res.out, res.out_len);
 	char head[96];
 	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
 			 res.timed_out ? " (timed out)" : "", *score);
@@ -249,8 +249,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		return;
 	}
 
-	struct scorer s = t->has_scorer ? t->scorer : o->scorer;
-	if (s.kind == SCORER_COMMAND) {
+	struct batch_scorer s = t->has_scorer ? t->scorer : o->scorer;
+	if (s.kind == BATCH_SCORER_COMMAND) {
 		if (!s.command)
 			s.command = o->scorer.command;
 		if (!s.files)
@@ -261,8 +261,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	bool scored = false;
 	double score = 0;
 	if (error[0]) {
-		scored = t->expected || s.kind == SCORER_COMMAND;
-	} else if (s.kind == SCORER_COMMAND) {
+		scored = t->expected || s.kind == BATCH_SCORER_COMMAND;
+	} else if (s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
 		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
 			if (r->abort) {
@@ -274,7 +274,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		}
 		scored = true;
 	} else if (t->expected) {
-		score = score_answer(&s, res.answer, t->expected);
+		score = batch_score_answer(&s, res.answer, t->expected);
 		scored = true;
 	}
 
@@ -290,7 +290,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		cJSON_AddNumberToObject(j, "score", score);
 	else
 		cJSON_AddNullToObject(j, "score");
-	cJSON_AddStringToObject(j, "scorer", scorer_name(s.kind));
+	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(s.kind));
 	cJSON_AddNumberToObject(j, "steps", res.steps);
 	cJSON_AddNumberToObject(j, "input_tokens", (double)res.input_tokens);
 	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
@@ -415,12 +415,12 @@ static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
 {
 	if (r->o->mode == BATCH_SANDBOX)
 		return true;
-	if (r->o->scorer.kind == SCORER_COMMAND)
+	if (r->o->scorer.kind == BATCH_SCORER_COMMAND)
 		for (size_t i = 0; i < nsel; i++)
 			if (!r->tasks.v[sel[i]].has_scorer)
 				return true;
 	for (size_t i = 0; i < nsel; i++)
-		if (r->tasks.v[sel[i]].has_scorer && r->tasks.v[sel[i]].scorer.kind == SCORER_COMMAND)
+		if (r->tasks.v[sel[i]].has_scorer && r->tasks.v[sel[i]].scorer.kind == BATCH_SCORER_COMMAND)
 			return true;
 	return false;
 }
@@ -429,8 +429,8 @@ static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel
 {
 	for (size_t i = 0; i < nsel; i++) {
 		const struct batch_task *t = &r->tasks.v[sel[i]];
-		const struct scorer *s = t->has_scorer ? &t->scorer : &r->o->scorer;
-		if (s->kind == SCORER_COMMAND && !s->command && !r->o->scorer.command)
+		const struct batch_scorer *s = t->has_scorer ? &t->scorer : &r->o->scorer;
+		if (s->kind == BATCH_SCORER_COMMAND && !s->command && !r->o->scorer.command)
 			return sc_fail(err, 0, "task \"%.100s\" (line %u) uses the command scorer but "
 					       "names no command: add \"command\" to its scorer or pass "
 					       "--checker CMD", t->id, t->line);
@@ -561,7 +561,7 @@ static int finish(struct runner *r, struct sc_err *err)
 	const char *dirs[] = {r->dir};
 	struct batch_records rs;
 	size_t expected;
-	if (batch_collect(dirs, 1, &rs, &expected, err) < 0)
+	if (batch_collect_into(dirs, 1, &rs, &expected, err) < 0)
 		return CELL_EXIT_INTERNAL;
 	struct batch_summary s;
 	batch_summarize(&rs, &s);
