@@ -4,7 +4,7 @@
  * submit); the run leaves events.jsonl, trajectory.json, answer.txt and
  * files/ in an output directory. Uses runtime/cell.h only. */
 #pragma once
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,7 +51,13 @@ struct agent_config {
 	double episode_timeout_s;
 	uint64_t files_limit;   /* bytes copied out of /testbed/output */
 	bool keep;              /* leave the cell running at the end */
-	bool quiet;             /* no progress lines on stderr */
+	bool quiet;             /* no progress lines */
+	struct sc_log log;      /* where progress lines and warnings go (the
+				 * caller's sink; called from agent_run's thread) */
+	const atomic_bool *cancel; /* NULL, or raised (by a signal handler or
+				 * another thread) to end the episode after the
+				 * step in flight as an error ("interrupted");
+				 * agent_run installs no signal handlers */
 
 	const struct cell_spec *spec; /* the cell to create */
 
@@ -59,9 +65,6 @@ struct agent_config {
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
 				 * creating one; agent_run neither creates nor
 				 * destroys it, and spec may be NULL */
-	const volatile sig_atomic_t *abort_flag; /* non-NULL: agent_run installs
-				 * no signal handlers; raising the flag ends the
-				 * episode as an error ("interrupted") */
 	bool vanilla;           /* no cell and no tools: one model call with the
 				 * files of input_dir inlined in the prompt; the
 				 * answer is the reply's text (the baseline) */

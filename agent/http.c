@@ -81,8 +81,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 
 static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
-	const volatile sig_atomic_t *flag = arg;
-	return flag && *flag ? 1 : 0;
+	const atomic_bool *flag = arg;
+	return flag && atomic_load(flag) ? 1 : 0;
 }
 
 int http_client_init(struct http_client *c, struct sc_err *err)

@@ -3,6 +3,7 @@
  * retries, and a flag that aborts a transfer in flight. */
 #pragma once
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,7 +15,7 @@
 struct http_client {
 	const struct curl_dl *curl;
 	CURL *h;
-	const volatile sig_atomic_t *abort_flag; /* non-zero: give up now */
+	const atomic_bool *abort_flag; /* raised: give up now */
 };
 
 enum http_failure {

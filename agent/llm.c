@@ -190,7 +190,7 @@ static bool header_safe(const char *s)
 }
 
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const volatile sig_atomic_t *abort_flag, struct sc_err *err)
+	     const atomic_bool *abort_flag, struct sc_err *err)
 {
 	*m = (struct llm){0};
 	m->cfg = cfg;
@@ -268,11 +268,11 @@ static double jitter(void)
 
 /* Sleep s seconds in short slices so an interrupt is seen; false when
  * interrupted. */
-static bool nap(double s, const volatile sig_atomic_t *abort_flag)
+static bool nap(double s, const atomic_bool *abort_flag)
 {
 	double until = sc_now() + s;
 	for (;;) {
-		if (abort_flag && *abort_flag)
+		if (abort_flag && atomic_load(abort_flag))
 			return false;
 		double left = until - sc_now();
 		if (left <= 0)
@@ -342,7 +342,7 @@ static int parse_reply(struct llm *m, const struct http_response *resp, struct l
 enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
 {
 	const struct agent_config *cfg = m->cfg;
-	const volatile sig_atomic_t *abort_flag = m->http.abort_flag;
+	const atomic_bool *abort_flag = m->http.abort_flag;
 	size_t len = 0;
 	_cleanup_free_ char *body = request_body(m, &len);
 	*r = (struct llm_reply){0};
@@ -353,7 +353,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 	unsigned attempts = cfg->attempts ? cfg->attempts : 1;
 	char last[SC_ERR_MAX] = "";
 	for (unsigned attempt = 1;; attempt++) {
-		if (abort_flag && *abort_flag)
+		if (abort_flag && atomic_load(abort_flag))
 			return LLM_INTERRUPTED;
 		double left = m->deadline - sc_now();
 		if (left <= 0)

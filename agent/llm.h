@@ -89,7 +89,7 @@ extern const struct llm_ops llm_anthropic_ops;
 char *llm_endpoint(enum agent_api api, const char *base);
 
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const volatile sig_atomic_t *abort_flag, struct sc_err *err);
+	     const atomic_bool *abort_flag, struct sc_err *err);
 void llm_free(struct llm *m);
 
 enum llm_outcome {

@@ -2,7 +2,6 @@
  * budget or the clock ends it; then the answer and files are copied out. */
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -40,20 +39,6 @@ static const char SYSTEM_PROMPT[] =
 	"you to produce in /testbed/output. Then call submit. Nothing else you leave on the "
 	"machine is kept. You have a limited number of steps; the number remaining is shown "
 	"with every observation.";
-
-static volatile sig_atomic_t interrupted;
-
-/* The first signal ends the episode after the step in flight (the answer is
- * collected, the cell removed); SA_RESETHAND lets a second one kill at once. */
-static void on_signal(int sig)
-{
-	static const char msg[] = "sandcell: agent: interrupted; finishing the current step "
-				  "(again to quit now, leaving the cell for 'sandcell rm')\n";
-	(void)sig;
-	if (!interrupted)
-		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	interrupted = 1;
-}
 
 void agent_config_init(struct agent_config *cfg)
 {
@@ -136,8 +121,8 @@ static void on_failure(void *arg, unsigned attempt, const struct http_response *
 	e->model_s += resp->latency_s;
 	record_event(&e->rec, ev);
 	if (!e->cfg->quiet)
-		fprintf(stderr, "sandcell: agent: step %u: model request attempt %u failed: %.300s\n",
-			e->step, attempt, problem ? problem : "");
+		sc_log(&e->cfg->log, SC_LOG_WARN, "agent: step %u: model request attempt %u failed: %.300s",
+		       e->step, attempt, problem ? problem : "");
 }
 
 static cJSON *calls_json(const struct llm_reply *r)
@@ -262,7 +247,7 @@ static void write_summary(struct episode *e, bool final)
 		record_set(&e->rec, "answer", cJSON_CreateString(res->answer));
 	struct sc_err err = {0};
 	if (record_write_trajectory(&e->rec, &err) < 0 && !cfg->quiet)
-		fprintf(stderr, "sandcell: agent: %s\n", err.msg);
+		sc_log(&cfg->log, SC_LOG_WARN, "agent: %s", err.msg);
 }
 
 /* ---- setup and teardown ---- */
@@ -371,9 +356,9 @@ static void progress(struct episode *e, const struct llm_tool_call *c, const str
 			*p = ' ';
 	const cJSON *path = c->args ? cJSON_GetObjectItemCaseSensitive(c->args, "path") : NULL;
 	const char *p = cJSON_IsString(path) ? path->valuestring : "";
-	fprintf(stderr, "sandcell: agent: step %u/%u: %.40s%s%s%s%.200s -> %s%s (%.2f s)\n", e->step,
-		e->cfg->max_steps, c->name, *brief ? " " : "", brief, *p ? " " : "", p,
-		o->is_error ? "error" : "ok", o->timed_out ? ", timed out" : "", o->exec_s);
+	sc_log(&e->cfg->log, SC_LOG_PROGRESS, "agent: step %u/%u: %.40s%s%s%s%.200s -> %s%s (%.2f s)",
+	       e->step, e->cfg->max_steps, c->name, *brief ? " " : "", brief, *p ? " " : "", p,
+	       o->is_error ? "error" : "ok", o->timed_out ? ", timed out" : "", o->exec_s);
 }
 
 static void run_calls(struct episode *e, const struct llm_reply *r)
@@ -447,8 +432,8 @@ static void one_step(struct episode *e)
 		e->llm.ops->add_user(&e->llm, TOOL_NO_CALL_REMINDER);
 		add_step(e, &r, true, NULL, TOOL_NO_CALL_REMINDER, 0);
 		if (!cfg->quiet)
-			fprintf(stderr, "sandcell: agent: step %u/%u: no tool call\n", e->step,
-				cfg->max_steps);
+			sc_log(&cfg->log, SC_LOG_PROGRESS, "agent: step %u/%u: no tool call", e->step,
+			       cfg->max_steps);
 	} else {
 		run_calls(e, &r);
 	}
@@ -528,25 +513,12 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 		snprintf(sys, sizeof(sys), "%s", VANILLA_SYSTEM_PROMPT);
 	else
 		snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
-	if (!cfg->abort_flag)
-		interrupted = 0;
-	/* a batch run watches its own flag and keeps the signal handlers */
-	const volatile sig_atomic_t *abort_flag = cfg->abort_flag ? cfg->abort_flag : &interrupted;
-	if (llm_init(&e.llm, cfg, sys, abort_flag, err) < 0) {
+	if (llm_init(&e.llm, cfg, sys, cfg->cancel, err) < 0) {
 		llm_free(&e.llm);
 		record_close(&e.rec);
 		return -1;
 	}
 	e.llm.sink = (struct llm_event_sink){.request = on_request, .failure = on_failure, .arg = &e};
-
-	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old_int,
-			 old_term, old_hup;
-	sigemptyset(&sa.sa_mask);
-	if (!cfg->abort_flag) {
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-		sigaction(SIGHUP, &sa, &old_hup);
-	}
 
 	char name[32] = "agent-";
 	random_id(name + 6, 6);
@@ -588,7 +560,7 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 
 	res->status = AGENT_MAX_STEPS;
 	while (!e.done && e.step < cfg->max_steps) {
-		if (*abort_flag) {
+		if (cfg->cancel && atomic_load(cfg->cancel)) {
 			fail_episode(&e, "%s", "interrupted by a signal");
 			break;
 		}
@@ -624,13 +596,8 @@ out:
 			snprintf(res->cell_name, sizeof(res->cell_name), "%s", cell_name(e.cell));
 			cell_close(e.cell);
 		} else if (cell_destroy(e.cell, &derr) < 0 && !cfg->quiet) {
-			fprintf(stderr, "sandcell: agent: removing the cell: %s\n", derr.msg);
+			sc_log(&cfg->log, SC_LOG_WARN, "agent: removing the cell: %s", derr.msg);
 		}
-	}
-	if (!cfg->abort_flag) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		sigaction(SIGHUP, &old_hup, NULL);
 	}
 	llm_free(&e.llm);
 	record_close(&e.rec);

@@ -123,10 +123,28 @@ struct batch_options {
 	bool json;                 /* summary as JSON on stdout */
 	size_t pool_workers;       /* 0: chosen from the concurrency */
 	const char *command_line;  /* recorded in batch.json */
-	struct agent_config agent; /* the episode template (problem, out_dir unset) */
+	struct agent_config agent; /* the episode template (problem, out_dir,
+				    * log and cancel unset) */
+	struct sc_log log;         /* notes and progress lines (SC_LOG_PROGRESS:
+				    * the running figures); called from
+				    * batch_run's thread only */
+	bool live_progress;        /* progress every 0.5 s for a terminal (the
+				    * lines replace each other), else every 5 s */
+	const atomic_bool *cancel; /* NULL, or raised to stop: no new attempts,
+				    * running episodes end as interrupted and get
+				    * no result (a rerun runs them again) */
+	/* Called by batch_run's thread while the episodes run, instead of
+	 * sleeping: wait at most `seconds` (the caller may raise *cancel from
+	 * here, e.g. on a signal). NULL: batch_run sleeps. */
+	void (*wait)(void *ctx, double seconds);
+	void *wait_ctx;
 };
 
-/* Run every attempt of the task file that has no result yet. Returns the
- * exit status: 0 all attempts have a result without error, 1 some ended in
- * error, 130 interrupted, 125 could not run (err). */
+/* Run every attempt of the task file that has no result yet. Installs no
+ * signal handlers and changes no signal mask: a caller that wants signals
+ * to stop the run blocks them before the call (the pool's processes and the
+ * worker threads, made inside, inherit the mask) and turns them into
+ * *cancel in wait. Returns the exit status: 0 all attempts have a result
+ * without error, 1 some ended in error, 130 interrupted (cancel), 125 could
+ * not run (err). */
 int batch_run(const struct batch_options *o, struct sc_err *err);

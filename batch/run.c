@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -39,7 +39,7 @@ struct runner {
 	pthread_mutex_t pool_mu;
 	int results_fd;
 	pthread_mutex_t write_mu;
-	volatile sig_atomic_t abort;
+	atomic_bool abort; /* stop: read by every episode and its libcurl */
 
 	pthread_mutex_t mu; /* everything below */
 	size_t total;       /* attempts of the selected tasks */
@@ -223,7 +223,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cfg.out_dir = dir;
 	cfg.quiet = true;
 	cfg.keep = false;
-	cfg.abort_flag = &r->abort;
+	cfg.cancel = &r->abort;
+	cfg.log = (struct sc_log){0};
 	cfg.vanilla = o->mode == BATCH_VANILLA;
 	cfg.cell = NULL;
 
@@ -243,7 +244,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	}
 	if (cell)
 		pool_give(r, cell);
-	if (r->abort && error[0]) {
+	if (atomic_load(&r->abort) && error[0]) {
 		/* interrupted: no result, a rerun runs it again */
 		agent_result_free(&res);
 		return;
@@ -265,7 +266,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	} else if (s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
 		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
-			if (r->abort) {
+			if (atomic_load(&r->abort)) {
 				agent_result_free(&res);
 				return;
 			}
@@ -329,7 +330,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		r->tokens_out += res.output_tokens;
 	} else {
 		snprintf(r->last_error, sizeof(r->last_error), "%.190s", line ? werr.msg : "out of memory");
-		r->abort = 1; /* results cannot be recorded: stop */
+		atomic_store(&r->abort, true); /* results cannot be recorded: stop */
 	}
 	pthread_mutex_unlock(&r->mu);
 	agent_result_free(&res);
@@ -340,7 +341,7 @@ static void *worker(void *arg)
 	struct runner *r = arg;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
-		if (r->abort || r->next >= r->ntodo) {
+		if (atomic_load(&r->abort) || r->next >= r->ntodo) {
 			r->exited++;
 			pthread_mutex_unlock(&r->mu);
 			return NULL;
@@ -379,7 +380,7 @@ static void tokens(char *buf, size_t size, uint64_t v)
 		snprintf(buf, size, "%llu", (unsigned long long)v);
 }
 
-static void progress(struct runner *r, bool tty, bool final)
+static void progress(struct runner *r, bool final)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t done = r->done, total = r->total, running = r->running, errors = r->errors;
@@ -397,18 +398,18 @@ static void progress(struct runner *r, bool tty, bool final)
 		snprintf(m, sizeof(m), "-");
 	else
 		snprintf(m, sizeof(m), "%.3f", mean);
-	fprintf(stderr, "%ssandcell: batch: %zu/%zu done, %zu running, mean score %s, tokens %s in / %s out, "
-			"%zu errors, ETA %s%s",
-		tty ? "\r\033[K" : "", done, total, running, m, in, out, errors, final ? "0s" : eta,
-		tty && !final ? "" : "\n");
-	fflush(stderr);
+	/* the last one is a note: it stays (on a terminal, after the others) */
+	sc_log(&r->o->log, final ? SC_LOG_INFO : SC_LOG_PROGRESS,
+	       "batch: %zu/%zu done, %zu running, mean score %s, tokens %s in / %s out, %zu errors, "
+	       "ETA %s", done, total, running, m, in, out, errors, final ? "0s" : eta);
 }
 
 /* ---- the run ---- */
 
 static void report_bad(void *arg, unsigned line, const char *why)
 {
-	fprintf(stderr, "sandcell: batch: %s:%u: %s; line skipped\n", (const char *)arg, line, why);
+	const struct batch_options *o = arg;
+	sc_log(&o->log, SC_LOG_WARN, "batch: %s:%u: %s; line skipped", o->tasks_path, line, why);
 }
 
 static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
@@ -448,7 +449,7 @@ static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_er
 		if (e) {
 			pthread_attr_destroy(&attr);
 			pthread_mutex_lock(&r->mu);
-			r->abort = 1;
+			atomic_store(&r->abort, true);
 			pthread_mutex_unlock(&r->mu);
 			for (size_t k = 0; k < i; k++)
 				pthread_join(th[k], NULL);
@@ -459,39 +460,44 @@ static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_er
 	return 0;
 }
 
-/* Wait for the workers, printing progress; the first SIGINT/SIGTERM/SIGHUP
- * lets running episodes end (their attempts get no result and run again
- * next time), the second exits at once. */
-static void supervise(struct runner *r, const sigset_t *sigs, size_t nthreads)
+static void pause_a_little(const struct batch_options *o, double s)
 {
-	bool tty = isatty(STDERR_FILENO) == 1 && !r->o->quiet;
-	double interval = tty ? 0.5 : 5.0, last = sc_now();
+	if (o->wait) {
+		o->wait(o->wait_ctx, s);
+		return;
+	}
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(s * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+/* Wait for the workers, with progress lines. A raised o->cancel lets the
+ * running episodes end (their attempts get no result and run again next
+ * time) and starts no new one. */
+static void supervise(struct runner *r, size_t nthreads)
+{
+	const struct batch_options *o = r->o;
+	double interval = o->live_progress ? 0.5 : 5.0, last = sc_now();
+	bool stopping = false;
 	for (;;) {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
-		int sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig > 0) {
-			if (r->abort) {
-				fprintf(stderr, "\nsandcell: batch: stopped at once; rerun the same "
-						"command to finish\n");
-				_exit(130);
-			}
-			r->abort = 1;
-			fprintf(stderr, "%ssandcell: batch: stopping: waiting for the running "
-					"episodes (signal again to stop at once)\n",
-				tty ? "\r\033[K" : "");
+		pause_a_little(o, 0.2);
+		if (!stopping && o->cancel && atomic_load(o->cancel)) {
+			stopping = true;
+			atomic_store(&r->abort, true);
+			sc_log(&o->log, SC_LOG_INFO, "batch: stopping: waiting for the running episodes "
+						     "(signal again to stop at once)");
 		}
 		pthread_mutex_lock(&r->mu);
 		bool finished = r->exited == nthreads && r->running == 0;
 		pthread_mutex_unlock(&r->mu);
 		if (finished)
 			break;
-		if (!r->o->quiet && sc_now() - last >= interval) {
-			progress(r, tty, false);
+		if (!o->quiet && sc_now() - last >= interval) {
+			progress(r, false);
 			last = sc_now();
 		}
 	}
-	if (!r->o->quiet)
-		progress(r, tty, true);
+	if (!o->quiet)
+		progress(r, true);
 }
 
 static int select_tasks(struct runner *r, size_t **sel_out, size_t *nsel)
@@ -572,7 +578,7 @@ static int finish(struct runner *r, struct sc_err *err)
 	else
 		batch_summary_print(stdout, &s, r->dir);
 	fflush(stdout);
-	if (r->abort)
+	if (atomic_load(&r->abort))
 		return 130;
 	return s.errors ? 1 : 0;
 }
@@ -588,8 +594,6 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	struct batch_records prior = {0};
 	struct batch_compact_stats cst;
 	pthread_t *th = NULL;
-	sigset_t sigs, old;
-	bool blocked = false;
 
 	if (sc_path(r.dir, sizeof(r.dir), "%s", o->out_dir) < 0) {
 		sc_fail(err, ENAMETOOLONG, "--out");
@@ -597,7 +601,7 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	}
 	if (sc_mkdir_p(r.dir, 0755, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
 		goto out;
-	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o->tasks_path, err) < 0)
+	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0)
 		goto out;
 	if (select_tasks(&r, &sel, &nsel) < 0) {
 		sc_fail(err, ENOMEM, "tasks");
@@ -608,14 +612,14 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	if (batch_results_compact(r.dir, o->retry_errors, &prior, &cst, err) < 0)
 		goto out;
 	if (cst.partial && !o->quiet)
-		fprintf(stderr, "sandcell: batch: dropped a partial last line of results.jsonl (a "
-				"crash mid-write); its attempt runs again\n");
+		sc_log(&o->log, SC_LOG_WARN, "batch: dropped a partial last line of results.jsonl (a "
+					     "crash mid-write); its attempt runs again");
 	if ((cst.invalid || cst.duplicate) && !o->quiet)
-		fprintf(stderr, "sandcell: batch: moved %zu invalid and %zu duplicate lines of "
-				"results.jsonl to superseded.jsonl\n", cst.invalid, cst.duplicate);
+		sc_log(&o->log, SC_LOG_WARN, "batch: moved %zu invalid and %zu duplicate lines of "
+					     "results.jsonl to superseded.jsonl", cst.invalid, cst.duplicate);
 	if (cst.superseded && !o->quiet)
-		fprintf(stderr, "sandcell: batch: retrying %zu attempts that ended in error (their "
-				"lines are kept in superseded.jsonl)\n", cst.superseded);
+		sc_log(&o->log, SC_LOG_INFO, "batch: retrying %zu attempts that ended in error (their "
+					     "lines are kept in superseded.jsonl)", cst.superseded);
 	if (plan_attempts(&r, sel, nsel, &prior) < 0) {
 		sc_fail(err, ENOMEM, "attempts");
 		goto out;
@@ -632,30 +636,24 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		goto out;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "sandcell: batch: %zu tasks%s x %u repeats = %zu attempts, %zu to run, "
-				"concurrency %u, results in %s/results.jsonl\n",
-			nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
-			o->concurrency, r.dir);
+		sc_log(&o->log, SC_LOG_INFO, "batch: %zu tasks%s x %u repeats = %zu attempts, %zu to "
+					     "run, concurrency %u, results in %s/results.jsonl",
+		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
+		       o->concurrency, r.dir);
 	if (r.ntodo == 0) {
 		status = finish(&r, err);
 		goto out;
 	}
 
-	/* Before any thread: the state paths, the pool, then libcurl. Signals
-	 * are blocked first so that the pool's workers (forked here) ignore a
-	 * terminal's ^C and clean up after us instead; cells unblock them.
-	 * libcurl comes after the fork: its ~30 libraries would otherwise be
-	 * copied into every worker and every cell's init, and make each of
-	 * their forks and exits dearer. */
+	/* Before any thread: the state paths, the pool, then libcurl. The
+	 * pool's workers (forked here) inherit the caller's signal mask: with
+	 * SIGINT blocked they ignore a terminal's ^C and clean up after us
+	 * instead; cells unblock them. libcurl comes after the fork: its ~30
+	 * libraries would otherwise be copied into every worker and every
+	 * cell's init, and make each of their forks and exits dearer. */
 	(void)cell_state_root();
 	(void)cell_data_root();
 	(void)cell_cache_root();
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	blocked = true;
 	size_t nthreads = o->concurrency < r.ntodo ? o->concurrency : r.ntodo;
 	if (needs_cells(&r, sel, nsel)) {
 		if (!o->agent.spec) {
@@ -677,8 +675,6 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	}
 	if (!curl_dl_load(err))
 		goto out;
-	/* after the pool's fork, so that cells keep the default */
-	signal(SIGPIPE, SIG_IGN);
 	th = calloc(nthreads, sizeof(*th));
 	r.t0 = sc_now();
 	if (!th || start_threads(&r, th, nthreads, err) < 0) {
@@ -686,19 +682,17 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 			sc_fail(err, ENOMEM, "threads");
 		goto out;
 	}
-	supervise(&r, &sigs, nthreads);
+	supervise(&r, nthreads);
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	(void)fdatasync(r.results_fd);
-	if (r.abort && r.last_error[0] && !o->quiet)
-		fprintf(stderr, "sandcell: batch: last error: %s\n", r.last_error);
+	if (atomic_load(&r.abort) && r.last_error[0] && !o->quiet)
+		sc_log(&o->log, SC_LOG_ERROR, "batch: last error: %s", r.last_error);
 	status = finish(&r, err);
 out:
 	free(th);
 	if (r.pool)
 		cell_pool_free(r.pool); /* removes every cell it made */
-	if (blocked)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	sc_closep(&r.results_fd);
 	free(sel);
 	free(r.todo);

@@ -14,6 +14,15 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print err's message as one line; returns 125. */
 int cli_fail(const struct sc_err *err);
+/* The sink for library messages (cli/log.c): each one line "sandcell: MSG"
+ * on stderr; with live (a terminal), SC_LOG_PROGRESS lines replace each
+ * other. One state per sink, used from one thread. */
+struct cli_log {
+	bool live;
+	bool shown; /* a progress line is on the screen */
+};
+struct sc_log cli_log_sink(struct cli_log *st);
+
 /* The value after option argv[*i] (advancing *i), or NULL after saying
  * that the option needs one. */
 const char *cli_option_value(int argc, char **argv, int *i);

@@ -1,6 +1,8 @@
 /* sandcell agent: parse options, run one episode (agent/), print the answer. */
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -142,6 +144,38 @@ static void print_json(const struct agent_result *res)
 		cli_json_string(stdout, res->error, strlen(res->error));
 	}
 	printf("}\n");
+}
+
+/* The first SIGINT/SIGTERM/SIGHUP ends the episode after the step in
+ * flight (the answer is collected, the cell removed); SA_RESETHAND lets a
+ * second one kill at once. */
+static atomic_bool interrupted;
+
+static void on_signal(int sig)
+{
+	static const char msg[] = "sandcell: agent: interrupted; finishing the current step "
+				  "(again to quit now, leaving the cell for 'sandcell rm')\n";
+	(void)sig;
+	if (!atomic_exchange(&interrupted, true))
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+}
+
+static int run_episode(struct agent_config *cfg, struct agent_result *res, struct sc_err *err)
+{
+	struct cli_log log = {0};
+	cfg->log = cli_log_sink(&log);
+	cfg->cancel = &interrupted;
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old_int,
+			 old_term, old_hup;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	int rc = agent_run(cfg, res, err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	return rc;
 }
 
 struct agent_args {
@@ -353,7 +387,7 @@ int cmd_agent(int argc, char **argv)
 
 	struct agent_result res;
 	struct sc_err err = {0};
-	int rc = agent_run(cfg, &res, &err);
+	int rc = run_episode(cfg, &res, &err);
 	int exit_code;
 	if (rc < 0) {
 		cli_fail(&err);

@@ -1,6 +1,9 @@
 /* sandcell batch: parse options and hand over to batch/batch.h; summarize
  * and export read finished runs. */
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -224,6 +227,51 @@ static char *command_line(int argc, char **argv)
 	return s;
 }
 
+/* The first SIGINT/SIGTERM/SIGHUP lets running episodes end (their
+ * attempts get no result and run again next time), the second exits at
+ * once. The signals are blocked from before batch_run (its pool's
+ * processes and threads inherit that) and taken here, while it waits. */
+struct stop_signals {
+	sigset_t set;
+	atomic_bool cancel;
+};
+
+static void wait_for_signal(void *ctx, double seconds)
+{
+	struct stop_signals *st = ctx;
+	struct timespec ts = {.tv_sec = (time_t)seconds,
+			      .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	if (sigtimedwait(&st->set, NULL, &ts) <= 0)
+		return;
+	if (atomic_exchange(&st->cancel, true)) {
+		fprintf(stderr, "\nsandcell: batch: stopped at once; rerun the same command to finish\n");
+		_exit(130);
+	}
+}
+
+static int run_batch(struct batch_options *o, struct sc_err *err)
+{
+	struct stop_signals st = {0};
+	struct cli_log log = {.live = isatty(STDERR_FILENO) == 1 && !o->quiet};
+	sigset_t old;
+	sigemptyset(&st.set);
+	sigaddset(&st.set, SIGINT);
+	sigaddset(&st.set, SIGTERM);
+	sigaddset(&st.set, SIGHUP);
+	o->log = cli_log_sink(&log);
+	o->live_progress = log.live;
+	o->cancel = &st.cancel;
+	o->wait = wait_for_signal;
+	o->wait_ctx = &st;
+	/* a write to a closed pipe or socket is an error, not the end (the
+	 * pool's cells serve their commands with SIGPIPE ignored as well) */
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, &st.set, &old);
+	int status = batch_run(o, err);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	struct batch_args a = {0};
@@ -293,7 +341,7 @@ static int run(int argc, char **argv)
 	cfg->spec = &spec;
 
 	struct sc_err err = {0};
-	int status = batch_run(o, &err);
+	int status = run_batch(o, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
 	cell_opts_free(&a.cell);
