@@ -65,9 +65,6 @@ struct agent_config {
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
 				 * creating one; agent_run neither creates nor
 				 * destroys it, and spec may be NULL */
-	bool vanilla;           /* no cell and no tools: one model call with the
-				 * files of input_dir inlined in the prompt; the
-				 * answer is the reply's text (the baseline) */
 };
 
 struct agent_result {
@@ -94,3 +91,10 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
  * agent_config.cell must have been made with them. */
 extern const char *const AGENT_CELL_DIRS[];
 void agent_result_free(struct agent_result *res);
+
+/* The vanilla baseline (sandcell batch --mode vanilla): the same model
+ * without a cell or tools, one call with the files of input_dir inlined in
+ * the prompt; the reply's text is the answer. spec, cell and keep are not
+ * used. Returns as agent_run. */
+int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
+		      struct sc_err *err);

@@ -190,7 +190,7 @@ static bool header_safe(const char *s)
 }
 
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const atomic_bool *abort_flag, struct sc_err *err)
+	     bool tools, const atomic_bool *abort_flag, struct sc_err *err)
 {
 	*m = (struct llm){0};
 	m->cfg = cfg;
@@ -212,7 +212,7 @@ int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_p
 		return sc_fail(err, 0, "--base-url: expected an http:// or https:// URL");
 	m->system = cJSON_CreateString(system_prompt);
 	m->messages = cJSON_CreateArray();
-	m->tools = cfg->vanilla ? NULL : llm_tool_schemas(); /* vanilla: no tools */
+	m->tools = tools ? llm_tool_schemas() : NULL;
 	struct curl_slist *h = NULL;
 	if (http_client_init(&m->http, err) < 0)
 		return -1;

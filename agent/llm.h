@@ -88,8 +88,10 @@ extern const struct llm_ops llm_anthropic_ops;
  * "/messages" when the base already ends in /v1). Returns a new string. */
 char *llm_endpoint(enum agent_api api, const char *base);
 
+/* tools: offer the model the tools (the vanilla baseline does not);
+ * abort_flag: NULL, or raised to give up (also a transfer in flight). */
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const atomic_bool *abort_flag, struct sc_err *err);
+	     bool tools, const atomic_bool *abort_flag, struct sc_err *err);
 void llm_free(struct llm *m);
 
 enum llm_outcome {

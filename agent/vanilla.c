@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "episode.h"
 #include "text.h"
 
 const char VANILLA_SYSTEM_PROMPT[] =
@@ -150,4 +151,44 @@ void vanilla_answer(struct agent_result *res, const char *dir, const char *conte
 	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd >= 0)
 		(void)sc_write_all(fd, res->answer, res->answer_len);
+}
+
+int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
+		      struct sc_err *err)
+{
+	*res = (struct agent_result){0};
+	if (episode_check(cfg, false, err) < 0)
+		return -1;
+	struct episode e;
+	if (episode_open(&e, cfg, res, VANILLA_SYSTEM_PROMPT, false, err) < 0)
+		return -1;
+	int rc = 0;
+	e.setup_s = sc_now() - e.t0;
+	e.llm.deadline = e.t0 + cfg->episode_timeout_s;
+	episode_log_start(&e, "vanilla");
+	char *problem = vanilla_prompt(cfg->problem, cfg->input_dir, err);
+	if (!problem) {
+		rc = -1;
+		goto out;
+	}
+	e.llm.ops->add_user(&e.llm, problem);
+	free(problem);
+
+	res->status = AGENT_MAX_STEPS;
+	struct llm_reply r;
+	if (episode_may_go_on(&e)) {
+		e.step++;
+		if (episode_model_turn(&e, &r)) {
+			episode_add_step(&e, &r, true, NULL, "", 0);
+			vanilla_answer(res, e.rec.dir, r.content);
+			res->status = AGENT_SUBMITTED;
+			e.done = true;
+			llm_reply_free(&r);
+		}
+		episode_snapshot(&e);
+	}
+out:
+	episode_finish(&e, rc, err);
+	episode_close(&e);
+	return rc;
 }

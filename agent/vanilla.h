@@ -1,6 +1,6 @@
-/* The vanilla baseline (sandcell batch --mode vanilla): the same model
- * without tools or a cell, the problem's documents inlined in the prompt,
- * one reply that is the answer. */
+/* The vanilla baseline's pieces (agent_run_vanilla, agent.h): the same
+ * model without tools or a cell, the problem's documents inlined in the
+ * prompt, one reply that is the answer. */
 #pragma once
 #include "../common/sc.h"
 #include "agent.h"

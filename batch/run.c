@@ -225,7 +225,6 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cfg.keep = false;
 	cfg.cancel = &r->abort;
 	cfg.log = (struct sc_log){0};
-	cfg.vanilla = o->mode == BATCH_VANILLA;
 	cfg.cell = NULL;
 
 	struct agent_result res = {0};
@@ -233,11 +232,12 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	char error[SC_ERR_MAX] = "";
 	double t0 = sc_now();
 	struct cell *cell = NULL;
-	if (!cfg.vanilla && pool_take(r, &cell, &err) < 0)
+	bool vanilla = o->mode == BATCH_VANILLA;
+	if (!vanilla && pool_take(r, &cell, &err) < 0)
 		snprintf(error, sizeof(error), "no cell: %.480s", err.msg);
 	if (!error[0]) {
 		cfg.cell = cell;
-		if (agent_run(&cfg, &res, &err) < 0)
+		if ((vanilla ? agent_run_vanilla : agent_run)(&cfg, &res, &err) < 0)
 			snprintf(error, sizeof(error), "%s", err.msg);
 		else if (res.status == AGENT_ERROR)
 			snprintf(error, sizeof(error), "%s", res.error);
@@ -297,7 +297,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
 	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
 	add_string_or_null(j, "error", error[0] ? error : NULL);
-	cJSON_AddStringToObject(j, "mode", cfg.vanilla ? "vanilla" : "sandbox");
+	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "dir", rel);
 	if (t->metadata)
 		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
