@@ -57,7 +57,7 @@ static void on_request(void *arg, unsigned attempt, size_t bytes)
 	cJSON_AddNumberToObject(ev, "bytes", (double)bytes);
 	cJSON_AddNumberToObject(ev, "messages", cJSON_GetArraySize(e->llm.messages));
 	e->requests++;
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
 static void on_failure(void *arg, unsigned attempt, const struct http_response *resp,
@@ -75,7 +75,7 @@ static void on_failure(void *arg, unsigned attempt, const struct http_response *
 		cJSON_AddNumberToObject(ev, "retry_after_s", resp->retry_after_s);
 	cJSON_AddStringToObject(ev, "error", problem ? problem : "");
 	e->model_s += resp->latency_s;
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 	if (!e->cfg->quiet)
 		sc_log(&e->cfg->log, SC_LOG_WARN, "agent: step %u: model request attempt %u failed: %.300s",
 		       e->step, attempt, problem ? problem : "");
@@ -109,12 +109,12 @@ static void log_reply(struct episode *e, const struct llm_reply *r)
 	cJSON_AddStringToObject(ev, "content", r->content);
 	cJSON_AddStringToObject(ev, "reasoning_content", r->reasoning);
 	cJSON_AddItemToObject(ev, "tool_calls", calls_json(r));
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
 /* ---- trajectory ---- */
 
-void episode_add_step(struct episode *e, const struct llm_reply *r, bool first,
+void agent_episode_add_step(struct episode *e, const struct llm_reply *r, bool first,
 		      const struct llm_tool_call *c, const char *observation, double exec_s)
 {
 	cJSON *s = cJSON_CreateObject();
@@ -144,16 +144,16 @@ static void write_summary(struct episode *e, bool final)
 	struct agent_result *res = e->res;
 	cJSON *md = cJSON_CreateObject();
 	cJSON_AddNumberToObject(md, "total_steps", e->step);
-	record_set(&e->rec, "metadata", md);
-	record_set(&e->rec, "status", cJSON_CreateString(final ? agent_status_name(res->status)
+	agent_record_set(&e->rec, "metadata", md);
+	agent_record_set(&e->rec, "status", cJSON_CreateString(final ? agent_status_name(res->status)
 							       : "running"));
 	if (final && res->status == AGENT_ERROR)
-		record_set(&e->rec, "error", cJSON_CreateString(res->error));
+		agent_record_set(&e->rec, "error", cJSON_CreateString(res->error));
 	cJSON *u = cJSON_CreateObject();
 	cJSON_AddNumberToObject(u, "input_tokens", (double)res->input_tokens);
 	cJSON_AddNumberToObject(u, "output_tokens", (double)res->output_tokens);
 	cJSON_AddNumberToObject(u, "requests", (double)e->requests);
-	record_set(&e->rec, "usage", u);
+	agent_record_set(&e->rec, "usage", u);
 	cJSON *t = cJSON_CreateObject();
 	cJSON_AddNumberToObject(t, "wall_s", sc_now() - e->t0);
 	cJSON_AddNumberToObject(t, "setup_s", e->setup_s);
@@ -164,22 +164,22 @@ static void write_summary(struct episode *e, bool final)
 		cJSON_AddNumberToObject(t, "agent_cpu_s",
 					(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 						(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	record_set(&e->rec, "timings", t);
+	agent_record_set(&e->rec, "timings", t);
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "api", e->llm.ops->name);
 	cJSON_AddStringToObject(m, "model", cfg->model);
 	cJSON_AddStringToObject(m, "url", e->llm.url ? e->llm.url : "");
-	record_set(&e->rec, "model", m);
+	agent_record_set(&e->rec, "model", m);
 	if (final && res->answer)
-		record_set(&e->rec, "answer", cJSON_CreateString(res->answer));
+		agent_record_set(&e->rec, "answer", cJSON_CreateString(res->answer));
 	struct sc_err err = {0};
-	if (record_write_trajectory(&e->rec, &err) < 0 && !cfg->quiet)
+	if (agent_record_write_trajectory(&e->rec, &err) < 0 && !cfg->quiet)
 		sc_log(&cfg->log, SC_LOG_WARN, "agent: %s", err.msg);
 }
 
 /* ---- setup and teardown ---- */
 
-void episode_random_id(char *buf, size_t bytes)
+void agent_episode_random_id(char *buf, size_t bytes)
 {
 	unsigned char r[16] = {0};
 	if (bytes > sizeof(r))
@@ -192,14 +192,14 @@ void episode_random_id(char *buf, size_t bytes)
 		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
-void episode_fail(struct episode *e, const char *fmt, const char *msg)
+void agent_episode_fail(struct episode *e, const char *fmt, const char *msg)
 {
 	e->res->status = AGENT_ERROR;
 	snprintf(e->res->error, sizeof(e->res->error), fmt, msg);
 	e->done = true;
 }
 
-void episode_log_start(struct episode *e, const char *mode)
+void agent_episode_log_start(struct episode *e, const char *mode)
 {
 	const struct agent_config *cfg = e->cfg;
 	cJSON *ev = cJSON_CreateObject();
@@ -214,7 +214,7 @@ void episode_log_start(struct episode *e, const char *mode)
 	cJSON_AddNumberToObject(ev, "command_timeout_s", cfg->command_timeout_s);
 	cJSON_AddNumberToObject(ev, "episode_timeout_s", cfg->episode_timeout_s);
 	cJSON_AddNumberToObject(ev, "setup_s", e->setup_s);
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
 static void log_end(struct episode *e)
@@ -229,10 +229,10 @@ static void log_end(struct episode *e)
 	cJSON_AddNumberToObject(ev, "input_tokens", (double)res->input_tokens);
 	cJSON_AddNumberToObject(ev, "output_tokens", (double)res->output_tokens);
 	cJSON_AddNumberToObject(ev, "wall_s", sc_now() - e->t0);
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
-int episode_check(const struct agent_config *cfg, bool needs_cell, struct sc_err *err)
+int agent_episode_check(const struct agent_config *cfg, bool needs_cell, struct sc_err *err)
 {
 	if (!cfg->model || !*cfg->model)
 		return sc_fail(err, 0, "no model: pass --model NAME");
@@ -247,36 +247,36 @@ int episode_check(const struct agent_config *cfg, bool needs_cell, struct sc_err
 	return 0;
 }
 
-int episode_open(struct episode *e, const struct agent_config *cfg, struct agent_result *res,
+int agent_episode_open(struct episode *e, const struct agent_config *cfg, struct agent_result *res,
 		 const char *system_prompt, bool tools, struct sc_err *err)
 {
 	*e = (struct episode){.cfg = cfg, .res = res, .t0 = sc_now()};
 	char id[16] = "", dir[4096];
-	episode_random_id(id, 6);
+	agent_episode_random_id(id, 6);
 	const char *out = cfg->out_dir;
 	if (!out) {
-		if (record_default_dir(dir, sizeof(dir), id) < 0)
+		if (agent_record_default_dir(dir, sizeof(dir), id) < 0)
 			return sc_fail(err, ENAMETOOLONG, "output directory");
 		out = dir;
 	}
-	if (record_open(&e->rec, out, cfg->problem, cfg->api_key, err) < 0) {
-		record_close(&e->rec);
+	if (agent_record_open(&e->rec, out, cfg->problem, cfg->api_key, err) < 0) {
+		agent_record_close(&e->rec);
 		return -1;
 	}
 	snprintf(res->out_dir, sizeof(res->out_dir), "%s", out);
 	if (llm_init(&e->llm, cfg, system_prompt, tools, cfg->cancel, err) < 0) {
 		llm_free(&e->llm);
-		record_close(&e->rec);
+		agent_record_close(&e->rec);
 		return -1;
 	}
 	e->llm.sink = (struct llm_event_sink){.request = on_request, .failure = on_failure, .arg = e};
 	return 0;
 }
 
-bool episode_may_go_on(struct episode *e)
+bool agent_episode_may_go_on(struct episode *e)
 {
 	if (e->cfg->cancel && atomic_load(e->cfg->cancel)) {
-		episode_fail(e, "%s", "interrupted by a signal");
+		agent_episode_fail(e, "%s", "interrupted by a signal");
 		return false;
 	}
 	if (sc_now() >= e->llm.deadline) {
@@ -287,7 +287,7 @@ bool episode_may_go_on(struct episode *e)
 	return true;
 }
 
-bool episode_model_turn(struct episode *e, struct llm_reply *r)
+bool agent_episode_model_turn(struct episode *e, struct llm_reply *r)
 {
 	struct sc_err err = {0};
 	double t = sc_now();
@@ -298,9 +298,9 @@ bool episode_model_turn(struct episode *e, struct llm_reply *r)
 			e->res->status = AGENT_EPISODE_TIMEOUT;
 			e->done = true;
 		} else if (out == LLM_INTERRUPTED) {
-			episode_fail(e, "%s", "interrupted by a signal");
+			agent_episode_fail(e, "%s", "interrupted by a signal");
 		} else {
-			episode_fail(e, "%s", err.msg);
+			agent_episode_fail(e, "%s", err.msg);
 		}
 		return false;
 	}
@@ -314,7 +314,7 @@ bool episode_model_turn(struct episode *e, struct llm_reply *r)
 /* events.jsonl has every step as it happens; the trajectory snapshot (the
  * whole episode, printed again) only every TRAJECTORY_SNAPSHOT_S, so that
  * short steps stay cheap. */
-void episode_snapshot(struct episode *e)
+void agent_episode_snapshot(struct episode *e)
 {
 	if (sc_now() - e->snapshot_t >= TRAJECTORY_SNAPSHOT_S) {
 		write_summary(e, false);
@@ -322,7 +322,7 @@ void episode_snapshot(struct episode *e)
 	}
 }
 
-void episode_finish(struct episode *e, int rc, const struct sc_err *err)
+void agent_episode_finish(struct episode *e, int rc, const struct sc_err *err)
 {
 	struct agent_result *res = e->res;
 	res->steps = e->step;
@@ -333,11 +333,11 @@ void episode_finish(struct episode *e, int rc, const struct sc_err *err)
 	}
 	log_end(e);
 	write_summary(e, true);
-	conversation_write(e->rec.dir, &e->llm, e->cfg->api_key);
+	agent_conversation_write(e->rec.dir, &e->llm, e->cfg->api_key);
 }
 
-void episode_close(struct episode *e)
+void agent_episode_close(struct episode *e)
 {
 	llm_free(&e->llm);
-	record_close(&e->rec);
+	agent_record_close(&e->rec);
 }

@@ -68,11 +68,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
 		r->retry_after_s = -1; /* a new response (e.g. after 100-continue) */
 	} else if (header_value(data, len, "retry-after-ms", v, sizeof(v))) {
-		double d = retry_after_parse(v, time(NULL));
+		double d = agent_retry_after_parse(v, time(NULL));
 		if (d >= 0)
 			r->retry_after_s = d / 1000.0;
 	} else if (header_value(data, len, "retry-after", v, sizeof(v))) {
-		double d = retry_after_parse(v, time(NULL));
+		double d = agent_retry_after_parse(v, time(NULL));
 		if (d >= 0 && r->retry_after_s < 0)
 			r->retry_after_s = d;
 	}

@@ -15,14 +15,14 @@ char *llm_endpoint(enum agent_api api, const char *base)
 	size_t len = strlen(base);
 	while (len && base[len - 1] == '/')
 		len--;
-	sbuf_add(&b, base, len);
+	agent_sbuf_add(&b, base, len);
 	if (api == AGENT_API_OPENAI)
-		sbuf_adds(&b, "/chat/completions");
+		agent_sbuf_adds(&b, "/chat/completions");
 	else if (len >= 3 && !memcmp(base + len - 3, "/v1", 3))
-		sbuf_adds(&b, "/messages");
+		agent_sbuf_adds(&b, "/messages");
 	else
-		sbuf_adds(&b, "/v1/messages");
-	return sbuf_take(&b);
+		agent_sbuf_adds(&b, "/v1/messages");
+	return agent_sbuf_take(&b);
 }
 
 char *llm_strndup_capped(const char *s, size_t max)
@@ -31,8 +31,8 @@ char *llm_strndup_capped(const char *s, size_t max)
 		s = "";
 	size_t len = strnlen(s, max + 1);
 	if (len > max)
-		len = text_utf8_prefix(s, len, max);
-	return text_sanitize(s, len, NULL);
+		len = agent_text_utf8_prefix(s, len, max);
+	return agent_text_sanitize(s, len, NULL);
 }
 
 void llm_parse_arguments(struct llm_tool_call *call)
@@ -60,8 +60,8 @@ void llm_parse_arguments(struct llm_tool_call *call)
 
 static void excerpt(const char *body, size_t len, char *out, size_t outsize)
 {
-	size_t n = text_utf8_prefix(body, len, 200);
-	_cleanup_free_ char *clean = text_sanitize(body, n, NULL);
+	size_t n = agent_text_utf8_prefix(body, len, 200);
+	_cleanup_free_ char *clean = agent_text_sanitize(body, n, NULL);
 	snprintf(out, outsize, "'%s'%s", clean ? clean : "", n < len ? "..." : "");
 	for (char *p = out; *p; p++)
 		if (*p == '\n' || *p == '\r')
@@ -386,7 +386,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 			char msg[400];
 			llm_error_message(resp.body, resp.len, msg, sizeof(msg));
 			snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
-			retry = retry_status(resp.status);
+			retry = agent_retry_status(resp.status);
 		}
 		if (m->sink.failure)
 			m->sink.failure(m->sink.arg, attempt, &resp, last);
@@ -403,7 +403,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 				m->url, attempts, last);
 			return LLM_FAILED;
 		}
-		double delay = retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
+		double delay = agent_retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
 		if (sc_now() + delay >= m->deadline) {
 			nap(m->deadline - sc_now(), abort_flag);
 			return LLM_OUT_OF_TIME;

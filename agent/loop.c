@@ -45,7 +45,7 @@ static void log_tool(struct episode *e, const struct llm_tool_call *c, const str
 		cJSON_AddItemToObject(ev, "parameters", cJSON_Duplicate(c->args, true));
 	else
 		cJSON_AddStringToObject(ev, "arguments", c->arguments);
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 	if (!o)
 		return;
 	ev = cJSON_CreateObject();
@@ -60,7 +60,7 @@ static void log_tool(struct episode *e, const struct llm_tool_call *c, const str
 	}
 	cJSON_AddBoolToObject(ev, "is_error", o->is_error);
 	cJSON_AddStringToObject(ev, "observation", o->observation);
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
 /* ---- trajectory ---- */
@@ -114,7 +114,7 @@ static void collect(struct episode *e)
 				unlink(path);
 			char *raw = read_host_file(path, ANSWER_MAX, &len);
 			if (raw) {
-				res->answer = text_sanitize(raw, len, &res->answer_len);
+				res->answer = agent_text_sanitize(raw, len, &res->answer_len);
 				free(raw);
 			}
 			cJSON_AddBoolToObject(ev, "answer", res->answer != NULL);
@@ -129,7 +129,7 @@ static void collect(struct episode *e)
 		else
 			cJSON_AddStringToObject(ev, "files_error", err.msg);
 	}
-	record_event(&e->rec, ev);
+	agent_record_event(&e->rec, ev);
 }
 
 /* ---- the loop ---- */
@@ -143,7 +143,7 @@ static void progress(struct episode *e, const struct llm_tool_call *c, const str
 	if (cJSON_IsString(v))
 		what = v->valuestring;
 	char brief[81];
-	size_t n = text_utf8_prefix(what, strlen(what), 80);
+	size_t n = agent_text_utf8_prefix(what, strlen(what), 80);
 	memcpy(brief, what, n);
 	brief[n] = '\0';
 	for (char *p = brief; *p; p++)
@@ -161,22 +161,22 @@ static void run_calls(struct episode *e, const struct llm_reply *r)
 	for (size_t i = 0; i < r->ncalls && !e->done; i++) {
 		const struct llm_tool_call *c = &r->calls[i];
 		struct tool_outcome o;
-		if (tool_run(&e->tools, c, &o) < 0) {
-			episode_fail(e, "%s", "out of memory");
+		if (agent_tool_run(&e->tools, c, &o) < 0) {
+			agent_episode_fail(e, "%s", "out of memory");
 			return;
 		}
 		e->tools_s += o.exec_s;
 		log_tool(e, c, &o);
 		progress(e, c, &o);
 		e->llm.ops->add_tool_result(&e->llm, c, o.observation, o.is_error);
-		episode_add_step(e, r, i == 0, c, o.observation, o.exec_s);
+		agent_episode_add_step(e, r, i == 0, c, o.observation, o.exec_s);
 		if (o.submitted) {
 			e->res->status = AGENT_SUBMITTED;
 			e->done = true;
 		} else if (o.cell_failed) {
-			episode_fail(e, "the cell failed: %s", o.observation);
+			agent_episode_fail(e, "the cell failed: %s", o.observation);
 		}
-		tool_outcome_free(&o);
+		agent_tool_outcome_free(&o);
 		if (!e->done && i + 1 < r->ncalls && sc_now() >= e->tools.deadline) {
 			e->res->status = AGENT_EPISODE_TIMEOUT;
 			e->done = true;
@@ -197,11 +197,11 @@ static void one_step(struct episode *e)
 	e->llm.ops->append_note(&e->llm, note);
 
 	struct llm_reply r;
-	if (!episode_model_turn(e, &r))
+	if (!agent_episode_model_turn(e, &r))
 		return;
 	if (r.ncalls == 0) {
-		e->llm.ops->add_user(&e->llm, TOOL_NO_CALL_REMINDER);
-		episode_add_step(e, &r, true, NULL, TOOL_NO_CALL_REMINDER, 0);
+		e->llm.ops->add_user(&e->llm, AGENT_TOOL_NO_CALL_REMINDER);
+		agent_episode_add_step(e, &r, true, NULL, AGENT_TOOL_NO_CALL_REMINDER, 0);
 		if (!cfg->quiet)
 			sc_log(&cfg->log, SC_LOG_PROGRESS, "agent: step %u/%u: no tool call", e->step,
 			       cfg->max_steps);
@@ -214,16 +214,16 @@ static void one_step(struct episode *e)
 int agent_run(const struct agent_config *cfg, struct agent_result *res, struct sc_err *err)
 {
 	*res = (struct agent_result){0};
-	if (episode_check(cfg, true, err) < 0)
+	if (agent_episode_check(cfg, true, err) < 0)
 		return -1;
 	char sys[sizeof(SYSTEM_PROMPT) + 32];
 	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
 	struct episode e;
-	if (episode_open(&e, cfg, res, sys, true, err) < 0)
+	if (agent_episode_open(&e, cfg, res, sys, true, err) < 0)
 		return -1;
 
 	char name[32] = "agent-";
-	episode_random_id(name + 6, 6);
+	agent_episode_random_id(name + 6, 6);
 	int rc = 0;
 	if (cfg->cell) {
 		e.cell = cfg->cell;
@@ -245,7 +245,7 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 				    .command_timeout_s = cfg->command_timeout_s,
 				    .deadline = e.t0 + cfg->episode_timeout_s};
 	e.llm.deadline = e.tools.deadline;
-	episode_log_start(&e, NULL);
+	agent_episode_log_start(&e, NULL);
 
 	char *problem = NULL;
 	if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0) {
@@ -256,14 +256,14 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	free(problem);
 
 	res->status = AGENT_MAX_STEPS;
-	while (!e.done && e.step < cfg->max_steps && episode_may_go_on(&e)) {
+	while (!e.done && e.step < cfg->max_steps && agent_episode_may_go_on(&e)) {
 		e.step++;
 		one_step(&e);
-		episode_snapshot(&e);
+		agent_episode_snapshot(&e);
 	}
 	collect(&e);
 out:
-	episode_finish(&e, rc, err);
+	agent_episode_finish(&e, rc, err);
 	if (e.cell && !cfg->cell) {
 		struct sc_err derr = {0};
 		if (cfg->keep) {
@@ -273,6 +273,6 @@ out:
 			sc_log(&cfg->log, SC_LOG_WARN, "agent: removing the cell: %s", derr.msg);
 		}
 	}
-	episode_close(&e);
+	agent_episode_close(&e);
 	return rc;
 }

@@ -12,9 +12,9 @@ static int openai_auth(struct llm *m, struct curl_slist **headers, struct sc_err
 	if (!key || !*key)
 		return 0; /* local servers usually need none */
 	struct sbuf b = {0};
-	sbuf_adds(&b, "Authorization: Bearer ");
-	sbuf_adds(&b, key);
-	_cleanup_free_ char *line = sbuf_take(&b);
+	agent_sbuf_adds(&b, "Authorization: Bearer ");
+	agent_sbuf_adds(&b, key);
+	_cleanup_free_ char *line = agent_sbuf_take(&b);
 	struct curl_slist *h = line ? m->http.curl->slist_append(*headers, line) : NULL;
 	if (line)
 		explicit_bzero(line, strlen(line));
@@ -67,9 +67,9 @@ static char *content_text(const cJSON *c)
 		for (const cJSON *p = c->child; p; p = p->next) {
 			const char *t = str_of(p, "text");
 			if (t && b.len < LLM_MAX_TEXT)
-				sbuf_adds(&b, t);
+				agent_sbuf_adds(&b, t);
 		}
-	char *s = sbuf_take(&b);
+	char *s = agent_sbuf_take(&b);
 	char *clean = s ? llm_strndup_capped(s, LLM_MAX_TEXT) : NULL;
 	free(s);
 	return clean;
@@ -211,10 +211,10 @@ static int openai_append_note(struct llm *m, const char *text)
 	if (!role || !strcmp(role, "assistant") || !cJSON_IsString(content))
 		return add_text_message(m, "user", text);
 	struct sbuf b = {0};
-	sbuf_adds(&b, content->valuestring);
-	sbuf_adds(&b, "\n");
-	sbuf_adds(&b, text);
-	_cleanup_free_ char *s = sbuf_take(&b);
+	agent_sbuf_adds(&b, content->valuestring);
+	agent_sbuf_adds(&b, "\n");
+	agent_sbuf_adds(&b, text);
+	_cleanup_free_ char *s = agent_sbuf_take(&b);
 	if (!s)
 		return -1;
 	cJSON_ReplaceItemInObjectCaseSensitive(last, "content", cJSON_CreateString(s));
