@@ -105,7 +105,9 @@ enum llm_outcome {
 enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err);
 void llm_reply_free(struct llm_reply *r);
 
-/* Helpers for the API modules. */
+/* Helpers for the API modules (llm_parse.c). */
+/* A short, printable, quoted excerpt of a body ("'...'..." when cut). */
+void llm_excerpt(const char *body, size_t len, char *out, size_t outsize);
 char *llm_strndup_capped(const char *s, size_t max);
 /* Parse a tool-call argument text into call->args or call->args_error. */
 void llm_parse_arguments(struct llm_tool_call *call);
