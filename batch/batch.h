@@ -120,7 +120,6 @@ struct batch_options {
 	struct batch_scorer scorer; /* for tasks without one */
 	const char *default_input; /* for tasks without input_dir */
 	bool quiet;
-	bool json;                 /* summary as JSON on stdout */
 	size_t pool_workers;       /* 0: chosen from the concurrency */
 	const char *command_line;  /* recorded in batch.json */
 	struct agent_config agent; /* the episode template (problem, out_dir,
@@ -145,6 +144,7 @@ struct batch_options {
  * to stop the run blocks them before the call (the pool's processes and the
  * worker threads, made inside, inherit the mask) and turns them into
  * *cancel in wait. Returns the exit status: 0 all attempts have a result
- * without error, 1 some ended in error, 130 interrupted (cancel), 125 could
- * not run (err). */
-int batch_run(const struct batch_options *o, struct sc_err *err);
+ * without error, 1 some ended in error, 130 interrupted (cancel): then
+ * summary holds the run's summary (of the run directory, as summarize
+ * would print it); 125 could not run (err). */
+int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err);

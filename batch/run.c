@@ -562,29 +562,24 @@ oom:
 	return -1;
 }
 
-static int finish(struct runner *r, struct sc_err *err)
+static int finish(struct runner *r, struct batch_summary *summary, struct sc_err *err)
 {
 	const char *dirs[] = {r->dir};
 	struct batch_records rs;
 	size_t expected;
 	if (batch_collect_into(dirs, 1, &rs, &expected, err) < 0)
 		return CELL_EXIT_INTERNAL;
-	struct batch_summary s;
-	batch_summarize(&rs, &s);
-	s.expected_attempts = r->total;
+	batch_summarize(&rs, summary);
+	summary->expected_attempts = r->total;
 	batch_records_free(&rs);
-	if (r->o->json)
-		batch_summary_json(stdout, &s);
-	else
-		batch_summary_print(stdout, &s, r->dir);
-	fflush(stdout);
 	if (atomic_load(&r->abort))
 		return 130;
-	return s.errors ? 1 : 0;
+	return summary->errors ? 1 : 0;
 }
 
-int batch_run(const struct batch_options *o, struct sc_err *err)
+int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err)
 {
+	*summary = (struct batch_summary){0};
 	struct runner r = {.o = o, .results_fd = -1};
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_mutex_init(&r.pool_mu, NULL);
@@ -641,7 +636,7 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
 		       o->concurrency, r.dir);
 	if (r.ntodo == 0) {
-		status = finish(&r, err);
+		status = finish(&r, summary, err);
 		goto out;
 	}
 
@@ -688,7 +683,7 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	(void)fdatasync(r.results_fd);
 	if (atomic_load(&r.abort) && r.last_error[0] && !o->quiet)
 		sc_log(&o->log, SC_LOG_ERROR, "batch: last error: %s", r.last_error);
-	status = finish(&r, err);
+	status = finish(&r, summary, err);
 out:
 	free(th);
 	if (r.pool)

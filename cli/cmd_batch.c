@@ -38,6 +38,7 @@ struct batch_args {
 	const char *shard;
 	uint64_t shards;
 	bool shard_given;
+	bool json;
 };
 
 static int parse_mode(void *t, const char *opt, const char *v)
@@ -152,7 +153,7 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	 .help = "command: seconds (default 60)"},
 	{"--pool-workers", NULL, CLI_COUNT, BA(o.pool_workers), .min = 1, .max = 16,
 	 .metavar = "N", .help = "processes that make cells (default concurrency/4, 2..16)"},
-	{"--json", NULL, CLI_FLAG, BA(o.json), .help = "print the summary as one JSON object"},
+	{"--json", NULL, CLI_FLAG, BA(json), .help = "print the summary as one JSON object"},
 	{"--keep", NULL, CLI_CUSTOM_FLAG, .parse = refuse_keep},
 	{0},
 };
@@ -244,7 +245,7 @@ static void wait_for_signal(void *ctx, double seconds)
 	}
 }
 
-static int run_batch(struct batch_options *o, struct sc_err *err)
+static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 {
 	struct stop_signals st = {0};
 	struct cli_log log = {.live = isatty(STDERR_FILENO) == 1 && !o->quiet};
@@ -262,7 +263,15 @@ static int run_batch(struct batch_options *o, struct sc_err *err)
 	 * pool's cells serve their commands with SIGPIPE ignored as well) */
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &st.set, &old);
-	int status = batch_run(o, err);
+	struct batch_summary summary;
+	int status = batch_run(o, &summary, err);
+	if (status != CELL_EXIT_INTERNAL) {
+		if (json)
+			batch_summary_json(stdout, &summary);
+		else
+			batch_summary_print(stdout, &summary, o->out_dir);
+		fflush(stdout);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return status;
 }
@@ -336,7 +345,7 @@ static int run(int argc, char **argv)
 	cfg->spec = &spec;
 
 	struct sc_err err = {0};
-	int status = run_batch(o, &err);
+	int status = run_batch(o, a.json, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
 	cell_opts_free(&a.cell);
