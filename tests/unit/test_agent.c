@@ -1,10 +1,14 @@
 /* Unit tests for the agent's pure logic: observation truncation, UTF-8
  * sanitising, the editor's text operations, Retry-After and backoff, the
- * endpoint URLs, and parsing of both APIs' replies. */
+ * endpoint URLs, parsing of both APIs' replies, and that an episode obeys
+ * the caller's cancel flag and sends its messages to the caller's sink. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -382,6 +386,79 @@ static void test_bash_observation(void **state)
 	free(obs);
 }
 
+/* ---- agent_run_vanilla: the caller's cancel flag and log sink ---- */
+
+struct captured {
+	unsigned n;
+	char first[SC_ERR_MAX];
+};
+
+static void capture(void *ctx, enum sc_log_level level, const char *msg)
+{
+	struct captured *c = ctx;
+	if (!c->n++)
+		snprintf(c->first, sizeof(c->first), "%s", msg);
+}
+
+static void episode_config(struct agent_config *cfg, char *dir, size_t size, const char *name)
+{
+	char tmpl[] = "/tmp/sc-agent-test.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(dir, size, "%s/%s", tmpl, name);
+	agent_config_init(cfg);
+	cfg->model = "m";
+	cfg->problem = "p";
+	cfg->base_url = "http://127.0.0.1:1/v1"; /* nothing listens there */
+	cfg->attempts = 1;
+	cfg->retry_base_ms = 0;
+	cfg->out_dir = dir;
+}
+
+static void remove_parent(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.*s'", (int)(strrchr(dir, '/') - dir), dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_cancel_flag_ends_the_episode(void **state)
+{
+	struct agent_config cfg;
+	char dir[256];
+	episode_config(&cfg, dir, sizeof(dir), "cancelled");
+	atomic_bool cancel = true; /* raised before the first step: no request */
+	struct captured log = {0};
+	cfg.cancel = &cancel;
+	cfg.log = (struct sc_log){.fn = capture, .ctx = &log};
+	struct agent_result res;
+	struct sc_err err = {0};
+	assert_int_equal(agent_run_vanilla(&cfg, &res, &err), 0);
+	assert_int_equal(res.status, AGENT_ERROR);
+	assert_string_equal(res.error, "interrupted by a signal");
+	assert_int_equal(res.steps, 0);
+	assert_int_equal(log.n, 0);
+	agent_result_free(&res);
+	remove_parent(dir);
+}
+
+static void test_messages_go_to_the_sink(void **state)
+{
+	struct agent_config cfg;
+	char dir[256];
+	episode_config(&cfg, dir, sizeof(dir), "unreachable");
+	struct captured log = {0};
+	cfg.log = (struct sc_log){.fn = capture, .ctx = &log};
+	struct agent_result res;
+	struct sc_err err = {0};
+	assert_int_equal(agent_run_vanilla(&cfg, &res, &err), 0);
+	assert_int_equal(res.status, AGENT_ERROR);
+	assert_int_equal(res.steps, 1);
+	assert_true(log.n >= 1);
+	assert_non_null(strstr(log.first, "agent: step 1: model request attempt 1 failed"));
+	agent_result_free(&res);
+	remove_parent(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_arguments),      cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_openai_parse),   cmocka_unit_test(test_anthropic_parse),
 		cmocka_unit_test(test_openai_history), cmocka_unit_test(test_bash_observation),
+		cmocka_unit_test(test_cancel_flag_ends_the_episode),
+		cmocka_unit_test(test_messages_go_to_the_sink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
