@@ -4,7 +4,7 @@
  * submit); the run leaves events.jsonl, trajectory.json, answer.txt and
  * files/ in an output directory. Uses runtime/cell.h only. */
 #pragma once
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -51,20 +51,20 @@ struct agent_config {
 	double episode_timeout_s;
 	uint64_t files_limit;   /* bytes copied out of /testbed/output */
 	bool keep;              /* leave the cell running at the end */
-	bool quiet;             /* no progress lines on stderr */
+	bool quiet;             /* no progress lines */
+	struct sc_log log;      /* where progress lines and warnings go (the
+				 * caller's sink; called from agent_run's thread) */
+	const atomic_bool *cancel; /* NULL, or raised (by a signal handler or
+				 * another thread) to end the episode after the
+				 * step in flight as an error ("interrupted");
+				 * agent_run installs no signal handlers */
 
 	const struct cell_spec *spec; /* the cell to create */
 
-	/* For batch runs (agent/batch.h): */
+	/* For batch runs (batch/batch.h): */
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
 				 * creating one; agent_run neither creates nor
 				 * destroys it, and spec may be NULL */
-	const volatile sig_atomic_t *abort_flag; /* non-NULL: agent_run installs
-				 * no signal handlers; raising the flag ends the
-				 * episode as an error ("interrupted") */
-	bool vanilla;           /* no cell and no tools: one model call with the
-				 * files of input_dir inlined in the prompt; the
-				 * answer is the reply's text (the baseline) */
 };
 
 struct agent_result {
@@ -91,3 +91,10 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
  * agent_config.cell must have been made with them. */
 extern const char *const AGENT_CELL_DIRS[];
 void agent_result_free(struct agent_result *res);
+
+/* The vanilla baseline (sandcell batch --mode vanilla): the same model
+ * without a cell or tools, one call with the files of input_dir inlined in
+ * the prompt; the reply's text is the answer. spec, cell and keep are not
+ * used. Returns as agent_run. */
+int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
+		      struct sc_err *err);

@@ -123,27 +123,27 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 			continue;
 		if (!strcmp(bt, "text") && str_of(b, "text")) {
 			if (text.len)
-				sbuf_adds(&text, "\n");
+				agent_sbuf_adds(&text, "\n");
 			if (text.len < LLM_MAX_TEXT)
-				sbuf_adds(&text, str_of(b, "text"));
+				agent_sbuf_adds(&text, str_of(b, "text"));
 		} else if (!strcmp(bt, "thinking") && str_of(b, "thinking")) {
 			if (thinking.len < LLM_MAX_TEXT)
-				sbuf_adds(&thinking, str_of(b, "thinking"));
+				agent_sbuf_adds(&thinking, str_of(b, "thinking"));
 		} else if (!strcmp(bt, "tool_use")) {
 			if (r->ncalls == LLM_MAX_TOOL_CALLS) {
-				sbuf_free(&text);
-				sbuf_free(&thinking);
+				agent_sbuf_free(&text);
+				agent_sbuf_free(&thinking);
 				return sc_fail(err, 0, "the model asked for more than %d tool calls at once",
 					       LLM_MAX_TOOL_CALLS);
 			}
 			if (parse_tool_use(m, b, &r->calls[r->ncalls++], err) < 0) {
-				sbuf_free(&text);
-				sbuf_free(&thinking);
+				agent_sbuf_free(&text);
+				agent_sbuf_free(&thinking);
 				return -1;
 			}
 		}
 	}
-	_cleanup_free_ char *t = sbuf_take(&text), *th = sbuf_take(&thinking);
+	_cleanup_free_ char *t = agent_sbuf_take(&text), *th = agent_sbuf_take(&thinking);
 	r->content = llm_strndup_capped(t, LLM_MAX_TEXT);
 	r->reasoning = llm_strndup_capped(th, LLM_MAX_TEXT);
 	r->finish_reason = llm_strndup_capped(str_of(root, "stop_reason"), 64);

@@ -6,7 +6,7 @@
 
 #include "text.h"
 
-void conversation_write(const char *dir, const struct llm *m, const char *secret)
+void agent_conversation_write(const char *dir, const struct llm *m, const char *secret)
 {
 	if (!m->ops || !m->messages)
 		return;
@@ -28,7 +28,7 @@ void conversation_write(const char *dir, const struct llm *m, const char *secret
 	if (!text)
 		return;
 	size_t len = strlen(text);
-	text_redact(text, len, secret);
+	agent_text_redact(text, len, secret);
 	text[len] = '\n';
 	_cleanup_fd_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)

@@ -7,4 +7,4 @@
 
 /* Written atomically (temp file + rename) with the secret blanked out.
  * Failures are ignored: the trajectory and events stay the record. */
-void conversation_write(const char *dir, const struct llm *m, const char *secret);
+void agent_conversation_write(const char *dir, const struct llm *m, const char *secret);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t edit_line_count(const char *s, size_t len)
+size_t agent_edit_line_count(const char *s, size_t len)
 {
 	size_t n = 0;
 	for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + len - p))); p++)
@@ -14,7 +14,7 @@ size_t edit_line_count(const char *s, size_t len)
 	return n;
 }
 
-size_t edit_count(const char *hay, size_t hlen, const char *needle, size_t nlen)
+size_t agent_edit_count(const char *hay, size_t hlen, const char *needle, size_t nlen)
 {
 	size_t n = 0;
 	const char *p = hay, *end = hay + hlen;
@@ -35,7 +35,7 @@ static size_t count_newlines(const char *s, size_t len)
 	return n;
 }
 
-char *edit_replace(const char *s, size_t len, const char *old, size_t olen, const char *new,
+char *agent_edit_replace(const char *s, size_t len, const char *old, size_t olen, const char *new,
 		   size_t nlen, size_t *out_len, size_t *line)
 {
 	const char *at = olen ? memmem(s, len, old, olen) : NULL;
@@ -43,15 +43,15 @@ char *edit_replace(const char *s, size_t len, const char *old, size_t olen, cons
 		return NULL;
 	size_t pre = (size_t)(at - s);
 	struct sbuf b = {0};
-	sbuf_add(&b, s, pre);
-	sbuf_add(&b, new, nlen);
-	sbuf_add(&b, at + olen, len - pre - olen);
+	agent_sbuf_add(&b, s, pre);
+	agent_sbuf_add(&b, new, nlen);
+	agent_sbuf_add(&b, at + olen, len - pre - olen);
 	*line = count_newlines(s, pre) + 1;
 	*out_len = b.len;
-	return sbuf_take(&b);
+	return agent_sbuf_take(&b);
 }
 
-char *edit_insert(const char *s, size_t len, size_t after, const char *text, size_t tlen,
+char *agent_edit_insert(const char *s, size_t len, size_t after, const char *text, size_t tlen,
 		  size_t *out_len)
 {
 	size_t off = 0, seen = 0;
@@ -59,19 +59,19 @@ char *edit_insert(const char *s, size_t len, size_t after, const char *text, siz
 		if (s[off++] == '\n')
 			seen++;
 	struct sbuf b = {0};
-	sbuf_add(&b, s, off);
+	agent_sbuf_add(&b, s, off);
 	/* appending after a last line that has no newline: end it first */
 	if (off > 0 && s[off - 1] != '\n')
-		sbuf_add(&b, "\n", 1);
-	sbuf_add(&b, text, tlen);
+		agent_sbuf_add(&b, "\n", 1);
+	agent_sbuf_add(&b, text, tlen);
 	if (tlen == 0 || text[tlen - 1] != '\n')
-		sbuf_add(&b, "\n", 1);
-	sbuf_add(&b, s + off, len - off);
+		agent_sbuf_add(&b, "\n", 1);
+	agent_sbuf_add(&b, s + off, len - off);
 	*out_len = b.len;
-	return sbuf_take(&b);
+	return agent_sbuf_take(&b);
 }
 
-void edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t first, size_t last)
+void agent_edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t first, size_t last)
 {
 	size_t lineno = 1;
 	const char *p = s, *end = s + len;
@@ -79,16 +79,16 @@ void edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t first, 
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		if (lineno >= first) {
-			sbuf_printf(b, "%6zu\t", lineno);
-			sbuf_add(b, p, (size_t)(eol - p));
-			sbuf_add(b, "\n", 1);
+			agent_sbuf_printf(b, "%6zu\t", lineno);
+			agent_sbuf_add(b, p, (size_t)(eol - p));
+			agent_sbuf_add(b, "\n", 1);
 		}
 		lineno++;
 		p = nl ? nl + 1 : end;
 	}
 }
 
-int edit_check_range(long start, long end, size_t lines, char *msg, size_t msgsize)
+int agent_edit_check_range(long start, long end, size_t lines, char *msg, size_t msgsize)
 {
 	if (start < 1 || (size_t)start > lines) {
 		snprintf(msg, msgsize,

@@ -1,5 +1,6 @@
 /* The part of the model client both APIs share: endpoint and headers, the
- * request/retry loop, and small parsing helpers. */
+ * request/retry loop. (The parsing helpers the APIs use are in
+ * llm_parse.c, a leaf: the APIs call it, not back into this file.) */
 #include "llm.h"
 
 #include <string.h>
@@ -15,24 +16,14 @@ char *llm_endpoint(enum agent_api api, const char *base)
 	size_t len = strlen(base);
 	while (len && base[len - 1] == '/')
 		len--;
-	sbuf_add(&b, base, len);
+	agent_sbuf_add(&b, base, len);
 	if (api == AGENT_API_OPENAI)
-		sbuf_adds(&b, "/chat/completions");
+		agent_sbuf_adds(&b, "/chat/completions");
 	else if (len >= 3 && !memcmp(base + len - 3, "/v1", 3))
-		sbuf_adds(&b, "/messages");
+		agent_sbuf_adds(&b, "/messages");
 	else
-		sbuf_adds(&b, "/v1/messages");
-	return sbuf_take(&b);
-}
-
-char *llm_strndup_capped(const char *s, size_t max)
-{
-	if (!s)
-		s = "";
-	size_t len = strnlen(s, max + 1);
-	if (len > max)
-		len = text_utf8_prefix(s, len, max);
-	return text_sanitize(s, len, NULL);
+		agent_sbuf_adds(&b, "/v1/messages");
+	return agent_sbuf_take(&b);
 }
 
 uint64_t llm_token_count(const cJSON *usage, const char *key)
@@ -43,67 +34,6 @@ uint64_t llm_token_count(const cJSON *usage, const char *key)
 	if (v->valuedouble >= (double)LLM_MAX_TOKENS)
 		return LLM_MAX_TOKENS;
 	return (uint64_t)v->valuedouble;
-}
-
-void llm_parse_arguments(struct llm_tool_call *call)
-{
-	const char *a = call->arguments ? call->arguments : "";
-	const char *p = a;
-	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-		p++;
-	if (!*p) { /* servers send "" for a call without arguments */
-		call->args = cJSON_CreateObject();
-		return;
-	}
-	cJSON *v = cJSON_ParseWithLength(a, strlen(a));
-	if (!v) {
-		call->args_error = strdup("the arguments are not valid JSON");
-		return;
-	}
-	if (!cJSON_IsObject(v)) {
-		cJSON_Delete(v);
-		call->args_error = strdup("the arguments are not a JSON object");
-		return;
-	}
-	call->args = v;
-}
-
-static void excerpt(const char *body, size_t len, char *out, size_t outsize)
-{
-	size_t n = text_utf8_prefix(body, len, 200);
-	_cleanup_free_ char *clean = text_sanitize(body, n, NULL);
-	snprintf(out, outsize, "'%s'%s", clean ? clean : "", n < len ? "..." : "");
-	for (char *p = out; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-}
-
-void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
-{
-	cJSON *root = cJSON_ParseWithLength(body, len);
-	const char *msg = NULL;
-	if (root) {
-		cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-		cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : NULL;
-		if (cJSON_IsString(m))
-			msg = m->valuestring;
-		else if (cJSON_IsString(e))
-			msg = e->valuestring;
-		else if (cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(root, "message")))
-			msg = m->valuestring;
-		else if (cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(root, "detail")))
-			msg = m->valuestring;
-	}
-	if (msg) {
-		_cleanup_free_ char *clean = llm_strndup_capped(msg, 300);
-		snprintf(out, outsize, "%s", clean ? clean : "");
-		for (char *p = out; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	} else {
-		excerpt(body, len, out, outsize);
-	}
-	cJSON_Delete(root);
 }
 
 static cJSON *function_schema(const char *name, const char *description, cJSON *params)
@@ -204,9 +134,9 @@ int llm_add_header(struct llm *m, const char *prefix, const char *value)
 	if (m->nheaders == LLM_MAX_HEADERS)
 		return -1;
 	struct sbuf b = {0};
-	sbuf_adds(&b, prefix);
-	sbuf_adds(&b, value);
-	char *line = sbuf_take(&b);
+	agent_sbuf_adds(&b, prefix);
+	agent_sbuf_adds(&b, value);
+	char *line = agent_sbuf_take(&b);
 	if (!line)
 		return -1;
 	m->headers[m->nheaders++] = line;
@@ -216,12 +146,12 @@ int llm_add_header(struct llm *m, const char *prefix, const char *value)
 /* libcurl's progress callback asks this while a request is in flight. */
 static bool abort_raised(void *ctx)
 {
-	const volatile sig_atomic_t *flag = ctx;
-	return flag && *flag;
+	const atomic_bool *flag = ctx;
+	return flag && atomic_load(flag);
 }
 
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const volatile sig_atomic_t *abort_flag, struct sc_err *err)
+	     bool tools, const atomic_bool *abort_flag, struct sc_err *err)
 {
 	*m = (struct llm){0};
 	m->cfg = cfg;
@@ -243,7 +173,7 @@ int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_p
 		return sc_fail(err, 0, "--base-url: expected an http:// or https:// URL");
 	m->system = cJSON_CreateString(system_prompt);
 	m->messages = cJSON_CreateArray();
-	m->tools = cfg->vanilla ? NULL : llm_tool_schemas(); /* vanilla: no tools */
+	m->tools = tools ? llm_tool_schemas() : NULL;
 	if (sc_http_init(&m->http, err) < 0)
 		return -1;
 	m->abort_flag = abort_flag;
@@ -297,11 +227,11 @@ static double jitter(void)
 
 /* Sleep s seconds in short slices so an interrupt is seen; false when
  * interrupted. */
-static bool nap(double s, const volatile sig_atomic_t *abort_flag)
+static bool nap(double s, const atomic_bool *abort_flag)
 {
 	double until = sc_now() + s;
 	for (;;) {
-		if (abort_flag && *abort_flag)
+		if (abort_flag && atomic_load(abort_flag))
 			return false;
 		double left = until - sc_now();
 		if (left <= 0)
@@ -357,7 +287,7 @@ static int parse_reply(struct llm *m, const struct sc_http_resp *resp, struct ll
 	cJSON *root = cJSON_ParseWithLength(resp->body, resp->len);
 	if (!root) {
 		char ex[300];
-		excerpt(resp->body, resp->len, ex, sizeof(ex));
+		llm_excerpt(resp->body, resp->len, ex, sizeof(ex));
 		return sc_fail(err, 0, "the model server's reply is not valid JSON (HTTP %ld, %zu bytes): %s",
 			       resp->status, resp->len, ex);
 	}
@@ -373,9 +303,9 @@ static double retry_after_of(const struct sc_http_resp *r)
 {
 	time_t now = time(NULL);
 	double d;
-	if (r->retry_after_ms[0] && (d = retry_after_parse(r->retry_after_ms, now)) >= 0)
+	if (r->retry_after_ms[0] && (d = agent_retry_after_parse(r->retry_after_ms, now)) >= 0)
 		return d / 1000.0;
-	if (r->retry_after[0] && (d = retry_after_parse(r->retry_after, now)) >= 0)
+	if (r->retry_after[0] && (d = agent_retry_after_parse(r->retry_after, now)) >= 0)
 		return d;
 	return -1;
 }
@@ -383,7 +313,7 @@ static double retry_after_of(const struct sc_http_resp *r)
 enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
 {
 	const struct agent_config *cfg = m->cfg;
-	const volatile sig_atomic_t *abort_flag = m->abort_flag;
+	const atomic_bool *abort_flag = m->abort_flag;
 	size_t len = 0;
 	_cleanup_free_ char *body = request_body(m, &len);
 	*r = (struct llm_reply){0};
@@ -394,7 +324,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 	unsigned attempts = cfg->attempts ? cfg->attempts : 1;
 	char last[SC_ERR_MAX] = "";
 	for (unsigned attempt = 1;; attempt++) {
-		if (abort_flag && *abort_flag)
+		if (abort_flag && atomic_load(abort_flag))
 			return LLM_INTERRUPTED;
 		double left = m->deadline - sc_now();
 		if (left <= 0)
@@ -441,7 +371,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 			char msg[400];
 			llm_error_message(resp.body, resp.len, msg, sizeof(msg));
 			snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
-			retry = retry_status(resp.status);
+			retry = agent_retry_status(resp.status);
 		}
 		if (m->sink.failure)
 			m->sink.failure(m->sink.arg, attempt, &resp, retry_after, last);
@@ -457,7 +387,7 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 				m->url, attempts, last);
 			return LLM_FAILED;
 		}
-		double delay = retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
+		double delay = agent_retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
 		if (sc_now() + delay >= m->deadline) {
 			nap(m->deadline - sc_now(), abort_flag);
 			return LLM_OUT_OF_TIME;

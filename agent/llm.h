@@ -78,7 +78,7 @@ struct llm {
 	char *headers[LLM_MAX_HEADERS + 1]; /* NULL-terminated; wiped when freed */
 	size_t nheaders;
 	struct sc_http http;
-	const volatile sig_atomic_t *abort_flag; /* non-zero: give up now */
+	const atomic_bool *abort_flag; /* raised: give up now */
 	struct llm_event_sink sink;
 	unsigned tool_ids;  /* for calls that came without an id */
 	double deadline;    /* sc_now() time after which no request starts */
@@ -92,8 +92,10 @@ extern const struct llm_ops llm_anthropic_ops;
  * "/messages" when the base already ends in /v1). Returns a new string. */
 char *llm_endpoint(enum agent_api api, const char *base);
 
+/* tools: offer the model the tools (the vanilla baseline does not);
+ * abort_flag: NULL, or raised to give up (also a transfer in flight). */
 int llm_init(struct llm *m, const struct agent_config *cfg, const char *system_prompt,
-	     const volatile sig_atomic_t *abort_flag, struct sc_err *err);
+	     bool tools, const atomic_bool *abort_flag, struct sc_err *err);
 void llm_free(struct llm *m);
 
 enum llm_outcome {
@@ -111,6 +113,8 @@ void llm_reply_free(struct llm_reply *r);
 /* Add the request header "<prefix><value>" (e.g. "x-api-key: ", key);
  * -1 when out of memory or room. */
 int llm_add_header(struct llm *m, const char *prefix, const char *value);
+/* A short, printable, quoted excerpt of a body ("'...'..." when cut). */
+void llm_excerpt(const char *body, size_t len, char *out, size_t outsize);
 char *llm_strndup_capped(const char *s, size_t max);
 /* usage[key] as a token count: 0 unless a positive number, whole tokens,
  * at most LLM_MAX_TOKENS (a server may send 1e300 or 1e999, which no

@@ -53,9 +53,9 @@ static char *content_text(const cJSON *c)
 		for (const cJSON *p = c->child; p; p = p->next) {
 			const char *t = str_of(p, "text");
 			if (t && b.len < LLM_MAX_TEXT)
-				sbuf_adds(&b, t);
+				agent_sbuf_adds(&b, t);
 		}
-	char *s = sbuf_take(&b);
+	char *s = agent_sbuf_take(&b);
 	char *clean = s ? llm_strndup_capped(s, LLM_MAX_TEXT) : NULL;
 	free(s);
 	return clean;
@@ -197,10 +197,10 @@ static int openai_append_note(struct llm *m, const char *text)
 	if (!role || !strcmp(role, "assistant") || !cJSON_IsString(content))
 		return add_text_message(m, "user", text);
 	struct sbuf b = {0};
-	sbuf_adds(&b, content->valuestring);
-	sbuf_adds(&b, "\n");
-	sbuf_adds(&b, text);
-	_cleanup_free_ char *s = sbuf_take(&b);
+	agent_sbuf_adds(&b, content->valuestring);
+	agent_sbuf_adds(&b, "\n");
+	agent_sbuf_adds(&b, text);
+	_cleanup_free_ char *s = agent_sbuf_take(&b);
 	if (!s)
 		return -1;
 	cJSON_ReplaceItemInObjectCaseSensitive(last, "content", cJSON_CreateString(s));

@@ -8,7 +8,7 @@
 
 #include "text.h"
 
-int record_default_dir(char *buf, size_t size, const char *id)
+int agent_record_default_dir(char *buf, size_t size, const char *id)
 {
 	time_t now = time(NULL);
 	struct tm tm;
@@ -18,7 +18,7 @@ int record_default_dir(char *buf, size_t size, const char *id)
 	return sc_path(buf, size, "runs/%s-%s", stamp, id);
 }
 
-int record_open(struct record *r, const char *dir, const char *problem, const char *secret,
+int agent_record_open(struct record *r, const char *dir, const char *problem, const char *secret,
 		struct sc_err *err)
 {
 	*r = (struct record){.events_fd = -1, .secret = secret};
@@ -50,11 +50,11 @@ static char *render(struct record *r, const cJSON *v, bool pretty)
 {
 	char *s = pretty ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
 	if (s)
-		text_redact(s, strlen(s), r->secret);
+		agent_text_redact(s, strlen(s), r->secret);
 	return s;
 }
 
-void record_event(struct record *r, cJSON *ev)
+void agent_record_event(struct record *r, cJSON *ev)
 {
 	if (!ev)
 		return;
@@ -70,7 +70,7 @@ void record_event(struct record *r, cJSON *ev)
 	(void)sc_write_all(r->events_fd, line, len + 1);
 }
 
-void record_set(struct record *r, const char *key, cJSON *value)
+void agent_record_set(struct record *r, const char *key, cJSON *value)
 {
 	if (!value)
 		return;
@@ -80,7 +80,7 @@ void record_set(struct record *r, const char *key, cJSON *value)
 		cJSON_AddItemToObject(r->traj, key, value);
 }
 
-int record_write_trajectory(struct record *r, struct sc_err *err)
+int agent_record_write_trajectory(struct record *r, struct sc_err *err)
 {
 	char tmp[4200], final[4200];
 	if (sc_path(tmp, sizeof(tmp), "%s/.trajectory.json.tmp", r->dir) < 0 ||
@@ -101,7 +101,7 @@ int record_write_trajectory(struct record *r, struct sc_err *err)
 	return 0;
 }
 
-void record_close(struct record *r)
+void agent_record_close(struct record *r)
 {
 	sc_closep(&r->events_fd);
 	r->events_fd = -1;

@@ -15,15 +15,15 @@ struct record {
 };
 
 /* Make dir (and parents); refuse one that already holds a run. */
-int record_open(struct record *r, const char *dir, const char *problem, const char *secret,
+int agent_record_open(struct record *r, const char *dir, const char *problem, const char *secret,
 		struct sc_err *err);
 /* Write ev (gets a "time" field) as one line; takes ownership of ev. */
-void record_event(struct record *r, cJSON *ev);
+void agent_record_event(struct record *r, cJSON *ev);
 /* Set a top-level field of the trajectory (replacing it); takes value. */
-void record_set(struct record *r, const char *key, cJSON *value);
+void agent_record_set(struct record *r, const char *key, cJSON *value);
 /* temp file + rename */
-int record_write_trajectory(struct record *r, struct sc_err *err);
-void record_close(struct record *r);
+int agent_record_write_trajectory(struct record *r, struct sc_err *err);
+void agent_record_close(struct record *r);
 
 /* A default output directory name: runs/YYYYmmdd-HHMMSS-XXXXXX. */
-int record_default_dir(char *buf, size_t size, const char *id);
+int agent_record_default_dir(char *buf, size_t size, const char *id);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool retry_status(long status)
+bool agent_retry_status(long status)
 {
 	return status == 429 || status == 408 || (status >= 500 && status <= 599);
 }
@@ -23,7 +23,7 @@ static double parse_delta(const char *v)
 	return d;
 }
 
-double retry_after_parse(const char *value, time_t now)
+double agent_retry_after_parse(const char *value, time_t now)
 {
 	if (!value)
 		return -1;
@@ -45,7 +45,7 @@ double retry_after_parse(const char *value, time_t now)
 	return d > RETRY_MAX_AFTER_S ? RETRY_MAX_AFTER_S : d;
 }
 
-double retry_backoff_s(unsigned attempt, unsigned base_ms, double jitter)
+double agent_retry_backoff_s(unsigned attempt, unsigned base_ms, double jitter)
 {
 	if (attempt < 1)
 		attempt = 1;
@@ -61,9 +61,9 @@ double retry_backoff_s(unsigned attempt, unsigned base_ms, double jitter)
 	return d * (0.5 + 0.5 * jitter);
 }
 
-double retry_delay_s(unsigned attempt, unsigned base_ms, double retry_after, double jitter)
+double agent_retry_delay_s(unsigned attempt, unsigned base_ms, double retry_after, double jitter)
 {
 	if (retry_after >= 0)
 		return retry_after;
-	return retry_backoff_s(attempt, base_ms, jitter);
+	return agent_retry_backoff_s(attempt, base_ms, jitter);
 }

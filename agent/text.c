@@ -28,7 +28,7 @@ static bool sbuf_reserve(struct sbuf *b, size_t extra)
 	return true;
 }
 
-void sbuf_add(struct sbuf *b, const char *s, size_t len)
+void agent_sbuf_add(struct sbuf *b, const char *s, size_t len)
 {
 	if (!sbuf_reserve(b, len))
 		return;
@@ -38,9 +38,9 @@ void sbuf_add(struct sbuf *b, const char *s, size_t len)
 	b->s[b->len] = '\0';
 }
 
-void sbuf_adds(struct sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
+void agent_sbuf_adds(struct sbuf *b, const char *s) { agent_sbuf_add(b, s, strlen(s)); }
 
-void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+void agent_sbuf_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -54,20 +54,20 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-char *sbuf_take(struct sbuf *b)
+char *agent_sbuf_take(struct sbuf *b)
 {
 	if (b->oom) {
-		sbuf_free(b);
+		agent_sbuf_free(b);
 		return NULL;
 	}
 	if (!b->s)
-		sbuf_add(b, "", 0);
+		agent_sbuf_add(b, "", 0);
 	char *s = b->s;
 	*b = (struct sbuf){0};
 	return s;
 }
 
-void sbuf_free(struct sbuf *b)
+void agent_sbuf_free(struct sbuf *b)
 {
 	free(b->s);
 	*b = (struct sbuf){0};
@@ -103,7 +103,7 @@ static size_t utf8_seq(const unsigned char *s, size_t len)
 	return n;
 }
 
-char *text_sanitize(const char *s, size_t len, size_t *out_len)
+char *agent_text_sanitize(const char *s, size_t len, size_t *out_len)
 {
 	struct sbuf b = {0};
 	const unsigned char *u = (const unsigned char *)s;
@@ -115,18 +115,18 @@ char *text_sanitize(const char *s, size_t len, size_t *out_len)
 			run += n;
 			continue;
 		}
-		sbuf_add(&b, s + i - run, run);
-		sbuf_add(&b, "\xEF\xBF\xBD", 3);
+		agent_sbuf_add(&b, s + i - run, run);
+		agent_sbuf_add(&b, "\xEF\xBF\xBD", 3);
 		run = 0;
 		i++;
 	}
-	sbuf_add(&b, s + i - run, run);
+	agent_sbuf_add(&b, s + i - run, run);
 	if (out_len)
 		*out_len = b.len;
-	return sbuf_take(&b);
+	return agent_sbuf_take(&b);
 }
 
-char *text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
+char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
 			  size_t tail)
 {
 	size_t lines = 0;
@@ -137,8 +137,8 @@ char *text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t he
 		lines++;
 	struct sbuf b = {0};
 	if (lines <= max_lines || head + tail >= lines) {
-		sbuf_add(&b, s, len);
-		return sbuf_take(&b);
+		agent_sbuf_add(&b, s, len);
+		return agent_sbuf_take(&b);
 	}
 	/* end of the head part: after the head-th newline */
 	size_t head_end = 0, seen = 0;
@@ -150,14 +150,14 @@ char *text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t he
 	for (seen = head; tail_start < len && seen < lines - tail;)
 		if (s[tail_start++] == '\n')
 			seen++;
-	sbuf_add(&b, s, head_end);
-	sbuf_printf(&b, "[... %zu lines cut: showing the first %zu and the last %zu of %zu lines ...]\n",
+	agent_sbuf_add(&b, s, head_end);
+	agent_sbuf_printf(&b, "[... %zu lines cut: showing the first %zu and the last %zu of %zu lines ...]\n",
 		    lines - head - tail, head, tail, lines);
-	sbuf_add(&b, s + tail_start, len - tail_start);
-	return sbuf_take(&b);
+	agent_sbuf_add(&b, s + tail_start, len - tail_start);
+	return agent_sbuf_take(&b);
 }
 
-size_t text_utf8_prefix(const char *s, size_t len, size_t max)
+size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max)
 {
 	if (len <= max)
 		return len;
@@ -179,22 +179,22 @@ static size_t utf8_suffix_start(const char *s, size_t len, size_t max)
 	return i;
 }
 
-char *text_cap_middle(const char *s, size_t len, size_t max)
+char *agent_text_cap_middle(const char *s, size_t len, size_t max)
 {
 	struct sbuf b = {0};
 	if (len <= max) {
-		sbuf_add(&b, s, len);
-		return sbuf_take(&b);
+		agent_sbuf_add(&b, s, len);
+		return agent_sbuf_take(&b);
 	}
-	size_t head = text_utf8_prefix(s, len, max / 2);
+	size_t head = agent_text_utf8_prefix(s, len, max / 2);
 	size_t tail = utf8_suffix_start(s, len, max - max / 2);
-	sbuf_add(&b, s, head);
-	sbuf_printf(&b, "\n[... %zu characters cut ...]\n", tail - head);
-	sbuf_add(&b, s + tail, len - tail);
-	return sbuf_take(&b);
+	agent_sbuf_add(&b, s, head);
+	agent_sbuf_printf(&b, "\n[... %zu characters cut ...]\n", tail - head);
+	agent_sbuf_add(&b, s + tail, len - tail);
+	return agent_sbuf_take(&b);
 }
 
-size_t text_redact(char *s, size_t len, const char *secret)
+size_t agent_text_redact(char *s, size_t len, const char *secret)
 {
 	size_t slen = secret ? strlen(secret) : 0, found = 0;
 	if (slen < 8)

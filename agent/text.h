@@ -12,31 +12,31 @@ struct sbuf {
 	bool oom;   /* an allocation failed; contents are incomplete */
 };
 
-void sbuf_add(struct sbuf *b, const char *s, size_t len);
-void sbuf_adds(struct sbuf *b, const char *s);
-void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void agent_sbuf_add(struct sbuf *b, const char *s, size_t len);
+void agent_sbuf_adds(struct sbuf *b, const char *s);
+void agent_sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Take the string (never NULL unless out of memory); b is reset. */
-char *sbuf_take(struct sbuf *b);
-void sbuf_free(struct sbuf *b);
+char *agent_sbuf_take(struct sbuf *b);
+void agent_sbuf_free(struct sbuf *b);
 
 /* A copy of s[0..len) that is valid UTF-8 without NUL bytes: invalid
  * sequences and NULs become U+FFFD. */
-char *text_sanitize(const char *s, size_t len, size_t *out_len);
+char *agent_text_sanitize(const char *s, size_t len, size_t *out_len);
 
 /* When s has more than max_lines lines, keep the first `head` and the last
  * `tail` lines with one line between them saying how many were cut.
  * Returns a new string. */
-char *text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
+char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
 			  size_t tail);
 
 /* Longest prefix of s[0..len) of at most max bytes that does not split a
  * UTF-8 sequence. */
-size_t text_utf8_prefix(const char *s, size_t len, size_t max);
+size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max);
 
 /* When s is longer than max bytes, keep head and tail parts (cut on UTF-8
  * boundaries) joined by a note saying how many characters were cut. */
-char *text_cap_middle(const char *s, size_t len, size_t max);
+char *agent_text_cap_middle(const char *s, size_t len, size_t max);
 
 /* Replace every occurrence of secret (when at least 8 bytes) in s, in place,
  * with '*'; returns how many were found. */
-size_t text_redact(char *s, size_t len, const char *secret);
+size_t agent_text_redact(char *s, size_t len, const char *secret);

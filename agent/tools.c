@@ -7,7 +7,7 @@
 #include "edit.h"
 #include "text.h"
 
-const char TOOL_NO_CALL_REMINDER[] =
+const char AGENT_TOOL_NO_CALL_REMINDER[] =
 	"You did not call a tool. Use execute_bash or str_replace_editor to work on the "
 	"problem, and call submit once /testbed/answer.txt holds your final answer.";
 
@@ -59,61 +59,61 @@ static int exec_in_cell(struct tool_ctx *t, char *const argv[], const char *in, 
 
 static char *stream_text(const char *s, size_t len, bool truncated)
 {
-	_cleanup_free_ char *clean = text_sanitize(s ? s : "", s ? len : 0, &len);
+	_cleanup_free_ char *clean = agent_text_sanitize(s ? s : "", s ? len : 0, &len);
 	if (!clean)
 		return NULL;
-	_cleanup_free_ char *lines = text_truncate_lines(clean, len, TOOL_MAX_LINES, TOOL_KEEP_HEAD,
+	_cleanup_free_ char *lines = agent_text_truncate_lines(clean, len, TOOL_MAX_LINES, TOOL_KEEP_HEAD,
 							 TOOL_KEEP_TAIL);
 	if (!lines)
 		return NULL;
-	char *capped = text_cap_middle(lines, strlen(lines), TOOL_MAX_STREAM);
+	char *capped = agent_text_cap_middle(lines, strlen(lines), TOOL_MAX_STREAM);
 	if (capped && truncated) {
 		struct sbuf b = {0};
-		sbuf_adds(&b, capped);
-		sbuf_printf(&b, "\n[output above %u MiB: its middle was dropped]", TOOL_EXEC_OUTPUT >> 20);
+		agent_sbuf_adds(&b, capped);
+		agent_sbuf_printf(&b, "\n[output above %u MiB: its middle was dropped]", TOOL_EXEC_OUTPUT >> 20);
 		free(capped);
-		capped = sbuf_take(&b);
+		capped = agent_sbuf_take(&b);
 	}
 	return capped;
 }
 
-char *tool_bash_observation(const struct cell_result *res, double timeout_s)
+char *agent_tool_bash_observation(const struct cell_result *res, double timeout_s)
 {
 	struct sbuf b = {0};
 	if (res->timed_out)
-		sbuf_printf(&b,
+		agent_sbuf_printf(&b,
 			    "The command timed out after %g seconds and was killed (exit code %d). "
 			    "The machine is still running; run long jobs in the background "
 			    "(nohup CMD > log 2>&1 &) and check on them.\n",
 			    timeout_s, res->exit_code);
 	else if (res->signal)
-		sbuf_printf(&b, "Exit code: %d (killed by signal %d%s%s)\n", res->exit_code,
+		agent_sbuf_printf(&b, "Exit code: %d (killed by signal %d%s%s)\n", res->exit_code,
 			    res->signal, res->limit_hit ? ", limit hit: " : "",
 			    res->limit_hit ? res->limit_hit : "");
 	else
-		sbuf_printf(&b, "Exit code: %d\n", res->exit_code);
+		agent_sbuf_printf(&b, "Exit code: %d\n", res->exit_code);
 	_cleanup_free_ char *out = stream_text(res->out, res->out_len, res->out_truncated);
 	_cleanup_free_ char *err = stream_text(res->err, res->err_len, res->err_truncated);
 	if (!out || !err) {
-		sbuf_free(&b);
+		agent_sbuf_free(&b);
 		return NULL;
 	}
 	if (!*out && !*err)
-		sbuf_adds(&b, "(no output)");
+		agent_sbuf_adds(&b, "(no output)");
 	if (*out) {
-		sbuf_adds(&b, "[stdout]\n");
-		sbuf_adds(&b, out);
+		agent_sbuf_adds(&b, "[stdout]\n");
+		agent_sbuf_adds(&b, out);
 		if (out[strlen(out) - 1] != '\n')
-			sbuf_adds(&b, "\n");
+			agent_sbuf_adds(&b, "\n");
 	}
 	if (*err) {
-		sbuf_adds(&b, "[stderr]\n");
-		sbuf_adds(&b, err);
+		agent_sbuf_adds(&b, "[stderr]\n");
+		agent_sbuf_adds(&b, err);
 	}
 	/* no trailing newline: the step counter note follows on its own line */
 	while (b.len && b.s[b.len - 1] == '\n')
 		b.s[--b.len] = '\0';
-	return sbuf_take(&b);
+	return agent_sbuf_take(&b);
 }
 
 static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
@@ -128,7 +128,7 @@ static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
 	if (n < 0)
 		return -1;
 	size_t len;
-	o->observation = text_sanitize(s, (size_t)n, &len);
+	o->observation = agent_text_sanitize(s, (size_t)n, &len);
 	free(s);
 	o->is_error = is_error;
 	return o->observation ? 0 : -1;
@@ -137,24 +137,24 @@ static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
 /* Editor output: capped at TOOL_EDITOR_MAX characters with a note. */
 static int set_editor_obs(struct tool_outcome *o, struct sbuf *b)
 {
-	_cleanup_free_ char *s = sbuf_take(b);
+	_cleanup_free_ char *s = agent_sbuf_take(b);
 	if (!s)
 		return -1;
 	size_t len;
-	_cleanup_free_ char *clean = text_sanitize(s, strlen(s), &len);
+	_cleanup_free_ char *clean = agent_text_sanitize(s, strlen(s), &len);
 	if (!clean)
 		return -1;
 	struct sbuf out = {0};
-	size_t keep = text_utf8_prefix(clean, len, TOOL_EDITOR_MAX);
-	sbuf_add(&out, clean, keep);
+	size_t keep = agent_text_utf8_prefix(clean, len, TOOL_EDITOR_MAX);
+	agent_sbuf_add(&out, clean, keep);
 	if (keep < len)
-		sbuf_printf(&out,
+		agent_sbuf_printf(&out,
 			    "\n[output cut at %d characters: view a smaller view_range, or find "
 			    "line numbers with `grep -n` first]",
 			    TOOL_EDITOR_MAX);
 	while (out.len && out.s[out.len - 1] == '\n')
 		out.s[--out.len] = '\0';
-	o->observation = sbuf_take(&out);
+	o->observation = agent_sbuf_take(&out);
 	return o->observation ? 0 : -1;
 }
 
@@ -200,7 +200,7 @@ static int run_bash(struct tool_ctx *t, const cJSON *args, struct tool_outcome *
 	}
 	o->exit_code = res.exit_code;
 	o->timed_out = res.timed_out;
-	o->observation = tool_bash_observation(&res, timeout);
+	o->observation = agent_tool_bash_observation(&res, timeout);
 	cell_result_free(&res);
 	return o->observation ? 0 : -1;
 }
@@ -356,16 +356,16 @@ static int editor_view(struct tool_ctx *t, const char *path, const cJSON *args,
 		if (ranged)
 			return set_obs(o, true, "Error: view_range only applies to files; %s is a directory.",
 				       path);
-		sbuf_printf(&b, "Files and directories up to 2 levels deep in %s, hidden ones excluded:\n",
+		agent_sbuf_printf(&b, "Files and directories up to 2 levels deep in %s, hidden ones excluded:\n",
 			    path);
-		sbuf_add(&b, data, fr.len);
+		agent_sbuf_add(&b, data, fr.len);
 		if (!fr.len)
-			sbuf_adds(&b, "(empty directory)");
+			agent_sbuf_adds(&b, "(empty directory)");
 		return set_editor_obs(o, &b);
 	}
 	if (check_file(o, &fr, path, &rc) < 0)
 		return rc;
-	size_t lines = edit_line_count(data, fr.len);
+	size_t lines = agent_edit_line_count(data, fr.len);
 	if (!ranged) {
 		if (!lines)
 			return set_obs(o, false, "The file %s is empty.", path);
@@ -373,11 +373,11 @@ static int editor_view(struct tool_ctx *t, const char *path, const cJSON *args,
 		end = -1;
 	} else {
 		char msg[300];
-		if (edit_check_range(start, end, lines, msg, sizeof(msg)) < 0)
+		if (agent_edit_check_range(start, end, lines, msg, sizeof(msg)) < 0)
 			return set_obs(o, true, "Error: %s", msg);
 	}
-	sbuf_printf(&b, "Here's the result of running `cat -n` on %s:\n", path);
-	edit_number_lines(&b, data, fr.len, (size_t)start, end == -1 ? lines : (size_t)end);
+	agent_sbuf_printf(&b, "Here's the result of running `cat -n` on %s:\n", path);
+	agent_edit_number_lines(&b, data, fr.len, (size_t)start, end == -1 ? lines : (size_t)end);
 	return set_editor_obs(o, &b);
 }
 
@@ -400,21 +400,21 @@ static int editor_create(struct tool_ctx *t, const char *path, const cJSON *args
 		return set_obs(o, true, "Error: %s", err.msg);
 	}
 	return set_obs(o, false, "File created successfully at: %s (%zu lines)", path,
-		       edit_line_count(ft->valuestring, len));
+		       agent_edit_line_count(ft->valuestring, len));
 }
 
 static void snippet(struct sbuf *b, const char *path, const char *data, size_t len, size_t first,
 		    size_t last)
 {
-	size_t lines = edit_line_count(data, len);
+	size_t lines = agent_edit_line_count(data, len);
 	first = first > EDIT_SNIPPET_LINES ? first - EDIT_SNIPPET_LINES : 1;
 	last += EDIT_SNIPPET_LINES;
 	if (last > lines)
 		last = lines;
-	sbuf_printf(b, "The file %s has been edited. Here's the result of running `cat -n` on a "
+	agent_sbuf_printf(b, "The file %s has been edited. Here's the result of running `cat -n` on a "
 		       "snippet of %s:\n", path, path);
-	edit_number_lines(b, data, len, first, last);
-	sbuf_adds(b, "Review the changes and make sure they are as expected. Edit the file again if "
+	agent_edit_number_lines(b, data, len, first, last);
+	agent_sbuf_adds(b, "Review the changes and make sure they are as expected. Edit the file again if "
 		     "necessary.");
 }
 
@@ -450,7 +450,7 @@ static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON 
 	if (check_file(o, &fr, path, &rc) < 0)
 		return rc;
 	size_t olen = strlen(old), nlen = strlen(new);
-	size_t n = edit_count(data, fr.len, old, olen);
+	size_t n = agent_edit_count(data, fr.len, old, olen);
 	if (n == 0)
 		return set_obs(o, true, "Error: no replacement was performed: old_str did not appear "
 					"verbatim in %s (found 0 occurrences).", path);
@@ -459,10 +459,10 @@ static int editor_str_replace(struct tool_ctx *t, const char *path, const cJSON 
 			       "Error: no replacement was performed: old_str occurs %zu times in %s; "
 			       "include more surrounding lines so that it is unique.", n, path);
 	size_t out_len = 0, line = 0;
-	_cleanup_free_ char *out = edit_replace(data, fr.len, old, olen, new, nlen, &out_len, &line);
+	_cleanup_free_ char *out = agent_edit_replace(data, fr.len, old, olen, new, nlen, &out_len, &line);
 	if (!out)
 		return -1;
-	size_t new_lines = edit_line_count(new, nlen);
+	size_t new_lines = agent_edit_line_count(new, nlen);
 	return save_edit(t, path, out, out_len, line, line + (new_lines ? new_lines - 1 : 0), o);
 }
 
@@ -482,15 +482,15 @@ static int editor_insert(struct tool_ctx *t, const char *path, const cJSON *args
 	int rc = 0;
 	if (check_file(o, &fr, path, &rc) < 0)
 		return rc;
-	size_t lines = edit_line_count(data, fr.len);
+	size_t lines = agent_edit_line_count(data, fr.len);
 	if (after < 0 || (size_t)after > lines)
 		return set_obs(o, true, "Error: invalid insert_line %ld: it must be from 0 to %zu "
 					"(the number of lines in %s).", after, lines, path);
 	size_t tlen = strlen(text), out_len = 0;
-	_cleanup_free_ char *out = edit_insert(data, fr.len, (size_t)after, text, tlen, &out_len);
+	_cleanup_free_ char *out = agent_edit_insert(data, fr.len, (size_t)after, text, tlen, &out_len);
 	if (!out)
 		return -1;
-	size_t added = edit_line_count(text, tlen);
+	size_t added = agent_edit_line_count(text, tlen);
 	return save_edit(t, path, out, out_len, (size_t)after + 1, (size_t)after + (added ? added : 1), o);
 }
 
@@ -519,7 +519,7 @@ static int run_editor(struct tool_ctx *t, const cJSON *args, struct tool_outcome
 				"str_replace, insert.", cmd);
 }
 
-int tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_outcome *o)
+int agent_tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_outcome *o)
 {
 	*o = (struct tool_outcome){0};
 	double t0 = sc_now();
@@ -542,7 +542,7 @@ int tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_o
 	return rc;
 }
 
-void tool_outcome_free(struct tool_outcome *o)
+void agent_tool_outcome_free(struct tool_outcome *o)
 {
 	free(o->observation);
 	o->observation = NULL;

@@ -34,11 +34,11 @@ struct tool_outcome {
 
 /* Run one tool call. Tool errors come back as observations; returns -1 only
  * when out of memory. */
-int tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_outcome *out);
-void tool_outcome_free(struct tool_outcome *o);
+int agent_tool_run(struct tool_ctx *t, const struct llm_tool_call *call, struct tool_outcome *out);
+void agent_tool_outcome_free(struct tool_outcome *o);
 
 /* Format an execute_bash observation (exposed for tests). */
-char *tool_bash_observation(const struct cell_result *res, double timeout_s);
+char *agent_tool_bash_observation(const struct cell_result *res, double timeout_s);
 
 /* The reply when an assistant message has no tool call. */
-extern const char TOOL_NO_CALL_REMINDER[];
+extern const char AGENT_TOOL_NO_CALL_REMINDER[];

@@ -5,9 +5,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "episode.h"
 #include "text.h"
 
-const char VANILLA_SYSTEM_PROMPT[] =
+const char AGENT_VANILLA_SYSTEM_PROMPT[] =
 	"You are a helpful assistant. Solve the problem the user gives you. The documents "
 	"the problem refers to, if any, follow it in the same message. Think as much as you "
 	"need, then end your reply with the final answer.";
@@ -27,15 +28,15 @@ static void add_attr(struct sbuf *b, const char *rel)
 {
 	/* the path is ours to show: keep it printable and quote-free */
 	for (const char *p = rel; *p; p++)
-		sbuf_add(b, (*p == '"' || (unsigned char)*p < 0x20) ? "_" : p, 1);
+		agent_sbuf_add(b, (*p == '"' || (unsigned char)*p < 0x20) ? "_" : p, 1);
 }
 
 static void add_file(struct docs *d, int dirfd, const char *name, const char *rel, off_t size)
 {
 	d->files++;
-	sbuf_adds(&d->b, "<document path=\"");
+	agent_sbuf_adds(&d->b, "<document path=\"");
 	add_attr(&d->b, rel);
-	sbuf_adds(&d->b, "\">\n");
+	agent_sbuf_adds(&d->b, "\">\n");
 	_cleanup_fd_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	char *buf = NULL;
 	ssize_t n = -1;
@@ -43,22 +44,22 @@ static void add_file(struct docs *d, int dirfd, const char *name, const char *re
 	    (buf = malloc((size_t)size + 1)))
 		n = sc_read_all(fd, buf, (size_t)size);
 	if (n < 0) {
-		sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
+		agent_sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
 			    fd < 0 ? "cannot be read" : "the documents exceed the size budget");
 	} else if (memchr(buf, '\0', (size_t)n)) {
-		sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
+		agent_sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
 	} else {
 		size_t clean_len;
-		_cleanup_free_ char *clean = text_sanitize(buf, (size_t)n, &clean_len);
+		_cleanup_free_ char *clean = agent_text_sanitize(buf, (size_t)n, &clean_len);
 		if (clean) {
-			sbuf_add(&d->b, clean, clean_len);
+			agent_sbuf_add(&d->b, clean, clean_len);
 			if (clean_len && clean[clean_len - 1] != '\n')
-				sbuf_adds(&d->b, "\n");
+				agent_sbuf_adds(&d->b, "\n");
 		}
 		d->used += (size_t)n;
 	}
 	free(buf);
-	sbuf_adds(&d->b, "</document>\n");
+	agent_sbuf_adds(&d->b, "</document>\n");
 }
 
 static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, struct sc_err *err)
@@ -113,41 +114,81 @@ static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, str
 	return rc;
 }
 
-char *vanilla_prompt(const char *problem, const char *input_dir, struct sc_err *err)
+char *agent_vanilla_prompt(const char *problem, const char *input_dir, struct sc_err *err)
 {
 	struct docs d = {0};
-	sbuf_printf(&d.b, "<problem>\n%s\n</problem>\n", problem);
+	agent_sbuf_printf(&d.b, "<problem>\n%s\n</problem>\n", problem);
 	if (input_dir) {
 		_cleanup_fd_ int fd = open(input_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
-			sbuf_free(&d.b);
+			agent_sbuf_free(&d.b);
 			sc_fail(err, errno, "cannot open the input directory %.200s", input_dir);
 			return NULL;
 		}
-		sbuf_adds(&d.b, "\n<documents>\n");
+		agent_sbuf_adds(&d.b, "\n<documents>\n");
 		if (add_dir(&d, fd, "", 0, err) < 0) {
-			sbuf_free(&d.b);
+			agent_sbuf_free(&d.b);
 			return NULL;
 		}
-		sbuf_adds(&d.b, "</documents>\n");
+		agent_sbuf_adds(&d.b, "</documents>\n");
 	}
 	if (d.b.oom) {
-		sbuf_free(&d.b);
+		agent_sbuf_free(&d.b);
 		sc_fail(err, ENOMEM, "the prompt");
 		return NULL;
 	}
-	return sbuf_take(&d.b);
+	return agent_sbuf_take(&d.b);
 }
 
-void vanilla_answer(struct agent_result *res, const char *dir, const char *content)
+void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content)
 {
 	const char *c = content ? content : "";
 	free(res->answer);
-	res->answer = text_sanitize(c, strlen(c), &res->answer_len);
+	res->answer = agent_text_sanitize(c, strlen(c), &res->answer_len);
 	char path[4200];
 	if (!res->answer || sc_path(path, sizeof(path), "%s/answer.txt", dir) < 0)
 		return;
 	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd >= 0)
 		(void)sc_write_all(fd, res->answer, res->answer_len);
+}
+
+int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
+		      struct sc_err *err)
+{
+	*res = (struct agent_result){0};
+	if (agent_episode_check(cfg, false, err) < 0)
+		return -1;
+	struct episode e;
+	if (agent_episode_open(&e, cfg, res, AGENT_VANILLA_SYSTEM_PROMPT, false, err) < 0)
+		return -1;
+	int rc = 0;
+	e.setup_s = sc_now() - e.t0;
+	e.llm.deadline = e.t0 + cfg->episode_timeout_s;
+	agent_episode_log_start(&e, "vanilla");
+	char *problem = agent_vanilla_prompt(cfg->problem, cfg->input_dir, err);
+	if (!problem) {
+		rc = -1;
+		goto out;
+	}
+	e.llm.ops->add_user(&e.llm, problem);
+	free(problem);
+
+	res->status = AGENT_MAX_STEPS;
+	struct llm_reply r;
+	if (agent_episode_may_go_on(&e)) {
+		e.step++;
+		if (agent_episode_model_turn(&e, &r)) {
+			agent_episode_add_step(&e, &r, true, NULL, "", 0);
+			agent_vanilla_answer(res, e.rec.dir, r.content);
+			res->status = AGENT_SUBMITTED;
+			e.done = true;
+			llm_reply_free(&r);
+		}
+		agent_episode_snapshot(&e);
+	}
+out:
+	agent_episode_finish(&e, rc, err);
+	agent_episode_close(&e);
+	return rc;
 }

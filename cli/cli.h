@@ -1,6 +1,8 @@
 /* cli/: parsing and printing only. Each subcommand is cmd_<verb>.c. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../common/sc.h"
@@ -14,6 +16,57 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print err's message as one line; returns 125. */
 int cli_fail(const struct sc_err *err);
+/* The sink for library messages (cli/log.c): each one line "sandcell: MSG"
+ * on stderr; with live (a terminal), SC_LOG_PROGRESS lines replace each
+ * other. One state per sink, used from one thread. */
+struct cli_log {
+	bool live;
+	bool shown; /* a progress line is on the screen */
+};
+struct sc_log cli_log_sink(struct cli_log *st);
+
+/* ---- options (cli/optparse.c): one table per group of options ---- */
+
+enum cli_arg_type {
+	CLI_FLAG,        /* no value; sets a bool */
+	CLI_STRING,      /* the value as given (const char *) */
+	CLI_COUNT,       /* a whole number in [min, max] (unsigned, size_t, uint64_t, long) */
+	CLI_SIZE,        /* a size like 512M, not 0 (uint64_t) */
+	CLI_SECONDS,     /* seconds like 30 or 0.5 (double) */
+	CLI_CUSTOM,      /* parse(target, option, value) checks and stores */
+	CLI_CUSTOM_FLAG, /* parse(target, option, NULL): no value */
+};
+
+struct cli_option {
+	const char *name;    /* "--memory" */
+	const char *alias;   /* "-v", or NULL */
+	enum cli_arg_type type;
+	size_t offset, size; /* the field in the target: CLI_FIELD(type, member) */
+	uint64_t min, max;   /* CLI_COUNT */
+	int (*parse)(void *target, const char *option, const char *value); /* 0, -1 printed */
+	const char *metavar; /* the value in the help line ("SIZE") */
+	const char *help;    /* the help line ('\n': a continuation line); NULL: not listed */
+	const char *usage;   /* the help line's left column, when not "NAME METAVAR" */
+	bool eq_form;        /* also matches "NAME=..." */
+};
+#define CLI_FIELD(type, member) .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
+
+/* A table (ended by an entry without names) and the struct it fills. */
+struct cli_table {
+	const struct cli_option *options;
+	void *target;
+};
+
+/* Try to consume the option at argv[*i] (advancing *i past its value).
+ * Returns 1 when consumed, 0 when the table has no such option, -1 on a
+ * bad or missing value (error printed). */
+int cli_parse_option(const struct cli_option *table, void *target, int argc, char **argv, int *i);
+/* The same over several tables, the first that knows the option. */
+int cli_parse_options(const struct cli_table *tables, size_t n, int argc, char **argv, int *i);
+/* The help lines of a table, the left column `width` wide (malloc'ed;
+ * NULL when out of memory). */
+char *cli_options_help(const struct cli_option *table, int width);
+
 /* The value after option argv[*i] (advancing *i), or NULL after saying
  * that the option needs one. */
 const char *cli_option_value(int argc, char **argv, int *i);
@@ -39,12 +92,14 @@ struct cell_opts {
 	struct rootfs_image img; /* resolved by cell_opts_build */
 };
 
+/* The common options (cli/opts.c), a table for struct cell_opts. */
+extern const struct cli_option CELL_OPTIONS[];
 /* Try to consume one common option at argv[*i] (advancing *i past its
  * value). Returns 1 when consumed, 0 when not a common option, -1 on a bad
  * value (error already printed). */
 int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i);
-/* The --help text of the common options. */
-extern const char CELL_OPTS_HELP[];
+/* The --help lines of the common options (static; "" when out of memory). */
+const char *cell_opts_help(void);
 /* Load the policy, apply it and the overrides to spec. The policy must
  * outlive spec. Returns 0 or prints one line and returns -1. */
 int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,

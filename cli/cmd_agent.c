@@ -1,6 +1,8 @@
 /* sandcell agent: parse options, run one episode (agent/), print the answer. */
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -23,29 +25,10 @@ static const char USAGE[] =
 	"model wrote to /testbed/answer.txt; the run is recorded in --out.\n"
 	"\n"
 	"Model:\n"
-	"  --api openai|anthropic   wire format (default openai: chat completions with tools)\n"
-	"  --base-url URL           default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\n"
-	"                           provider's public URL\n"
-	"  --model NAME             model name (required)\n"
-	"  --api-key-env VAR        read the API key from $VAR (default OPENAI_API_KEY or\n"
-	"                           ANTHROPIC_API_KEY); keys are never taken on the command line\n"
-	"  --temperature T          sampling temperature (default: the server's)\n"
-	"  --max-tokens N           completion tokens per reply (Anthropic default 4096)\n"
-	"  --extra-body JSON        object merged into every request (e.g. vLLM options)\n"
-	"  --request-timeout S      per model request (default 600)\n"
-	"  --max-attempts N         tries per request on 429/5xx/connection errors (default 5)\n"
-	"  --retry-base-ms MS       first backoff delay, doubled each retry (default 1000)\n"
+	"%s"
 	"\n"
 	"Episode:\n"
-	"  --max-steps N            model turns (default 100)\n"
-	"  --command-timeout S      per tool command (default 120)\n"
-	"  --episode-timeout S      whole episode (default 1800)\n"
-	"  --input DIR              copied to /testbed/documents before the first step\n"
-	"  --out DIR                output directory (default runs/<timestamp>-<id>)\n"
-	"  --files-limit SIZE       bytes copied out of /testbed/output (default 256M)\n"
-	"  --keep                   keep the cell running and print its name on stderr\n"
-	"  --json                   print one JSON result object instead of the answer\n"
-	"  -q, --quiet              no progress lines on stderr\n"
+	"%s"
 	"\n"
 	"Cell (defaults for the agent: --memory 4G --pids 512 --disk 2G, network none):\n"
 	"%s"
@@ -110,15 +93,6 @@ static char *load_problem(const char *arg)
 	return strdup(arg);
 }
 
-static int parse_secs(const char *name, const char *v, double *out)
-{
-	if (sc_parse_seconds(v, out) < 0) {
-		cli_error("%s: expected seconds like 30 or 0.5, got '%.64s'", name, v);
-		return -1;
-	}
-	return 0;
-}
-
 static void print_json(const struct agent_result *res)
 {
 	printf("{\"status\":");
@@ -144,6 +118,38 @@ static void print_json(const struct agent_result *res)
 	printf("}\n");
 }
 
+/* The first SIGINT/SIGTERM/SIGHUP ends the episode after the step in
+ * flight (the answer is collected, the cell removed); SA_RESETHAND lets a
+ * second one kill at once. */
+static atomic_bool interrupted;
+
+static void on_signal(int sig)
+{
+	static const char msg[] = "sandcell: agent: interrupted; finishing the current step "
+				  "(again to quit now, leaving the cell for 'sandcell rm')\n";
+	(void)sig;
+	if (!atomic_exchange(&interrupted, true))
+		(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+}
+
+static int run_episode(struct agent_config *cfg, struct agent_result *res, struct sc_err *err)
+{
+	struct cli_log log = {0};
+	cfg->log = cli_log_sink(&log);
+	cfg->cancel = &interrupted;
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old_int,
+			 old_term, old_hup;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	int rc = agent_run(cfg, res, err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	return rc;
+}
+
 struct agent_args {
 	struct agent_config cfg;
 	struct cell_opts opts;
@@ -152,114 +158,138 @@ struct agent_args {
 	bool json;
 };
 
+static int parse_api(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	if (!strcmp(v, "openai"))
+		a->cfg.api = AGENT_API_OPENAI;
+	else if (!strcmp(v, "anthropic"))
+		a->cfg.api = AGENT_API_ANTHROPIC;
+	else {
+		cli_error("--api: expected openai or anthropic, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_base_url(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
+		cli_error("--base-url: expected an http:// or https:// URL, got '%.200s'", v);
+		return -1;
+	}
+	a->cfg.base_url = v;
+	return 0;
+}
+
+static int refuse_api_key(void *t, const char *o, const char *v)
+{
+	cli_error("--api-key: keys are not taken on the command line (they would show in ps); "
+		  "put it in OPENAI_API_KEY / ANTHROPIC_API_KEY or name a variable with "
+		  "--api-key-env");
+	return -1;
+}
+
+static int parse_temperature(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	char *end;
+	double x = strtod(v, &end);
+	if (*end || !isfinite(x) || x < 0 || x > 2) {
+		cli_error("--temperature: expected a number from 0 to 2, got '%.64s'", v);
+		return -1;
+	}
+	a->cfg.temperature = x;
+	return 0;
+}
+
+static int parse_input(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	struct stat st;
+	if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		cli_error("--input %.200s: not a directory", v);
+		return -1;
+	}
+	a->cfg.input_dir = v;
+	return 0;
+}
+
+static int parse_files_limit(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	if (sc_parse_size(v, &a->cfg.files_limit) < 0) {
+		cli_error("--files-limit: expected a size like 256M, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+#define AA(member) CLI_FIELD(struct agent_args, member)
+
+static const struct cli_option MODEL_OPTIONS[] = {
+	{"--api", NULL, CLI_CUSTOM, .parse = parse_api, .metavar = "openai|anthropic",
+	 .help = "wire format (default openai: chat completions with tools)"},
+	{"--base-url", NULL, CLI_CUSTOM, .parse = parse_base_url, .metavar = "URL",
+	 .help = "default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\nprovider's public URL"},
+	{"--model", NULL, CLI_STRING, AA(cfg.model), .metavar = "NAME",
+	 .help = "model name (required)"},
+	{"--api-key-env", NULL, CLI_STRING, AA(key_env), .metavar = "VAR",
+	 .help = "read the API key from $VAR (default OPENAI_API_KEY or\nANTHROPIC_API_KEY); keys "
+		 "are never taken on the command line"},
+	{"--api-key", NULL, CLI_CUSTOM_FLAG, .parse = refuse_api_key, .eq_form = true},
+	{"--temperature", NULL, CLI_CUSTOM, .parse = parse_temperature, .metavar = "T",
+	 .help = "sampling temperature (default: the server's)"},
+	{"--max-tokens", NULL, CLI_COUNT, AA(cfg.max_tokens), .min = 1, .max = 10000000,
+	 .metavar = "N", .help = "completion tokens per reply (Anthropic default 4096)"},
+	{"--extra-body", NULL, CLI_STRING, AA(cfg.extra_body), .metavar = "JSON",
+	 .help = "object merged into every request (e.g. vLLM options)"},
+	{"--request-timeout", NULL, CLI_SECONDS, AA(cfg.request_timeout_s), .metavar = "S",
+	 .help = "per model request (default 600)"},
+	{"--max-attempts", NULL, CLI_COUNT, AA(cfg.attempts), .min = 1, .max = 100,
+	 .metavar = "N", .help = "tries per request on 429/5xx/connection errors (default 5)"},
+	{"--retry-base-ms", NULL, CLI_COUNT, AA(cfg.retry_base_ms), .min = 0, .max = 600000,
+	 .metavar = "MS", .help = "first backoff delay, doubled each retry (default 1000)"},
+	{0},
+};
+
+static const struct cli_option EPISODE_OPTIONS[] = {
+	{"--max-steps", NULL, CLI_COUNT, AA(cfg.max_steps), .min = 1, .max = 100000,
+	 .metavar = "N", .help = "model turns (default 100)"},
+	{"--command-timeout", NULL, CLI_SECONDS, AA(cfg.command_timeout_s), .metavar = "S",
+	 .help = "per tool command (default 120)"},
+	{"--episode-timeout", NULL, CLI_SECONDS, AA(cfg.episode_timeout_s), .metavar = "S",
+	 .help = "whole episode (default 1800)"},
+	{"--input", NULL, CLI_CUSTOM, .parse = parse_input, .metavar = "DIR",
+	 .help = "copied to /testbed/documents before the first step"},
+	{"--out", NULL, CLI_STRING, AA(cfg.out_dir), .metavar = "DIR",
+	 .help = "output directory (default runs/<timestamp>-<id>)"},
+	{"--files-limit", NULL, CLI_CUSTOM, .parse = parse_files_limit, .metavar = "SIZE",
+	 .help = "bytes copied out of /testbed/output (default 256M)"},
+	{"--keep", NULL, CLI_FLAG, AA(cfg.keep),
+	 .help = "keep the cell running and print its name on stderr"},
+	{"--json", NULL, CLI_FLAG, AA(json),
+	 .help = "print one JSON result object instead of the answer"},
+	{"--quiet", "-q", CLI_FLAG, AA(cfg.quiet), .usage = "-q, --quiet",
+	 .help = "no progress lines on stderr"},
+	{0},
+};
+
+#define HELP_WIDTH 25
+
 /* Returns 1 when consumed, 0 when unknown, -1 on a bad value. */
 static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 {
-	struct agent_config *c = &a->cfg;
-	const char *o = argv[*i], *v;
-	uint64_t n;
-#define VAL()                                                                                  \
-	do {                                                                                   \
-		if (!(v = cli_option_value(argc, argv, i)))                                            \
-			return -1;                                                             \
-	} while (0)
-	if (!strcmp(o, "--api")) {
-		VAL();
-		if (!strcmp(v, "openai"))
-			c->api = AGENT_API_OPENAI;
-		else if (!strcmp(v, "anthropic"))
-			c->api = AGENT_API_ANTHROPIC;
-		else {
-			cli_error("--api: expected openai or anthropic, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(o, "--base-url")) {
-		VAL();
-		if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) {
-			cli_error("--base-url: expected an http:// or https:// URL, got '%.200s'", v);
-			return -1;
-		}
-		c->base_url = v;
-	} else if (!strcmp(o, "--model")) {
-		VAL();
-		c->model = v;
-	} else if (!strcmp(o, "--api-key-env")) {
-		VAL();
-		a->key_env = v;
-	} else if (!strcmp(o, "--api-key") || !strncmp(o, "--api-key=", 10)) {
-		cli_error("--api-key: keys are not taken on the command line (they would show in ps); "
-			  "put it in OPENAI_API_KEY / ANTHROPIC_API_KEY or name a variable with "
-			  "--api-key-env");
-		return -1;
-	} else if (!strcmp(o, "--temperature")) {
-		VAL();
-		char *end;
-		double t = strtod(v, &end);
-		if (*end || !isfinite(t) || t < 0 || t > 2) {
-			cli_error("--temperature: expected a number from 0 to 2, got '%.64s'", v);
-			return -1;
-		}
-		c->temperature = t;
-	} else if (!strcmp(o, "--max-tokens")) {
-		VAL();
-		if (cli_parse_count(o, v, 1, 10000000, &n) < 0)
-			return -1;
-		c->max_tokens = (long)n;
-	} else if (!strcmp(o, "--extra-body")) {
-		VAL();
-		c->extra_body = v;
-	} else if (!strcmp(o, "--request-timeout")) {
-		VAL();
-		return parse_secs(o, v, &c->request_timeout_s) < 0 ? -1 : 1;
-	} else if (!strcmp(o, "--max-attempts")) {
-		VAL();
-		if (cli_parse_count(o, v, 1, 100, &n) < 0)
-			return -1;
-		c->attempts = (unsigned)n;
-	} else if (!strcmp(o, "--retry-base-ms")) {
-		VAL();
-		if (cli_parse_count(o, v, 0, 600000, &n) < 0)
-			return -1;
-		c->retry_base_ms = (unsigned)n;
-	} else if (!strcmp(o, "--max-steps")) {
-		VAL();
-		if (cli_parse_count(o, v, 1, 100000, &n) < 0)
-			return -1;
-		c->max_steps = (unsigned)n;
-	} else if (!strcmp(o, "--command-timeout")) {
-		VAL();
-		return parse_secs(o, v, &c->command_timeout_s) < 0 ? -1 : 1;
-	} else if (!strcmp(o, "--episode-timeout")) {
-		VAL();
-		return parse_secs(o, v, &c->episode_timeout_s) < 0 ? -1 : 1;
-	} else if (!strcmp(o, "--input")) {
-		VAL();
-		struct stat st;
-		if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			cli_error("--input %.200s: not a directory", v);
-			return -1;
-		}
-		c->input_dir = v;
-	} else if (!strcmp(o, "--out")) {
-		VAL();
-		c->out_dir = v;
-	} else if (!strcmp(o, "--files-limit")) {
-		VAL();
-		if (sc_parse_size(v, &c->files_limit) < 0) {
-			cli_error("--files-limit: expected a size like 256M, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(o, "--keep")) {
-		c->keep = true;
-	} else if (!strcmp(o, "--json")) {
-		a->json = true;
-	} else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
-		c->quiet = true;
-	} else {
-		return 0;
-	}
-#undef VAL
-	return 1;
+	const struct cli_table tables[] = {{MODEL_OPTIONS, a}, {EPISODE_OPTIONS, a}};
+	return cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, i);
+}
+
+static void print_usage(void)
+{
+	_cleanup_free_ char *model = cli_options_help(MODEL_OPTIONS, HELP_WIDTH);
+	_cleanup_free_ char *episode = cli_options_help(EPISODE_OPTIONS, HELP_WIDTH);
+	printf(USAGE, model ? model : "", episode ? episode : "", cell_opts_help());
 }
 
 static int parse_args(struct agent_args *a, int argc, char **argv)
@@ -267,7 +297,7 @@ static int parse_args(struct agent_args *a, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
 		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
-			printf(USAGE, CELL_OPTS_HELP);
+			print_usage();
 			return 1;
 		}
 		int r = parse_agent_opt(a, argc, argv, &i);
@@ -353,7 +383,7 @@ int cmd_agent(int argc, char **argv)
 
 	struct agent_result res;
 	struct sc_err err = {0};
-	int rc = agent_run(cfg, &res, &err);
+	int rc = run_episode(cfg, &res, &err);
 	int exit_code;
 	if (rc < 0) {
 		cli_fail(&err);

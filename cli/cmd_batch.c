@@ -1,10 +1,13 @@
-/* sandcell batch: parse options and hand over to agent/batch.h; summarize
+/* sandcell batch: parse options and hand over to batch/batch.h; summarize
  * and export read finished runs. */
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../agent/batch.h"
+#include "../batch/batch.h"
 #include "../common/parse.h"
 #include "cli.h"
 
@@ -19,27 +22,7 @@ static const char USAGE[] =
 	"Rerunning the same command resumes: attempts that have a result are skipped.\n"
 	"\n"
 	"Batch:\n"
-	"  --out DIR                run directory (default runs/batch-<TASKS name>)\n"
-	"  --concurrency N          episodes at once (default 8)\n"
-	"  --repeat K               independent attempts per task (default 1)\n"
-	"  --max-tasks N            only the first N tasks of the file\n"
-	"  --mode sandbox|vanilla   sandbox (default): the agent with its cell and tools;\n"
-	"                           vanilla: the same model without tools, documents inlined\n"
-	"  --retry-errors           run again the attempts that ended in error\n"
-	"  --shard I/N              only tasks whose id hashes to shard I of N (0-based); taken\n"
-	"                           from SLURM_ARRAY_TASK_ID/_COUNT when set; results go to\n"
-	"                           DIR/shard-I-of-N\n"
-	"  --shards N               with JOB_COMPLETION_INDEX (Kubernetes Indexed Job): N shards\n"
-	"  --scorer NAME            for tasks without one: exact (default), numeric, choice,\n"
-	"                           boxed, contains, command\n"
-	"  --tolerance X            numeric: relative tolerance (default 1e-6)\n"
-	"  --checker CMD            command: shell command run in a fresh cell in /testbed with\n"
-	"                           answer.txt, expected.txt and output/ (exit 0 or a printed\n"
-	"                           score in [0, 1] decides)\n"
-	"  --checker-dir DIR        command: copied to /testbed/checker\n"
-	"  --checker-timeout S      command: seconds (default 60)\n"
-	"  --pool-workers N         processes that make cells (default concurrency/4, 2..16)\n"
-	"  --json                   print the summary as one JSON object\n"
+	"%s"
 	"\n"
 	"Every `sandcell agent` option applies (model, episode and cell options; --input is\n"
 	"the default input_dir); see 'sandcell agent --help'.\n"
@@ -55,120 +38,136 @@ struct batch_args {
 	const char *shard;
 	uint64_t shards;
 	bool shard_given;
+	bool json;
 };
 
-/* 1 consumed, 0 not a batch option, -1 bad value */
-static int parse_batch_opt(struct batch_args *a, int argc, char **argv, int *i)
+static int parse_mode(void *t, const char *opt, const char *v)
 {
-	struct batch_options *o = &a->o;
-	const char *opt = argv[*i], *v;
-	uint64_t n;
-#define VAL()                                                                                  \
-	do {                                                                                   \
-		if (!(v = cli_option_value(argc, argv, i)))                                            \
-			return -1;                                                             \
-	} while (0)
-	if (!strcmp(opt, "--out")) {
-		VAL();
-		o->out_dir = v;
-	} else if (!strcmp(opt, "--concurrency")) {
-		VAL();
-		if (cli_parse_count(opt, v, 1, BATCH_MAX_CONCURRENCY, &n) < 0)
-			return -1;
-		o->concurrency = (unsigned)n;
-	} else if (!strcmp(opt, "--repeat")) {
-		VAL();
-		if (cli_parse_count(opt, v, 1, BATCH_MAX_REPEAT, &n) < 0)
-			return -1;
-		o->repeat = (unsigned)n;
-	} else if (!strcmp(opt, "--max-tasks")) {
-		VAL();
-		if (cli_parse_count(opt, v, 1, 100000000, &n) < 0)
-			return -1;
-		o->max_tasks = (size_t)n;
-	} else if (!strcmp(opt, "--mode")) {
-		VAL();
-		if (!strcmp(v, "sandbox"))
-			o->mode = BATCH_SANDBOX;
-		else if (!strcmp(v, "vanilla"))
-			o->mode = BATCH_VANILLA;
-		else {
-			cli_error("--mode: expected sandbox or vanilla, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(opt, "--retry-errors")) {
-		o->retry_errors = true;
-	} else if (!strcmp(opt, "--shard")) {
-		VAL();
-		if (batch_shard_parse(v, &o->shard_index, &o->shard_count) < 0) {
-			cli_error("--shard: expected I/N with 0 <= I < N, got '%.64s'", v);
-			return -1;
-		}
-		a->shard_given = true;
-	} else if (!strcmp(opt, "--shards")) {
-		VAL();
-		if (cli_parse_count(opt, v, 1, 100000, &a->shards) < 0)
-			return -1;
-	} else if (!strcmp(opt, "--scorer")) {
-		VAL();
-		if (scorer_kind_parse(v, &o->scorer.kind) < 0) {
-			cli_error("--scorer: expected exact, numeric, choice, boxed, contains or command, "
-				  "got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(opt, "--tolerance")) {
-		VAL();
-		char *end;
-		double t = strtod(v, &end);
-		if (*end || end == v || !(t >= 0) || t > 1) {
-			cli_error("--tolerance: expected a number from 0 to 1, got '%.64s'", v);
-			return -1;
-		}
-		o->scorer.tolerance = t;
-	} else if (!strcmp(opt, "--checker")) {
-		VAL();
-		o->scorer.command = v;
-	} else if (!strcmp(opt, "--checker-dir")) {
-		VAL();
-		struct stat st;
-		if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			cli_error("--checker-dir %.200s: not a directory", v);
-			return -1;
-		}
-		o->scorer.files = v;
-	} else if (!strcmp(opt, "--checker-timeout")) {
-		VAL();
-		if (sc_parse_seconds(v, &o->scorer.timeout_s) < 0 || o->scorer.timeout_s <= 0) {
-			cli_error("--checker-timeout: expected seconds, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(opt, "--pool-workers")) {
-		VAL();
-		if (cli_parse_count(opt, v, 1, 16, &n) < 0)
-			return -1;
-		o->pool_workers = (size_t)n;
-	} else if (!strcmp(opt, "--json")) {
-		o->json = true;
-	} else if (!strcmp(opt, "--keep")) {
-		cli_error("batch: --keep does not apply (cells come from a pool and are removed); run "
-			  "one task with 'sandcell agent --keep' to look into its cell");
+	struct batch_args *a = t;
+	if (!strcmp(v, "sandbox"))
+		a->o.mode = BATCH_SANDBOX;
+	else if (!strcmp(v, "vanilla"))
+		a->o.mode = BATCH_VANILLA;
+	else {
+		cli_error("--mode: expected sandbox or vanilla, got '%.64s'", v);
 		return -1;
-	} else {
-		return 0;
 	}
-#undef VAL
-	return 1;
+	return 0;
 }
+
+static int parse_shard(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	if (batch_shard_parse(v, &a->o.shard_index, &a->o.shard_count) < 0) {
+		cli_error("--shard: expected I/N with 0 <= I < N, got '%.64s'", v);
+		return -1;
+	}
+	a->shard_given = true;
+	return 0;
+}
+
+static int parse_scorer(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	if (batch_scorer_kind_parse(v, &a->o.scorer.kind) < 0) {
+		cli_error("--scorer: expected exact, numeric, choice, boxed, contains or command, "
+			  "got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_tolerance(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	char *end;
+	double x = strtod(v, &end);
+	if (*end || end == v || !(x >= 0) || x > 1) {
+		cli_error("--tolerance: expected a number from 0 to 1, got '%.64s'", v);
+		return -1;
+	}
+	a->o.scorer.tolerance = x;
+	return 0;
+}
+
+static int parse_checker_dir(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	struct stat st;
+	if (stat(v, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		cli_error("--checker-dir %.200s: not a directory", v);
+		return -1;
+	}
+	a->o.scorer.files = v;
+	return 0;
+}
+
+static int parse_checker_timeout(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	if (sc_parse_seconds(v, &a->o.scorer.timeout_s) < 0 || a->o.scorer.timeout_s <= 0) {
+		cli_error("--checker-timeout: expected seconds, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int refuse_keep(void *t, const char *opt, const char *v)
+{
+	cli_error("batch: --keep does not apply (cells come from a pool and are removed); run "
+		  "one task with 'sandcell agent --keep' to look into its cell");
+	return -1;
+}
+
+#define BA(member) CLI_FIELD(struct batch_args, member)
+
+static const struct cli_option BATCH_OPTIONS[] = {
+	{"--out", NULL, CLI_STRING, BA(o.out_dir), .metavar = "DIR",
+	 .help = "run directory (default runs/batch-<TASKS name>)"},
+	{"--concurrency", NULL, CLI_COUNT, BA(o.concurrency), .min = 1,
+	 .max = BATCH_MAX_CONCURRENCY, .metavar = "N", .help = "episodes at once (default 8)"},
+	{"--repeat", NULL, CLI_COUNT, BA(o.repeat), .min = 1, .max = BATCH_MAX_REPEAT,
+	 .metavar = "K", .help = "independent attempts per task (default 1)"},
+	{"--max-tasks", NULL, CLI_COUNT, BA(o.max_tasks), .min = 1, .max = 100000000,
+	 .metavar = "N", .help = "only the first N tasks of the file"},
+	{"--mode", NULL, CLI_CUSTOM, .parse = parse_mode, .metavar = "sandbox|vanilla",
+	 .help = "sandbox (default): the agent with its cell and tools;\nvanilla: the same model "
+		 "without tools, documents inlined"},
+	{"--retry-errors", NULL, CLI_FLAG, BA(o.retry_errors),
+	 .help = "run again the attempts that ended in error"},
+	{"--shard", NULL, CLI_CUSTOM, .parse = parse_shard, .metavar = "I/N",
+	 .help = "only tasks whose id hashes to shard I of N (0-based); taken\nfrom "
+		 "SLURM_ARRAY_TASK_ID/_COUNT when set; results go to\nDIR/shard-I-of-N"},
+	{"--shards", NULL, CLI_COUNT, BA(shards), .min = 1, .max = 100000, .metavar = "N",
+	 .help = "with JOB_COMPLETION_INDEX (Kubernetes Indexed Job): N shards"},
+	{"--scorer", NULL, CLI_CUSTOM, .parse = parse_scorer, .metavar = "NAME",
+	 .help = "for tasks without one: exact (default), numeric, choice,\nboxed, contains, command"},
+	{"--tolerance", NULL, CLI_CUSTOM, .parse = parse_tolerance, .metavar = "X",
+	 .help = "numeric: relative tolerance (default 1e-6)"},
+	{"--checker", NULL, CLI_STRING, BA(o.scorer.command), .metavar = "CMD",
+	 .help = "command: shell command run in a fresh cell in /testbed with\nanswer.txt, "
+		 "expected.txt and output/ (exit 0 or a printed\nscore in [0, 1] decides)"},
+	{"--checker-dir", NULL, CLI_CUSTOM, .parse = parse_checker_dir, .metavar = "DIR",
+	 .help = "command: copied to /testbed/checker"},
+	{"--checker-timeout", NULL, CLI_CUSTOM, .parse = parse_checker_timeout, .metavar = "S",
+	 .help = "command: seconds (default 60)"},
+	{"--pool-workers", NULL, CLI_COUNT, BA(o.pool_workers), .min = 1, .max = 16,
+	 .metavar = "N", .help = "processes that make cells (default concurrency/4, 2..16)"},
+	{"--json", NULL, CLI_FLAG, BA(json), .help = "print the summary as one JSON object"},
+	{"--keep", NULL, CLI_CUSTOM_FLAG, .parse = refuse_keep},
+	{0},
+};
 
 static int parse_run_args(struct batch_args *a, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
 		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
-			printf("%s", USAGE);
+			_cleanup_free_ char *help = cli_options_help(BATCH_OPTIONS, 25);
+			printf(USAGE, help ? help : "");
 			return 1;
 		}
-		int r = parse_batch_opt(a, argc, argv, &i);
+		int r = cli_parse_option(BATCH_OPTIONS, a, argc, argv, &i);
 		if (r == 0)
 			r = cli_agent_opt(&a->o.agent, &a->key_env, argc, argv, &i);
 		if (r == 0)
@@ -224,13 +223,66 @@ static char *command_line(int argc, char **argv)
 	return s;
 }
 
+/* The first SIGINT/SIGTERM/SIGHUP lets running episodes end (their
+ * attempts get no result and run again next time), the second exits at
+ * once. The signals are blocked from before batch_run (its pool's
+ * processes and threads inherit that) and taken here, while it waits. */
+struct stop_signals {
+	sigset_t set;
+	atomic_bool cancel;
+};
+
+static void wait_for_signal(void *ctx, double seconds)
+{
+	struct stop_signals *st = ctx;
+	struct timespec ts = {.tv_sec = (time_t)seconds,
+			      .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+	if (sigtimedwait(&st->set, NULL, &ts) <= 0)
+		return;
+	if (atomic_exchange(&st->cancel, true)) {
+		fprintf(stderr, "\nsandcell: batch: stopped at once; rerun the same command to finish\n");
+		_exit(130);
+	}
+}
+
+static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
+{
+	struct stop_signals st = {0};
+	struct cli_log log = {.live = isatty(STDERR_FILENO) == 1 && !o->quiet};
+	sigset_t old;
+	sigemptyset(&st.set);
+	sigaddset(&st.set, SIGINT);
+	sigaddset(&st.set, SIGTERM);
+	sigaddset(&st.set, SIGHUP);
+	o->log = cli_log_sink(&log);
+	o->live_progress = log.live;
+	o->cancel = &st.cancel;
+	o->wait = wait_for_signal;
+	o->wait_ctx = &st;
+	/* a write to a closed pipe or socket is an error, not the end (the
+	 * pool's cells serve their commands with SIGPIPE ignored as well) */
+	signal(SIGPIPE, SIG_IGN);
+	pthread_sigmask(SIG_BLOCK, &st.set, &old);
+	struct batch_summary summary;
+	int status = batch_run(o, &summary, err);
+	if (status != CELL_EXIT_INTERNAL) {
+		if (json)
+			batch_summary_json(stdout, &summary);
+		else
+			batch_summary_print(stdout, &summary, o->out_dir);
+		fflush(stdout);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	struct batch_args a = {0};
 	agent_config_init(&a.o.agent);
 	a.o.concurrency = 8;
 	a.o.repeat = 1;
-	a.o.scorer = (struct scorer){.kind = SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
+	a.o.scorer = (struct batch_scorer){.kind = BATCH_SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
 				     .timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT};
 	int r = parse_run_args(&a, argc, argv);
 	if (r != 0) {
@@ -293,7 +345,7 @@ static int run(int argc, char **argv)
 	cfg->spec = &spec;
 
 	struct sc_err err = {0};
-	int status = batch_run(o, &err);
+	int status = run_batch(o, a.json, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
 	cell_opts_free(&a.cell);
@@ -303,6 +355,37 @@ static int run(int argc, char **argv)
 }
 
 /* ---- summarize and export ---- */
+
+/* summarize and export list their few options in their usage lines */
+static const struct cli_option SUMMARIZE_OPTIONS[] = {
+	{"--json", NULL, CLI_FLAG, .offset = 0, .size = sizeof(bool)},
+	{0},
+};
+
+struct export_args {
+	enum batch_export_format fmt;
+	const char *out;
+};
+
+static int parse_format(void *t, const char *opt, const char *v)
+{
+	struct export_args *a = t;
+	if (!strcmp(v, "sft"))
+		a->fmt = BATCH_EXPORT_SFT;
+	else if (!strcmp(v, "rl"))
+		a->fmt = BATCH_EXPORT_RL;
+	else {
+		cli_error("--format: expected sft or rl, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct cli_option EXPORT_OPTIONS[] = {
+	{"--format", NULL, CLI_CUSTOM, .parse = parse_format},
+	{"-o", NULL, CLI_STRING, CLI_FIELD(struct export_args, out)},
+	{0},
+};
 
 static int summarize(int argc, char **argv)
 {
@@ -320,9 +403,10 @@ static int summarize(int argc, char **argv)
 			free(dirs);
 			return 0;
 		}
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (argv[i][0] == '-' && argv[i][1]) {
+		int r = cli_parse_option(SUMMARIZE_OPTIONS, &json, argc, argv, &i);
+		if (r > 0)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("batch summarize: unknown option '%s'", argv[i]);
 			free(dirs);
 			return CLI_EXIT_USAGE;
@@ -334,7 +418,7 @@ static int summarize(int argc, char **argv)
 		free(dirs);
 		return CLI_EXIT_USAGE;
 	}
-	struct batch_records rs;
+	struct batch_records *rs;
 	size_t expected;
 	struct sc_err err = {0};
 	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
@@ -342,21 +426,20 @@ static int summarize(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	struct batch_summary s;
-	batch_summarize(&rs, &s);
+	batch_summarize(rs, &s);
 	s.expected_attempts = expected;
 	if (json)
 		batch_summary_json(stdout, &s);
 	else
 		batch_summary_print(stdout, &s, n == 1 ? dirs[0] : "merged");
-	batch_records_free(&rs);
+	batch_records_destroy(rs);
 	free(dirs);
 	return 0;
 }
 
 static int export(int argc, char **argv)
 {
-	enum batch_export_format fmt = BATCH_EXPORT_SFT;
-	const char *outp = NULL;
+	struct export_args ea = {.fmt = BATCH_EXPORT_SFT};
 	const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
 	size_t n = 0;
 	if (!dirs)
@@ -371,24 +454,13 @@ static int export(int argc, char **argv)
 			free(dirs);
 			return 0;
 		}
-		if (!strcmp(o, "--format") || !strcmp(o, "-o")) {
-			if (i + 1 >= argc) {
-				cli_error("%s needs a value", o);
-				free(dirs);
-				return CLI_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(o, "-o"))
-				outp = v;
-			else if (!strcmp(v, "sft"))
-				fmt = BATCH_EXPORT_SFT;
-			else if (!strcmp(v, "rl"))
-				fmt = BATCH_EXPORT_RL;
-			else {
-				cli_error("--format: expected sft or rl, got '%.64s'", v);
-				free(dirs);
-				return CLI_EXIT_USAGE;
-			}
+		int r = cli_parse_option(EXPORT_OPTIONS, &ea, argc, argv, &i);
+		if (r < 0) {
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		}
+		if (r > 0) {
+			continue;
 		} else if (o[0] == '-' && o[1]) {
 			cli_error("batch export: unknown option '%s'", o);
 			free(dirs);
@@ -402,7 +474,7 @@ static int export(int argc, char **argv)
 		free(dirs);
 		return CLI_EXIT_USAGE;
 	}
-	struct batch_records rs;
+	struct batch_records *rs;
 	size_t expected, skipped = 0;
 	struct sc_err err = {0};
 	if (batch_collect(dirs, n, &rs, &expected, &err) < 0) {
@@ -411,18 +483,18 @@ static int export(int argc, char **argv)
 	}
 	free(dirs);
 	FILE *f = stdout;
-	if (outp && !(f = fopen(outp, "we"))) {
-		cli_error("cannot create %s: %s", outp, strerror(errno));
-		batch_records_free(&rs);
+	if (ea.out && !(f = fopen(ea.out, "we"))) {
+		cli_error("cannot create %s: %s", ea.out, strerror(errno));
+		batch_records_destroy(rs);
 		return CLI_EXIT_USAGE;
 	}
-	long lines = batch_export(&rs, fmt, f, &skipped, &err);
-	batch_records_free(&rs);
+	long lines = batch_export(rs, ea.fmt, f, &skipped, &err);
+	batch_records_destroy(rs);
 	if (f != stdout && fclose(f) != 0 && lines >= 0)
-		lines = sc_fail(&err, errno, "cannot write %s", outp);
+		lines = sc_fail(&err, errno, "cannot write %s", ea.out);
 	if (lines < 0)
 		return cli_fail(&err);
-	fprintf(stderr, "sandcell: batch export: %ld %s lines", lines, fmt == BATCH_EXPORT_SFT ? "sft" : "rl");
+	fprintf(stderr, "sandcell: batch export: %ld %s lines", lines, ea.fmt == BATCH_EXPORT_SFT ? "sft" : "rl");
 	if (skipped)
 		fprintf(stderr, " (%zu attempts without a conversation skipped)", skipped);
 	fprintf(stderr, "\n");

@@ -22,7 +22,7 @@ int cmd_create(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf(CREATE_HELP, CELL_OPTS_HELP);
+			printf(CREATE_HELP, cell_opts_help());
 			return 0;
 		}
 		if (!strcmp(a, "--persist")) {

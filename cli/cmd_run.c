@@ -28,7 +28,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf(RUN_HELP, CELL_OPTS_HELP);
+			printf(RUN_HELP, cell_opts_help());
 			return 0;
 		}
 		if (!strcmp(a, "--json")) {

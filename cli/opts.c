@@ -4,218 +4,163 @@
 #include "../common/parse.h"
 #include "cli.h"
 
-const char CELL_OPTS_HELP[] =
-	"  --image NAME          image (default: host)\n"
-	"  --policy NAME|FILE    policy: built-in name or JSON file (default: default)\n"
-	"  --memory SIZE         memory limit, e.g. 512M\n"
-	"  --pids N              process limit\n"
-	"  --cpus N              CPU limit in cores, e.g. 0.5\n"
-	"  --timeout SECS        kill the whole cell after SECS (exit 124)\n"
-	"  --disk SIZE           size of the writable layer (default 1G)\n"
-	"  --output-limit SIZE   with --json: bytes kept of stdout and of stderr (default 1M)\n"
-	"  --net none|allowlist  network: none = loopback only (default); allowlist =\n"
-	"                        egress through sandcell's proxy to --allow-net names\n"
-	"  --allow-net ENTRY     allow NAME, NAME:PORT or *.SUFFIX[:PORT] (default port\n"
-	"                        443; repeatable; implies --net allowlist)\n"
-	"  --net-host NAME=ADDR  send NAME to ADDR, never looked up (a trusted mirror)\n"
-	"  -v HOST:CELL[:ro]     bind a host path into the cell (read-only with :ro)\n"
-	"  -w DIR                working directory in the cell (default /testbed)\n"
-	"  -e KEY=VAL            add to the clean environment (PATH HOME TERM LANG)\n"
-	"  --hostname NAME       hostname (default sandcell)\n"
-	"  --require-cgroups     fail (125) instead of falling back to rlimits\n"
-	"  --root DIR            keep state, data and cache under DIR (or SANDCELL_ROOT)\n";
-
-const char *cli_option_value(int argc, char **argv, int *i)
+static int parse_cpus(void *t, const char *opt, const char *v)
 {
-	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", argv[*i]);
-		return NULL;
-	}
-	return argv[++*i];
-}
-
-int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
-{
-	if (sc_parse_uint(v, min, max, out) < 0) {
-		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
-			  (unsigned long long)min, (unsigned long long)max, v);
+	struct cell_opts *o = t;
+	if (sc_parse_cpus(v, &o->overrides.limits.cpus) < 0) {
+		cli_error("--cpus: expected a number of cores like 0.5 or 2, got '%.64s'", v);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_size_opt(const char *name, const char *v, uint64_t *out)
+static int parse_net(void *t, const char *opt, const char *v)
 {
-	if (sc_parse_size(v, out) < 0 || *out == 0) {
-		cli_error("%s: expected a size like 512M, got '%.64s'", name, v);
+	struct cell_opts *o = t;
+	if (strcmp(v, "none") != 0 && strcmp(v, "allowlist") != 0) {
+		cli_error("--net: expected 'none' (loopback only) or 'allowlist', got '%.64s'", v);
 		return -1;
 	}
-	return 1;
+	o->net = v;
+	return 0;
 }
 
-static int parse_net_opt(struct cell_opts *o, const char *a, const char *v)
+static struct net_rules *net_rules_of(struct cell_opts *o)
 {
+	if (!o->net_rules)
+		o->net_rules = calloc(1, sizeof(*o->net_rules));
+	return o->net_rules;
+}
+
+/* --allow-net ENTRY, --net-host NAME=ADDR */
+static int parse_net_rule(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
 	struct sc_err err = {0};
-	if (!o->net_rules && !(o->net_rules = calloc(1, sizeof(*o->net_rules)))) {
-		cli_error("%s: out of memory", a);
+	struct net_rules *rules = net_rules_of(o);
+	if (!rules) {
+		cli_error("%s: out of memory", opt);
 		return -1;
 	}
-	bool host = !strcmp(a, "--net-host");
-	if ((host ? net_rules_host_arg(o->net_rules, v, &err)
-		  : net_rules_allow(o->net_rules, v, &err)) < 0) {
-		cli_error("%s %s", a, err.msg);
+	bool host = !strcmp(opt, "--net-host");
+	if ((host ? net_rules_host_arg(rules, v, &err) : net_rules_allow(rules, v, &err)) < 0) {
+		cli_error("%s %s", opt, err.msg);
 		return -1;
 	}
 	o->net_hosts_given |= host;
-	return 1;
-}
-
-/* Egress rules for spec: allowlist mode when --net allowlist, --allow-net
- * or the policy (unless --net none) says so. */
-static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
-{
-	struct sc_err err = {0};
-	bool cli_allow = o->net_rules && o->net_rules->nallow;
-	bool explicit_none = o->net && !strcmp(o->net, "none");
-	if (explicit_none && cli_allow) {
-		cli_error("--allow-net: not with --net none");
-		return -1;
-	}
-	bool allowlist = cli_allow || (o->net && !strcmp(o->net, "allowlist")) ||
-			 (!explicit_none && pol->network && !strcmp(pol->network, "allowlist"));
-	if (!allowlist) {
-		if (o->net_hosts_given) {
-			cli_error("--net-host: needs --allow-net or a policy in allowlist mode");
-			return -1;
-		}
-		return 0;
-	}
-	if (!o->net_rules && !(o->net_rules = calloc(1, sizeof(*o->net_rules)))) {
-		cli_error("network rules: out of memory");
-		return -1;
-	}
-	for (size_t i = 0; i < pol->nnet_allow; i++)
-		if (net_rules_allow(o->net_rules, pol->net_allow[i], &err) < 0) {
-			cli_error("policy network.allow[%zu]: %s", i, err.msg);
-			return -1;
-		}
-	for (size_t i = 0; i < pol->nnet_hosts; i++) {
-		/* the command line's mapping of a name wins */
-		if (net_rules_find_host(o->net_rules, pol->net_hosts[i].name))
-			continue;
-		if (net_rules_host(o->net_rules, pol->net_hosts[i].name, pol->net_hosts[i].addr,
-				   &err) < 0) {
-			cli_error("policy network.hosts: %s", err.msg);
-			return -1;
-		}
-	}
-	if (cell_spec_set_egress(spec, o->net_rules, &err) < 0) {
-		cli_fail(&err);
-		return -1;
-	}
 	return 0;
 }
 
+static int parse_bind(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	if (o->nbinds >= CELL_MAX_BINDS) {
+		cli_error("too many -v options (at most %d)", CELL_MAX_BINDS);
+		return -1;
+	}
+	o->bind_args[o->nbinds++] = (char *)v;
+	return 0;
+}
+
+static int parse_workdir(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	if (v[0] != '/') {
+		cli_error("-w: expected an absolute path in the cell, got '%.64s'", v);
+		return -1;
+	}
+	o->overrides.workdir = (char *)v;
+	return 0;
+}
+
+static int parse_env(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	if (!sc_valid_env(v)) {
+		cli_error("-e: expected KEY=VALUE, got '%.64s'", v);
+		return -1;
+	}
+	if (o->nenv >= CELL_MAX_ENV) {
+		cli_error("too many -e options (at most %d)", CELL_MAX_ENV);
+		return -1;
+	}
+	o->env[o->nenv++] = v;
+	return 0;
+}
+
+static int parse_hostname(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	if (!sc_valid_name(v)) {
+		cli_error("--hostname: expected letters, digits, '.', '_' or '-' (at most 63), got '%.64s'", v);
+		return -1;
+	}
+	o->overrides.hostname = (char *)v;
+	return 0;
+}
+
+static int parse_root(void *t, const char *opt, const char *v)
+{
+	if (v[0] != '/') {
+		cli_error("--root: expected an absolute path, got '%.64s'", v);
+		return -1;
+	}
+	cell_set_root(v);
+	return 0;
+}
+
+#define CO(member) CLI_FIELD(struct cell_opts, member)
+
+const struct cli_option CELL_OPTIONS[] = {
+	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME", .help = "image (default: host)"},
+	{"--policy", NULL, CLI_STRING, CO(policy), .metavar = "NAME|FILE",
+	 .help = "policy: built-in name or JSON file (default: default)"},
+	{"--memory", NULL, CLI_SIZE, CO(overrides.limits.memory), .metavar = "SIZE",
+	 .help = "memory limit, e.g. 512M"},
+	{"--pids", NULL, CLI_COUNT, CO(overrides.limits.pids), .min = 1, .max = 4194304,
+	 .metavar = "N", .help = "process limit"},
+	{"--cpus", NULL, CLI_CUSTOM, .parse = parse_cpus, .metavar = "N",
+	 .help = "CPU limit in cores, e.g. 0.5"},
+	{"--timeout", NULL, CLI_SECONDS, CO(overrides.limits.timeout_s), .metavar = "SECS",
+	 .help = "kill the whole cell after SECS (exit 124)"},
+	{"--disk", NULL, CLI_SIZE, CO(overrides.limits.disk), .metavar = "SIZE",
+	 .help = "size of the writable layer (default 1G)"},
+	{"--output-limit", NULL, CLI_SIZE, CO(overrides.limits.output), .metavar = "SIZE",
+	 .help = "with --json: bytes kept of stdout and of stderr (default 1M)"},
+	{"--net", NULL, CLI_CUSTOM, .parse = parse_net, .metavar = "none|allowlist",
+	 .help = "network: none = loopback only (default); allowlist =\n"
+		 "egress through sandcell's proxy to --allow-net names"},
+	{"--allow-net", NULL, CLI_CUSTOM, .parse = parse_net_rule, .metavar = "ENTRY",
+	 .help = "allow NAME, NAME:PORT or *.SUFFIX[:PORT] (default port\n"
+		 "443; repeatable; implies --net allowlist)"},
+	{"--net-host", NULL, CLI_CUSTOM, .parse = parse_net_rule, .metavar = "NAME=ADDR",
+	 .help = "send NAME to ADDR, never looked up (a trusted mirror)"},
+	{"-v", "--volume", CLI_CUSTOM, .parse = parse_bind, .metavar = "HOST:CELL[:ro]",
+	 .help = "bind a host path into the cell (read-only with :ro)"},
+	{"-w", "--workdir", CLI_CUSTOM, .parse = parse_workdir, .metavar = "DIR",
+	 .help = "working directory in the cell (default /testbed)"},
+	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
+	 .help = "add to the clean environment (PATH HOME TERM LANG)"},
+	{"--hostname", NULL, CLI_CUSTOM, .parse = parse_hostname, .metavar = "NAME",
+	 .help = "hostname (default sandcell)"},
+	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
+	 .help = "fail (125) instead of falling back to rlimits"},
+	{"--root", NULL, CLI_CUSTOM, .parse = parse_root, .metavar = "DIR",
+	 .help = "keep state, data and cache under DIR (or SANDCELL_ROOT)"},
+	{0},
+};
+
 int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i)
 {
-	const char *a = argv[*i], *v;
-	struct policy_limits *l = &o->overrides.limits;
-	uint64_t n;
-#define VALUE()                                                                                \
-	do {                                                                                   \
-		if (!(v = cli_option_value(argc, argv, i)))                                         \
-			return -1;                                                             \
-	} while (0)
-	if (!strcmp(a, "--image")) {
-		VALUE();
-		o->image = v;
-	} else if (!strcmp(a, "--policy")) {
-		VALUE();
-		o->policy = v;
-	} else if (!strcmp(a, "--memory")) {
-		VALUE();
-		return parse_size_opt(a, v, &l->memory);
-	} else if (!strcmp(a, "--disk")) {
-		VALUE();
-		return parse_size_opt(a, v, &l->disk);
-	} else if (!strcmp(a, "--output-limit")) {
-		VALUE();
-		return parse_size_opt(a, v, &l->output);
-	} else if (!strcmp(a, "--pids")) {
-		VALUE();
-		if (sc_parse_uint(v, 1, 4194304, &n) < 0) {
-			cli_error("--pids: expected a number from 1 to 4194304, got '%.64s'", v);
-			return -1;
-		}
-		l->pids = n;
-	} else if (!strcmp(a, "--cpus")) {
-		VALUE();
-		if (sc_parse_cpus(v, &l->cpus) < 0) {
-			cli_error("--cpus: expected a number of cores like 0.5 or 2, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(a, "--timeout")) {
-		VALUE();
-		if (sc_parse_seconds(v, &l->timeout_s) < 0) {
-			cli_error("--timeout: expected seconds like 30 or 0.5, got '%.64s'", v);
-			return -1;
-		}
-	} else if (!strcmp(a, "--net")) {
-		VALUE();
-		if (strcmp(v, "none") != 0 && strcmp(v, "allowlist") != 0) {
-			cli_error("--net: expected 'none' (loopback only) or 'allowlist', got '%.64s'", v);
-			return -1;
-		}
-		o->net = v;
-	} else if (!strcmp(a, "--allow-net") || !strcmp(a, "--net-host")) {
-		VALUE();
-		return parse_net_opt(o, a, v);
-	} else if (!strcmp(a, "-v") || !strcmp(a, "--volume")) {
-		VALUE();
-		if (o->nbinds >= CELL_MAX_BINDS) {
-			cli_error("too many -v options (at most %d)", CELL_MAX_BINDS);
-			return -1;
-		}
-		o->bind_args[o->nbinds++] = (char *)v;
-	} else if (!strcmp(a, "-w") || !strcmp(a, "--workdir")) {
-		VALUE();
-		if (v[0] != '/') {
-			cli_error("-w: expected an absolute path in the cell, got '%.64s'", v);
-			return -1;
-		}
-		o->overrides.workdir = (char *)v;
-	} else if (!strcmp(a, "-e") || !strcmp(a, "--env")) {
-		VALUE();
-		if (!sc_valid_env(v)) {
-			cli_error("-e: expected KEY=VALUE, got '%.64s'", v);
-			return -1;
-		}
-		if (o->nenv >= CELL_MAX_ENV) {
-			cli_error("too many -e options (at most %d)", CELL_MAX_ENV);
-			return -1;
-		}
-		o->env[o->nenv++] = v;
-	} else if (!strcmp(a, "--hostname")) {
-		VALUE();
-		if (!sc_valid_name(v)) {
-			cli_error("--hostname: expected letters, digits, '.', '_' or '-' (at most 63), got '%.64s'", v);
-			return -1;
-		}
-		o->overrides.hostname = (char *)v;
-	} else if (!strcmp(a, "--require-cgroups")) {
-		o->require_cgroups = true;
-	} else if (!strcmp(a, "--root")) {
-		VALUE();
-		if (v[0] != '/') {
-			cli_error("--root: expected an absolute path, got '%.64s'", v);
-			return -1;
-		}
-		cell_set_root(v);
-	} else {
-		return 0;
-	}
-#undef VALUE
-	return 1;
+	return cli_parse_option(CELL_OPTIONS, o, argc, argv, i);
+}
+
+const char *cell_opts_help(void)
+{
+	static char *help;
+	if (!help)
+		help = cli_options_help(CELL_OPTIONS, 22);
+	return help ? help : "";
 }
 
 static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
@@ -245,6 +190,52 @@ static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_
 		}
 		spec->binds[spec->nbinds++] =
 			(struct cell_bind){.host = b.host, .cell = b.cell, .readonly = b.readonly};
+	}
+	return 0;
+}
+
+/* Egress rules for spec: allowlist mode when --net allowlist, --allow-net
+ * or the policy (unless --net none) says so. */
+static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
+{
+	struct sc_err err = {0};
+	bool cli_allow = o->net_rules && o->net_rules->nallow;
+	bool explicit_none = o->net && !strcmp(o->net, "none");
+	if (explicit_none && cli_allow) {
+		cli_error("--allow-net: not with --net none");
+		return -1;
+	}
+	bool allowlist = cli_allow || (o->net && !strcmp(o->net, "allowlist")) ||
+			 (!explicit_none && pol->network && !strcmp(pol->network, "allowlist"));
+	if (!allowlist) {
+		if (o->net_hosts_given) {
+			cli_error("--net-host: needs --allow-net or a policy in allowlist mode");
+			return -1;
+		}
+		return 0;
+	}
+	struct net_rules *rules = net_rules_of(o);
+	if (!rules) {
+		cli_error("network rules: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < pol->nnet_allow; i++)
+		if (net_rules_allow(rules, pol->net_allow[i], &err) < 0) {
+			cli_error("policy network.allow[%zu]: %s", i, err.msg);
+			return -1;
+		}
+	for (size_t i = 0; i < pol->nnet_hosts; i++) {
+		/* the command line's mapping of a name wins */
+		if (net_rules_find_host(rules, pol->net_hosts[i].name))
+			continue;
+		if (net_rules_host(rules, pol->net_hosts[i].name, pol->net_hosts[i].addr, &err) < 0) {
+			cli_error("policy network.hosts: %s", err.msg);
+			return -1;
+		}
+	}
+	if (cell_spec_set_egress(spec, rules, &err) < 0) {
+		cli_fail(&err);
+		return -1;
 	}
 	return 0;
 }

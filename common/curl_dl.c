@@ -58,7 +58,7 @@ static void load_once(void)
 	loaded = &table;
 }
 
-const struct curl_dl *curl_dl_load(struct sc_err *err)
+const struct curl_dl *sc_curl_load(struct sc_err *err)
 {
 	pthread_once(&once, load_once);
 	if (!loaded)

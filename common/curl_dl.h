@@ -1,7 +1,7 @@
 /* libcurl loaded on demand. Linking libcurl costs ~5 ms at every process
  * start (it pulls in ~30 shared libraries), and `sandcell run` is the hot
  * path, so the binary never links it: the few commands that speak HTTP
- * (agent, image pull) call curl_dl_load() and go through the table it
+ * (agent, image pull) call sc_curl_load() and go through the table it
  * returns. The types and constants come from libcurl4-openssl-dev's headers. */
 #pragma once
 #include <curl/curl.h>
@@ -24,4 +24,4 @@ struct curl_dl {
 /* dlopen libcurl.so.4 (else libcurl-gnutls.so.4) once per process, resolve
  * the functions above and run curl_global_init. Thread-safe. Returns the
  * table, or NULL with err filled ("install libcurl4"). */
-const struct curl_dl *curl_dl_load(struct sc_err *err);
+const struct curl_dl *sc_curl_load(struct sc_err *err);

@@ -183,7 +183,7 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
 int sc_http_init(struct sc_http *c, struct sc_err *err)
 {
 	*c = (struct sc_http){0};
-	c->curl = curl_dl_load(err);
+	c->curl = sc_curl_load(err);
 	if (!c->curl)
 		return -1;
 	c->h = c->curl->easy_init();

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../common/hash.h"
 #include "policy_priv.h"
 
 #define MAGIC "SCBPF\0\0\1"
@@ -30,27 +31,15 @@ struct hdr {
 	uint64_t checksum;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-#define FNV_INIT 0xcbf29ce484222325ULL
-
 static uint64_t checksum(const char *key, size_t klen, const void *insns, size_t count)
 {
-	return fnv1a(fnv1a(FNV_INIT, key, klen), insns, count * 8);
+	return sc_fnv1a64_update(sc_fnv1a64_update(SC_FNV1A64_INIT, key, klen), insns, count * 8);
 }
 
 static int file_name(const char *key, char *buf, size_t size)
 {
 	return sc_path(buf, size, "%016llx.bpf",
-		       (unsigned long long)fnv1a(FNV_INIT, key, strlen(key)));
+		       (unsigned long long)sc_fnv1a64(key));
 }
 
 #define SUBDIR "seccomp"

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/strset.h"
 #include "internal.h"
 
 #define NAME_MAX_LEN 255
@@ -24,90 +25,6 @@
 #define COPY_BUF (256 * 1024)
 #define WH_PREFIX ".wh."
 #define WH_OPAQUE ".wh..wh..opq"
-
-/* ---- a set of paths (open addressing), with an index per path ---- */
-
-struct pathmap {
-	char **keys;
-	size_t *vals;
-	size_t cap, n;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static size_t *pathmap_find(struct pathmap *m, const char *key)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return NULL;
-		if (!strcmp(m->keys[i], key))
-			return &m->vals[i];
-	}
-}
-
-static int pathmap_grow(struct pathmap *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024;
-	char **keys = calloc(cap, sizeof(*keys));
-	size_t *vals = calloc(cap, sizeof(*vals));
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		size_t j = hash_str(m->keys[i]) & (cap - 1);
-		while (keys[j])
-			j = (j + 1) & (cap - 1);
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = cap;
-	return 0;
-}
-
-/* Insert (or find) key; returns its value slot, NULL on ENOMEM. */
-static size_t *pathmap_put(struct pathmap *m, const char *key, size_t val, bool *added)
-{
-	size_t *v = pathmap_find(m, key);
-	*added = false;
-	if (v)
-		return v;
-	if ((m->n + 1) * 2 > m->cap && pathmap_grow(m) < 0)
-		return NULL;
-	size_t i = hash_str(key) & (m->cap - 1);
-	while (m->keys[i])
-		i = (i + 1) & (m->cap - 1);
-	if (!(m->keys[i] = strdup(key)))
-		return NULL;
-	m->vals[i] = val;
-	m->n++;
-	*added = true;
-	return &m->vals[i];
-}
-
-static void pathmap_clear(struct pathmap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->keys[i]);
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- the extractor ---- */
 
@@ -125,8 +42,8 @@ struct extractor {
 	uint64_t bytes_done; /* uncompressed bytes of finished layers */
 	struct stream *in;
 	bool whiteouts;
-	struct pathmap layer; /* paths made by the current layer */
-	struct pathmap dirs_seen; /* path -> index in dirs */
+	struct sc_strset layer; /* paths made by the current layer */
+	struct sc_strset dirs_seen; /* path -> index in dirs */
 	struct dirmode *dirs;
 	size_t ndirs, capdirs;
 	uint8_t *buf;
@@ -151,8 +68,8 @@ void rootfs_extractor_free(struct extractor *x)
 {
 	if (!x)
 		return;
-	pathmap_clear(&x->layer);
-	pathmap_clear(&x->dirs_seen);
+	sc_strset_free(&x->layer);
+	sc_strset_free(&x->dirs_seen);
 	for (size_t i = 0; i < x->ndirs; i++)
 		free(x->dirs[i].path);
 	free(x->dirs);
@@ -227,7 +144,7 @@ static int mark_made(struct extractor *x, const char *path, struct sc_err *err)
 	/* The path and its parents count as made by this layer. */
 	for (;;) {
 		bool added;
-		if (!pathmap_put(&x->layer, buf, 0, &added))
+		if (!sc_strset_put(&x->layer, buf, 0, &added))
 			return sc_fail(err, ENOMEM, "extract");
 		char *slash = strrchr(buf, '/');
 		if (!added || !slash)
@@ -361,7 +278,7 @@ static int remember_dir(struct extractor *x, const char *path, const struct tar_
 			struct sc_err *err)
 {
 	bool added;
-	size_t *slot = pathmap_put(&x->dirs_seen, path, x->ndirs, &added);
+	size_t *slot = sc_strset_put(&x->dirs_seen, path, x->ndirs, &added);
 	if (!slot)
 		return sc_fail(err, ENOMEM, "extract");
 	struct dirmode d = {.mode = safe_mode(x, e->mode, true), .uid = e->uid, .gid = e->gid,
@@ -457,7 +374,7 @@ static int apply_opaque(struct extractor *x, const char *parent, struct sc_err *
 			continue;
 		if (sc_path(child, sizeof(child), "%s%s%s", parent, parent[0] ? "/" : "", de->d_name) < 0)
 			continue;
-		if (pathmap_find(&x->layer, child))
+		if (sc_strset_find(&x->layer, child))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -495,7 +412,7 @@ static int apply_whiteout(struct extractor *x, const char *parent, const char *b
 	if (sc_path(path, sizeof(path), "%s%s%s", parent, parent[0] ? "/" : "", victim) < 0)
 		return sc_fail(err, ENAMETOOLONG, "whiteout");
 	/* A whiteout hides lower layers only, never its own layer's files. */
-	if (pathmap_find(&x->layer, path))
+	if (sc_strset_find(&x->layer, path))
 		return 0;
 	_cleanup_fd_ int pfd = openat2_beneath(x->root, parent, O_PATH | O_DIRECTORY);
 	if (pfd < 0)
@@ -571,7 +488,7 @@ int rootfs_extractor_layer(struct extractor *x, struct stream *in, bool whiteout
 	}
 	x->in = in;
 	x->whiteouts = whiteouts;
-	pathmap_clear(&x->layer);
+	sc_strset_free(&x->layer);
 	struct tar_reader t;
 	rootfs_tar_init(&t, in);
 	struct tar_entry *e = malloc(sizeof(*e));
@@ -594,7 +511,7 @@ int rootfs_extractor_layer(struct extractor *x, struct stream *in, bool whiteout
 		rc = rootfs_stream_drain(in, err);
 	x->bytes_done += in->data_bytes;
 	x->in = NULL;
-	pathmap_clear(&x->layer);
+	sc_strset_free(&x->layer);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -614,7 +531,7 @@ static int deeper_first(const void *a, const void *b)
 
 int rootfs_extractor_finish(struct extractor *x, struct extract_stats *st, struct sc_err *err)
 {
-	if (!pathmap_find(&x->dirs_seen, "")) {
+	if (!sc_strset_find(&x->dirs_seen, "")) {
 		/* No entry for the root: a plain 0755 directory owned by root. */
 		struct tar_entry root = {.type = TAR_DIR, .mode = 0755, .mtime = INT64_MIN};
 		if (remember_dir(x, "", &root, err) < 0)

@@ -1,10 +1,14 @@
 /* Unit tests for the agent's pure logic: observation truncation, UTF-8
  * sanitising, the editor's text operations, Retry-After and backoff, the
- * endpoint URLs, and parsing of both APIs' replies. */
+ * endpoint URLs, parsing of both APIs' replies, and that an episode obeys
+ * the caller's cancel flag and sends its messages to the caller's sink. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -19,26 +23,26 @@ static char *numbered_lines(size_t n)
 {
 	struct sbuf b = {0};
 	for (size_t i = 1; i <= n; i++)
-		sbuf_printf(&b, "%zu\n", i);
-	return sbuf_take(&b);
+		agent_sbuf_printf(&b, "%zu\n", i);
+	return agent_sbuf_take(&b);
 }
 
 static void test_truncate_lines(void **state)
 {
 	char *in = numbered_lines(500);
-	char *out = text_truncate_lines(in, strlen(in), 80, 40, 40);
+	char *out = agent_text_truncate_lines(in, strlen(in), 80, 40, 40);
 	assert_non_null(strstr(out, "1\n2\n"));
 	assert_non_null(strstr(out, "\n40\n[... 420 lines cut"));
 	assert_non_null(strstr(out, "lines ...]\n461\n"));
 	assert_null(strstr(out, "\n41\n"));
 	assert_null(strstr(out, "\n460\n"));
-	assert_int_equal(edit_line_count(out, strlen(out)), 81);
+	assert_int_equal(agent_edit_line_count(out, strlen(out)), 81);
 	free(in);
 	free(out);
 
 	/* exactly 80 lines: untouched */
 	in = numbered_lines(80);
-	out = text_truncate_lines(in, strlen(in), 80, 40, 40);
+	out = agent_text_truncate_lines(in, strlen(in), 80, 40, 40);
 	assert_string_equal(in, out);
 	free(in);
 	free(out);
@@ -46,7 +50,7 @@ static void test_truncate_lines(void **state)
 	/* a last line without a newline counts as a line */
 	in = numbered_lines(81);
 	in[strlen(in) - 1] = '\0';
-	out = text_truncate_lines(in, strlen(in), 80, 40, 40);
+	out = agent_text_truncate_lines(in, strlen(in), 80, 40, 40);
 	assert_non_null(strstr(out, "[... 1 lines cut"));
 	assert_non_null(strstr(out, "\n81"));
 	assert_int_equal(out[strlen(out) - 1], '1');
@@ -58,13 +62,13 @@ static void test_sanitize(void **state)
 {
 	size_t len;
 	char in[] = "ok\0bin\xff\xfe caf\xc3\xa9 \xe2\x82"; /* NUL, bad bytes, é, cut € */
-	char *out = text_sanitize(in, sizeof(in) - 1, &len);
+	char *out = agent_text_sanitize(in, sizeof(in) - 1, &len);
 	assert_int_equal(strlen(out), len);
 	assert_string_equal(out, "ok\xEF\xBF\xBD" "bin\xEF\xBF\xBD\xEF\xBF\xBD caf\xc3\xa9 "
 				 "\xEF\xBF\xBD\xEF\xBF\xBD");
 	free(out);
 	/* overlong encodings and surrogates are invalid too */
-	out = text_sanitize("\xc0\xaf\xed\xa0\x80", 5, &len);
+	out = agent_text_sanitize("\xc0\xaf\xed\xa0\x80", 5, &len);
 	assert_null(strchr(out, '\xc0'));
 	assert_null(strchr(out, '\xed'));
 	free(out);
@@ -75,42 +79,42 @@ static void test_cap_middle(void **state)
 	char buf[1000];
 	memset(buf, 'a', sizeof(buf));
 	memcpy(buf + 990, "TAILTAIL!!", 10);
-	char *out = text_cap_middle(buf, sizeof(buf), 100);
+	char *out = agent_text_cap_middle(buf, sizeof(buf), 100);
 	assert_non_null(strstr(out, "[... 900 characters cut ...]"));
 	assert_non_null(strstr(out, "TAILTAIL!!"));
 	free(out);
 	/* never splits a UTF-8 sequence */
 	const char *e = "\xc3\xa9\xc3\xa9\xc3\xa9";
-	assert_int_equal(text_utf8_prefix(e, 6, 3), 2);
-	assert_int_equal(text_utf8_prefix(e, 6, 4), 4);
-	assert_int_equal(text_utf8_prefix(e, 6, 10), 6);
+	assert_int_equal(agent_text_utf8_prefix(e, 6, 3), 2);
+	assert_int_equal(agent_text_utf8_prefix(e, 6, 4), 4);
+	assert_int_equal(agent_text_utf8_prefix(e, 6, 10), 6);
 }
 
 static void test_redact(void **state)
 {
 	char s[] = "key sk-abcdefgh1234 and again sk-abcdefgh1234.";
-	assert_int_equal(text_redact(s, strlen(s), "sk-abcdefgh1234"), 2);
+	assert_int_equal(agent_text_redact(s, strlen(s), "sk-abcdefgh1234"), 2);
 	assert_null(strstr(s, "sk-abcdefgh1234"));
 	assert_non_null(strstr(s, "***************"));
 	char t[] = "short keys are left alone: abc";
-	assert_int_equal(text_redact(t, strlen(t), "abc"), 0);
-	assert_int_equal(text_redact(t, strlen(t), NULL), 0);
+	assert_int_equal(agent_text_redact(t, strlen(t), "abc"), 0);
+	assert_int_equal(agent_text_redact(t, strlen(t), NULL), 0);
 }
 
 static void test_edit_count_replace(void **state)
 {
 	const char *s = "a = 1\nb = 2\na = 1\n";
-	assert_int_equal(edit_count(s, strlen(s), "a = 1", 5), 2);
-	assert_int_equal(edit_count(s, strlen(s), "b = 2", 5), 1);
-	assert_int_equal(edit_count(s, strlen(s), "zzz", 3), 0);
-	assert_int_equal(edit_count("aaaa", 4, "aa", 2), 2); /* non-overlapping */
+	assert_int_equal(agent_edit_count(s, strlen(s), "a = 1", 5), 2);
+	assert_int_equal(agent_edit_count(s, strlen(s), "b = 2", 5), 1);
+	assert_int_equal(agent_edit_count(s, strlen(s), "zzz", 3), 0);
+	assert_int_equal(agent_edit_count("aaaa", 4, "aa", 2), 2); /* non-overlapping */
 	size_t len, line;
-	char *out = edit_replace(s, strlen(s), "b = 2", 5, "B = 22\nC = 3", 12, &len, &line);
+	char *out = agent_edit_replace(s, strlen(s), "b = 2", 5, "B = 22\nC = 3", 12, &len, &line);
 	assert_string_equal(out, "a = 1\nB = 22\nC = 3\na = 1\n");
 	assert_int_equal(len, strlen(out));
 	assert_int_equal(line, 2);
 	free(out);
-	out = edit_replace(s, strlen(s), "b = 2\n", 6, "", 0, &len, &line);
+	out = agent_edit_replace(s, strlen(s), "b = 2\n", 6, "", 0, &len, &line);
 	assert_string_equal(out, "a = 1\na = 1\n");
 	free(out);
 }
@@ -118,88 +122,88 @@ static void test_edit_count_replace(void **state)
 static void test_edit_insert(void **state)
 {
 	size_t len;
-	char *out = edit_insert("l1\nl2\n", 6, 0, "top", 3, &len);
+	char *out = agent_edit_insert("l1\nl2\n", 6, 0, "top", 3, &len);
 	assert_string_equal(out, "top\nl1\nl2\n");
 	free(out);
-	out = edit_insert("l1\nl2\n", 6, 1, "mid\nmid2\n", 9, &len);
+	out = agent_edit_insert("l1\nl2\n", 6, 1, "mid\nmid2\n", 9, &len);
 	assert_string_equal(out, "l1\nmid\nmid2\nl2\n");
 	free(out);
-	out = edit_insert("l1\nl2\n", 6, 2, "end", 3, &len);
+	out = agent_edit_insert("l1\nl2\n", 6, 2, "end", 3, &len);
 	assert_string_equal(out, "l1\nl2\nend\n");
 	free(out);
 	/* after a last line without a newline */
-	out = edit_insert("l1\nl2", 5, 2, "end", 3, &len);
+	out = agent_edit_insert("l1\nl2", 5, 2, "end", 3, &len);
 	assert_string_equal(out, "l1\nl2\nend\n");
 	free(out);
-	out = edit_insert("", 0, 0, "only", 4, &len);
+	out = agent_edit_insert("", 0, 0, "only", 4, &len);
 	assert_string_equal(out, "only\n");
 	free(out);
-	assert_int_equal(edit_line_count("", 0), 0);
-	assert_int_equal(edit_line_count("x", 1), 1);
-	assert_int_equal(edit_line_count("x\n", 2), 1);
-	assert_int_equal(edit_line_count("x\n\n", 3), 2);
+	assert_int_equal(agent_edit_line_count("", 0), 0);
+	assert_int_equal(agent_edit_line_count("x", 1), 1);
+	assert_int_equal(agent_edit_line_count("x\n", 2), 1);
+	assert_int_equal(agent_edit_line_count("x\n\n", 3), 2);
 }
 
 static void test_edit_view(void **state)
 {
 	struct sbuf b = {0};
 	const char *s = "one\ntwo\nthree\n";
-	edit_number_lines(&b, s, strlen(s), 2, 3);
+	agent_edit_number_lines(&b, s, strlen(s), 2, 3);
 	assert_string_equal(b.s, "     2\ttwo\n     3\tthree\n");
-	sbuf_free(&b);
-	edit_number_lines(&b, "a\nb", 3, 1, 99);
+	agent_sbuf_free(&b);
+	agent_edit_number_lines(&b, "a\nb", 3, 1, 99);
 	assert_string_equal(b.s, "     1\ta\n     2\tb\n");
-	sbuf_free(&b);
+	agent_sbuf_free(&b);
 
 	char msg[300];
-	assert_int_equal(edit_check_range(1, -1, 3, msg, sizeof(msg)), 0);
-	assert_int_equal(edit_check_range(2, 3, 3, msg, sizeof(msg)), 0);
-	assert_int_equal(edit_check_range(0, 2, 3, msg, sizeof(msg)), -1);
+	assert_int_equal(agent_edit_check_range(1, -1, 3, msg, sizeof(msg)), 0);
+	assert_int_equal(agent_edit_check_range(2, 3, 3, msg, sizeof(msg)), 0);
+	assert_int_equal(agent_edit_check_range(0, 2, 3, msg, sizeof(msg)), -1);
 	assert_non_null(strstr(msg, "from 1 to 3"));
-	assert_int_equal(edit_check_range(4, -1, 3, msg, sizeof(msg)), -1);
-	assert_int_equal(edit_check_range(3, 2, 3, msg, sizeof(msg)), -1);
-	assert_int_equal(edit_check_range(1, 4, 3, msg, sizeof(msg)), -1);
-	assert_int_equal(edit_check_range(1, -2, 3, msg, sizeof(msg)), -1);
+	assert_int_equal(agent_edit_check_range(4, -1, 3, msg, sizeof(msg)), -1);
+	assert_int_equal(agent_edit_check_range(3, 2, 3, msg, sizeof(msg)), -1);
+	assert_int_equal(agent_edit_check_range(1, 4, 3, msg, sizeof(msg)), -1);
+	assert_int_equal(agent_edit_check_range(1, -2, 3, msg, sizeof(msg)), -1);
 }
 
 static void test_retry_after(void **state)
 {
 	time_t now = 1700000000; /* Tue, 14 Nov 2023 22:13:20 GMT */
-	assert_true(retry_after_parse("1", now) == 1.0);
-	assert_true(retry_after_parse(" 2.5 ", now) == 2.5);
-	assert_true(retry_after_parse("0", now) == 0.0);
-	assert_true(retry_after_parse("Tue, 14 Nov 2023 22:13:50 GMT", now) == 30.0);
-	assert_true(retry_after_parse("Tue, 14 Nov 2023 22:00:00 GMT", now) == 0.0);
-	assert_true(retry_after_parse("99999", now) == RETRY_MAX_AFTER_S);
-	assert_true(retry_after_parse("soon", now) < 0);
-	assert_true(retry_after_parse("-3", now) < 0);
-	assert_true(retry_after_parse("", now) < 0);
-	assert_true(retry_after_parse(NULL, now) < 0);
-	assert_true(retry_after_parse("1e999", now) < 0);
+	assert_true(agent_retry_after_parse("1", now) == 1.0);
+	assert_true(agent_retry_after_parse(" 2.5 ", now) == 2.5);
+	assert_true(agent_retry_after_parse("0", now) == 0.0);
+	assert_true(agent_retry_after_parse("Tue, 14 Nov 2023 22:13:50 GMT", now) == 30.0);
+	assert_true(agent_retry_after_parse("Tue, 14 Nov 2023 22:00:00 GMT", now) == 0.0);
+	assert_true(agent_retry_after_parse("99999", now) == RETRY_MAX_AFTER_S);
+	assert_true(agent_retry_after_parse("soon", now) < 0);
+	assert_true(agent_retry_after_parse("-3", now) < 0);
+	assert_true(agent_retry_after_parse("", now) < 0);
+	assert_true(agent_retry_after_parse(NULL, now) < 0);
+	assert_true(agent_retry_after_parse("1e999", now) < 0);
 }
 
 static void test_backoff(void **state)
 {
 	/* base 1000 ms, doubling, jitter scales into [1/2, 1] */
-	assert_true(retry_backoff_s(1, 1000, 0.0) == 0.5);
-	assert_true(retry_backoff_s(1, 1000, 0.999999) > 0.99);
-	assert_true(retry_backoff_s(2, 1000, 0.0) == 1.0);
-	assert_true(retry_backoff_s(3, 1000, 0.0) == 2.0);
-	assert_true(retry_backoff_s(4, 1000, 0.5) == 6.0);
-	assert_true(retry_backoff_s(50, 1000, 0.999999) <= RETRY_MAX_BACKOFF_S);
-	assert_true(retry_backoff_s(50, 1000, 0.0) == RETRY_MAX_BACKOFF_S / 2);
-	assert_true(retry_backoff_s(1, 0, 0.5) == 0.0);
+	assert_true(agent_retry_backoff_s(1, 1000, 0.0) == 0.5);
+	assert_true(agent_retry_backoff_s(1, 1000, 0.999999) > 0.99);
+	assert_true(agent_retry_backoff_s(2, 1000, 0.0) == 1.0);
+	assert_true(agent_retry_backoff_s(3, 1000, 0.0) == 2.0);
+	assert_true(agent_retry_backoff_s(4, 1000, 0.5) == 6.0);
+	assert_true(agent_retry_backoff_s(50, 1000, 0.999999) <= RETRY_MAX_BACKOFF_S);
+	assert_true(agent_retry_backoff_s(50, 1000, 0.0) == RETRY_MAX_BACKOFF_S / 2);
+	assert_true(agent_retry_backoff_s(1, 0, 0.5) == 0.0);
 	/* Retry-After wins over the backoff */
-	assert_true(retry_delay_s(1, 10, 3.0, 0.5) == 3.0);
-	assert_true(retry_delay_s(1, 1000, -1, 0.0) == 0.5);
-	assert_true(retry_status(429));
-	assert_true(retry_status(500));
-	assert_true(retry_status(503));
-	assert_true(retry_status(529));
-	assert_false(retry_status(400));
-	assert_false(retry_status(401));
-	assert_false(retry_status(404));
-	assert_false(retry_status(200));
+	assert_true(agent_retry_delay_s(1, 10, 3.0, 0.5) == 3.0);
+	assert_true(agent_retry_delay_s(1, 1000, -1, 0.0) == 0.5);
+	assert_true(agent_retry_status(429));
+	assert_true(agent_retry_status(500));
+	assert_true(agent_retry_status(503));
+	assert_true(agent_retry_status(529));
+	assert_false(agent_retry_status(400));
+	assert_false(agent_retry_status(401));
+	assert_false(agent_retry_status(404));
+	assert_false(agent_retry_status(200));
 }
 
 static void test_endpoints(void **state)
@@ -367,7 +371,7 @@ static void test_bash_observation(void **state)
 	char *out = numbered_lines(200);
 	struct cell_result res = {.exit_code = 3, .out = out, .out_len = strlen(out),
 				  .err = "oops\n", .err_len = 5};
-	char *obs = tool_bash_observation(&res, 120);
+	char *obs = agent_tool_bash_observation(&res, 120);
 	assert_true(strncmp(obs, "Exit code: 3\n[stdout]\n1\n", 24) == 0);
 	assert_non_null(strstr(obs, "[... 120 lines cut"));
 	assert_non_null(strstr(obs, "\n200\n[stderr]\noops"));
@@ -376,10 +380,83 @@ static void test_bash_observation(void **state)
 	free(out);
 
 	struct cell_result to = {.exit_code = 124, .timed_out = true, .signal = 9};
-	obs = tool_bash_observation(&to, 2);
+	obs = agent_tool_bash_observation(&to, 2);
 	assert_non_null(strstr(obs, "timed out after 2 seconds"));
 	assert_non_null(strstr(obs, "(no output)"));
 	free(obs);
+}
+
+/* ---- agent_run_vanilla: the caller's cancel flag and log sink ---- */
+
+struct captured {
+	unsigned n;
+	char first[SC_ERR_MAX];
+};
+
+static void capture(void *ctx, enum sc_log_level level, const char *msg)
+{
+	struct captured *c = ctx;
+	if (!c->n++)
+		snprintf(c->first, sizeof(c->first), "%s", msg);
+}
+
+static void episode_config(struct agent_config *cfg, char *dir, size_t size, const char *name)
+{
+	char tmpl[] = "/tmp/sc-agent-test.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(dir, size, "%s/%s", tmpl, name);
+	agent_config_init(cfg);
+	cfg->model = "m";
+	cfg->problem = "p";
+	cfg->base_url = "http://127.0.0.1:1/v1"; /* nothing listens there */
+	cfg->attempts = 1;
+	cfg->retry_base_ms = 0;
+	cfg->out_dir = dir;
+}
+
+static void remove_parent(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.*s'", (int)(strrchr(dir, '/') - dir), dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_cancel_flag_ends_the_episode(void **state)
+{
+	struct agent_config cfg;
+	char dir[256];
+	episode_config(&cfg, dir, sizeof(dir), "cancelled");
+	atomic_bool cancel = true; /* raised before the first step: no request */
+	struct captured log = {0};
+	cfg.cancel = &cancel;
+	cfg.log = (struct sc_log){.fn = capture, .ctx = &log};
+	struct agent_result res;
+	struct sc_err err = {0};
+	assert_int_equal(agent_run_vanilla(&cfg, &res, &err), 0);
+	assert_int_equal(res.status, AGENT_ERROR);
+	assert_string_equal(res.error, "interrupted by a signal");
+	assert_int_equal(res.steps, 0);
+	assert_int_equal(log.n, 0);
+	agent_result_free(&res);
+	remove_parent(dir);
+}
+
+static void test_messages_go_to_the_sink(void **state)
+{
+	struct agent_config cfg;
+	char dir[256];
+	episode_config(&cfg, dir, sizeof(dir), "unreachable");
+	struct captured log = {0};
+	cfg.log = (struct sc_log){.fn = capture, .ctx = &log};
+	struct agent_result res;
+	struct sc_err err = {0};
+	assert_int_equal(agent_run_vanilla(&cfg, &res, &err), 0);
+	assert_int_equal(res.status, AGENT_ERROR);
+	assert_int_equal(res.steps, 1);
+	assert_true(log.n >= 1);
+	assert_non_null(strstr(log.first, "agent: step 1: model request attempt 1 failed"));
+	agent_result_free(&res);
+	remove_parent(dir);
 }
 
 int main(void)
@@ -393,6 +470,8 @@ int main(void)
 		cmocka_unit_test(test_arguments),      cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_openai_parse),   cmocka_unit_test(test_anthropic_parse),
 		cmocka_unit_test(test_openai_history), cmocka_unit_test(test_bash_observation),
+		cmocka_unit_test(test_cancel_flag_ends_the_episode),
+		cmocka_unit_test(test_messages_go_to_the_sink),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,26 +13,26 @@
 
 #include <cmocka.h>
 
-#include "agent/batch.h"
+#include "batch/batch_priv.h"
 
 /* ---- exact / contains ---- */
 
 static void test_exact(void **state)
 {
-	assert_true(score_exact("  Paris\n", "Paris") == 1);
-	assert_true(score_exact("paris", "Paris") == 0);
-	assert_true(score_exact("Paris.", "Paris") == 0);
-	assert_true(score_exact("", "") == 1);
-	assert_true(score_exact(NULL, "x") == 0);
-	assert_true(score_exact("a b", "a  b") == 0);
+	assert_true(batch_score_exact("  Paris\n", "Paris") == 1);
+	assert_true(batch_score_exact("paris", "Paris") == 0);
+	assert_true(batch_score_exact("Paris.", "Paris") == 0);
+	assert_true(batch_score_exact("", "") == 1);
+	assert_true(batch_score_exact(NULL, "x") == 0);
+	assert_true(batch_score_exact("a b", "a  b") == 0);
 }
 
 static void test_contains(void **state)
 {
-	assert_true(score_contains("The capital is Paris, of course", " Paris ") == 1);
-	assert_true(score_contains("The capital is paris", "Paris") == 0);
-	assert_true(score_contains("anything", "  ") == 0); /* empty expected never matches */
-	assert_true(score_contains(NULL, "x") == 0);
+	assert_true(batch_score_contains("The capital is Paris, of course", " Paris ") == 1);
+	assert_true(batch_score_contains("The capital is paris", "Paris") == 0);
+	assert_true(batch_score_contains("anything", "  ") == 0); /* empty expected never matches */
+	assert_true(batch_score_contains(NULL, "x") == 0);
 }
 
 /* ---- numeric ---- */
@@ -40,42 +40,42 @@ static void test_contains(void **state)
 static void test_numeric_parse(void **state)
 {
 	double v;
-	assert_true(score_parse_number(" 42 ", &v) && v == 42);
-	assert_true(score_parse_number("1,000,000", &v) && v == 1e6);
-	assert_true(score_parse_number("$3.50", &v) && v == 3.5);
-	assert_true(score_parse_number("-2.5e3", &v) && v == -2500);
-	assert_true(score_parse_number("3/4", &v) && v == 0.75);
-	assert_true(score_parse_number("\\frac{1}{8}", &v) && v == 0.125);
-	assert_true(score_parse_number("-\\frac{3}{2}", &v) && v == -1.5);
-	assert_true(score_parse_number("50%", &v) && v == 50);
-	assert_false(score_parse_number("0x10", &v));
-	assert_false(score_parse_number("inf", &v));
-	assert_false(score_parse_number("nan", &v));
-	assert_false(score_parse_number("1/0", &v));
-	assert_false(score_parse_number("twelve", &v));
-	assert_false(score_parse_number("\\frac{1}{2}+3", &v));
-	assert_true(score_last_number("x = 3, so the answer is 17.", &v) && v == 17);
-	assert_true(score_last_number("we get -4 here", &v) && v == -4);
-	assert_true(score_last_number("total 1,234 apples", &v) && v == 1234);
-	assert_true(score_last_number("ratio 2/3", &v) && fabs(v - 2.0 / 3) < 1e-12);
-	assert_false(score_last_number("no numbers here", &v));
-	assert_true(score_last_number("version2 costs 5", &v) && v == 5); /* digits in words skipped */
+	assert_true(batch_score_parse_number(" 42 ", &v) && v == 42);
+	assert_true(batch_score_parse_number("1,000,000", &v) && v == 1e6);
+	assert_true(batch_score_parse_number("$3.50", &v) && v == 3.5);
+	assert_true(batch_score_parse_number("-2.5e3", &v) && v == -2500);
+	assert_true(batch_score_parse_number("3/4", &v) && v == 0.75);
+	assert_true(batch_score_parse_number("\\frac{1}{8}", &v) && v == 0.125);
+	assert_true(batch_score_parse_number("-\\frac{3}{2}", &v) && v == -1.5);
+	assert_true(batch_score_parse_number("50%", &v) && v == 50);
+	assert_false(batch_score_parse_number("0x10", &v));
+	assert_false(batch_score_parse_number("inf", &v));
+	assert_false(batch_score_parse_number("nan", &v));
+	assert_false(batch_score_parse_number("1/0", &v));
+	assert_false(batch_score_parse_number("twelve", &v));
+	assert_false(batch_score_parse_number("\\frac{1}{2}+3", &v));
+	assert_true(batch_score_last_number("x = 3, so the answer is 17.", &v) && v == 17);
+	assert_true(batch_score_last_number("we get -4 here", &v) && v == -4);
+	assert_true(batch_score_last_number("total 1,234 apples", &v) && v == 1234);
+	assert_true(batch_score_last_number("ratio 2/3", &v) && fabs(v - 2.0 / 3) < 1e-12);
+	assert_false(batch_score_last_number("no numbers here", &v));
+	assert_true(batch_score_last_number("version2 costs 5", &v) && v == 5); /* digits in words skipped */
 }
 
 static void test_numeric_score(void **state)
 {
-	assert_true(score_numeric("3.14159", "3.1416", 1e-4) == 1);
-	assert_true(score_numeric("3.14159", "3.1416", 1e-6) == 0);
-	assert_true(score_numeric("The answer is 42.", "42", 1e-6) == 1);
-	assert_true(score_numeric("42", "43", 1e-6) == 0);
-	assert_true(score_numeric("1,000", "1000", 0) == 1);
-	assert_true(score_numeric("so \\boxed{12} and then 99", "12", 1e-6) == 1);
-	assert_true(score_numeric("0", "0", 1e-6) == 1);
-	assert_true(score_numeric("0.0000001", "0", 1e-6) == 0);
-	assert_true(score_numeric("0.5", "1/2", 1e-9) == 1);
-	assert_true(score_numeric("no number", "1", 1e-6) == 0);
-	assert_true(score_numeric("5", "not a number", 1e-6) == 0);
-	assert_true(score_numeric(NULL, "1", 1e-6) == 0);
+	assert_true(batch_score_numeric("3.14159", "3.1416", 1e-4) == 1);
+	assert_true(batch_score_numeric("3.14159", "3.1416", 1e-6) == 0);
+	assert_true(batch_score_numeric("The answer is 42.", "42", 1e-6) == 1);
+	assert_true(batch_score_numeric("42", "43", 1e-6) == 0);
+	assert_true(batch_score_numeric("1,000", "1000", 0) == 1);
+	assert_true(batch_score_numeric("so \\boxed{12} and then 99", "12", 1e-6) == 1);
+	assert_true(batch_score_numeric("0", "0", 1e-6) == 1);
+	assert_true(batch_score_numeric("0.0000001", "0", 1e-6) == 0);
+	assert_true(batch_score_numeric("0.5", "1/2", 1e-9) == 1);
+	assert_true(batch_score_numeric("no number", "1", 1e-6) == 0);
+	assert_true(batch_score_numeric("5", "not a number", 1e-6) == 0);
+	assert_true(batch_score_numeric(NULL, "1", 1e-6) == 0);
 }
 
 /* ---- choice ---- */
@@ -83,7 +83,7 @@ static void test_numeric_score(void **state)
 static unsigned letters_of(const char *s, char *out)
 {
 	bool l[26];
-	unsigned n = score_choice_letters(s, l), k = 0;
+	unsigned n = batch_score_choice_letters(s, l), k = 0;
 	for (int i = 0; i < 26; i++)
 		if (l[i])
 			out[k++] = (char)('A' + i);
@@ -113,100 +113,100 @@ static void test_choice_letters(void **state)
 
 static void test_choice_score(void **state)
 {
-	assert_true(score_choice("The answer is (B)", "B") == 1);
-	assert_true(score_choice("A", "B") == 0);
-	assert_true(score_choice("A, C", "C,A") == 1);
+	assert_true(batch_score_choice("The answer is (B)", "B") == 1);
+	assert_true(batch_score_choice("A", "B") == 0);
+	assert_true(batch_score_choice("A, C", "C,A") == 1);
 	/* F1 of {A,C} against {A,C,D}: precision 1, recall 2/3 */
-	assert_true(fabs(score_choice("A, C", "A,C,D") - 0.8) < 1e-12);
-	assert_true(fabs(score_choice("A, B", "A") - 2.0 / 3) < 1e-12);
-	assert_true(score_choice("nothing", "A") == 0);
-	assert_true(score_choice(NULL, "A") == 0);
+	assert_true(fabs(batch_score_choice("A, C", "A,C,D") - 0.8) < 1e-12);
+	assert_true(fabs(batch_score_choice("A, B", "A") - 2.0 / 3) < 1e-12);
+	assert_true(batch_score_choice("nothing", "A") == 0);
+	assert_true(batch_score_choice(NULL, "A") == 0);
 }
 
 /* ---- boxed ---- */
 
 static void test_boxed_extract(void **state)
 {
-	char *s = score_boxed_extract("first \\boxed{1} then \\boxed{\\frac{1}{2}} end");
+	char *s = batch_score_boxed_extract("first \\boxed{1} then \\boxed{\\frac{1}{2}} end");
 	assert_string_equal(s, "\\frac{1}{2}");
 	free(s);
-	s = score_boxed_extract("$\\boxed 7$");
+	s = batch_score_boxed_extract("$\\boxed 7$");
 	assert_string_equal(s, "7");
 	free(s);
-	s = score_boxed_extract("\\fbox{x+1}");
+	s = batch_score_boxed_extract("\\fbox{x+1}");
 	assert_string_equal(s, "x+1");
 	free(s);
-	assert_null(score_boxed_extract("no box"));
-	assert_null(score_boxed_extract("\\boxed{unbalanced"));
+	assert_null(batch_score_boxed_extract("no box"));
+	assert_null(batch_score_boxed_extract("\\boxed{unbalanced"));
 }
 
 static void test_math_normalize(void **state)
 {
-	char *s = score_math_normalize(" $\\dfrac{1}{2}$ ");
+	char *s = batch_score_math_normalize(" $\\dfrac{1}{2}$ ");
 	assert_string_equal(s, "\\frac{1}{2}");
 	free(s);
-	s = score_math_normalize("\\left( 1, 2 \\right)");
+	s = batch_score_math_normalize("\\left( 1, 2 \\right)");
 	assert_string_equal(s, "(1,2)");
 	free(s);
-	s = score_math_normalize("x = 5.");
+	s = batch_score_math_normalize("x = 5.");
 	assert_string_equal(s, "5");
 	free(s);
-	s = score_math_normalize("\\text{12 apples}");
+	s = batch_score_math_normalize("\\text{12 apples}");
 	assert_string_equal(s, "12apples");
 	free(s);
-	s = score_math_normalize("90^\\circ");
+	s = batch_score_math_normalize("90^\\circ");
 	assert_string_equal(s, "90");
 	free(s);
-	s = score_math_normalize("1,000");
+	s = batch_score_math_normalize("1,000");
 	assert_string_equal(s, "1000");
 	free(s);
 }
 
 static void test_boxed_score(void **state)
 {
-	assert_true(score_boxed("so the result is \\boxed{\\dfrac{1}{2}}.", "\\frac{1}{2}") == 1);
-	assert_true(score_boxed("\\boxed{0.5}", "\\frac{1}{2}") == 1);
-	assert_true(score_boxed("\\boxed{\\frac12}", "0.5") == 1);
-	assert_true(score_boxed("\\boxed{(1, 2)}", "(1,2)") == 1);
-	assert_true(score_boxed("\\boxed{3}", "\\boxed{3}") == 1);
-	assert_true(score_boxed("\\boxed{4}", "3") == 0);
-	assert_true(score_boxed("the last box counts: \\boxed{3} \\boxed{4}", "4") == 1);
-	assert_true(score_boxed("5", "5") == 1); /* no box: the whole answer */
-	assert_true(score_boxed("\\boxed{x^2+1}", "x^{2}+1") == 0); /* no symbolic algebra */
-	assert_true(score_boxed(NULL, "1") == 0);
-	assert_true(score_boxed("\\boxed{}", "") == 0);
+	assert_true(batch_score_boxed("so the result is \\boxed{\\dfrac{1}{2}}.", "\\frac{1}{2}") == 1);
+	assert_true(batch_score_boxed("\\boxed{0.5}", "\\frac{1}{2}") == 1);
+	assert_true(batch_score_boxed("\\boxed{\\frac12}", "0.5") == 1);
+	assert_true(batch_score_boxed("\\boxed{(1, 2)}", "(1,2)") == 1);
+	assert_true(batch_score_boxed("\\boxed{3}", "\\boxed{3}") == 1);
+	assert_true(batch_score_boxed("\\boxed{4}", "3") == 0);
+	assert_true(batch_score_boxed("the last box counts: \\boxed{3} \\boxed{4}", "4") == 1);
+	assert_true(batch_score_boxed("5", "5") == 1); /* no box: the whole answer */
+	assert_true(batch_score_boxed("\\boxed{x^2+1}", "x^{2}+1") == 0); /* no symbolic algebra */
+	assert_true(batch_score_boxed(NULL, "1") == 0);
+	assert_true(batch_score_boxed("\\boxed{}", "") == 0);
 }
 
 static void test_score_answer_dispatch(void **state)
 {
-	struct scorer s = {.kind = SCORER_NUMERIC, .tolerance = 0.01};
-	assert_true(score_answer(&s, "1.005", "1") == 1);
-	s.kind = SCORER_COMMAND;
-	assert_true(score_answer(&s, "1", "1") < 0);
-	enum scorer_kind k;
-	assert_int_equal(scorer_kind_parse("boxed", &k), 0);
-	assert_int_equal(k, SCORER_BOXED);
-	assert_int_equal(scorer_kind_parse("fuzzy", &k), -1);
-	assert_string_equal(scorer_name(SCORER_CHOICE), "choice");
+	struct batch_scorer s = {.kind = BATCH_SCORER_NUMERIC, .tolerance = 0.01};
+	assert_true(batch_score_answer(&s, "1.005", "1") == 1);
+	s.kind = BATCH_SCORER_COMMAND;
+	assert_true(batch_score_answer(&s, "1", "1") < 0);
+	enum batch_scorer_kind k;
+	assert_int_equal(batch_scorer_kind_parse("boxed", &k), 0);
+	assert_int_equal(k, BATCH_SCORER_BOXED);
+	assert_int_equal(batch_scorer_kind_parse("fuzzy", &k), -1);
+	assert_string_equal(batch_scorer_name(BATCH_SCORER_CHOICE), "choice");
 }
 
 /* ---- command scorer's verdict ---- */
 
 static void test_checker_verdict(void **state)
 {
-	assert_true(score_from_checker(0, "", 0) == 1);
-	assert_true(score_from_checker(1, NULL, 0) == 0);
+	assert_true(batch_score_from_checker(0, "", 0) == 1);
+	assert_true(batch_score_from_checker(1, NULL, 0) == 0);
 	const char *out = "checking...\n0.25\n\n";
-	assert_true(score_from_checker(1, out, strlen(out)) == 0.25); /* printed score wins */
+	assert_true(batch_score_from_checker(1, out, strlen(out)) == 0.25); /* printed score wins */
 	out = "7\n";
-	assert_true(score_from_checker(0, out, strlen(out)) == 1); /* clamped */
+	assert_true(batch_score_from_checker(0, out, strlen(out)) == 1); /* clamped */
 	out = "-3";
-	assert_true(score_from_checker(0, out, strlen(out)) == 0);
+	assert_true(batch_score_from_checker(0, out, strlen(out)) == 0);
 	out = "all good\n";
-	assert_true(score_from_checker(0, out, strlen(out)) == 1);
-	assert_true(score_from_checker(2, out, strlen(out)) == 0);
+	assert_true(batch_score_from_checker(0, out, strlen(out)) == 1);
+	assert_true(batch_score_from_checker(2, out, strlen(out)) == 0);
 	out = "nan\n";
-	assert_true(score_from_checker(0, out, strlen(out)) == 1);
+	assert_true(batch_score_from_checker(0, out, strlen(out)) == 1);
 }
 
 /* ---- pass@k ---- */
@@ -238,7 +238,7 @@ static void test_task_lines(void **state)
 			       &t, why), 0);
 	assert_string_equal(t.id, "x1");
 	assert_string_equal(t.expected, "42");
-	assert_true(t.has_scorer && t.scorer.kind == SCORER_NUMERIC && t.scorer.tolerance == 0.01);
+	assert_true(t.has_scorer && t.scorer.kind == BATCH_SCORER_NUMERIC && t.scorer.tolerance == 0.01);
 	assert_non_null(cJSON_GetObjectItem(t.extra, "subject"));
 	assert_null(cJSON_GetObjectItem(t.extra, "metadata"));
 	assert_non_null(t.metadata);
@@ -252,7 +252,7 @@ static void test_task_lines(void **state)
 
 	assert_int_equal(parse("{\"id\":\"x\",\"problem\":\"p\",\"scorer\":{\"type\":\"command\","
 			       "\"command\":\"test -s answer.txt\",\"timeout\":5}}", &t, why), 0);
-	assert_true(t.scorer.kind == SCORER_COMMAND && t.scorer.timeout_s == 5);
+	assert_true(t.scorer.kind == BATCH_SCORER_COMMAND && t.scorer.timeout_s == 5);
 	assert_string_equal(t.scorer.command, "test -s answer.txt");
 	batch_task_free(&t);
 
@@ -417,7 +417,7 @@ static void test_results_compact(void **state)
 			 "{\"id\":\"a\",\"repeat\":0,\"status\":\"submitted\",\"score\":0}\n");
 	const char *dirs[] = {dir};
 	size_t expected;
-	assert_int_equal(batch_collect(dirs, 1, &rs, &expected, &err), 0);
+	assert_int_equal(batch_collect_into(dirs, 1, &rs, &expected, &err), 0);
 	assert_int_equal(rs.n, 5); /* a/0 once: the shard's line, read last, wins */
 	struct batch_summary s;
 	batch_summarize(&rs, &s);
@@ -439,12 +439,12 @@ static void test_keyset(void **state)
 		snprintf(id, sizeof(id), "task-%d", i);
 		assert_int_equal(batch_keyset_add(&s, id, (unsigned)(i % 7)), 0);
 	}
-	assert_int_equal(s.n, 5000);
+	assert_int_equal(s.set.n, 5000);
 	assert_true(batch_keyset_has(&s, "task-77", 0));
 	assert_false(batch_keyset_has(&s, "task-77", 1));
 	assert_false(batch_keyset_has(&s, "task-5000", 2));
 	batch_keyset_add(&s, "task-77", 0);
-	assert_int_equal(s.n, 5000);
+	assert_int_equal(s.set.n, 5000);
 	batch_keyset_free(&s);
 }
 

@@ -7,71 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
-
-/* ---- keys ---- */
-
-static char *make_key(const char *id, unsigned repeat)
-{
-	char *k = NULL;
-	return asprintf(&k, "%s\x1f%u", id, repeat) < 0 ? NULL : k;
-}
-
-static size_t slot_of(const struct batch_keyset *s, const char *key)
-{
-	size_t mask = s->cap - 1, i = (size_t)batch_hash(key) & mask;
-	while (s->keys[i] && strcmp(s->keys[i], key))
-		i = (i + 1) & mask;
-	return i;
-}
-
-bool batch_keyset_has(const struct batch_keyset *s, const char *id, unsigned repeat)
-{
-	if (!s->cap)
-		return false;
-	_cleanup_free_ char *key = make_key(id, repeat);
-	return key && s->keys[slot_of(s, key)];
-}
-
-static int grow(struct batch_keyset *s)
-{
-	struct batch_keyset g = {.cap = s->cap ? s->cap * 2 : 1024};
-	g.keys = calloc(g.cap, sizeof(char *));
-	if (!g.keys)
-		return -1;
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->keys[i])
-			g.keys[slot_of(&g, s->keys[i])] = s->keys[i];
-	g.n = s->n;
-	free(s->keys);
-	*s = g;
-	return 0;
-}
-
-int batch_keyset_add(struct batch_keyset *s, const char *id, unsigned repeat)
-{
-	if ((s->n + 1) * 2 > s->cap && grow(s) < 0)
-		return -1;
-	char *key = make_key(id, repeat);
-	if (!key)
-		return -1;
-	size_t i = slot_of(s, key);
-	if (s->keys[i]) {
-		free(key);
-		return 0;
-	}
-	s->keys[i] = key;
-	s->n++;
-	return 0;
-}
-
-void batch_keyset_free(struct batch_keyset *s)
-{
-	for (size_t i = 0; i < s->cap; i++)
-		free(s->keys[i]);
-	free(s->keys);
-	*s = (struct batch_keyset){0};
-}
+#include "batch_priv.h"
 
 /* ---- records ---- */
 

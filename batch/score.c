@@ -1,29 +1,28 @@
 /* The scorers of sandcell batch: pure functions from (answer, expected) to a
- * score in [0, 1]. The command scorer's cell part is in batch_run.c; how its
+ * score in [0, 1]. The command scorer's cell part is in run.c; how its
  * output is read is here. */
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
 #include <strings.h>
 
-#include "batch.h"
-#include "text.h"
+#include "batch_priv.h"
 
-static const char *const SCORER_NAMES[] = {
-	[SCORER_EXACT] = "exact",   [SCORER_NUMERIC] = "numeric",   [SCORER_CHOICE] = "choice",
-	[SCORER_BOXED] = "boxed",   [SCORER_CONTAINS] = "contains", [SCORER_COMMAND] = "command",
+static const char *const BATCH_SCORER_NAMES[] = {
+	[BATCH_SCORER_EXACT] = "exact",   [BATCH_SCORER_NUMERIC] = "numeric",   [BATCH_SCORER_CHOICE] = "choice",
+	[BATCH_SCORER_BOXED] = "boxed",   [BATCH_SCORER_CONTAINS] = "contains", [BATCH_SCORER_COMMAND] = "command",
 };
 
-const char *scorer_name(enum scorer_kind k)
+const char *batch_scorer_name(enum batch_scorer_kind k)
 {
-	return (size_t)k < SC_ARRAY_LEN(SCORER_NAMES) ? SCORER_NAMES[k] : "?";
+	return (size_t)k < SC_ARRAY_LEN(BATCH_SCORER_NAMES) ? BATCH_SCORER_NAMES[k] : "?";
 }
 
-int scorer_kind_parse(const char *name, enum scorer_kind *out)
+int batch_scorer_kind_parse(const char *name, enum batch_scorer_kind *out)
 {
-	for (size_t i = 0; i < SC_ARRAY_LEN(SCORER_NAMES); i++)
-		if (name && !strcmp(name, SCORER_NAMES[i])) {
-			*out = (enum scorer_kind)i;
+	for (size_t i = 0; i < SC_ARRAY_LEN(BATCH_SCORER_NAMES); i++)
+		if (name && !strcmp(name, BATCH_SCORER_NAMES[i])) {
+			*out = (enum batch_scorer_kind)i;
 			return 0;
 		}
 	return -1;
@@ -55,7 +54,7 @@ static char *trimmed(const char *s)
 	return strndup(b, (size_t)(e - b));
 }
 
-double score_exact(const char *answer, const char *expected)
+double batch_score_exact(const char *answer, const char *expected)
 {
 	if (!answer || !expected)
 		return 0;
@@ -65,7 +64,7 @@ double score_exact(const char *answer, const char *expected)
 	return (ae - ab == ee - eb && !memcmp(ab, eb, (size_t)(ae - ab))) ? 1 : 0;
 }
 
-double score_contains(const char *answer, const char *expected)
+double batch_score_contains(const char *answer, const char *expected)
 {
 	if (!answer || !expected)
 		return 0;
@@ -164,13 +163,13 @@ static bool fraction(const char *s, double *out)
 	return true;
 }
 
-bool score_parse_number(const char *s, double *out)
+bool batch_score_parse_number(const char *s, double *out)
 {
 	_cleanup_free_ char *t = number_text(s ? s : "");
 	return t && (plain_number(t, out) || fraction(t, out));
 }
 
-bool score_last_number(const char *s, double *out)
+bool batch_score_last_number(const char *s, double *out)
 {
 	bool found = false;
 	if (!s)
@@ -224,16 +223,16 @@ static bool close_enough(double a, double e, double tol)
 	return d <= 1e-12 || d <= tol * fmax(fabs(a), fabs(e));
 }
 
-double score_numeric(const char *answer, const char *expected, double tolerance)
+double batch_score_numeric(const char *answer, const char *expected, double tolerance)
 {
 	double a, e;
 	if (!answer || !expected)
 		return 0;
-	if (!score_parse_number(expected, &e) && !score_last_number(expected, &e))
+	if (!batch_score_parse_number(expected, &e) && !batch_score_last_number(expected, &e))
 		return 0;
-	if (!score_parse_number(answer, &a)) {
-		_cleanup_free_ char *boxed = score_boxed_extract(answer);
-		if (!(boxed && score_parse_number(boxed, &a)) && !score_last_number(answer, &a))
+	if (!batch_score_parse_number(answer, &a)) {
+		_cleanup_free_ char *boxed = batch_score_boxed_extract(answer);
+		if (!(boxed && batch_score_parse_number(boxed, &a)) && !batch_score_last_number(answer, &a))
 			return 0;
 	}
 	return close_enough(a, e, tolerance >= 0 ? tolerance : BATCH_DEFAULT_TOLERANCE) ? 1 : 0;
@@ -327,13 +326,13 @@ static unsigned last_parenthesised(const char *s, bool letters[26])
 	return 1;
 }
 
-unsigned score_choice_letters(const char *s, bool letters[26])
+unsigned batch_score_choice_letters(const char *s, bool letters[26])
 {
 	memset(letters, 0, 26 * sizeof(bool));
 	if (!s)
 		return 0;
 	_cleanup_free_ char *t = trimmed(s);
-	_cleanup_free_ char *boxed = t ? score_boxed_extract(t) : NULL;
+	_cleanup_free_ char *boxed = t ? batch_score_boxed_extract(t) : NULL;
 	const char *text = boxed ? boxed : t;
 	if (!text || strlen(text) > BATCH_MAX_ANSWER)
 		return 0;
@@ -344,10 +343,10 @@ unsigned score_choice_letters(const char *s, bool letters[26])
 	return 0;
 }
 
-double score_choice(const char *answer, const char *expected)
+double batch_score_choice(const char *answer, const char *expected)
 {
 	bool a[26], e[26];
-	unsigned na = score_choice_letters(answer, a), ne = score_choice_letters(expected, e);
+	unsigned na = batch_score_choice_letters(answer, a), ne = batch_score_choice_letters(expected, e);
 	if (!na || !ne)
 		return 0;
 	unsigned both = 0;
@@ -358,7 +357,7 @@ double score_choice(const char *answer, const char *expected)
 
 /* ---- \boxed{} ---- */
 
-char *score_boxed_extract(const char *s)
+char *batch_score_boxed_extract(const char *s)
 {
 	if (!s)
 		return NULL;
@@ -441,7 +440,7 @@ static void unwrap(char *s, const char *cmd)
 	}
 }
 
-char *score_math_normalize(const char *s)
+char *batch_score_math_normalize(const char *s)
 {
 	char *t = trimmed(s ? s : "");
 	if (!t)
@@ -485,14 +484,14 @@ static bool math_value(const char *norm, double *v)
 	return plain_number(norm, v) || fraction(norm, v);
 }
 
-double score_boxed(const char *answer, const char *expected)
+double batch_score_boxed(const char *answer, const char *expected)
 {
 	if (!answer || !expected)
 		return 0;
-	_cleanup_free_ char *ab = score_boxed_extract(answer);
-	_cleanup_free_ char *eb = score_boxed_extract(expected);
-	_cleanup_free_ char *a = score_math_normalize(ab ? ab : answer);
-	_cleanup_free_ char *e = score_math_normalize(eb ? eb : expected);
+	_cleanup_free_ char *ab = batch_score_boxed_extract(answer);
+	_cleanup_free_ char *eb = batch_score_boxed_extract(expected);
+	_cleanup_free_ char *a = batch_score_math_normalize(ab ? ab : answer);
+	_cleanup_free_ char *e = batch_score_math_normalize(eb ? eb : expected);
 	if (!a || !e || !*e)
 		return 0;
 	if (!strcmp(a, e))
@@ -503,25 +502,25 @@ double score_boxed(const char *answer, const char *expected)
 	return 0;
 }
 
-double score_answer(const struct scorer *s, const char *answer, const char *expected)
+double batch_score_answer(const struct batch_scorer *s, const char *answer, const char *expected)
 {
 	switch (s->kind) {
-	case SCORER_EXACT:
-		return score_exact(answer, expected);
-	case SCORER_NUMERIC:
-		return score_numeric(answer, expected, s->tolerance);
-	case SCORER_CHOICE:
-		return score_choice(answer, expected);
-	case SCORER_BOXED:
-		return score_boxed(answer, expected);
-	case SCORER_CONTAINS:
-		return score_contains(answer, expected);
+	case BATCH_SCORER_EXACT:
+		return batch_score_exact(answer, expected);
+	case BATCH_SCORER_NUMERIC:
+		return batch_score_numeric(answer, expected, s->tolerance);
+	case BATCH_SCORER_CHOICE:
+		return batch_score_choice(answer, expected);
+	case BATCH_SCORER_BOXED:
+		return batch_score_boxed(answer, expected);
+	case BATCH_SCORER_CONTAINS:
+		return batch_score_contains(answer, expected);
 	default:
 		return -1;
 	}
 }
 
-double score_from_checker(int exit_code, const char *out, size_t len)
+double batch_score_from_checker(int exit_code, const char *out, size_t len)
 {
 	/* the last non-empty line */
 	const char *end = out ? out + len : NULL, *b = NULL, *e = NULL;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
+#include "batch_priv.h"
 
 #define CORRECT(score) ((score) >= 1.0 - 1e-9)
 
@@ -96,8 +96,8 @@ static int collect_one(const char *dir, struct batch_records *out, size_t *expec
 	return 0;
 }
 
-int batch_collect(const char *const *dirs, size_t ndirs, struct batch_records *out,
-		  size_t *expected, struct sc_err *err)
+int batch_collect_into(const char *const *dirs, size_t ndirs, struct batch_records *out,
+		       size_t *expected, struct sc_err *err)
 {
 	*out = (struct batch_records){0};
 	*expected = 0;
@@ -125,8 +125,10 @@ int batch_collect(const char *const *dirs, size_t ndirs, struct batch_records *o
 	struct batch_keyset seen = {0};
 	size_t w;
 	bool *drop = calloc(out->n + 1, sizeof(bool));
-	if (!drop)
+	if (!drop) {
+		batch_records_free(out);
 		return sc_fail(err, ENOMEM, "results");
+	}
 	for (size_t k = out->n; k-- > 0;) {
 		if (batch_keyset_has(&seen, out->v[k].id, out->v[k].repeat))
 			drop[k] = true;
@@ -144,6 +146,28 @@ int batch_collect(const char *const *dirs, size_t ndirs, struct batch_records *o
 	free(drop);
 	batch_keyset_free(&seen);
 	return 0;
+}
+
+int batch_collect(const char *const *dirs, size_t ndirs, struct batch_records **out,
+		  size_t *expected, struct sc_err *err)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return sc_fail(err, ENOMEM, "results");
+	if (batch_collect_into(dirs, ndirs, *out, expected, err) < 0) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void batch_records_destroy(struct batch_records *rs)
+{
+	if (!rs)
+		return;
+	batch_records_free(rs);
+	free(rs);
 }
 
 double batch_pass_at_k(unsigned n, unsigned c, unsigned k)

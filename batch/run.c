@@ -11,13 +11,13 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "../common/curl_dl.h"
-#include "batch.h"
+#include "batch_priv.h"
 
 #define THREAD_STACK (4U << 20)
 #define CHECKER_OUTPUT (64U << 10)
@@ -39,7 +39,7 @@ struct runner {
 	pthread_mutex_t pool_mu;
 	int results_fd;
 	pthread_mutex_t write_mu;
-	volatile sig_atomic_t abort;
+	atomic_bool abort; /* stop: read by every episode and its libcurl */
 
 	pthread_mutex_t mu; /* everything below */
 	size_t total;       /* attempts of the selected tasks */
@@ -106,7 +106,7 @@ static void write_manifest(struct runner *r, size_t ntasks)
 	}
 	cJSON_AddStringToObject(j, "mode", o->mode == BATCH_VANILLA ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "model", o->agent.model ? o->agent.model : "");
-	cJSON_AddStringToObject(j, "scorer", scorer_name(o->scorer.kind));
+	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(o->scorer.kind));
 	if (o->command_line)
 		cJSON_AddStringToObject(j, "command_line", o->command_line);
 	char *text = cJSON_Print(j);
@@ -136,7 +136,7 @@ static void pool_give(struct runner *r, struct cell *c)
 /* The command scorer: a fresh cell with /testbed/answer.txt,
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
-static int score_command(struct runner *r, const struct scorer *s, const char *dir,
+static int score_command(struct runner *r, const struct batch_scorer *s, const char *dir,
 			 const char *answer, const char *expected, double *score, struct sc_err *err)
 {
 	char stage[4200], a[4300], e[4300], files[4200], log[4200];
@@ -175,7 +175,7 @@ static int score_command(struct runner *r, const struct scorer *s, const char *d
 	struct cell_result res;
 	if (cell_exec(c, &req, &res, err) < 0)
 		goto out;
-	*score = score_from_checker(res.exit_code, res.out, res.out_len);
+	*score = batch_score_from_checker(res.exit_code, res.out, res.out_len);
 	char head[96];
 	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
 			 res.timed_out ? " (timed out)" : "", *score);
@@ -223,8 +223,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cfg.out_dir = dir;
 	cfg.quiet = true;
 	cfg.keep = false;
-	cfg.abort_flag = &r->abort;
-	cfg.vanilla = o->mode == BATCH_VANILLA;
+	cfg.cancel = &r->abort;
+	cfg.log = (struct sc_log){0};
 	cfg.cell = NULL;
 
 	struct agent_result res = {0};
@@ -232,25 +232,26 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	char error[SC_ERR_MAX] = "";
 	double t0 = sc_now();
 	struct cell *cell = NULL;
-	if (!cfg.vanilla && pool_take(r, &cell, &err) < 0)
+	bool vanilla = o->mode == BATCH_VANILLA;
+	if (!vanilla && pool_take(r, &cell, &err) < 0)
 		snprintf(error, sizeof(error), "no cell: %.480s", err.msg);
 	if (!error[0]) {
 		cfg.cell = cell;
-		if (agent_run(&cfg, &res, &err) < 0)
+		if ((vanilla ? agent_run_vanilla : agent_run)(&cfg, &res, &err) < 0)
 			snprintf(error, sizeof(error), "%s", err.msg);
 		else if (res.status == AGENT_ERROR)
 			snprintf(error, sizeof(error), "%s", res.error);
 	}
 	if (cell)
 		pool_give(r, cell);
-	if (r->abort && error[0]) {
+	if (atomic_load(&r->abort) && error[0]) {
 		/* interrupted: no result, a rerun runs it again */
 		agent_result_free(&res);
 		return;
 	}
 
-	struct scorer s = t->has_scorer ? t->scorer : o->scorer;
-	if (s.kind == SCORER_COMMAND) {
+	struct batch_scorer s = t->has_scorer ? t->scorer : o->scorer;
+	if (s.kind == BATCH_SCORER_COMMAND) {
 		if (!s.command)
 			s.command = o->scorer.command;
 		if (!s.files)
@@ -261,11 +262,11 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	bool scored = false;
 	double score = 0;
 	if (error[0]) {
-		scored = t->expected || s.kind == SCORER_COMMAND;
-	} else if (s.kind == SCORER_COMMAND) {
+		scored = t->expected || s.kind == BATCH_SCORER_COMMAND;
+	} else if (s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
 		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
-			if (r->abort) {
+			if (atomic_load(&r->abort)) {
 				agent_result_free(&res);
 				return;
 			}
@@ -274,7 +275,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		}
 		scored = true;
 	} else if (t->expected) {
-		score = score_answer(&s, res.answer, t->expected);
+		score = batch_score_answer(&s, res.answer, t->expected);
 		scored = true;
 	}
 
@@ -290,13 +291,13 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		cJSON_AddNumberToObject(j, "score", score);
 	else
 		cJSON_AddNullToObject(j, "score");
-	cJSON_AddStringToObject(j, "scorer", scorer_name(s.kind));
+	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(s.kind));
 	cJSON_AddNumberToObject(j, "steps", res.steps);
 	cJSON_AddNumberToObject(j, "input_tokens", (double)res.input_tokens);
 	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
 	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
 	add_string_or_null(j, "error", error[0] ? error : NULL);
-	cJSON_AddStringToObject(j, "mode", cfg.vanilla ? "vanilla" : "sandbox");
+	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "dir", rel);
 	if (t->metadata)
 		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
@@ -329,7 +330,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		r->tokens_out += res.output_tokens;
 	} else {
 		snprintf(r->last_error, sizeof(r->last_error), "%.190s", line ? werr.msg : "out of memory");
-		r->abort = 1; /* results cannot be recorded: stop */
+		atomic_store(&r->abort, true); /* results cannot be recorded: stop */
 	}
 	pthread_mutex_unlock(&r->mu);
 	agent_result_free(&res);
@@ -340,7 +341,7 @@ static void *worker(void *arg)
 	struct runner *r = arg;
 	for (;;) {
 		pthread_mutex_lock(&r->mu);
-		if (r->abort || r->next >= r->ntodo) {
+		if (atomic_load(&r->abort) || r->next >= r->ntodo) {
 			r->exited++;
 			pthread_mutex_unlock(&r->mu);
 			return NULL;
@@ -379,7 +380,7 @@ static void tokens(char *buf, size_t size, uint64_t v)
 		snprintf(buf, size, "%llu", (unsigned long long)v);
 }
 
-static void progress(struct runner *r, bool tty, bool final)
+static void progress(struct runner *r, bool final)
 {
 	pthread_mutex_lock(&r->mu);
 	size_t done = r->done, total = r->total, running = r->running, errors = r->errors;
@@ -397,30 +398,30 @@ static void progress(struct runner *r, bool tty, bool final)
 		snprintf(m, sizeof(m), "-");
 	else
 		snprintf(m, sizeof(m), "%.3f", mean);
-	fprintf(stderr, "%ssandcell: batch: %zu/%zu done, %zu running, mean score %s, tokens %s in / %s out, "
-			"%zu errors, ETA %s%s",
-		tty ? "\r\033[K" : "", done, total, running, m, in, out, errors, final ? "0s" : eta,
-		tty && !final ? "" : "\n");
-	fflush(stderr);
+	/* the last one is a note: it stays (on a terminal, after the others) */
+	sc_log(&r->o->log, final ? SC_LOG_INFO : SC_LOG_PROGRESS,
+	       "batch: %zu/%zu done, %zu running, mean score %s, tokens %s in / %s out, %zu errors, "
+	       "ETA %s", done, total, running, m, in, out, errors, final ? "0s" : eta);
 }
 
 /* ---- the run ---- */
 
 static void report_bad(void *arg, unsigned line, const char *why)
 {
-	fprintf(stderr, "sandcell: batch: %s:%u: %s; line skipped\n", (const char *)arg, line, why);
+	const struct batch_options *o = arg;
+	sc_log(&o->log, SC_LOG_WARN, "batch: %s:%u: %s; line skipped", o->tasks_path, line, why);
 }
 
 static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
 {
 	if (r->o->mode == BATCH_SANDBOX)
 		return true;
-	if (r->o->scorer.kind == SCORER_COMMAND)
+	if (r->o->scorer.kind == BATCH_SCORER_COMMAND)
 		for (size_t i = 0; i < nsel; i++)
 			if (!r->tasks.v[sel[i]].has_scorer)
 				return true;
 	for (size_t i = 0; i < nsel; i++)
-		if (r->tasks.v[sel[i]].has_scorer && r->tasks.v[sel[i]].scorer.kind == SCORER_COMMAND)
+		if (r->tasks.v[sel[i]].has_scorer && r->tasks.v[sel[i]].scorer.kind == BATCH_SCORER_COMMAND)
 			return true;
 	return false;
 }
@@ -429,8 +430,8 @@ static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel
 {
 	for (size_t i = 0; i < nsel; i++) {
 		const struct batch_task *t = &r->tasks.v[sel[i]];
-		const struct scorer *s = t->has_scorer ? &t->scorer : &r->o->scorer;
-		if (s->kind == SCORER_COMMAND && !s->command && !r->o->scorer.command)
+		const struct batch_scorer *s = t->has_scorer ? &t->scorer : &r->o->scorer;
+		if (s->kind == BATCH_SCORER_COMMAND && !s->command && !r->o->scorer.command)
 			return sc_fail(err, 0, "task \"%.100s\" (line %u) uses the command scorer but "
 					       "names no command: add \"command\" to its scorer or pass "
 					       "--checker CMD", t->id, t->line);
@@ -448,7 +449,7 @@ static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_er
 		if (e) {
 			pthread_attr_destroy(&attr);
 			pthread_mutex_lock(&r->mu);
-			r->abort = 1;
+			atomic_store(&r->abort, true);
 			pthread_mutex_unlock(&r->mu);
 			for (size_t k = 0; k < i; k++)
 				pthread_join(th[k], NULL);
@@ -459,39 +460,44 @@ static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_er
 	return 0;
 }
 
-/* Wait for the workers, printing progress; the first SIGINT/SIGTERM/SIGHUP
- * lets running episodes end (their attempts get no result and run again
- * next time), the second exits at once. */
-static void supervise(struct runner *r, const sigset_t *sigs, size_t nthreads)
+static void pause_a_little(const struct batch_options *o, double s)
 {
-	bool tty = isatty(STDERR_FILENO) == 1 && !r->o->quiet;
-	double interval = tty ? 0.5 : 5.0, last = sc_now();
+	if (o->wait) {
+		o->wait(o->wait_ctx, s);
+		return;
+	}
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(s * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+/* Wait for the workers, with progress lines. A raised o->cancel lets the
+ * running episodes end (their attempts get no result and run again next
+ * time) and starts no new one. */
+static void supervise(struct runner *r, size_t nthreads)
+{
+	const struct batch_options *o = r->o;
+	double interval = o->live_progress ? 0.5 : 5.0, last = sc_now();
+	bool stopping = false;
 	for (;;) {
-		struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000 * 1000};
-		int sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig > 0) {
-			if (r->abort) {
-				fprintf(stderr, "\nsandcell: batch: stopped at once; rerun the same "
-						"command to finish\n");
-				_exit(130);
-			}
-			r->abort = 1;
-			fprintf(stderr, "%ssandcell: batch: stopping: waiting for the running "
-					"episodes (signal again to stop at once)\n",
-				tty ? "\r\033[K" : "");
+		pause_a_little(o, 0.2);
+		if (!stopping && o->cancel && atomic_load(o->cancel)) {
+			stopping = true;
+			atomic_store(&r->abort, true);
+			sc_log(&o->log, SC_LOG_INFO, "batch: stopping: waiting for the running episodes "
+						     "(signal again to stop at once)");
 		}
 		pthread_mutex_lock(&r->mu);
 		bool finished = r->exited == nthreads && r->running == 0;
 		pthread_mutex_unlock(&r->mu);
 		if (finished)
 			break;
-		if (!r->o->quiet && sc_now() - last >= interval) {
-			progress(r, tty, false);
+		if (!o->quiet && sc_now() - last >= interval) {
+			progress(r, false);
 			last = sc_now();
 		}
 	}
-	if (!r->o->quiet)
-		progress(r, tty, true);
+	if (!o->quiet)
+		progress(r, true);
 }
 
 static int select_tasks(struct runner *r, size_t **sel_out, size_t *nsel)
@@ -556,29 +562,24 @@ oom:
 	return -1;
 }
 
-static int finish(struct runner *r, struct sc_err *err)
+static int finish(struct runner *r, struct batch_summary *summary, struct sc_err *err)
 {
 	const char *dirs[] = {r->dir};
 	struct batch_records rs;
 	size_t expected;
-	if (batch_collect(dirs, 1, &rs, &expected, err) < 0)
+	if (batch_collect_into(dirs, 1, &rs, &expected, err) < 0)
 		return CELL_EXIT_INTERNAL;
-	struct batch_summary s;
-	batch_summarize(&rs, &s);
-	s.expected_attempts = r->total;
+	batch_summarize(&rs, summary);
+	summary->expected_attempts = r->total;
 	batch_records_free(&rs);
-	if (r->o->json)
-		batch_summary_json(stdout, &s);
-	else
-		batch_summary_print(stdout, &s, r->dir);
-	fflush(stdout);
-	if (r->abort)
+	if (atomic_load(&r->abort))
 		return 130;
-	return s.errors ? 1 : 0;
+	return summary->errors ? 1 : 0;
 }
 
-int batch_run(const struct batch_options *o, struct sc_err *err)
+int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err)
 {
+	*summary = (struct batch_summary){0};
 	struct runner r = {.o = o, .results_fd = -1};
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_mutex_init(&r.pool_mu, NULL);
@@ -588,8 +589,6 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	struct batch_records prior = {0};
 	struct batch_compact_stats cst;
 	pthread_t *th = NULL;
-	sigset_t sigs, old;
-	bool blocked = false;
 
 	if (sc_path(r.dir, sizeof(r.dir), "%s", o->out_dir) < 0) {
 		sc_fail(err, ENAMETOOLONG, "--out");
@@ -597,7 +596,7 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	}
 	if (sc_mkdir_p(r.dir, 0755, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
 		goto out;
-	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o->tasks_path, err) < 0)
+	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0)
 		goto out;
 	if (select_tasks(&r, &sel, &nsel) < 0) {
 		sc_fail(err, ENOMEM, "tasks");
@@ -608,14 +607,14 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 	if (batch_results_compact(r.dir, o->retry_errors, &prior, &cst, err) < 0)
 		goto out;
 	if (cst.partial && !o->quiet)
-		fprintf(stderr, "sandcell: batch: dropped a partial last line of results.jsonl (a "
-				"crash mid-write); its attempt runs again\n");
+		sc_log(&o->log, SC_LOG_WARN, "batch: dropped a partial last line of results.jsonl (a "
+					     "crash mid-write); its attempt runs again");
 	if ((cst.invalid || cst.duplicate) && !o->quiet)
-		fprintf(stderr, "sandcell: batch: moved %zu invalid and %zu duplicate lines of "
-				"results.jsonl to superseded.jsonl\n", cst.invalid, cst.duplicate);
+		sc_log(&o->log, SC_LOG_WARN, "batch: moved %zu invalid and %zu duplicate lines of "
+					     "results.jsonl to superseded.jsonl", cst.invalid, cst.duplicate);
 	if (cst.superseded && !o->quiet)
-		fprintf(stderr, "sandcell: batch: retrying %zu attempts that ended in error (their "
-				"lines are kept in superseded.jsonl)\n", cst.superseded);
+		sc_log(&o->log, SC_LOG_INFO, "batch: retrying %zu attempts that ended in error (their "
+					     "lines are kept in superseded.jsonl)", cst.superseded);
 	if (plan_attempts(&r, sel, nsel, &prior) < 0) {
 		sc_fail(err, ENOMEM, "attempts");
 		goto out;
@@ -632,30 +631,24 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		goto out;
 	}
 	if (!o->quiet)
-		fprintf(stderr, "sandcell: batch: %zu tasks%s x %u repeats = %zu attempts, %zu to run, "
-				"concurrency %u, results in %s/results.jsonl\n",
-			nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
-			o->concurrency, r.dir);
+		sc_log(&o->log, SC_LOG_INFO, "batch: %zu tasks%s x %u repeats = %zu attempts, %zu to "
+					     "run, concurrency %u, results in %s/results.jsonl",
+		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
+		       o->concurrency, r.dir);
 	if (r.ntodo == 0) {
-		status = finish(&r, err);
+		status = finish(&r, summary, err);
 		goto out;
 	}
 
-	/* Before any thread: the state paths, the pool, then libcurl. Signals
-	 * are blocked first so that the pool's workers (forked here) ignore a
-	 * terminal's ^C and clean up after us instead; cells unblock them.
-	 * libcurl comes after the fork: its ~30 libraries would otherwise be
-	 * copied into every worker and every cell's init, and make each of
-	 * their forks and exits dearer. */
+	/* Before any thread: the state paths, the pool, then libcurl. The
+	 * pool's workers (forked here) inherit the caller's signal mask: with
+	 * SIGINT blocked they ignore a terminal's ^C and clean up after us
+	 * instead; cells unblock them. libcurl comes after the fork: its ~30
+	 * libraries would otherwise be copied into every worker and every
+	 * cell's init, and make each of their forks and exits dearer. */
 	(void)cell_state_root();
 	(void)cell_data_root();
 	(void)cell_cache_root();
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	blocked = true;
 	size_t nthreads = o->concurrency < r.ntodo ? o->concurrency : r.ntodo;
 	if (needs_cells(&r, sel, nsel)) {
 		if (!o->agent.spec) {
@@ -675,10 +668,8 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
 			goto out;
 	}
-	if (!curl_dl_load(err))
+	if (!sc_curl_load(err))
 		goto out;
-	/* after the pool's fork, so that cells keep the default */
-	signal(SIGPIPE, SIG_IGN);
 	th = calloc(nthreads, sizeof(*th));
 	r.t0 = sc_now();
 	if (!th || start_threads(&r, th, nthreads, err) < 0) {
@@ -686,19 +677,17 @@ int batch_run(const struct batch_options *o, struct sc_err *err)
 			sc_fail(err, ENOMEM, "threads");
 		goto out;
 	}
-	supervise(&r, &sigs, nthreads);
+	supervise(&r, nthreads);
 	for (size_t i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	(void)fdatasync(r.results_fd);
-	if (r.abort && r.last_error[0] && !o->quiet)
-		fprintf(stderr, "sandcell: batch: last error: %s\n", r.last_error);
-	status = finish(&r, err);
+	if (atomic_load(&r.abort) && r.last_error[0] && !o->quiet)
+		sc_log(&o->log, SC_LOG_ERROR, "batch: last error: %s", r.last_error);
+	status = finish(&r, summary, err);
 out:
 	free(th);
 	if (r.pool)
 		cell_pool_free(r.pool); /* removes every cell it made */
-	if (blocked)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	sc_closep(&r.results_fd);
 	free(sel);
 	free(r.todo);

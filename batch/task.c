@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
-#include "text.h"
+#include "../common/hash.h"
+#include "batch_priv.h"
 
 /* Fields a task may not carry because results use these names. */
 static const char *const RESERVED[] = {"repeat", "status", "score", "expected", "steps",
@@ -16,12 +16,7 @@ static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "sco
 
 uint64_t batch_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return sc_fnv1a64(s);
 }
 
 int batch_shard_parse(const char *s, unsigned *index, unsigned *count)
@@ -144,20 +139,28 @@ static char *answer_text(const cJSON *a)
 	if (cJSON_IsNumber(a) || cJSON_IsBool(a))
 		return cJSON_PrintUnformatted(a);
 	if (cJSON_IsArray(a)) {
-		struct sbuf b = {0};
-		for (const cJSON *e = a->child; e; e = e->next) {
-			if (e != a->child)
-				sbuf_adds(&b, ",");
-			if (cJSON_IsString(e))
-				sbuf_adds(&b, e->valuestring);
-			else {
-				_cleanup_free_ char *t = cJSON_PrintUnformatted(e);
-				sbuf_adds(&b, t ? t : "");
-			}
-		}
 		if (!a->child)
 			return strdup("");
-		return sbuf_take(&b);
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+		if (!m)
+			return NULL;
+		for (const cJSON *e = a->child; e; e = e->next) {
+			if (e != a->child)
+				fputs(",", m);
+			if (cJSON_IsString(e))
+				fputs(e->valuestring, m);
+			else {
+				_cleanup_free_ char *t = cJSON_PrintUnformatted(e);
+				fputs(t ? t : "", m);
+			}
+		}
+		if (ferror(m) | fclose(m)) {
+			free(text);
+			return NULL;
+		}
+		return text;
 	}
 	return NULL;
 }
@@ -184,7 +187,7 @@ static int parse_scorer(const cJSON *v, const char *base_dir, struct batch_task 
 		const cJSON *ty = cJSON_GetObjectItemCaseSensitive(v, "type");
 		name = cJSON_IsString(ty) ? ty->valuestring : NULL;
 	}
-	if (!name || scorer_kind_parse(name, &t->scorer.kind) < 0) {
+	if (!name || batch_scorer_kind_parse(name, &t->scorer.kind) < 0) {
 		snprintf(why, whysize, "\"scorer\": expected one of exact, numeric, choice, boxed, "
 				       "contains, command (a name or {\"type\": NAME, ...})");
 		return -1;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "batch.h"
+#include "batch_priv.h"
 
 #define CONVERSATION_MAX (256U << 20)
 

@@ -1,0 +1,135 @@
+/* batch/: what the module's files share (and what the unit tests look
+ * into); cJSON stays in here. Everything public is in batch.h. */
+#pragma once
+#include <cjson/cJSON.h>
+
+#include "../common/strset.h"
+#include "batch.h"
+
+/* ---- scorers (score.c) ---- */
+
+/* Each returns a score in [0, 1]; answer may be NULL (scores 0). */
+double batch_score_exact(const char *answer, const char *expected);
+double batch_score_numeric(const char *answer, const char *expected, double tolerance);
+double batch_score_choice(const char *answer, const char *expected);
+double batch_score_boxed(const char *answer, const char *expected);
+double batch_score_contains(const char *answer, const char *expected);
+/* The pure scorers by kind (not BATCH_SCORER_COMMAND: returns -1). */
+double batch_score_answer(const struct batch_scorer *s, const char *answer, const char *expected);
+
+/* Pieces exposed for tests. */
+bool batch_score_parse_number(const char *s, double *out);   /* the whole text, trimmed */
+bool batch_score_last_number(const char *s, double *out);    /* the last number in the text */
+unsigned batch_score_choice_letters(const char *s, bool letters[26]); /* how many */
+char *batch_score_boxed_extract(const char *s);   /* contents of the last \boxed{}/\fbox{}, or NULL */
+char *batch_score_math_normalize(const char *s);  /* for comparing two math answers */
+/* A checker's verdict: the last line of its stdout when that is a number
+ * (clamped to [0, 1]), else 1 for exit status 0 and 0 otherwise. */
+double batch_score_from_checker(int exit_code, const char *out, size_t len);
+
+/* ---- tasks (task.c) ---- */
+
+struct batch_task {
+	char *id;
+	char *problem;
+	char *input_dir;   /* resolved against the task file's directory, or NULL */
+	char *expected;    /* the task's "answer" as text, or NULL */
+	bool has_scorer;
+	struct batch_scorer scorer;
+	char *scorer_command, *scorer_files; /* owned strings behind scorer */
+	cJSON *metadata;   /* or NULL */
+	cJSON *extra;      /* unknown fields, kept in results (an object) */
+	unsigned line;
+	uint64_t hash;     /* batch_hash(id) */
+};
+
+struct batch_tasks {
+	struct batch_task *v;
+	size_t n;
+	size_t bad; /* lines reported and skipped */
+};
+
+/* A bad line: its number and why; the caller prints it. */
+typedef void (*batch_bad_line_fn)(void *arg, unsigned line, const char *why);
+
+/* Load a JSONL task file (see docs/batch.md for the schema). Bad lines go
+ * to report and are skipped; -1 only when the file cannot be read. */
+int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
+		     void *arg, struct sc_err *err);
+/* One line; -1 with why filled when it is not a valid task. */
+int batch_task_parse(const char *line, size_t len, const char *base_dir, struct batch_task *t,
+		     char *why, size_t whysize);
+void batch_task_free(struct batch_task *t);
+void batch_tasks_free(struct batch_tasks *ts);
+
+/* FNV-1a, 64 bits: stable across hosts and versions (it decides shards). */
+uint64_t batch_hash(const char *s);
+/* A file-system-safe name for an id: the id when it is [A-Za-z0-9._-]
+ * (not . or ..) and at most 100 bytes, else a cleaned prefix plus -HASH. */
+void batch_safe_name(const char *id, char *out, size_t size);
+
+/* ---- results (results.c) ---- */
+
+struct batch_record {
+	char *id;
+	unsigned repeat;
+	char status[24];
+	bool scored;
+	double score;
+	unsigned steps;
+	uint64_t input_tokens, output_tokens;
+	double wall_s;
+	char *dir;        /* attempt directory, relative to the run directory */
+	char *run;        /* the run directory it came from (summaries), or NULL */
+	cJSON *json;      /* the whole line */
+};
+
+struct batch_records {
+	struct batch_record *v;
+	size_t n, cap;
+};
+
+/* What compacting found. */
+struct batch_compact_stats {
+	size_t kept, partial, invalid, duplicate, superseded;
+};
+
+/* Parse one result line; -1 when it is not one. Takes nothing. */
+int batch_record_parse(const char *line, size_t len, struct batch_record *r);
+void batch_record_free(struct batch_record *r);
+void batch_records_free(struct batch_records *rs);
+
+/* Read DIR/results.jsonl as a user would: complete lines only, the later
+ * line for an (id, repeat) superseding an earlier one. A missing file is
+ * empty. */
+int batch_results_read(const char *dir, struct batch_records *out, struct sc_err *err);
+/* Make DIR/results.jsonl hold exactly one valid line per attempt: drop a
+ * trailing partial line, invalid and duplicate lines and (drop_errors)
+ * lines with status "error". Dropped lines are appended to
+ * DIR/superseded.jsonl first; the file is replaced atomically, and only
+ * when something changed. Then load what remains into out. */
+int batch_results_compact(const char *dir, bool drop_errors, struct batch_records *out,
+			  struct batch_compact_stats *st, struct sc_err *err);
+/* Append one line (text without its newline) with a single write(). */
+int batch_results_append(int fd, const char *line, size_t len, struct sc_err *err);
+
+/* ---- keys (keyset.c) ---- */
+
+/* A set of (id, repeat) keys. */
+struct batch_keyset {
+	struct sc_strset set; /* "ID\x1fREPEAT" */
+};
+bool batch_keyset_has(const struct batch_keyset *s, const char *id, unsigned repeat);
+int batch_keyset_add(struct batch_keyset *s, const char *id, unsigned repeat);
+void batch_keyset_free(struct batch_keyset *s);
+
+/* ---- summary (summary.c) ---- */
+
+/* batch_collect into a caller's records (free with batch_records_free). */
+int batch_collect_into(const char *const *dirs, size_t ndirs, struct batch_records *out,
+		       size_t *expected, struct sc_err *err);
+
+/* ---- export (export.c) ---- */
+
+/* An OpenAI-format message list from conversation.json (either API). */
+cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out);

@@ -1,0 +1,143 @@
+/* One option parser for every command: a table (struct cli_option) holds
+ * each option's names, value type, where the value goes and its help
+ * line; the parser and the --help text both come from it. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/parse.h"
+#include "cli.h"
+
+const char *cli_option_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc) {
+		cli_error("%s needs a value", argv[*i]);
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (sc_parse_uint(v, min, max, out) < 0) {
+		cli_error("%s: expected a number from %llu to %llu, got '%.64s'", name,
+			  (unsigned long long)min, (unsigned long long)max, v);
+		return -1;
+	}
+	return 0;
+}
+
+static bool matches(const struct cli_option *o, const char *arg)
+{
+	if ((o->name && !strcmp(arg, o->name)) || (o->alias && !strcmp(arg, o->alias)))
+		return true;
+	/* "--name=..." where the table says so (an option refused in any form) */
+	size_t n = o->name ? strlen(o->name) : 0;
+	return o->eq_form && n && !strncmp(arg, o->name, n) && arg[n] == '=';
+}
+
+static void store_uint(void *field, size_t size, uint64_t v)
+{
+	if (size == sizeof(uint32_t)) {
+		uint32_t x = (uint32_t)v;
+		memcpy(field, &x, sizeof(x));
+	} else {
+		memcpy(field, &v, sizeof(v));
+	}
+}
+
+static int apply(const struct cli_option *o, void *target, const char *arg, const char *v)
+{
+	void *field = (char *)target + o->offset;
+	uint64_t n;
+	switch (o->type) {
+	case CLI_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case CLI_STRING:
+		*(const char **)field = v;
+		return 0;
+	case CLI_COUNT:
+		if (cli_parse_count(arg, v, o->min, o->max, &n) < 0)
+			return -1;
+		store_uint(field, o->size, n);
+		return 0;
+	case CLI_SIZE:
+		if (sc_parse_size(v, &n) < 0 || n == 0) {
+			cli_error("%s: expected a size like 512M, got '%.64s'", arg, v);
+			return -1;
+		}
+		*(uint64_t *)field = n;
+		return 0;
+	case CLI_SECONDS:
+		if (sc_parse_seconds(v, (double *)field) < 0) {
+			cli_error("%s: expected seconds like 30 or 0.5, got '%.64s'", arg, v);
+			return -1;
+		}
+		return 0;
+	case CLI_CUSTOM:
+	case CLI_CUSTOM_FLAG:
+		return o->parse(target, arg, v);
+	}
+	return -1;
+}
+
+static bool takes_value(const struct cli_option *o)
+{
+	return o->type != CLI_FLAG && o->type != CLI_CUSTOM_FLAG;
+}
+
+int cli_parse_option(const struct cli_option *table, void *target, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *v = NULL;
+	for (const struct cli_option *o = table; o->name || o->alias; o++) {
+		if (!matches(o, arg))
+			continue;
+		if (takes_value(o) && !(v = cli_option_value(argc, argv, i)))
+			return -1;
+		return apply(o, target, arg, v) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+int cli_parse_options(const struct cli_table *tables, size_t n, int argc, char **argv, int *i)
+{
+	for (size_t k = 0; k < n; k++) {
+		int r = cli_parse_option(tables[k].options, tables[k].target, argc, argv, i);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+char *cli_options_help(const struct cli_option *table, int width)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	for (const struct cli_option *o = table; o->name || o->alias; o++) {
+		if (!o->help)
+			continue;
+		char left[128];
+		if (o->usage)
+			snprintf(left, sizeof(left), "%s", o->usage);
+		else
+			snprintf(left, sizeof(left), "%s%s%s", o->name ? o->name : o->alias,
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		fprintf(f, "  %-*s", width, left);
+		/* continuation lines line up under the first */
+		for (const char *p = o->help; *p; p++) {
+			fputc(*p, f);
+			if (*p == '\n')
+				fprintf(f, "  %-*s", width, "");
+		}
+		fputc('\n', f);
+	}
+	if (ferror(f) | fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
