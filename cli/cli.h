@@ -105,6 +105,8 @@ const char *cell_opts_help(void);
 int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,
 		    struct cell_spec *spec);
 void cell_opts_free(struct cell_opts *o);
+/* Frees the options when the variable goes out of scope (every return). */
+#define _cleanup_cell_opts_ __attribute__((cleanup(cell_opts_free)))
 
 /* Write s as a JSON string literal (with quotes), escaping as needed. */
 void cli_json_string(FILE *f, const char *s, size_t len);

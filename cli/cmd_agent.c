@@ -349,9 +349,14 @@ static void apply_cell_defaults(const struct cell_opts *o, const struct policy *
 		spec->limits.disk = AGENT_DEFAULT_DISK;
 }
 
+static void agent_args_free(struct agent_args *a)
+{
+	cell_opts_free(&a->opts);
+}
+
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_args a = {0};
+	__attribute__((cleanup(agent_args_free))) struct agent_args a = {0};
 	agent_config_init(&a.cfg);
 	int r = parse_args(&a, argc, argv);
 	if (r != 0)

@@ -16,7 +16,7 @@ static const char CREATE_HELP[] =
 
 int cmd_create(int argc, char **argv)
 {
-	struct cell_opts opts = {0};
+	_cleanup_cell_opts_ struct cell_opts opts = {0};
 	bool persist = false;
 	const char *name = NULL;
 	for (int i = 1; i < argc; i++) {

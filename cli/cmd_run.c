@@ -18,7 +18,7 @@ static const char RUN_HELP[] =
 
 int cmd_run(int argc, char **argv)
 {
-	struct cell_opts opts = {0};
+	_cleanup_cell_opts_ struct cell_opts opts = {0};
 	bool json = false;
 	int i = 1;
 	for (; i < argc; i++) {

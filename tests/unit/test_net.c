@@ -338,7 +338,8 @@ static size_t hello(uint8_t *out, const uint8_t *exts, size_t elen)
 	body[n++] = 0, body[n++] = 2, body[n++] = 0x13, body[n++] = 0x01; /* suites */
 	body[n++] = 1, body[n++] = 0;                   /* compression */
 	body[n++] = (uint8_t)(elen >> 8), body[n++] = (uint8_t)elen;
-	memcpy(body + n, exts, elen), n += elen;
+	if (elen)
+		memcpy(body + n, exts, elen), n += elen;
 	size_t m = 0;
 	out[m++] = 0x16, out[m++] = 3, out[m++] = 1;
 	out[m++] = (uint8_t)((n + 4) >> 8), out[m++] = (uint8_t)(n + 4);

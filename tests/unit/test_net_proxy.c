@@ -308,7 +308,8 @@ static void connect_denied_name(void **state)
 static void connect_wrong_port(void **state)
 {
 	struct env *e = *state;
-	expect_refused(e, "CONNECT fixture.test:443 HTTP/1.1\r\n\r\n", 38, "HTTP/1.1 403",
+	expect_refused(e, "CONNECT fixture.test:443 HTTP/1.1\r\n\r\n",
+		       sizeof("CONNECT fixture.test:443 HTTP/1.1\r\n\r\n") - 1, "HTTP/1.1 403",
 		       "not in allowlist");
 }
 
@@ -445,7 +446,7 @@ static void restart_with_cap(struct env *e, unsigned cap)
 static void garbage_head(void **state)
 {
 	struct env *e = *state;
-	expect_refused(e, "\x16\x03\x01\x00\x05hello\r\n\r\n", 16, "HTTP/1.1 400", "bad request line");
+	expect_refused(e, "\x16\x03\x01\x00\x05hello\r\n\r\n", sizeof("\x16\x03\x01\x00\x05hello\r\n\r\n") - 1, "HTTP/1.1 400", "bad request line");
 }
 
 static void slow_head_is_cut(void **state)
