@@ -11,6 +11,8 @@
 #include "../common/sc.h"
 #include "../runtime/cell.h"
 
+struct agent_prompt_config;
+
 enum agent_api { AGENT_API_OPENAI, AGENT_API_ANTHROPIC };
 
 enum agent_status {
@@ -60,6 +62,13 @@ struct agent_config {
 				 * agent_run installs no signal handlers */
 
 	const struct cell_spec *spec; /* the cell to create */
+
+	/* A prompt config in the reference harness's format (promptcfg.h), or
+	 * NULL: the built-in prompts and /testbed/documents, /testbed/output,
+	 * /testbed/answer.txt. With one, its system prompt and instance prompt
+	 * ({problem_statement} replaced) are sent verbatim, input_dir is copied
+	 * to its input_dir and the answer read from {output_dir}/answer.txt. */
+	const struct agent_prompt_config *prompts;
 
 	/* For batch runs (batch/batch.h): */
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of

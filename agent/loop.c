@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "episode.h"
+#include "promptcfg.h"
 #include "text.h"
 
 #define ANSWER_MAX (4U << 20)
@@ -73,10 +74,28 @@ const char *const AGENT_CELL_DIRS[] = {"/testbed/output", "/testbed/documents", 
  * input is copied. */
 static int prepare_cell(struct episode *e, struct sc_err *err)
 {
+	const struct agent_prompt_config *pc = e->cfg->prompts;
+	if (pc) { /* a prompt config's own directories */
+		char *argv[] = {"mkdir", "-p", "--", pc->working_dir, pc->input_dir, pc->output_dir,
+				NULL};
+		struct cell_exec_req req = {.argv = argv, .cwd = "/", .timeout_s = 60,
+					    .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
+		struct cell_result r = {0};
+		int rc = cell_exec(e->cell, &req, &r, err);
+		bool ok = rc == 0 && r.exit_code == 0;
+		cell_result_free(&r);
+		if (rc < 0)
+			return sc_err_wrap(err, "making the prompt config's directories");
+		if (!ok)
+			return sc_fail(err, 0, "cannot make %s and %s in the cell", pc->input_dir,
+				       pc->output_dir);
+	}
 	if (!e->cfg->input_dir)
 		return 0;
-	uint64_t max = e->cfg->spec->limits.disk ? e->cfg->spec->limits.disk : CELL_DEFAULT_DISK;
-	return cell_copy_in_as(e->cell, e->cfg->input_dir, "/testbed/documents", max, err);
+	uint64_t max = e->cfg->spec && e->cfg->spec->limits.disk ? e->cfg->spec->limits.disk
+								 : CELL_DEFAULT_DISK;
+	return cell_copy_in_as(e->cell, e->cfg->input_dir, pc ? pc->input_dir : "/testbed/documents",
+			       max, err);
 }
 
 static char *read_host_file(const char *path, size_t max, size_t *len)
@@ -106,7 +125,9 @@ static void collect(struct episode *e)
 	cJSON *ev = cJSON_CreateObject();
 	cJSON_AddStringToObject(ev, "type", "collect");
 	if (sc_path(path, sizeof(path), "%s/answer.txt", e->rec.dir) == 0) {
-		if (cell_copy_out(e->cell, "/testbed/answer.txt", path, ANSWER_MAX, &err) == 0) {
+		const char *answer = e->cfg->prompts ? e->cfg->prompts->answer_path
+						     : "/testbed/answer.txt";
+		if (cell_copy_out(e->cell, answer, path, ANSWER_MAX, &err) == 0) {
 			size_t len = 0;
 			struct stat st;
 			/* a symlink (or anything but a file) would point into the host */
@@ -124,7 +145,8 @@ static void collect(struct episode *e)
 	}
 	err = (struct sc_err){0};
 	if (sc_path(path, sizeof(path), "%s/files", e->rec.dir) == 0) {
-		if (cell_copy_out(e->cell, "/testbed/output", path, e->cfg->files_limit, &err) == 0)
+		const char *output = e->cfg->prompts ? e->cfg->prompts->output_dir : "/testbed/output";
+		if (cell_copy_out(e->cell, output, path, e->cfg->files_limit, &err) == 0)
 			cJSON_AddBoolToObject(ev, "files", true);
 		else
 			cJSON_AddStringToObject(ev, "files_error", err.msg);
@@ -194,7 +216,8 @@ static void one_step(struct episode *e)
 	else
 		snprintf(note, sizeof(note), "Steps remaining: 1. This is your last step: make sure "
 					     "/testbed/answer.txt holds your answer and call submit.");
-	e->llm.ops->append_note(&e->llm, note);
+	if (!(cfg->prompts && e->step == 1)) /* a config's instance prompt goes as it is */
+		e->llm.ops->append_note(&e->llm, note);
 
 	struct llm_reply r;
 	if (!agent_episode_model_turn(e, &r))
@@ -219,7 +242,8 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	char sys[sizeof(SYSTEM_PROMPT) + 32];
 	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
 	struct episode e;
-	if (agent_episode_open(&e, cfg, res, sys, true, err) < 0)
+	if (agent_episode_open(&e, cfg, res, cfg->prompts ? cfg->prompts->system_prompt : sys, true,
+			       err) < 0)
 		return -1;
 
 	char name[32] = "agent-";
@@ -249,7 +273,12 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	agent_episode_log_start(&e, NULL);
 
 	char *problem = NULL;
-	if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0) {
+	if (cfg->prompts)
+		problem = agent_prompt_replace(cfg->prompts->instance_prompt, "problem_statement",
+					       cfg->problem);
+	else if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0)
+		problem = NULL;
+	if (!problem) {
 		rc = sc_fail(err, ENOMEM, "problem");
 		goto out;
 	}

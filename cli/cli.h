@@ -136,3 +136,8 @@ int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char
 void cli_agent_cell_defaults(const struct cell_opts *o, const struct policy *pol,
 			     struct cell_spec *spec);
 int cli_agent_endpoint(struct agent_config *cfg, const char *key_env);
+/* $LLM_NAME/$LLM_BASE_URL where unset; $LLM_TEMPERATURE (-1: printed); the
+ * --prompt-config loaded into cfg->prompts, freed. */
+void cli_agent_llm_env(struct agent_config *cfg);
+int cli_agent_llm_temperature(struct agent_config *cfg);
+void cli_agent_prompts_free(struct agent_config *cfg);

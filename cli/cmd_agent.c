@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "../agent/agent.h"
+#include "../agent/promptcfg.h"
 #include "../common/parse.h"
 #include "cli.h"
 
@@ -155,6 +156,7 @@ struct agent_args {
 	struct cell_opts opts;
 	const char *key_env;
 	const char *problem_arg;
+	const char *query; /* --query TEXT: the problem as it is */
 	bool json;
 };
 
@@ -189,6 +191,34 @@ static int refuse_api_key(void *t, const char *o, const char *v)
 		  "put it in OPENAI_API_KEY / ANTHROPIC_API_KEY or name a variable with "
 		  "--api-key-env");
 	return -1;
+}
+
+static int refuse_llm_api_key(void *t, const char *o, const char *v)
+{
+	cli_error("--api_key: keys are not taken on the command line (they would show in ps); "
+		  "put it in LLM_API_KEY (or OPENAI_API_KEY)");
+	return -1;
+}
+
+/* --prompt-config FILE: loaded at once (one line naming what is wrong);
+ * the config lives until the process ends, cli_agent_prompts_free. */
+static int parse_prompt_config(void *t, const char *o, const char *v)
+{
+	struct agent_args *a = t;
+	struct agent_prompt_config *pc = calloc(1, sizeof(*pc));
+	struct sc_err err = {0};
+	if (!pc) {
+		cli_error("%s: out of memory", o);
+		return -1;
+	}
+	if (agent_prompt_config_load(v, pc, &err) < 0) {
+		cli_error("%s: %s", o, err.msg);
+		free(pc);
+		return -1;
+	}
+	cli_agent_prompts_free(&a->cfg);
+	a->cfg.prompts = pc;
+	return 0;
 }
 
 static int parse_temperature(void *t, const char *o, const char *v)
@@ -231,19 +261,20 @@ static int parse_files_limit(void *t, const char *o, const char *v)
 static const struct cli_option MODEL_OPTIONS[] = {
 	{"--api", NULL, CLI_CUSTOM, .parse = parse_api, .metavar = "openai|anthropic",
 	 .help = "wire format (default openai: chat completions with tools)"},
-	{"--base-url", NULL, CLI_CUSTOM, .parse = parse_base_url, .metavar = "URL",
+	{"--base-url", "--llm_base_url", CLI_CUSTOM, .parse = parse_base_url, .metavar = "URL",
 	 .help = "default $OPENAI_BASE_URL / $ANTHROPIC_BASE_URL, else the\nprovider's public URL"},
-	{"--model", NULL, CLI_STRING, AA(cfg.model), .metavar = "NAME",
+	{"--model", "--llm_name", CLI_STRING, AA(cfg.model), .metavar = "NAME",
 	 .help = "model name (required)"},
 	{"--api-key-env", NULL, CLI_STRING, AA(key_env), .metavar = "VAR",
 	 .help = "read the API key from $VAR (default OPENAI_API_KEY or\nANTHROPIC_API_KEY); keys "
 		 "are never taken on the command line"},
 	{"--api-key", NULL, CLI_CUSTOM_FLAG, .parse = refuse_api_key, .eq_form = true},
+	{"--api_key", NULL, CLI_CUSTOM_FLAG, .parse = refuse_llm_api_key, .eq_form = true},
 	{"--temperature", NULL, CLI_CUSTOM, .parse = parse_temperature, .metavar = "T",
 	 .help = "sampling temperature (default: the server's)"},
 	{"--max-tokens", NULL, CLI_COUNT, AA(cfg.max_tokens), .min = 1, .max = 10000000,
 	 .metavar = "N", .help = "completion tokens per reply (Anthropic default 4096)"},
-	{"--extra-body", NULL, CLI_STRING, AA(cfg.extra_body), .metavar = "JSON",
+	{"--extra-body", "--extra_body", CLI_STRING, AA(cfg.extra_body), .metavar = "JSON",
 	 .help = "object merged into every request (e.g. vLLM options)"},
 	{"--request-timeout", NULL, CLI_SECONDS, AA(cfg.request_timeout_s), .metavar = "S",
 	 .help = "per model request (default 600)"},
@@ -255,16 +286,22 @@ static const struct cli_option MODEL_OPTIONS[] = {
 };
 
 static const struct cli_option EPISODE_OPTIONS[] = {
-	{"--max-steps", NULL, CLI_COUNT, AA(cfg.max_steps), .min = 1, .max = 100000,
+	{"--max-steps", "--max_steps", CLI_COUNT, AA(cfg.max_steps), .min = 1, .max = 100000,
 	 .metavar = "N", .help = "model turns (default 100)"},
 	{"--command-timeout", NULL, CLI_SECONDS, AA(cfg.command_timeout_s), .metavar = "S",
 	 .help = "per tool command (default 120)"},
 	{"--episode-timeout", NULL, CLI_SECONDS, AA(cfg.episode_timeout_s), .metavar = "S",
 	 .help = "whole episode (default 1800)"},
-	{"--input", NULL, CLI_CUSTOM, .parse = parse_input, .metavar = "DIR",
+	{"--input", "--input_dir", CLI_CUSTOM, .parse = parse_input, .metavar = "DIR",
 	 .help = "copied to /testbed/documents before the first step"},
-	{"--out", NULL, CLI_STRING, AA(cfg.out_dir), .metavar = "DIR",
+	{"--out", "--output_dir", CLI_STRING, AA(cfg.out_dir), .metavar = "DIR",
 	 .help = "output directory (default runs/<timestamp>-<id>)"},
+	{"--prompt-config", "--prompt_config", CLI_CUSTOM, .parse = parse_prompt_config,
+	 .metavar = "FILE",
+	 .help = "the reference harness's YAML prompts (system_prompt,\ninstance_prompt, "
+		 "working_dir, input_dir, output_dir)"},
+	{"--query", NULL, CLI_STRING, AA(query), .metavar = "TEXT",
+	 .help = "the problem as it is (instead of PROBLEM)"},
 	{"--files-limit", NULL, CLI_CUSTOM, .parse = parse_files_limit, .metavar = "SIZE",
 	 .help = "bytes copied out of /testbed/output (default 256M)"},
 	{"--keep", NULL, CLI_FLAG, AA(cfg.keep),
@@ -323,7 +360,11 @@ static int parse_args(struct agent_args *a, int argc, char **argv)
 		}
 		a->problem_arg = o;
 	}
-	if (!a->problem_arg) {
+	if (a->query && a->problem_arg) {
+		cli_error("agent: give either --query or a PROBLEM argument, not both");
+		return -1;
+	}
+	if (!a->problem_arg && !a->query) {
 		cli_error("agent: no PROBLEM given (text, '-' for stdin, or @FILE)");
 		return -1;
 	}
@@ -362,15 +403,21 @@ int cmd_agent(int argc, char **argv)
 	if (r != 0)
 		return r > 0 ? 0 : CLI_EXIT_USAGE;
 	struct agent_config *cfg = &a.cfg;
+	cli_agent_llm_env(cfg);
 	if (!cfg->model) {
 		cli_error("agent: --model NAME is required");
+		cli_agent_prompts_free(cfg);
 		return CLI_EXIT_USAGE;
 	}
-	if (cli_agent_endpoint(cfg, a.key_env) < 0)
+	if (cli_agent_endpoint(cfg, a.key_env) < 0 || cli_agent_llm_temperature(cfg) < 0) {
+		cli_agent_prompts_free(cfg);
 		return CLI_EXIT_USAGE;
-	_cleanup_free_ char *problem = load_problem(a.problem_arg);
-	if (!problem)
+	}
+	_cleanup_free_ char *problem = a.query ? strdup(a.query) : load_problem(a.problem_arg);
+	if (!problem) {
+		cli_agent_prompts_free(cfg);
 		return CLI_EXIT_USAGE;
+	}
 	cfg->problem = problem;
 
 	struct cell_spec spec;
@@ -378,6 +425,7 @@ int cmd_agent(int argc, char **argv)
 	struct policy_filter filter = {0};
 	cell_spec_init(&spec);
 	if (cell_opts_build(&a.opts, &pol, &filter, &spec) < 0) {
+		cli_agent_prompts_free(cfg);
 		cell_opts_free(&a.opts);
 		policy_filter_free(&filter);
 		policy_free(&pol);
@@ -414,6 +462,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	fflush(stdout);
 	agent_result_free(&res);
+	cli_agent_prompts_free(cfg);
 	cell_opts_free(&a.opts);
 	policy_filter_free(&filter);
 	policy_free(&pol);
@@ -447,9 +496,48 @@ int cli_agent_endpoint(struct agent_config *cfg, const char *key_env)
 	}
 	const char *var = key_env ? key_env : anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
 	cfg->api_key = getenv(var);
+	if (!key_env && (!cfg->api_key || !*cfg->api_key))
+		cfg->api_key = getenv("LLM_API_KEY"); /* the reference harness's */
 	if (key_env && (!cfg->api_key || !*cfg->api_key)) {
 		cli_error("--api-key-env %s: the variable is not set", key_env);
 		return -1;
 	}
 	return 0;
+}
+
+/* The reference harness's environment, where nothing else set a value:
+ * $LLM_NAME, $LLM_BASE_URL (after $OPENAI_BASE_URL, in cli_agent_endpoint's
+ * order), $LLM_TEMPERATURE. */
+void cli_agent_llm_env(struct agent_config *cfg)
+{
+	const char *v = getenv("LLM_NAME");
+	if (!cfg->model && v && *v)
+		cfg->model = v;
+	v = getenv("LLM_BASE_URL");
+	const char *std = getenv(cfg->api == AGENT_API_ANTHROPIC ? "ANTHROPIC_BASE_URL"
+								 : "OPENAI_BASE_URL");
+	if (!cfg->base_url && (!std || !*std) && v && *v)
+		cfg->base_url = v;
+}
+
+int cli_agent_llm_temperature(struct agent_config *cfg)
+{
+	const char *v = getenv("LLM_TEMPERATURE");
+	if (cfg->temperature >= 0 || !v || !*v)
+		return 0;
+	struct agent_args a = {.cfg = *cfg};
+	if (parse_temperature(&a, "LLM_TEMPERATURE", v) < 0)
+		return -1;
+	cfg->temperature = a.cfg.temperature;
+	return 0;
+}
+
+void cli_agent_prompts_free(struct agent_config *cfg)
+{
+	struct agent_prompt_config *pc = (struct agent_prompt_config *)cfg->prompts;
+	if (pc) {
+		agent_prompt_config_free(pc);
+		free(pc);
+	}
+	cfg->prompts = NULL;
 }

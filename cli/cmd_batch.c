@@ -293,12 +293,13 @@ static int run(int argc, char **argv)
 	struct agent_config *cfg = &o->agent;
 	o->quiet = cfg->quiet;
 	o->default_input = cfg->input_dir;
+	cli_agent_llm_env(cfg);
 	if (!cfg->model) {
 		cli_error("batch: --model NAME is required");
 		cell_opts_free(&a.cell);
 		return CLI_EXIT_USAGE;
 	}
-	if (cli_agent_endpoint(cfg, a.key_env) < 0) {
+	if (cli_agent_endpoint(cfg, a.key_env) < 0 || cli_agent_llm_temperature(cfg) < 0) {
 		cell_opts_free(&a.cell);
 		return CLI_EXIT_USAGE;
 	}
@@ -348,6 +349,7 @@ static int run(int argc, char **argv)
 	int status = run_batch(o, a.json, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
+	cli_agent_prompts_free(cfg);
 	cell_opts_free(&a.cell);
 	policy_filter_free(&filter);
 	policy_free(&pol);

@@ -1,0 +1,36 @@
+/* The reference harness's prompt configs (LLM-in-Sandbox YAML): a mapping
+ * with system_prompt and instance_prompt (required) and working_dir,
+ * input_dir, output_dir (cell paths; defaults /testbed, /testbed/documents,
+ * /testbed/output). Parsed with libyaml into a plain struct. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/sc.h"
+
+#define AGENT_PROMPT_CONFIG_MAX (1U << 20)
+
+struct agent_prompt_config {
+	char *system_prompt;   /* placeholders but {problem_statement} replaced */
+	char *instance_prompt; /* the same; {problem_statement} left for
+				* agent_prompt_fill_problem */
+	char *working_dir, *input_dir, *output_dir;
+	char *answer_path;     /* {output_dir}/answer.txt */
+};
+
+/* Parse text (len bytes, from a file named `name` in messages). On -1, err
+ * is one line naming the file and what is wrong (not YAML, not a mapping,
+ * a missing field, a placeholder typo) and nothing is left allocated. */
+int agent_prompt_config_parse(const char *name, const char *text, size_t len,
+			      struct agent_prompt_config *pc, struct sc_err *err);
+int agent_prompt_config_load(const char *path, struct agent_prompt_config *pc,
+			     struct sc_err *err);
+void agent_prompt_config_free(struct agent_prompt_config *pc);
+
+/* tmpl with every "{key}" replaced by value (plain replacement, no format
+ * syntax: other braces stay); malloc'd, NULL when out of memory. */
+char *agent_prompt_replace(const char *tmpl, const char *key, const char *value);
+/* The name of the first single-braced placeholder in tmpl that looks like
+ * a typo of a known one ("{input_dri}", "{Problem_statement}"), copied into
+ * buf; false when there is none. */
+bool agent_prompt_find_typo(const char *tmpl, char *buf, size_t size);
