@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/batch.h"
+#include "batch/batch_priv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

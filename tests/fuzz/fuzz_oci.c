@@ -14,10 +14,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct oci_manifest *man = calloc(1, sizeof(*man));
 	if (!man)
 		abort();
-	if (oci_parse_manifest(text, size, man, &err) == 0) {
+	if (rootfs_oci_parse_manifest(text, size, man, &err) == 0) {
 		if (man->nlayers > OCI_MAX_LAYERS)
 			abort();
-		if (!man->is_index && !digest_valid(man->config.digest))
+		if (!man->is_index && !rootfs_digest_valid(man->config.digest))
 			abort();
 	} else if (!err.msg[0]) {
 		abort();
@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct oci_desc d;
 	err.msg[0] = '\0';
-	if (oci_pick_from_index(text, size, "linux/amd64", &d, &err) == 0) {
-		if (!digest_valid(d.digest))
+	if (rootfs_oci_pick_from_index(text, size, "linux/amd64", &d, &err) == 0) {
+		if (!rootfs_digest_valid(d.digest))
 			abort();
 	} else if (!err.msg[0]) {
 		abort();
@@ -37,16 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!cfg)
 		abort();
 	err.msg[0] = '\0';
-	if (oci_parse_config(text, size, cfg, &err) == 0) {
+	if (rootfs_oci_parse_config(text, size, cfg, &err) == 0) {
 		if (cfg->ndiff_ids > OCI_MAX_LAYERS)
 			abort();
 		char id[80];
 		if (cfg->ndiff_ids)
-			oci_chain_id(cfg->diff_ids, cfg->ndiff_ids, id, sizeof(id));
+			rootfs_oci_chain_id(cfg->diff_ids, cfg->ndiff_ids, id, sizeof(id));
 	} else if (!err.msg[0]) {
 		abort();
 	}
-	oci_config_free(cfg);
+	rootfs_oci_config_free(cfg);
 	free(cfg);
 	return 0;
 }

@@ -32,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct oci_manifest *man = calloc(1, sizeof(*man));
 	if (!man)
 		abort();
-	if (oci_parse_manifest(rest, rlen, man, &err) == 0 && man->is_index) {
+	if (rootfs_oci_parse_manifest(rest, rlen, man, &err) == 0 && man->is_index) {
 		struct oci_desc d;
 		for (const char *const *p = (const char *const[]){"linux/amd64", "linux/arm64/v8", NULL}; *p; p++)
-			if (oci_pick_from_index(rest, rlen, *p, &d, &err) == 0 && !digest_valid(d.digest))
+			if (rootfs_oci_pick_from_index(rest, rlen, *p, &d, &err) == 0 && !rootfs_digest_valid(d.digest))
 				abort();
 	}
 	free(man);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/batch.h"
+#include "batch/batch_priv.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -17,15 +17,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *expected = alen < size ? s + alen + 1 : "";
 	double d;
 	bool letters[26];
-	(void)score_parse_number(answer, &d);
-	(void)score_last_number(answer, &d);
-	if (score_choice_letters(answer, letters) > 26)
+	(void)batch_score_parse_number(answer, &d);
+	(void)batch_score_last_number(answer, &d);
+	if (batch_score_choice_letters(answer, letters) > 26)
 		abort();
-	free(score_boxed_extract(answer));
-	free(score_math_normalize(answer));
-	double v[] = {score_exact(answer, expected), score_numeric(answer, expected, 1e-6),
-		      score_choice(answer, expected), score_boxed(answer, expected),
-		      score_contains(answer, expected), score_from_checker(0, answer, alen)};
+	free(batch_score_boxed_extract(answer));
+	free(batch_score_math_normalize(answer));
+	double v[] = {batch_score_exact(answer, expected), batch_score_numeric(answer, expected, 1e-6),
+		      batch_score_choice(answer, expected), batch_score_boxed(answer, expected),
+		      batch_score_contains(answer, expected), batch_score_from_checker(0, answer, alen)};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (isnan(v[i]) || v[i] < 0 || v[i] > 1)
 			abort();

@@ -16,23 +16,23 @@ static void read_all_entries(int fd)
 {
 	struct stream s;
 	struct sc_err err = {0};
-	if (stream_open(&s, fd, 0, UINT64_MAX, 16 << 20, &err) < 0)
+	if (rootfs_stream_open(&s, fd, 0, UINT64_MAX, 16 << 20, &err) < 0)
 		return;
 	struct tar_reader t;
-	tar_init(&t, &s);
+	rootfs_tar_init(&t, &s);
 	struct tar_entry *e = malloc(sizeof(*e));
 	char buf[4096];
 	if (!e)
 		abort();
-	for (int n = 0; n < 10000 && tar_next(&t, e, &err) == 1; n++) {
+	for (int n = 0; n < 10000 && rootfs_tar_next(&t, e, &err) == 1; n++) {
 		if (strnlen(e->path, sizeof(e->path)) == sizeof(e->path) ||
 		    strnlen(e->link, sizeof(e->link)) == sizeof(e->link))
 			abort();
-		while (tar_read(&t, buf, sizeof(buf), &err) > 0)
+		while (rootfs_tar_read(&t, buf, sizeof(buf), &err) > 0)
 			;
 	}
 	free(e);
-	stream_close(&s);
+	rootfs_stream_close(&s);
 }
 
 static size_t entries_in(const char *dir)
@@ -60,19 +60,19 @@ static void extract(int fd)
 	struct extract_limits lim = {.max_bytes = 16 << 20, .max_files = 2000};
 	struct idshift ids = {.chown = false};
 	struct sc_err err = {0};
-	struct extractor *x = extractor_new(root, &lim, &ids, &err);
+	struct extractor *x = rootfs_extractor_new(root, &lim, &ids, &err);
 	if (!x)
 		abort();
 	struct stream s;
-	if (stream_open(&s, fd, 0, UINT64_MAX, lim.max_bytes, &err) == 0) {
+	if (rootfs_stream_open(&s, fd, 0, UINT64_MAX, lim.max_bytes, &err) == 0) {
 		struct extract_stats st;
-		if (extractor_layer(x, &s, true, true, &err) == 0)
-			extractor_finish(x, &st, &err);
+		if (rootfs_extractor_layer(x, &s, true, true, &err) == 0)
+			rootfs_extractor_finish(x, &st, &err);
 		else if (!err.msg[0])
 			abort();
-		stream_close(&s);
+		rootfs_stream_close(&s);
 	}
-	extractor_free(x);
+	rootfs_extractor_free(x);
 	close(root);
 	if (entries_in(fuzz_scratch()) != 1) /* only our x.XXXXXX */
 		abort();
