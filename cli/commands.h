@@ -19,6 +19,7 @@ static const struct command COMMANDS[] = {
 	{"gc", cmd_gc, "remove what crashed cells left behind"},
 	{"policy", cmd_policy, "show a built-in policy or check a policy file"},
 	{"image", cmd_image, "list, build, import, pull and remove images"},
+	{"code", cmd_code, "run source code of a language in a cell"},
 	{"agent", cmd_agent, "let a model solve a problem in a cell (LLM-in-Sandbox)"},
 	{"batch", cmd_batch, "run and score many agent episodes from a task file"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},

@@ -1,0 +1,428 @@
+/* sandcell code: run source code of a language in a cell (lang/). The
+ * JSON encoding of lang's results (SandboxFusion's shape) lives here. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lang/lang.h"
+#include "cli.h"
+
+static const char CODE_HELP[] =
+	"usage: sandcell code languages [--image NAME] [--root DIR] [--json]\n"
+	"       sandcell code run --lang L [OPTIONS] [FILE|-]\n"
+	"\n"
+	"Run a program given as source in a fresh cell: write it, compile it\n"
+	"where the language needs it, run it. 'languages' lists the languages\n"
+	"and which of them the image has.\n";
+
+static const char RUN_HELP[] =
+	"usage: sandcell code run --lang L [OPTIONS] [FILE|-]\n"
+	"\n"
+	"Write the source (FILE, or stdin with '-' or nothing) into a fresh cell,\n"
+	"compile it where the language needs it and run it. Without --json the\n"
+	"program's output is passed on and the exit status is the program's (or\n"
+	"the compiler's when it failed; 124 on a timeout, 125 when sandcell failed).\n"
+	"With --json one SandboxFusion-shaped result object is printed.\n"
+	"\n"
+	"Options:\n"
+	"%s"
+	"\n"
+	"Cell options:\n"
+	"%s";
+
+struct code_opts {
+	const char *lang;
+	const char *stdin_file;
+	const char *files_dir;
+	const char *fetch[LANG_MAX_FETCH];
+	size_t nfetch;
+	double compile_timeout, run_timeout;
+	uint64_t files_limit;
+	bool json;
+	bool help;
+};
+
+static int parse_fetch(void *t, const char *opt, const char *v)
+{
+	struct code_opts *o = t;
+	if (o->nfetch >= LANG_MAX_FETCH) {
+		cli_error("too many %s options (at most %d)", opt, LANG_MAX_FETCH);
+		return -1;
+	}
+	if (!v[0] || strnlen(v, LANG_MAX_PATH) >= LANG_MAX_PATH) {
+		cli_error("%s: expected a path in the cell (at most %d bytes)", opt, LANG_MAX_PATH - 1);
+		return -1;
+	}
+	o->fetch[o->nfetch++] = v;
+	return 0;
+}
+
+#define CD(member) CLI_FIELD(struct code_opts, member)
+
+static const struct cli_option CODE_OPTIONS[] = {
+	{"--lang", "-l", CLI_STRING, CD(lang), .metavar = "L",
+	 .help = "language (see 'sandcell code languages')"},
+	{"--stdin", NULL, CLI_STRING, CD(stdin_file), .metavar = "FILE",
+	 .help = "the program's stdin (default: empty)"},
+	{"--files", NULL, CLI_STRING, CD(files_dir), .metavar = "DIR",
+	 .help = "copy DIR's contents into the work directory first"},
+	{"--fetch", NULL, CLI_CUSTOM, .parse = parse_fetch, .metavar = "PATH",
+	 .help = "return this file of the cell after the run (repeatable)"},
+	{"--files-limit", NULL, CLI_SIZE, CD(files_limit), .metavar = "SIZE",
+	 .help = "bytes per fetched file and of --files (default 10M)"},
+	{"--compile-timeout", NULL, CLI_SECONDS, CD(compile_timeout), .metavar = "SECS",
+	 .help = "stop the compiler after SECS (default 30)"},
+	{"--run-timeout", NULL, CLI_SECONDS, CD(run_timeout), .metavar = "SECS",
+	 .help = "stop the program after SECS (default 30)"},
+	{"--json", NULL, CLI_FLAG, CD(json), .help = "print one JSON result object"},
+	{"--help", "-h", CLI_FLAG, CD(help), .help = "this help"},
+	{0},
+};
+
+/* ---- JSON ---- */
+
+static void base64(FILE *f, const unsigned char *p, size_t n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	fputc('"', f);
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		fputc(a[(v >> 18) & 63], f);
+		fputc(a[(v >> 12) & 63], f);
+		fputc(i + 1 < n ? a[(v >> 6) & 63] : '=', f);
+		fputc(i + 2 < n ? a[v & 63] : '=', f);
+	}
+	fputc('"', f);
+}
+
+static void json_opt_string(FILE *f, const char *s)
+{
+	if (s)
+		cli_json_string(f, s, strlen(s));
+	else
+		fputs("null", f);
+}
+
+static void json_exec(FILE *f, const struct lang_exec *ex)
+{
+	if (!ex->present) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"status\":", f);
+	json_opt_string(f, lang_exec_status_name(ex->status));
+	fprintf(f, ",\"execution_time\":%.6f,\"return_code\":%d,\"stdout\":", ex->execution_time,
+		ex->return_code);
+	cli_json_string(f, ex->out, ex->out_len);
+	fputs(",\"stderr\":", f);
+	cli_json_string(f, ex->err, ex->err_len);
+	fprintf(f, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s}",
+		ex->out_truncated ? "true" : "false", ex->err_truncated ? "true" : "false");
+}
+
+static void json_result(FILE *f, const struct lang_result *r)
+{
+	fputs("{\"status\":", f);
+	json_opt_string(f, lang_status_name(r->status));
+	fputs(",\"message\":", f);
+	cli_json_string(f, r->message, strlen(r->message));
+	fputs(",\"compile_result\":", f);
+	json_exec(f, &r->compile);
+	fputs(",\"run_result\":", f);
+	json_exec(f, &r->run);
+	fputs(",\"files\":{", f);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		if (i)
+			fputc(',', f);
+		cli_json_string(f, r->files[i].path, strlen(r->files[i].path));
+		fputc(':', f);
+		base64(f, (const unsigned char *)r->files[i].data, r->files[i].len);
+	}
+	fputs("},\"files_truncated\":[", f);
+	for (size_t i = 0, k = 0; i < r->nfiles; i++)
+		if (r->files[i].truncated) {
+			if (k++)
+				fputc(',', f);
+			cli_json_string(f, r->files[i].path, strlen(r->files[i].path));
+		}
+	fputs("],\"plots\":[],\"limit_hit\":", f);
+	json_opt_string(f, r->limit_hit);
+	fprintf(f, ",\"peak_memory\":%llu,\"wall_s\":%.6f}\n", (unsigned long long)r->peak_memory,
+		r->wall_s);
+}
+
+/* ---- languages ---- */
+
+static int cmd_languages(int argc, char **argv)
+{
+	struct cell_opts co = {0};
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--json")) {
+			json = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(CODE_HELP, stdout);
+			return 0;
+		}
+		if ((!strcmp(a, "--image") || !strcmp(a, "--root"))) {
+			int r = cell_opts_parse(&co, argc, argv, &i);
+			if (r < 0)
+				return CLI_EXIT_USAGE;
+			continue;
+		}
+		cli_error("code languages: unexpected argument '%.64s' (see 'sandcell code --help')", a);
+		return CLI_EXIT_USAGE;
+	}
+	struct rootfs_image img;
+	struct sc_err err = {0};
+	if (rootfs_image_open(cell_data_root(), co.image, &img, &err) < 0)
+		return cli_fail(&err);
+	size_t n;
+	const struct lang_def *t = lang_table(&n);
+	if (json)
+		fputs("[", stdout);
+	for (size_t i = 0; i < n; i++) {
+		bool have = lang_available(&t[i], (const char *const *)img.layers, img.nlayers);
+		if (json) {
+			printf("%s{\"name\":", i ? "," : "");
+			cli_json_string(stdout, t[i].name, strlen(t[i].name));
+			fputs(",\"aliases\":[", stdout);
+			for (size_t k = 0; k < SC_ARRAY_LEN(t[i].aliases) && t[i].aliases[k]; k++) {
+				if (k)
+					fputc(',', stdout);
+				cli_json_string(stdout, t[i].aliases[k], strlen(t[i].aliases[k]));
+			}
+			fputs("],\"how\":", stdout);
+			cli_json_string(stdout, t[i].how, strlen(t[i].how));
+			printf(",\"compiled\":%s,\"available\":%s}", t[i].compiler ? "true" : "false",
+			       have ? "true" : "false");
+		} else {
+			char aliases[64] = "";
+			size_t used = 0;
+			for (size_t k = 0; k < SC_ARRAY_LEN(t[i].aliases) && t[i].aliases[k]; k++) {
+				int w = snprintf(aliases + used, sizeof(aliases) - used, "%s%s", k ? "," : "",
+						 t[i].aliases[k]);
+				if (w < 0 || (size_t)w >= sizeof(aliases) - used)
+					break;
+				used += (size_t)w;
+			}
+			printf("%-11s %-18s %-4s %s\n", t[i].name, used ? aliases : "-", have ? "yes" : "no",
+			       t[i].how);
+		}
+	}
+	if (json)
+		fputs("]\n", stdout);
+	rootfs_image_free(&img);
+	cell_opts_free(&co);
+	return 0;
+}
+
+/* ---- run ---- */
+
+/* The source: FILE or stdin, at most LANG_MAX_SOURCE bytes. */
+static int read_source(const char *path, char **out, size_t *len)
+{
+	int fd = 0;
+	if (path && strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			cli_error("code run: cannot open %.200s: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		if (n == cap) {
+			if (cap > LANG_MAX_SOURCE)
+				break;
+			char *nb = realloc(buf, cap * 2 + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			cli_error("code run: reading the source: %s", strerror(errno));
+			free(buf);
+			if (fd)
+				close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (fd)
+		close(fd);
+	if (!buf) {
+		cli_error("code run: out of memory reading the source");
+		return -1;
+	}
+	if (n > LANG_MAX_SOURCE) {
+		cli_error("code run: source is larger than the limit of %u bytes", LANG_MAX_SOURCE);
+		free(buf);
+		return -1;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Without --json: pass each step's output on as it comes back. */
+static void plain_sink(void *ctx, const struct lang_event *ev)
+{
+	(void)ctx;
+	if (ev->type == LANG_EV_STDOUT)
+		write_all(1, ev->data, ev->len);
+	else if (ev->type == LANG_EV_STDERR)
+		write_all(2, ev->data, ev->len);
+}
+
+static int cmd_code_run(int argc, char **argv)
+{
+	struct code_opts o = {.compile_timeout = LANG_DEFAULT_COMPILE_TIMEOUT,
+			      .run_timeout = LANG_DEFAULT_RUN_TIMEOUT};
+	struct cell_opts co = {0};
+	const char *file = NULL;
+	struct cli_table tables[] = {{CODE_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	int rc = CLI_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
+		if (r < 0)
+			goto out_opts;
+		if (o.help) {
+			char *h = cli_options_help(CODE_OPTIONS, 22);
+			printf(RUN_HELP, h ? h : "", cell_opts_help());
+			free(h);
+			rc = 0;
+			goto out_opts;
+		}
+		if (r == 1)
+			continue;
+		if ((a[0] == '-' && a[1]) || file) {
+			cli_error("code run: unexpected argument '%.64s' (see 'sandcell code run --help')", a);
+			goto out_opts;
+		}
+		file = a;
+	}
+	if (!o.lang) {
+		cli_error("code run: no language given (--lang L; see 'sandcell code languages')");
+		goto out_opts;
+	}
+	const struct lang_def *l = lang_find(o.lang);
+	if (!l) {
+		cli_error("code run: unknown language '%.64s' (see 'sandcell code languages')", o.lang);
+		goto out_opts;
+	}
+	char *src = NULL;
+	size_t src_len = 0;
+	if (read_source(file, &src, &src_len) < 0)
+		goto out_opts;
+	int stdin_fd = -1;
+	if (o.stdin_file) {
+		stdin_fd = open(o.stdin_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (stdin_fd < 0) {
+			cli_error("--stdin: cannot open %.200s: %s", o.stdin_file, strerror(errno));
+			free(src);
+			goto out_opts;
+		}
+	}
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+		goto out;
+	spec.image_name = co.img.name;
+
+	struct lang_run_req req;
+	lang_run_req_init(&req);
+	req.lang = l;
+	req.source = src;
+	req.source_len = src_len;
+	req.stdin_fd = stdin_fd;
+	req.files_dir = o.files_dir;
+	for (size_t i = 0; i < o.nfetch; i++)
+		req.fetch[i] = o.fetch[i];
+	req.nfetch = o.nfetch;
+	req.fetch_limit = o.files_limit;
+	req.compile_timeout_s = o.compile_timeout;
+	req.run_timeout_s = o.run_timeout;
+	req.output_limit = co.overrides.limits.output;
+	if (!o.json)
+		req.sink = (struct lang_sink){.fn = plain_sink};
+
+	struct lang_result res;
+	struct sc_err err = {0};
+	if (lang_run(&spec, &req, &res, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	if (o.json)
+		json_result(stdout, &res);
+	else if (res.status == LANG_SANDBOX_ERROR)
+		cli_error("%s", res.message);
+	else if (res.message[0])
+		cli_warn("%s", res.message);
+	if (res.status == LANG_SANDBOX_ERROR)
+		rc = CLI_EXIT_USAGE;
+	else if (res.run.present)
+		rc = res.run.return_code;
+	else
+		rc = res.compile.return_code ? res.compile.return_code : 1;
+	lang_result_free(&res);
+out:
+	if (stdin_fd >= 0)
+		close(stdin_fd);
+	free(src);
+	policy_filter_free(&filter);
+	policy_free(&pol);
+out_opts:
+	cell_opts_free(&co);
+	return rc;
+}
+
+int cmd_code(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(CODE_HELP, argc < 2 ? stderr : stdout);
+		return argc < 2 ? CLI_EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "languages"))
+		return cmd_languages(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return cmd_code_run(argc - 1, argv + 1);
+	cli_error("code: unknown subcommand '%.64s' (see 'sandcell code --help')", argv[1]);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,456 @@
+/* Languages: the table, and one run (write, compile, run, fetch). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lang.h"
+
+/* How each language compiles and runs: argv templates where "{src}" is the
+ * source file and "{cls}" the Java class. No shell anywhere. */
+struct lang_steps {
+	const char *compile[12]; /* NULL-ended; empty: interpreted */
+	const char *run[8];
+	const char *env[8];      /* KEY=VAL for both steps */
+};
+
+#define GO_ENV "GOCACHE=/tmp/.sandcell-go/cache", "GOPATH=/tmp/.sandcell-go/path", \
+	"GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "CGO_ENABLED=0"
+
+static const struct lang_def TABLE[] = {
+	{"python", {"python3", "py", NULL}, "main.py", NULL, "python3", "python3 main.py"},
+	{"javascript", {"nodejs", "node", "js", NULL}, "main.js", NULL, "node", "node main.js"},
+	{"typescript", {"ts", NULL}, "main.ts", "tsc", "node", "tsc, then node main.js"},
+	{"java", {NULL}, "Main.java", "javac", "java",
+	 "javac CLASS.java; java CLASS (public class of the source, default Main)"},
+	{"cpp", {"c++", "cxx", NULL}, "main.cpp", "g++", NULL, "g++ -O2 -std=c++17, then ./main"},
+	{"c", {NULL}, "main.c", "gcc", NULL, "gcc -O2 -lm, then ./main"},
+	{"go", {"golang", NULL}, "main.go", "go", NULL, "go build (offline, module cache in the cell), then ./main"},
+	{"rust", {"rs", NULL}, "main.rs", "rustc", NULL, "rustc -O, then ./main"},
+	{"r", {"R", "rscript", NULL}, "main.R", NULL, "Rscript", "Rscript main.R"},
+	{"ruby", {"rb", NULL}, "main.rb", NULL, "ruby", "ruby main.rb"},
+	{"bash", {"sh", "shell", NULL}, "main.sh", NULL, "bash", "bash main.sh"},
+};
+
+static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
+	{.run = {"python3", "-u", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"}},
+	{.run = {"node", "{src}"}},
+	{.compile = {"tsc", "--outDir", ".", "{src}"}, .run = {"node", "main.js"}},
+	{.compile = {"javac", "-encoding", "UTF-8", "-d", ".", "{src}"},
+	 .run = {"java", "-cp", ".", "{cls}"}},
+	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"}},
+	{.compile = {"gcc", "-O2", "-o", "main", "{src}", "-lm"}, .run = {"./main"}},
+	{.compile = {"go", "build", "-o", "main", "{src}"}, .run = {"./main"}, .env = {GO_ENV}},
+	{.compile = {"rustc", "-O", "-o", "main", "{src}"}, .run = {"./main"}},
+	{.run = {"Rscript", "{src}"}},
+	{.run = {"ruby", "{src}"}},
+	{.run = {"bash", "{src}"}},
+};
+
+const struct lang_def *lang_table(size_t *n)
+{
+	*n = SC_ARRAY_LEN(TABLE);
+	return TABLE;
+}
+
+const struct lang_def *lang_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < SC_ARRAY_LEN(TABLE); i++) {
+			const struct lang_def *l = &TABLE[i];
+			if (pass ? !strcasecmp(l->name, name) : !strcmp(l->name, name))
+				return l;
+			for (size_t k = 0; k < SC_ARRAY_LEN(l->aliases) && l->aliases[k]; k++)
+				if (pass ? !strcasecmp(l->aliases[k], name) : !strcmp(l->aliases[k], name))
+					return l;
+		}
+	return NULL;
+}
+
+static bool tool_in(const char *tool, const char *const *roots, size_t nroots)
+{
+	static const char *const dirs[] = {"usr/local/bin", "usr/bin", "bin"};
+	const char *host[] = {"/"};
+	if (!roots || !nroots) {
+		roots = host;
+		nroots = 1;
+	}
+	for (size_t r = 0; r < nroots; r++)
+		for (size_t d = 0; d < SC_ARRAY_LEN(dirs); d++) {
+			char path[4096];
+			int n = snprintf(path, sizeof(path), "%s/%s/%s", roots[r], dirs[d], tool);
+			struct stat st;
+			if (n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+				return true;
+		}
+	return false;
+}
+
+bool lang_available(const struct lang_def *l, const char *const *roots, size_t nroots)
+{
+	if (l->compiler && !tool_in(l->compiler, roots, nroots))
+		return false;
+	return !l->runner || tool_in(l->runner, roots, nroots);
+}
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '$';
+}
+
+/* The identifier after the word "class" at p (which starts a word), or 0. */
+static size_t class_after(const char *s, size_t len, size_t p, size_t *start)
+{
+	if (p + 5 >= len || memcmp(s + p, "class", 5) != 0 || ident_char(s[p + 5]) ||
+	    (p > 0 && ident_char(s[p - 1])))
+		return 0;
+	size_t q = p + 5;
+	while (q < len && isspace((unsigned char)s[q]))
+		q++;
+	size_t b = q;
+	while (q < len && ident_char(s[q]))
+		q++;
+	*start = b;
+	return q - b;
+}
+
+void lang_java_class(const char *src, size_t len, char *out, size_t size)
+{
+	size_t first = 0, first_len = 0, pub = 0, pub_len = 0;
+	for (size_t p = 0; p < len && !pub_len; p++) {
+		size_t b, n = class_after(src, len, p, &b);
+		if (!n)
+			continue;
+		if (!first_len) {
+			first = b;
+			first_len = n;
+		}
+		/* "public [final|abstract|static ]*class X" */
+		size_t k = p;
+		while (k > 0 && isspace((unsigned char)src[k - 1]))
+			k--;
+		for (int guard = 0; guard < 4; guard++) {
+			static const char *const mods[] = {"final", "abstract", "static", "strictfp"};
+			bool hit = false;
+			for (size_t m = 0; m < SC_ARRAY_LEN(mods); m++) {
+				size_t ml = strlen(mods[m]);
+				if (k >= ml && !memcmp(src + k - ml, mods[m], ml) &&
+				    (k == ml || !ident_char(src[k - ml - 1]))) {
+					k -= ml;
+					while (k > 0 && isspace((unsigned char)src[k - 1]))
+						k--;
+					hit = true;
+				}
+			}
+			if (!hit)
+				break;
+		}
+		if (k >= 6 && !memcmp(src + k - 6, "public", 6) && (k == 6 || !ident_char(src[k - 7]))) {
+			pub = b;
+			pub_len = n;
+		}
+	}
+	size_t b = pub_len ? pub : first, n = pub_len ? pub_len : first_len;
+	if (!n || n >= size || isdigit((unsigned char)src[b])) {
+		snprintf(out, size, "%s", "Main");
+		return;
+	}
+	memcpy(out, src + b, n);
+	out[n] = '\0';
+}
+
+const char *lang_status_name(enum lang_status s)
+{
+	switch (s) {
+	case LANG_SUCCESS: return "Success";
+	case LANG_FAILED: return "Failed";
+	case LANG_SANDBOX_ERROR: return "SandboxError";
+	}
+	return "SandboxError";
+}
+
+const char *lang_exec_status_name(enum lang_exec_status s)
+{
+	switch (s) {
+	case LANG_EXEC_FINISHED: return "Finished";
+	case LANG_EXEC_ERROR: return "Error";
+	case LANG_EXEC_TIME_LIMIT: return "TimeLimitExceeded";
+	}
+	return "Error";
+}
+
+void lang_run_req_init(struct lang_run_req *req)
+{
+	*req = (struct lang_run_req){
+		.stdin_fd = -1,
+		.compile_timeout_s = LANG_DEFAULT_COMPILE_TIMEOUT,
+		.run_timeout_s = LANG_DEFAULT_RUN_TIMEOUT,
+	};
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void emit(const struct lang_run_req *req, enum lang_event_type t, const char *data,
+		 size_t len, const struct lang_result *res)
+{
+	if (!req->sink.fn)
+		return;
+	struct lang_event ev = {.type = t, .data = data, .len = len, .result = res};
+	req->sink.fn(req->sink.ctx, &ev);
+}
+
+static char *dup_or_empty(char *s, size_t *len)
+{
+	if (s)
+		return s;
+	*len = 0;
+	return calloc(1, 1);
+}
+
+/* Run argv (templates expanded) in the cell as one step. */
+static int step(struct cell *c, const struct lang_run_req *req, const char *const *tmpl,
+		const char *const *env, const char *src, const char *cls, double timeout,
+		int stdin_fd, struct lang_exec *ex, struct sc_err *err)
+{
+	char *argv[16];
+	size_t n = 0;
+	for (; tmpl[n] && n < SC_ARRAY_LEN(argv) - 1; n++) {
+		const char *t = tmpl[n];
+		argv[n] = (char *)(!strcmp(t, "{src}") ? src : !strcmp(t, "{cls}") ? cls : t);
+	}
+	argv[n] = NULL;
+	struct cell_exec_req er = {
+		.argv = argv,
+		.env = env[0] ? env : NULL,
+		.cwd = req->workdir,
+		.timeout_s = timeout,
+		.output_limit = req->output_limit,
+		.stdin_fd = stdin_fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+	};
+	struct cell_result cr;
+	ex->present = true;
+	if (cell_exec(c, &er, &cr, err) < 0) {
+		ex->status = LANG_EXEC_ERROR;
+		ex->return_code = CELL_EXIT_INTERNAL;
+		ex->out = calloc(1, 1);
+		ex->err = calloc(1, 1);
+		return sc_err_wrap(err, "%s", argv[0]);
+	}
+	ex->status = cr.timed_out ? LANG_EXEC_TIME_LIMIT : LANG_EXEC_FINISHED;
+	ex->return_code = cr.exit_code;
+	ex->out = dup_or_empty(cr.out, &cr.out_len);
+	ex->out_len = cr.out_len;
+	ex->err = dup_or_empty(cr.err, &cr.err_len);
+	ex->err_len = cr.err_len;
+	cr.out = cr.err = NULL;
+	ex->out_truncated = cr.out_truncated;
+	ex->err_truncated = cr.err_truncated;
+	ex->execution_time = cr.wall_s;
+	ex->limit_hit = cr.limit_hit ? cr.limit_hit : cr.timed_out ? "timeout" : NULL;
+	ex->peak_memory = cr.peak_memory;
+	cell_result_free(&cr);
+	if (!ex->out || !ex->err)
+		return sc_fail(err, ENOMEM, "%s: out of memory", argv[0]);
+	emit(req, LANG_EV_STDOUT, ex->out, ex->out_len, NULL);
+	emit(req, LANG_EV_STDERR, ex->err, ex->err_len, NULL);
+	return 0;
+}
+
+static void note_step(struct lang_result *res, const struct lang_exec *ex)
+{
+	if (!res->limit_hit && ex->limit_hit)
+		res->limit_hit = ex->limit_hit;
+	if (ex->peak_memory > res->peak_memory)
+		res->peak_memory = ex->peak_memory;
+}
+
+static bool step_ok(const struct lang_exec *ex)
+{
+	return ex->status == LANG_EXEC_FINISHED && ex->return_code == 0;
+}
+
+static int cell_path(const struct lang_run_req *req, const char *p, char *out, size_t size,
+		     struct sc_err *err)
+{
+	size_t len = strnlen(p, LANG_MAX_PATH);
+	if (!len || len >= LANG_MAX_PATH)
+		return sc_fail(err, EINVAL, "path '%.64s': empty or longer than %d bytes", p,
+			       LANG_MAX_PATH - 1);
+	int n = p[0] == '/' ? snprintf(out, size, "%s", p) : snprintf(out, size, "%s/%s", req->workdir, p);
+	if (n < 0 || (size_t)n >= size)
+		return sc_fail(err, ENAMETOOLONG, "path '%.64s': too long", p);
+	return 0;
+}
+
+static int check_req(const struct lang_run_req *req, struct sc_err *err)
+{
+	if (!req->lang)
+		return sc_fail(err, EINVAL, "no language given");
+	if (!req->source && req->source_len)
+		return sc_fail(err, EINVAL, "no source given");
+	if (req->source_len > LANG_MAX_SOURCE)
+		return sc_fail(err, EFBIG, "source of %zu bytes is larger than the limit of %u bytes",
+			       req->source_len, LANG_MAX_SOURCE);
+	if (req->nfetch > LANG_MAX_FETCH)
+		return sc_fail(err, EINVAL, "more than %d files to fetch", LANG_MAX_FETCH);
+	if (req->workdir && req->workdir[0] != '/')
+		return sc_fail(err, EINVAL, "work directory '%.64s' is not absolute", req->workdir);
+	return 0;
+}
+
+static void set_sandbox_error(struct lang_result *res, const struct sc_err *e)
+{
+	res->status = LANG_SANDBOX_ERROR;
+	snprintf(res->message, sizeof(res->message), "%s", e->msg);
+}
+
+int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_result *res,
+		struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	double t0 = now_s();
+	if (check_req(given, err) < 0)
+		return -1;
+	struct lang_run_req req = *given;
+	if (!req.workdir)
+		req.workdir = "/testbed";
+	if (!req.fetch_limit)
+		req.fetch_limit = LANG_DEFAULT_FETCH_LIMIT;
+	const struct lang_def *l = req.lang;
+	const struct lang_steps *st = &STEPS[l - TABLE];
+
+	char cls[128], srcname[160], srcpath[LANG_MAX_PATH + 200];
+	snprintf(cls, sizeof(cls), "Main");
+	if (!strcmp(l->name, "java")) {
+		lang_java_class(req.source ? req.source : "", req.source_len, cls, sizeof(cls));
+		snprintf(srcname, sizeof(srcname), "%s.java", cls);
+	} else {
+		snprintf(srcname, sizeof(srcname), "%s", l->source_file);
+	}
+	int n = snprintf(srcpath, sizeof(srcpath), "%s/%s", req.workdir, srcname);
+	if (n < 0 || (size_t)n >= sizeof(srcpath))
+		return sc_fail(err, ENAMETOOLONG, "work directory '%.64s': too long", req.workdir);
+
+	struct sc_err e = {0};
+	if (req.files_dir && cell_copy_in_as(c, req.files_dir, req.workdir, req.fetch_limit, &e) < 0) {
+		sc_err_wrap(&e, "--files %s", req.files_dir);
+		set_sandbox_error(res, &e);
+		goto done;
+	}
+	if (cell_write_file(c, srcpath, req.source ? req.source : "", req.source_len,
+			    CELL_FILE_CREATE, 30, &e) < 0) {
+		/* a file of that name from --files: replace it */
+		struct sc_err e2 = {0};
+		if (e.errnum != EEXIST ||
+		    cell_write_file(c, srcpath, req.source, req.source_len, 0, 30, &e2) < 0) {
+			if (e.errnum == EEXIST)
+				e = e2;
+			sc_err_wrap(&e, "writing the source to %s", srcpath);
+			set_sandbox_error(res, &e);
+			goto done;
+		}
+	}
+	if (st->compile[0]) {
+		if (step(c, &req, st->compile, st->env, srcname, cls, req.compile_timeout_s, -1,
+			 &res->compile, &e) < 0) {
+			set_sandbox_error(res, &e);
+			goto done;
+		}
+		note_step(res, &res->compile);
+		if (!step_ok(&res->compile)) {
+			res->status = LANG_FAILED;
+			goto done;
+		}
+	}
+	if (step(c, &req, st->run, st->env, srcname, cls, req.run_timeout_s, req.stdin_fd,
+		 &res->run, &e) < 0) {
+		set_sandbox_error(res, &e);
+		goto done;
+	}
+	note_step(res, &res->run);
+	res->status = step_ok(&res->run) ? LANG_SUCCESS : LANG_FAILED;
+	for (size_t i = 0; i < req.nfetch; i++) {
+		struct lang_file *f = &res->files[res->nfiles];
+		char path[LANG_MAX_PATH + 200];
+		struct cell_file cf;
+		if (cell_path(&req, req.fetch[i], path, sizeof(path), &e) < 0 ||
+		    cell_read_file(c, path, req.fetch_limit, 30, &cf, &e) < 0) {
+			sc_err_wrap(&e, "--fetch %.200s", req.fetch[i]);
+			set_sandbox_error(res, &e);
+			goto done;
+		}
+		snprintf(f->path, sizeof(f->path), "%s", req.fetch[i]);
+		f->data = cf.data;
+		f->len = cf.len;
+		f->truncated = cf.truncated;
+		res->nfiles++;
+	}
+done:
+	res->wall_s = now_s() - t0;
+	emit(&req, LANG_EV_RESULT, NULL, 0, res);
+	return 0;
+}
+
+int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
+	     struct lang_result *res, struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	if (check_req(req, err) < 0)
+		return -1;
+	double t0 = now_s();
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		rnd = (uint64_t)t0 ^ ((uint64_t)getpid() << 20);
+	char name[64];
+	snprintf(name, sizeof(name), "code-%d-%012llx", (int)getpid(),
+		 (unsigned long long)(rnd & 0xffffffffffffULL));
+	struct cell_spec s = *spec;
+	s.die_with_creator = true;
+	struct lang_run_req r = *req;
+	if (!r.workdir)
+		r.workdir = spec->workdir ? spec->workdir : "/testbed";
+	struct cell *c;
+	if (cell_create(&s, name, &c, err) < 0)
+		return sc_err_wrap(err, "code cell");
+	int rc = lang_run_in(c, &r, res, err);
+	struct sc_err e2 = {0};
+	if (cell_destroy(c, &e2) < 0 && rc == 0 && res->status != LANG_SANDBOX_ERROR) {
+		/* the program's result stands; say that cleanup failed */
+		snprintf(res->message, sizeof(res->message), "removing cell %.63s: %.400s", name, e2.msg);
+	}
+	res->wall_s = now_s() - t0;
+	return rc;
+}
+
+static void exec_free(struct lang_exec *ex)
+{
+	free(ex->out);
+	free(ex->err);
+	ex->out = ex->err = NULL;
+}
+
+void lang_result_free(struct lang_result *res)
+{
+	exec_free(&res->compile);
+	exec_free(&res->run);
+	for (size_t i = 0; i < res->nfiles; i++)
+		free(res->files[i].data);
+	res->nfiles = 0;
+}

@@ -1,0 +1,144 @@
+/* sandcell lang: run source code of a named language in a cell — write the
+ * source, compile where the language needs it, run, and hand back a plain C
+ * result shaped like SandboxFusion's (compile_result, run_result, status).
+ * Above runtime/, below agent/: cli/, the agent, the server and MCP all call
+ * this one implementation. No JSON here: callers encode the result.
+ *
+ * Typical use:
+ *   const struct lang_def *l = lang_find("cpp");
+ *   struct lang_run_req req; lang_run_req_init(&req);
+ *   req.lang = l; req.source = src; req.source_len = n;
+ *   struct lang_result res;
+ *   lang_run(&spec, &req, &res, &err);   // a fresh cell, removed after
+ *   ... lang_result_free(&res);
+ *
+ * Threads. The language table is constant; lang_find, lang_available,
+ * lang_status_name, lang_exec_status_name and lang_result_free are
+ * thread-safe. lang_run_in is thread-safe on distinct cells (one cell, one
+ * thread at a time, as cell_exec). lang_run makes and removes a cell with
+ * cell_create, so it has cell_create's rule: not from a multi-threaded
+ * process (a threaded caller takes a cell from a pool and calls
+ * lang_run_in). Events reach the caller's sink from the calling thread.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/sc.h"
+#include "../runtime/cell.h"
+
+#define LANG_MAX_SOURCE (4u << 20) /* bytes of source */
+#define LANG_MAX_FETCH 32          /* --fetch paths per run */
+#define LANG_MAX_PATH 1024         /* a cell path given by the caller */
+#define LANG_DEFAULT_FETCH_LIMIT (10ULL << 20)
+#define LANG_DEFAULT_COMPILE_TIMEOUT 30.0
+#define LANG_DEFAULT_RUN_TIMEOUT 30.0
+
+/* One row of the language table. */
+struct lang_def {
+	const char *name;          /* "python", "cpp", ... */
+	const char *aliases[4];    /* SandboxFusion's and common names, NULL-ended */
+	const char *source_file;   /* file the source is written to ("main.cpp");
+				    * java: the class name decides it */
+	const char *compiler;      /* tool that must exist to compile, NULL: none */
+	const char *runner;        /* tool that must exist to run, NULL: the build */
+	const char *how;           /* one line for `code languages` */
+};
+
+/* The table (constant, in docs/code.md order) and its length. */
+const struct lang_def *lang_table(size_t *n);
+/* A language by name or alias (exact, then ignoring case), or NULL. */
+const struct lang_def *lang_find(const char *name);
+/* Are the language's tools in one of roots (a root filesystem's
+ * directories, e.g. an image's layers top first; NULL/0: the host's "/")
+ * under /usr/local/bin, /usr/bin or /bin? Links count as present; nothing
+ * is executed. */
+bool lang_available(const struct lang_def *l, const char *const *roots, size_t nroots);
+/* Java: the class name a source declares public (or its first class), in
+ * out (size >= 2); "Main" when none is found. Only [A-Za-z0-9_$]. */
+void lang_java_class(const char *src, size_t len, char *out, size_t size);
+
+/* SandboxFusion's statuses. */
+enum lang_status { LANG_SUCCESS, LANG_FAILED, LANG_SANDBOX_ERROR };
+enum lang_exec_status { LANG_EXEC_FINISHED, LANG_EXEC_ERROR, LANG_EXEC_TIME_LIMIT };
+/* "Success", "Failed", "SandboxError"; "Finished", "Error", "TimeLimitExceeded". */
+const char *lang_status_name(enum lang_status s);
+const char *lang_exec_status_name(enum lang_exec_status s);
+
+/* One step (compile or run). Output is the program's bytes as they came
+ * (NUL-terminated, may hold NULs or invalid UTF-8: encoders replace). */
+struct lang_exec {
+	bool present;              /* false: the step did not happen (JSON null) */
+	enum lang_exec_status status;
+	int return_code;           /* as cell_exec: status, 128+N, 124, ... */
+	char *out, *err;           /* malloc'd, never NULL when present */
+	size_t out_len, err_len;
+	bool out_truncated, err_truncated;
+	double execution_time;     /* seconds */
+	const char *limit_hit;     /* "memory", "pids", "timeout" or NULL */
+	uint64_t peak_memory;
+};
+
+struct lang_file {
+	char path[LANG_MAX_PATH];  /* as the caller asked for it */
+	char *data;                /* malloc'd */
+	size_t len;
+	bool truncated;            /* larger than the fetch limit */
+};
+
+struct lang_result {
+	enum lang_status status;
+	struct lang_exec compile, run;
+	struct lang_file files[LANG_MAX_FETCH];
+	size_t nfiles;
+	const char *limit_hit;     /* the first step's limit hit, or NULL */
+	uint64_t peak_memory;      /* bytes, the largest step's; 0 unknown */
+	double wall_s;             /* the whole run, cell included */
+	char message[SC_ERR_MAX];  /* SandboxError: what failed; else "" */
+};
+
+/* Events, in order: each step's stdout and stderr (after the step, in
+ * this version), then one result. data/result are valid during the call. */
+enum lang_event_type { LANG_EV_STDOUT, LANG_EV_STDERR, LANG_EV_PLOT, LANG_EV_RESULT };
+struct lang_event {
+	enum lang_event_type type;
+	const char *data;              /* stdout/stderr bytes */
+	size_t len;
+	const struct lang_result *result; /* LANG_EV_RESULT */
+};
+struct lang_sink {
+	void (*fn)(void *ctx, const struct lang_event *ev); /* NULL: no events */
+	void *ctx;
+};
+
+struct lang_run_req {
+	const struct lang_def *lang;
+	const char *source;
+	size_t source_len;             /* at most LANG_MAX_SOURCE */
+	int stdin_fd;                  /* the program's stdin, -1: /dev/null */
+	const char *files_dir;         /* host directory copied into the work
+				        * directory first, or NULL */
+	const char *fetch[LANG_MAX_FETCH]; /* cell paths read back after the run
+					    * (relative: to the work directory) */
+	size_t nfetch;
+	uint64_t fetch_limit;          /* bytes per fetched file (and the
+				        * --files copy); 0: default */
+	double compile_timeout_s, run_timeout_s; /* 0: none */
+	uint64_t output_limit;         /* per stream; 0: CELL_DEFAULT_OUTPUT */
+	const char *workdir;           /* absolute cell path for the source and
+				        * the commands; NULL: /testbed */
+	struct lang_sink sink;
+};
+void lang_run_req_init(struct lang_run_req *req);
+
+/* Run in an existing cell. Returns 0 with res filled (status says how the
+ * program did, SandboxError with message when a step could not be run),
+ * or -1 (err) for bad requests (no language, source too large, bad path)
+ * and when nothing could be done at all; res is then zeroed. */
+int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
+		struct sc_err *err);
+/* The same in a fresh cell of spec (removed after); see Threads above. */
+int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
+	     struct lang_result *res, struct sc_err *err);
+void lang_result_free(struct lang_result *res);
