@@ -60,7 +60,7 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 			return -1;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
-		if (is_zero(it))
+		if (cJSON_IsNumber(it) && is_zero(it))
 			v = POLICY_UNLIMITED;
 		else if (policy_json_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
 			return -1;
