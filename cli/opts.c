@@ -14,6 +14,37 @@ static int parse_cpus(void *t, const char *opt, const char *v)
 	return 0;
 }
 
+/* --memory SIZE|0, --pids N|0: 0 lifts the default limit. */
+static int parse_memory(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	uint64_t n;
+	if (!strcmp(v, "0")) {
+		o->overrides.limits.memory = POLICY_UNLIMITED;
+		return 0;
+	}
+	if (sc_parse_size(v, &n) < 0 || n == 0) {
+		cli_error("%s: expected a size like 512M, got '%.64s'", opt, v);
+		return -1;
+	}
+	o->overrides.limits.memory = n;
+	return 0;
+}
+
+static int parse_pids(void *t, const char *opt, const char *v)
+{
+	struct cell_opts *o = t;
+	uint64_t n;
+	if (!strcmp(v, "0")) {
+		o->overrides.limits.pids = POLICY_UNLIMITED;
+		return 0;
+	}
+	if (cli_parse_count(opt, v, 1, 4194304, &n) < 0)
+		return -1;
+	o->overrides.limits.pids = n;
+	return 0;
+}
+
 static int parse_net(void *t, const char *opt, const char *v)
 {
 	struct cell_opts *o = t;
@@ -115,10 +146,11 @@ const struct cli_option CELL_OPTIONS[] = {
 	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME", .help = "image (default: host)"},
 	{"--policy", NULL, CLI_STRING, CO(policy), .metavar = "NAME|FILE",
 	 .help = "policy: built-in name or JSON file (default: default)"},
-	{"--memory", NULL, CLI_SIZE, CO(overrides.limits.memory), .metavar = "SIZE",
-	 .help = "memory limit, e.g. 512M"},
-	{"--pids", NULL, CLI_COUNT, CO(overrides.limits.pids), .min = 1, .max = 4194304,
-	 .metavar = "N", .help = "process limit"},
+	{"--memory", NULL, CLI_CUSTOM, .parse = parse_memory, .metavar = "SIZE",
+	 .help = "memory limit, e.g. 512M (default 4G where a cgroup\n"
+		 "enforces it; 0 = unlimited)"},
+	{"--pids", NULL, CLI_CUSTOM, .parse = parse_pids, .metavar = "N",
+	 .help = "process limit (default 1024; 0 = unlimited)"},
 	{"--cpus", NULL, CLI_CUSTOM, .parse = parse_cpus, .metavar = "N",
 	 .help = "CPU limit in cores, e.g. 0.5"},
 	{"--timeout", NULL, CLI_SECONDS, CO(overrides.limits.timeout_s), .metavar = "SECS",

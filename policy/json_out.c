@@ -193,10 +193,13 @@ static cJSON *policy_item(const struct policy *p)
 	if (l->memory || l->pids || l->cpus > 0 || l->timeout_s > 0 || l->disk ||
 	    l->output || l->nofile || l->fsize) {
 		cJSON *lo = add(o, "limits", cJSON_CreateObject(), &ok);
-		if (lo && l->memory)
+		if (lo && l->memory == POLICY_UNLIMITED)
+			add(lo, "memory", cJSON_CreateNumber(0), &ok);
+		else if (lo && l->memory)
 			add_size(lo, "memory", l->memory, &ok);
 		if (lo && l->pids)
-			add(lo, "pids", cJSON_CreateNumber((double)l->pids), &ok);
+			add(lo, "pids",
+			    cJSON_CreateNumber(l->pids == POLICY_UNLIMITED ? 0 : (double)l->pids), &ok);
 		if (lo && l->cpus > 0)
 			add(lo, "cpus", cJSON_CreateNumber(l->cpus), &ok);
 		if (lo && l->timeout_s > 0)

@@ -36,6 +36,14 @@ static bool valid_env_key(const char *s)
 static const char *const LIMIT_KEYS[] = {"memory", "pids", "cpus", "timeout",
 					 "disk", "output", "nofile", "fsize"};
 
+/* A limit written as 0 (the number, or the string "0"): no limit. */
+static bool is_zero(const cJSON *it)
+{
+	if (cJSON_IsNumber(it))
+		return it->valuedouble == 0.0;
+	return cJSON_IsString(it) && it->valuestring && !strcmp(it->valuestring, "0");
+}
+
 static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits *l)
 {
 	if (policy_json_need_object(c, obj, "limits") < 0 ||
@@ -43,11 +51,18 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 		return -1;
 	const cJSON *it;
 	uint64_t v;
-	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "memory")) &&
-	    policy_json_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB, "4M to 16T", &l->memory) < 0)
-		return -1;
+	/* memory and pids: 0 lifts the default (POLICY_UNLIMITED) */
+	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "memory"))) {
+		if (is_zero(it))
+			l->memory = POLICY_UNLIMITED;
+		else if (policy_json_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB,
+					      "4M to 16T", &l->memory) < 0)
+			return -1;
+	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
-		if (policy_json_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
+		if (cJSON_IsNumber(it) && is_zero(it))
+			v = POLICY_UNLIMITED;
+		else if (policy_json_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
 			return -1;
 		l->pids = v;
 	}

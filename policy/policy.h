@@ -8,7 +8,23 @@
 
 #include "../common/sc.h"
 
-/* Limits; a field of 0 means "not set" (the runtime's default applies). */
+/* Limits; a field of 0 means "not set" (the runtime's default applies).
+ * memory and pids may also be POLICY_UNLIMITED: explicitly no limit (written
+ * 0 in JSON and on the command line), which no default replaces. */
+#define POLICY_UNLIMITED UINT64_MAX
+/* The defaults every cell gets where neither the policy nor the command
+ * line sets a limit. 1024 processes hold a fork bomb while leaving room for
+ * make -j, test runners and language servers; 4G of memory is enough for
+ * compilers and test suites and keeps one runaway cell from taking a
+ * typical host down. The memory default applies where a cgroup enforces it
+ * (an RLIMIT_AS stand-in would break programs that reserve address space). */
+#define POLICY_DEFAULT_PIDS 1024
+#define POLICY_DEFAULT_MEMORY (4ULL << 30)
+/* A limit as the runtime applies it: 0 = none, else the value. */
+static inline uint64_t policy_limit_value(uint64_t v, uint64_t dflt)
+{
+	return v == POLICY_UNLIMITED ? 0 : v ? v : dflt;
+}
 struct policy_limits {
 	uint64_t memory;  /* bytes */
 	uint64_t pids;

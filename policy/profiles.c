@@ -218,7 +218,9 @@
 
 static const char DEFAULT_JSON[] =
 	"{\n"
-	"  \"description\": \"an allowlist no weaker than Docker's default seccomp profile\",\n"
+	"  \"description\": \"an allowlist no weaker than Docker's default seccomp profile; "
+	"limits not set here or on the command line default to memory 4G (where a cgroup "
+	"enforces it) and pids 1024, 0 lifts them\",\n"
 	"  \"network\": {\"mode\": \"none\"},\n"
 	SECCOMP_HEAD
 	ALLOW_UNTIL_SOCKET

@@ -185,7 +185,8 @@ static const struct cg_host *host_status(void)
 }
 
 int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
-		  const struct cell_spec *spec, struct sc_err *err)
+		  const struct cell_spec *spec, const struct policy_limits *limits,
+		  struct sc_err *err)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->dir_fd = -1;
@@ -196,7 +197,7 @@ int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 	if (!h->base[0] || !(h->delegated & CG_CTRL_ALL))
 		return no_cgroup(cg, spec, err, "%s", h->why);
 
-	unsigned need = controllers_for(&spec->limits);
+	unsigned need = controllers_for(limits);
 	unsigned want = h->delegated & CG_CTRL_ALL;
 	char names[64];
 	if (need & ~want) {
@@ -240,7 +241,7 @@ int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 			return sc_fail(err, EEXIST, "cgroup %s already exists", cg->path);
 		return no_cgroup(cg, spec, err, "cannot create %.200s: %s", cg->path, strerror(errno));
 	}
-	cg->dir_fd = make_cell_leaf(sub, cell_id, &spec->limits, err);
+	cg->dir_fd = make_cell_leaf(sub, cell_id, limits, err);
 	if (cg->dir_fd < 0) {
 		sc_err_hint(err, cg->path);
 		unlinkat(sub, cell_id, AT_REMOVEDIR);

@@ -20,7 +20,8 @@ struct cell_cgroup {
  * no delegation, controllers missing), returns 0 with cg->active=false and
  * cg->why set, unless spec->require_cgroups, which makes it an error. */
 int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
-		  const struct cell_spec *spec, struct sc_err *err);
+		  const struct cell_spec *spec, const struct policy_limits *limits,
+		  struct sc_err *err);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
  * memory or pids limit was hit (memory.events oom, pids.events max). */
 void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);

@@ -9,7 +9,7 @@
 void rt_apply_command_limits(const struct cell_plan *plan)
 {
 	struct sc_err err;
-	if (rt_lockdown_rlimits(&plan->spec->limits, !plan->use_rlimits, &err) < 0) {
+	if (rt_lockdown_rlimits(&plan->limits, !plan->use_rlimits, &err) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: %s\n", err.msg);
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

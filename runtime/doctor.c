@@ -337,7 +337,7 @@ static void check_cgroups(struct doctor *d)
 	struct sc_err err = {0};
 	char id[64];
 	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
-	if (rt_cgroup_create(&cg, id, &spec, &err) < 0) {
+	if (rt_cgroup_create(&cg, id, &spec, &spec.limits, &err) < 0) {
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    err.msg);
 		return;

@@ -24,6 +24,9 @@ struct cell_msg {
  * the child does no lookup it could get wrong or slow. */
 struct cell_plan {
 	const struct cell_spec *spec;
+	/* The limits as applied: spec's with the defaults filled in and
+	 * POLICY_UNLIMITED turned into 0 (none). */
+	struct policy_limits limits;
 	int status_fd;   /* child -> parent records */
 	int sync_fd;     /* parent -> child: maps written, go */
 	int lower_fds[CELL_MAX_LAYERS]; /* O_PATH fds of image layers (child side) */

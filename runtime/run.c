@@ -174,7 +174,11 @@ static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgr
 			     struct cell_result *res)
 {
 	char warning[512];
-	const struct policy_limits *l = &spec->limits;
+	/* only limits the user asked for; the defaults fall back silently */
+	struct policy_limits asked = spec->limits;
+	asked.memory = policy_limit_value(asked.memory, 0);
+	asked.pids = policy_limit_value(asked.pids, 0);
+	const struct policy_limits *l = &asked;
 	if (cg->active || !(l->memory || l->pids || l->cpus > 0))
 		return;
 	snprintf(warning, sizeof(warning),

@@ -188,11 +188,20 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	st->sync_fd = sync[0];
 	/* A one-shot cell without limits needs no cgroup: its pid namespace
 	 * is its cleanup, and rusage its accounting. */
-	const struct policy_limits *l = &spec->limits;
+	/* Every cell has a pids and a memory limit unless lifted (0). */
+	struct policy_limits *l = &plan->limits;
+	*l = spec->limits;
+	l->pids = policy_limit_value(spec->limits.pids, POLICY_DEFAULT_PIDS);
+	l->memory = policy_limit_value(spec->limits.memory, POLICY_DEFAULT_MEMORY);
 	bool want_cgroup = l->memory || l->pids || l->cpus > 0 || spec->require_cgroups || plan->serve;
-	if (want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, err) < 0)
+	if (want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, l, err) < 0)
 		goto fail;
 	plan->use_rlimits = !st->cg.active;
+	/* The default memory ceiling only where a cgroup holds it: as an
+	 * RLIMIT_AS stand-in it would stop programs that reserve address
+	 * space (sanitizers, JVMs). An explicit --memory still applies. */
+	if (plan->use_rlimits && !spec->limits.memory)
+		l->memory = 0;
 	plan->status_fd = status[1];
 	plan->sync_fd = sync[1];
 

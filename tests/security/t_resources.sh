@@ -48,6 +48,35 @@ check "forkbomb: the host could start processes meanwhile" [ "$host_forks" -eq 5
 for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
 check "forkbomb: no bomb process is left on the host" no_process_with "$marker"
 
+# --- fork bomb under default options (no --pids): the default pids limit
+# (1024) holds it, --timeout ends it, and a host-side probe keeps forking ---
+marker="sc-dforkbomb-$$-$RANDOM"
+bomb_out="$T_DIR/dbomb.out"
+: >"$bomb_out"
+chmod 666 "$bomb_out"
+as_user "$SC_BIN" run --timeout 15 -v "$ATTACKS:/attacks:ro" \
+	-- /attacks/res forkbomb 1024 "$marker" </dev/null >"$bomb_out" 2>&1 &
+bomb=$!
+for _ in $(seq 300); do grep -qE '^(BLOCKED|ESCAPED): fork bomb' "$bomb_out" && break; sleep 0.1; done
+probe_forks=0
+for _ in $(seq 20); do /bin/true && probe_forks=$((probe_forks + 1)); done
+wait "$bomb"
+RC=$? OUT=$(cat "$bomb_out") ERR=""
+show_attack
+check "default forkbomb: held at the default 1024 processes" out_has '^BLOCKED: fork bomb'
+check "default forkbomb: it never exceeded the default" bash -c '! grep -q "^ESCAPED" <<<"$0"' "$OUT"
+check "default forkbomb: --timeout ended it (124)" expect_rc 124
+check "default forkbomb: the host-side probe completed its 20 forks" [ "$probe_forks" -eq 20 ]
+for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+check "default forkbomb: no bomb process is left on the host" no_process_with "$marker"
+
+# --pids 0 lifts the default: the cell may start more than 1024 processes
+# (a bounded count here, not a bomb)
+sc run --pids 0 --timeout 60 -- sh -c 'i=0; while [ $i -lt 1100 ]; do sleep 30 & i=$((i+1)); done; echo started $i; kill $(jobs -p) 2>/dev/null; exit 0'
+check "--pids 0: more than the default 1024 processes start" out_has '^started 1100'
+sc run --timeout 60 -- sh -c 'i=0; while [ $i -lt 1100 ]; do sleep 30 & i=$((i+1)); done; echo started $i' 
+check "default pids: 1100 processes do not all start" bash -c '! grep -q "^started 1100" <<<"$0"' "$OUT"
+
 # --- memory bomb ---
 mem_available() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 mem_before=$(mem_available)

@@ -358,8 +358,24 @@ static void sizes(void **state)
 
 static void numbers(void **state)
 {
-	expect_error("{\"limits\": {\"pids\": 0}}",
-		     "limits.pids: expected an integer from 1 to 4194304, got 0");
+	/* 0 lifts the default: explicitly unlimited, not "not set" */
+	{
+		struct policy p = {0};
+		struct sc_err err = {0};
+		assert_int_equal(parse("{\"limits\": {\"pids\": 0, \"memory\": 0}}", &p, &err), 0);
+		assert_true(p.limits.pids == POLICY_UNLIMITED);
+		assert_true(p.limits.memory == POLICY_UNLIMITED);
+		char *j = policy_to_json(&p);
+		assert_non_null(j);
+		assert_non_null(strstr(j, "\"pids\": 0"));
+		assert_non_null(strstr(j, "\"memory\": 0"));
+		free(j);
+		policy_free(&p);
+		assert_int_equal(policy_limit_value(POLICY_UNLIMITED, POLICY_DEFAULT_PIDS), 0);
+		assert_int_equal(policy_limit_value(0, POLICY_DEFAULT_PIDS), POLICY_DEFAULT_PIDS);
+		assert_int_equal(policy_limit_value(64, POLICY_DEFAULT_PIDS), 64);
+	}
+	expect_error("{\"limits\": {\"pids\": -1}}", "limits.pids: expected an integer");
 	expect_error("{\"limits\": {\"pids\": 1.5}}", "limits.pids: expected an integer");
 	expect_error("{\"limits\": {\"pids\": \"64\"}}", "limits.pids: expected an integer");
 	expect_error("{\"limits\": {\"pids\": 4194305}}", "limits.pids: expected an integer");
