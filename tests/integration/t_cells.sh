@@ -16,6 +16,10 @@ check "exec passes stdout and the status" bash -c '[ '$RC' -eq 3 ] && [ "$0" = h
 check "exec passes stderr" err_has oops
 sc exec "$c" -- sh -c 'kill -TERM $$'
 check "exec: killed by a signal gives 128+N" expect_rc 143
+# init ignores SIGPIPE; an ignored disposition survives exec: the command
+# must start with every signal at its default (the writer dies, 141)
+sc exec "$c" -- sh -c '{ yes; echo "yes=$?" >&2; } | head -n1 >/dev/null'
+check "exec: a writer to a closed pipe dies of SIGPIPE" err_has "yes=141"
 sc exec "$c" -- /no/such/cmd
 check "exec: not found gives 127" expect_rc 127
 sc exec "$c" -- /etc/hostname
