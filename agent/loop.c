@@ -146,7 +146,8 @@ static void collect(struct episode *e)
 	err = (struct sc_err){0};
 	if (sc_path(path, sizeof(path), "%s/files", e->rec.dir) == 0) {
 		const char *output = e->cfg->prompts ? e->cfg->prompts->output_dir : "/testbed/output";
-		if (cell_copy_out(e->cell, output, path, e->cfg->files_limit, &err) == 0)
+		if (cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0, &e->cfg->log,
+					&err) == 0)
 			cJSON_AddBoolToObject(ev, "files", true);
 		else
 			cJSON_AddStringToObject(ev, "files_error", err.msg);

@@ -11,9 +11,11 @@ static const char CP_HELP[] =
 	"The cell path is resolved inside the cell; symlinks are copied as\n"
 	"symlinks and never followed on the host. When the destination is an\n"
 	"existing directory the copy lands inside it. Copied out, setuid and\n"
-	"setgid bits are dropped.\n"
+	"setgid bits are dropped, and so is every symlink whose target is\n"
+	"absolute or leaves the copied tree (one line says so).\n"
 	"\n"
 	"Options:\n"
+	"  --keep-links          copied out, keep every symlink as it is\n"
 	"  --max-size SIZE       refuse to copy more than SIZE bytes (default 1G)\n"
 	"  --root DIR            state root (or SANDCELL_ROOT)\n"
 	"  -h, --help            this help\n";
@@ -37,6 +39,7 @@ static bool split_cell_arg(char *arg, char **name, char **path)
 int cmd_cp(int argc, char **argv)
 {
 	uint64_t max_size = 1ULL << 30;
+	unsigned out_flags = 0;
 	char *args[2];
 	int nargs = 0;
 	for (int i = 1; i < argc; i++) {
@@ -49,6 +52,8 @@ int cmd_cp(int argc, char **argv)
 				cli_error("--max-size: expected a size like 100M, got '%.64s'", argv[i]);
 				return CLI_EXIT_USAGE;
 			}
+		} else if (!strcmp(a, "--keep-links")) {
+			out_flags |= CELL_COPY_KEEP_LINKS;
 		} else if (!strcmp(a, "--root") && i + 1 < argc) {
 			cell_set_root(argv[++i]);
 		} else if (a[0] == '-' && a[1]) {
@@ -73,10 +78,12 @@ int cmd_cp(int argc, char **argv)
 	}
 	struct cell *cell;
 	struct sc_err err = {0};
+	struct cli_log log_state = {0};
+	struct sc_log log = cli_log_sink(&log_state);
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	int rc = into ? cell_copy_in(cell, args[0], cell_path, max_size, &err)
-		      : cell_copy_out(cell, cell_path, args[1], max_size, &err);
+		      : cell_copy_out_flags(cell, cell_path, args[1], max_size, out_flags, &log, &err);
 	cell_close(cell);
 	return rc < 0 ? cli_fail(&err) : 0;
 }

@@ -181,6 +181,15 @@ int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path,
 		 uint64_t max_size, struct sc_err *err);
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path,
 		  uint64_t max_size, struct sc_err *err);
+/* Copied out, a symlink whose target is absolute or leaves the copied tree
+ * is left out (it would point into the host for the next program reading
+ * the copy), with one line to log naming the first; links that stay inside
+ * are kept. CELL_COPY_KEEP_LINKS keeps every link as it is.
+ * cell_copy_out is cell_copy_out_flags with no flags and no log. */
+#define CELL_COPY_KEEP_LINKS 1u
+int cell_copy_out_flags(struct cell *c, const char *cell_path, const char *host_path,
+			uint64_t max_size, unsigned flags, const struct sc_log *log,
+			struct sc_err *err);
 /* As cell_copy_in, but the host entry becomes cell_path even when that is
  * an existing directory (a directory's entries are merged into it). */
 int cell_copy_in_as(struct cell *c, const char *host_path, const char *cell_path,

@@ -376,6 +376,8 @@ static int worker_succeeded(const struct cell *c, int wstatus, const char *what,
 struct copy_ctx {
 	const char *host_path;
 	uint64_t max_size;
+	unsigned recv_flags;
+	const struct sc_log *log;
 };
 
 static int send_host_tree(int fd, void *ctx, struct sc_err *err)
@@ -387,16 +389,19 @@ static int send_host_tree(int fd, void *ctx, struct sc_err *err)
 static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return rt_copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL, err);
+	return rt_copy_receive(fd, x->host_path, x->max_size, COPY_STRIP_SPECIAL | x->recv_flags,
+			       x->log, err);
 }
 
 /* A copy: the cell's side runs in a worker of init, ours here. */
 static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
-			const char *host_path, uint64_t max_size, struct sc_err *err)
+			const char *host_path, uint64_t max_size, unsigned out_flags,
+			const struct sc_log *log, struct sc_err *err)
 {
 	if (!cell_path || cell_path[0] != '/')
 		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
-	struct copy_ctx x = {.host_path = host_path, .max_size = max_size};
+	struct copy_ctx x = {.host_path = host_path, .max_size = max_size, .log = log,
+			     .recv_flags = out_flags & CELL_COPY_KEEP_LINKS ? COPY_KEEP_LINKS : 0};
 	struct pipe_job j = {.kind = kind, .flags = flags, .path = cell_path, .max_size = max_size,
 			     .cell_reads = kind == REQ_COPY_IN,
 			     .ours = kind == REQ_COPY_IN ? send_host_tree : receive_host_tree,
@@ -528,17 +533,25 @@ int cell_write_file(struct cell *c, const char *cell_path, const void *data, siz
 int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path, uint64_t max_size,
 		 struct sc_err *err)
 {
-	return copy_request(c, REQ_COPY_IN, 0, cell_path, host_path, max_size, err);
+	return copy_request(c, REQ_COPY_IN, 0, cell_path, host_path, max_size, 0, NULL, err);
 }
 
 int cell_copy_in_as(struct cell *c, const char *host_path, const char *cell_path,
 		    uint64_t max_size, struct sc_err *err)
 {
-	return copy_request(c, REQ_COPY_IN, PROTO_COPY_AS_DEST, cell_path, host_path, max_size, err);
+	return copy_request(c, REQ_COPY_IN, PROTO_COPY_AS_DEST, cell_path, host_path, max_size, 0,
+			    NULL, err);
 }
 
 int cell_copy_out(struct cell *c, const char *cell_path, const char *host_path, uint64_t max_size,
 		  struct sc_err *err)
 {
-	return copy_request(c, REQ_COPY_OUT, 0, cell_path, host_path, max_size, err);
+	return cell_copy_out_flags(c, cell_path, host_path, max_size, 0, NULL, err);
+}
+
+int cell_copy_out_flags(struct cell *c, const char *cell_path, const char *host_path,
+			uint64_t max_size, unsigned flags, const struct sc_log *log,
+			struct sc_err *err)
+{
+	return copy_request(c, REQ_COPY_OUT, 0, cell_path, host_path, max_size, flags, log, err);
 }

@@ -171,9 +171,53 @@ struct receiver {
 	int top_parent;       /* directory the top entry is created in */
 	char top_name[256];   /* name of the top entry (renamed per cp rules) */
 	uint64_t got, max;
-	bool strip;
+	bool strip, keep_links;
+	size_t dropped;         /* symlinks left out: they point outside */
+	char first_dropped[160];
+	const struct sc_log *log;
 	struct sc_err *err;
 };
+
+/* Does a symlink at `rel` (top entry first) with this target stay inside
+ * the copied tree? The target's leading ".." walk up through the real
+ * directories the receiver made, so they are counted exactly; a ".." after
+ * a name could follow another link, so it is refused. Absolute targets and
+ * a top entry that is itself a link point outside. */
+static bool link_stays_inside(const char *rel, const char *target)
+{
+	if (target[0] == '/')
+		return false;
+	long depth = -1; /* the directory holding the link: the top is 0 */
+	for (const char *c = rel; *c; c++)
+		if (*c == '/')
+			depth++;
+	if (depth < 0)
+		return false;
+	bool named = false;
+	for (const char *c = target; *c;) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			if (named || --depth < 0)
+				return false;
+		} else if (n > 0 && !(n == 1 && c[0] == '.')) {
+			named = true;
+		}
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return true;
+}
+
+/* A short printable form for a message (no control bytes, one line). */
+static void shown_text(char *out, size_t size, const char *in)
+{
+	size_t k = 0;
+	for (; *in && k + 1 < size; in++)
+		out[k++] = (unsigned char)*in < 0x20 || *in == 0x7f ? '?' : *in;
+	out[k] = '\0';
+}
 
 /* Open the parent directory of `rel` beneath the top parent, following no
  * symlink; *leaf points at the last component. */
@@ -234,6 +278,17 @@ static int recv_link(struct receiver *r, int dir, const char *leaf, const char *
 	if (sc_read_all(r->fd, target, (size_t)h->size) != (ssize_t)h->size)
 		return sc_fail(r->err, errno, "copy stream ended early");
 	target[h->size] = '\0';
+	if (memchr(target, '\0', (size_t)h->size))
+		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
+	if (!r->keep_links && !link_stays_inside(shown, target)) {
+		if (r->dropped++ == 0) {
+			char a[64], b[64];
+			shown_text(a, sizeof(a), shown);
+			shown_text(b, sizeof(b), target);
+			snprintf(r->first_dropped, sizeof(r->first_dropped), "%s -> %s", a, b);
+		}
+		return 0;
+	}
 	struct stat st;
 	if (fstatat(dir, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
 		unlinkat(dir, leaf, 0);
@@ -300,10 +355,12 @@ static int set_top(struct receiver *r, const char *dest, bool as_dest)
 	return 0;
 }
 
-int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err)
+int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
+		    const struct sc_log *log, struct sc_err *err)
 {
 	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size,
-			     .strip = flags & COPY_STRIP_SPECIAL, .err = err};
+			     .strip = flags & COPY_STRIP_SPECIAL,
+			     .keep_links = flags & COPY_KEEP_LINKS, .log = log, .err = err};
 	if (set_top(&r, dest, flags & COPY_AS_DEST) < 0)
 		return -1;
 	int rc = 0;
@@ -346,5 +403,10 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 		rc = recv_entry(&r, &h, path);
 	}
 	sc_closep(&r.top_parent);
+	if (r.dropped)
+		sc_log(log, SC_LOG_WARN,
+		       "left out %zu symlink%s pointing outside the copied tree (%s); "
+		       "--keep-links keeps them", r.dropped, r.dropped == 1 ? "" : "s",
+		       r.first_dropped);
 	return rc;
 }

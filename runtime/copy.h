@@ -17,9 +17,13 @@
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err);
 /* rt_copy_receive flags */
 #define COPY_STRIP_SPECIAL 1u /* drop setuid/setgid/sticky bits (host side) */
+#define COPY_KEEP_LINKS 4u    /* keep every symlink as it is; without it,
+			       * links whose target is absolute or leaves the
+			       * copied tree are dropped (one line to log) */
 #define COPY_AS_DEST 2u       /* the entry becomes dest even when dest is an
 			       * existing directory (merged into it) */
 /* Receive a stream into dest: when dest is an existing directory the
  * entry lands inside it under its own name (unless COPY_AS_DEST), else it
  * is created as dest. */
-int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags, struct sc_err *err);
+int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
+		    const struct sc_log *log, struct sc_err *err);

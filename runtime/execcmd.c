@@ -3,6 +3,7 @@
  * that the process exec'ing the command is never the host's sandcell
  * binary. */
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -61,8 +62,28 @@ static int search_path(const char *file, const char *const *env, char *buf, size
 	return -1;
 }
 
+/* The command starts as a fresh program would: every signal at its default
+ * action and none blocked. An ignored disposition survives exec, and init
+ * (or the caller of sandcell) may ignore SIGPIPE: a writer to a closed pipe
+ * must still die of it. Safe after vfork: the child has its own handler
+ * table. */
+static void reset_signals(void)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &dfl, NULL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 void rt_exec_command(int tramp_fd, char *const *argv, const char *const *env)
 {
+	reset_signals();
 	char *const *envp = (char *const *)env;
 	char path[4096];
 	if (strchr(argv[0], '/')) {

@@ -16,6 +16,10 @@ check "exec passes stdout and the status" bash -c '[ '$RC' -eq 3 ] && [ "$0" = h
 check "exec passes stderr" err_has oops
 sc exec "$c" -- sh -c 'kill -TERM $$'
 check "exec: killed by a signal gives 128+N" expect_rc 143
+# init ignores SIGPIPE; an ignored disposition survives exec: the command
+# must start with every signal at its default (the writer dies, 141)
+sc exec "$c" -- sh -c '{ yes; echo "yes=$?" >&2; } | head -n1 >/dev/null'
+check "exec: a writer to a closed pipe dies of SIGPIPE" err_has "yes=141"
 sc exec "$c" -- /no/such/cmd
 check "exec: not found gives 127" expect_rc 127
 sc exec "$c" -- /etc/hostname
@@ -82,10 +86,23 @@ mkdir -p "$out"
 [ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$out"
 sc cp "$c:/testbed/output" "$out/"
 check "cp a directory out of the cell" bash -c '[ '$RC' -eq 0 ] && [ "$(cat "$0/output/r.txt")" = result ]' "$out"
-check "a symlink planted by the cell comes out as a symlink, never followed" bash -c '[ -L "$0/output/evil" ] && [ "$(readlink "$0/output/evil")" = /etc/shadow ]' "$out"
+check "a symlink out of the tree planted by the cell is left out by default" bash -c '[ ! -e "$0/output/evil" ] && [ ! -L "$0/output/evil" ]' "$out"
+check "leaving out links says so in one line" bash -c 'grep -q "left out 1 symlink .*evil -> /etc/shadow.*--keep-links" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
 check "setuid bits are dropped on the way out" bash -c '[ ! -u "$0/output/r.txt" ]' "$out"
-sc cp "$c:/testbed/etclink" "$out/etc-copy"
+mkdir -p "$out/kept"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$out/kept"
+sc cp --keep-links "$c:/testbed/output" "$out/kept/"
+check "--keep-links: a symlink planted by the cell comes out as a symlink, never followed" bash -c '[ -L "$0/kept/output/evil" ] && [ "$(readlink "$0/kept/output/evil")" = /etc/shadow ]' "$out"
+sc cp --keep-links "$c:/testbed/etclink" "$out/etc-copy"
 check "copying out a path that is a symlink in the cell copies the link, not its target" bash -c '[ -L "$0/etc-copy" ] && [ "$(readlink "$0/etc-copy")" = /etc ]' "$out"
+sc cp "$c:/testbed/etclink" "$out/etc-copy2"
+check "a top entry that is a link out is left out by default" bash -c '[ '$RC' -eq 0 ] && [ ! -L "$0/etc-copy2" ]' "$out"
+# links that stay inside the copied tree are kept; every way out is dropped
+sc exec "$c" -- sh -c 'mkdir -p /testbed/lk/sub && cd /testbed/lk && echo x > x && ln -s x in1 && ln -s ../x sub/in2 && ln -s ./sub/../x odd && ln -s ../../../../root up && ln -s .. up1 && ln -s sub/../.. up2 && ln -s /testbed/lk/x abs && ln -s . self && ln -s self/self/../.. up3'
+sc cp "$c:/testbed/lk" "$out/lk"
+check "links inside the copied tree are kept" bash -c '[ "$(cat "$0/lk/in1")" = x ] && [ "$(cat "$0/lk/sub/in2")" = x ] && [ -L "$0/lk/self" ]' "$out"
+check "links that are absolute or leave the tree are left out" bash -c 'for l in up up1 up2 abs up3 odd; do [ ! -L "$0/lk/$l" ] || exit 1; done' "$out"
+check "the note counts every link left out" err_has "left out 6 symlinks"
 victim="$T_WORK/victim"
 echo untouched >"$victim"
 mkdir -p "$out/trap/output"

@@ -12,6 +12,12 @@ check "exit status of the command" expect_rc 3
 
 sc run -- sh -c 'kill -TERM $$'
 check "killed by SIGTERM gives 143" expect_rc 143
+# a caller that ignores SIGPIPE (as init of a long-lived cell does) must
+# not pass that on: the command starts with default dispositions
+trap '' PIPE
+sc run -- sh -c '{ yes; echo "yes=$?" >&2; } | head -n1 >/dev/null'
+trap - PIPE
+check "run: a writer to a closed pipe dies of SIGPIPE even when the caller ignores it" err_has "yes=141"
 
 sc run -- /nonexistent-command-xyz
 check "command not found gives 127" expect_rc 127

@@ -47,7 +47,7 @@ static int receive(void (*build)(FILE *), const char *dest, uint64_t max, struct
 	fclose(f);
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", dir, dest);
-	int rc = rt_copy_receive(fd, path, max, COPY_STRIP_SPECIAL, err);
+	int rc = rt_copy_receive(fd, path, max, COPY_STRIP_SPECIAL | COPY_KEEP_LINKS, NULL, err);
 	close(fd);
 	return rc;
 }
