@@ -10,7 +10,7 @@ CANARY="sk-canary-$$-$RANDOM$RANDOM"
 export T_EXTRA_ENV="OPENAI_API_KEY=$CANARY ANTHROPIC_API_KEY=$CANARY"
 
 wait_until() {
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		"$@" && return 0
 		sleep 0.1
 	done
