@@ -87,8 +87,10 @@ agent symlinks symlink_out -q "leave symlinks"
 check "symlinks: the episode submits" expect_rc 0
 check "symlinks: an answer.txt that is a symlink is not followed or kept" \
 	bash -c '[ ! -e "$0/answer.txt" ] && [ ! -L "$0/answer.txt" ] && [ -z "$1" ]' "$RUN" "$OUT"
-check "symlinks: a symlink in /testbed/output stays a symlink, not the host file" \
-	bash -c '[ -L "$0/files/shadow-link" ] && [ "$(readlink "$0/files/shadow-link")" = /etc/shadow ]' "$RUN"
+check "symlinks: a symlink out of /testbed/output is left out of the copy, not the host file" \
+	bash -c '[ ! -e "$0/files/shadow-link" ] && [ ! -L "$0/files/shadow-link" ]' "$RUN"
+check "symlinks: ... with one line saying so" \
+	bash -c 'grep -q "left out 1 symlink pointing outside the copied tree (files/shadow-link -> /etc/shadow)" <<<"$0"' "$ERR"
 agent bigfiles symlink_out -q --files-limit 1M "too much output"
 check "files limit: the episode still submits" expect_rc 0
 qtrue "files limit: the copy stopped at the limit and the reason is recorded" \

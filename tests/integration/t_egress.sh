@@ -194,16 +194,16 @@ check "exec in it reaches the allowed name" out_is hello
 check "the helper runs while the cell lives" bash -c '[ "$0" -eq $(( $1 + 1 )) ]' "$(helpers)" "$h0"
 check "its decisions are JSON lines in the cell's state dir" bash -c 'as=$(ls "$0"/run/egress1/egress.jsonl) && python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print(json.loads(open(sys.argv[1]).readline())[\"verdict\"])" "$as" | grep -qx allow' "$SANDCELL_ROOT"
 sc rm -f egress1
-for _ in $(seq 50); do [ "$(helpers)" -eq "$h0" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ "$(helpers)" -eq "$h0" ] && break; sleep 0.1; done
 check "rm leaves no proxy helper" bash -c '[ "$0" -eq "$1" ]' "$(helpers)" "$h0"
 
 # kill -9 of sandcell run: the cell and its proxy go with it
 # (the cell's processes run as another host uid for a root caller: match
 # the command line only)
-MARK=299.123
+MARK=299.$$
 as_user "$SC_BIN" run "${NET[@]}" -- sleep $MARK </dev/null >/dev/null 2>&1 &
 RUN_PID=$!
-for _ in $(seq 100); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do pgrep -f "^sleep $MARK" >/dev/null && break; sleep 0.1; done
 RC=0 OUT="" ERR=""
 check "the run's cell started" bash -c 'pgrep -f "^sleep $0" >/dev/null' "$MARK"
 # as_user wraps sandcell (env, setpriv exec it): kill the sandcell process itself

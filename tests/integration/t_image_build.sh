@@ -2,26 +2,11 @@
 # ctest-timeout: 1500
 # sandcell image build minimal: the shipped recipe, mmdebstrap from the
 # host's Debian mirror. Rootless builds need subordinate ids for the user
-# (mmdebstrap --mode=unshare): where the host gives nobody none, the
-# unprivileged run gives it a range in a private mount namespace of its
-# own (bind-mounted /etc/subuid and /etc/subgid; the host's files are not
-# touched), where newuidmap reads them.
-if [ "${SANDCELL_TEST_AS:-}" = nobody ] && [ -z "${T_SUBID_NS:-}" ] && [ "$(id -u)" -eq 0 ] &&
-	! grep -qsE '^(nobody|65534):' /etc/subuid && command -v unshare >/dev/null; then
-	exec unshare -m --propagation private env T_SUBID_NS=1 bash "$0" "$@"
-fi
+# (mmdebstrap --mode=unshare); without them the unprivileged run is skipped.
+# (A range given to nobody in a private mount namespace, bind-mounted over
+# /etc/subuid, was tried: mmdebstrap then failed now and then to mount
+# dev/shm in its chroot, one run in three here, so it is not used.)
 . "$(dirname "$0")/../lib.sh"
-if [ -n "${T_SUBID_NS:-}" ]; then
-	# far from the ranges sandcell gives root's cells (524288 and up)
-	echo "nobody:16777216:65536" >"$T_DIR/subuid"
-	echo "nobody:16777216:65536" >"$T_DIR/subgid"
-	chmod 644 "$T_DIR/subuid" "$T_DIR/subgid"
-	mount --bind "$T_DIR/subuid" /etc/subuid && mount --bind "$T_DIR/subgid" /etc/subgid || {
-		echo "FAIL - cannot give nobody a subordinate range in a private mount namespace"
-		exit 1
-	}
-	echo "# nobody has subordinate ids 16777216-16842751 in this test's mount namespace"
-fi
 . "$(dirname "$0")/image_cache.sh"
 
 command -v mmdebstrap >/dev/null || { echo "skip: mmdebstrap is not installed"; exit 77; }
@@ -44,9 +29,6 @@ DATA="$SANDCELL_ROOT/data"
 start=$(date +%s)
 sc image build minimal
 echo "# minimal image built in $(($(date +%s) - start)) s"
-# (the host image does not take an /etc with mounts on it: only the build
-# needs the range)
-[ -z "${T_SUBID_NS:-}" ] || umount /etc/subuid /etc/subgid
 check "image build minimal succeeds" bash -c '[ '$RC' -eq 0 ] && grep -q "built image '"'minimal'"'" <<<"$0"' "$ERR"
 [ "$RC" -eq 0 ] || { printf '%s\n' "$ERR" | tail -20; finish; exit; }
 
