@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd = fuzz_memfd(data, size);
 	struct sc_err err = {0};
 	unsigned flags = COPY_STRIP_SPECIAL | (size && (data[0] & 1) ? COPY_AS_DEST : 0);
-	if (rt_copy_receive(fd, dir, 16 << 20, flags, &err) < 0 && !err.msg[0])
+	if (rt_copy_receive(fd, dir, 16 << 20, flags, NULL, &err) < 0 && !err.msg[0])
 		abort();
 	close(fd);
 	if (entries_in(fuzz_scratch()) > 1) /* only our x.XXXXXX (or nothing, AS_DEST) */
