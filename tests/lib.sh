@@ -70,7 +70,7 @@ pass() { T_PASSES=$((T_PASSES + 1)); echo "ok   - $*"; }
 fail() {
 	T_FAILS=$((T_FAILS + 1))
 	echo "FAIL - $*"
-	echo "       rc=$RC"
+	echo "       rc=${RC:-}"
 	echo "       stdout: $(printf '%s' "${OUT:-}" | head -c 600)"
 	echo "       stderr: $(printf '%s' "${ERR:-}" | head -c 600)"
 }

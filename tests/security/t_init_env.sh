@@ -29,8 +29,11 @@ environ_lacks() {
 marker="sleep 4545.$$"
 as_user_exec "$SC_BIN" run -- sh -c "exec $marker" </dev/null >/dev/null 2>&1 &
 runner=$!
+# The init is the command's parent (a short-lived helper of the runner,
+# such as the id-map writer, can be its child for a moment too).
 INIT=""
-wait_until eval 'INIT=$(pgrep -P "$runner" | head -1); [ -n "$INIT" ] && pgrep -f -- "^$marker" >/dev/null'
+wait_until eval 'c=$(pgrep -f -- "^$marker" | head -1); [ -n "$c" ] && INIT=$(ps -o ppid= -p "$c" | tr -d " ") && [ -n "$INIT" ]'
+check "run: the init is the runner's child" bash -c '[ "$(ps -o ppid= -p "$0" | tr -d " ")" = "$1" ]' "$INIT" "$runner"
 check "run: the control: the canary is in the sandcell parent's environ" environ_has "$runner" "$CANARY"
 check "run: the cell's init ($INIT) has no canary in its environ" environ_lacks "$INIT"
 check "run: the init's environ holds no variable at all" \
