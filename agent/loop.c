@@ -98,25 +98,6 @@ static int prepare_cell(struct episode *e, struct sc_err *err)
 			       max, err);
 }
 
-static char *read_host_file(const char *path, size_t max, size_t *len)
-{
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
-		return NULL;
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return NULL;
-	ssize_t n = sc_read_all(fd, buf, (size_t)st.st_size);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 static void collect(struct episode *e)
 {
 	struct agent_result *res = e->res;
@@ -133,8 +114,9 @@ static void collect(struct episode *e)
 			/* a symlink (or anything but a file) would point into the host */
 			if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 				unlink(path);
-			char *raw = read_host_file(path, ANSWER_MAX, &len);
-			if (raw) {
+			char *raw = NULL;
+			if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR,
+						ANSWER_MAX, &raw, &len, NULL) == 0) {
 				res->answer = agent_text_sanitize(raw, len, &res->answer_len);
 				free(raw);
 			}

@@ -38,27 +38,26 @@ static void add_file(struct docs *d, int dirfd, const char *name, const char *re
 	add_attr(&d->b, rel);
 	agent_sbuf_adds(&d->b, "\">\n");
 	_cleanup_fd_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	char *buf = NULL;
-	ssize_t n = -1;
-	if (fd >= 0 && size >= 0 && (size_t)size <= VANILLA_MAX_DOCS - d->used &&
-	    (buf = malloc((size_t)size + 1)))
-		n = sc_read_all(fd, buf, (size_t)size);
-	if (n < 0) {
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0;
+	struct sc_err err = {0};
+	if (fd < 0 || sc_read_small_alloc_fd(fd, rel, SC_READ_REGULAR, VANILLA_MAX_DOCS - d->used,
+					     &buf, &n, &err) < 0) {
 		agent_sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
-			    fd < 0 ? "cannot be read" : "the documents exceed the size budget");
-	} else if (memchr(buf, '\0', (size_t)n)) {
+				  err.errnum == EFBIG ? "the documents exceed the size budget"
+						   : "cannot be read");
+	} else if (memchr(buf, '\0', n)) {
 		agent_sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
 	} else {
 		size_t clean_len;
-		_cleanup_free_ char *clean = agent_text_sanitize(buf, (size_t)n, &clean_len);
+		_cleanup_free_ char *clean = agent_text_sanitize(buf, n, &clean_len);
 		if (clean) {
 			agent_sbuf_add(&d->b, clean, clean_len);
 			if (clean_len && clean[clean_len - 1] != '\n')
 				agent_sbuf_adds(&d->b, "\n");
 		}
-		d->used += (size_t)n;
+		d->used += n;
 	}
-	free(buf);
 	agent_sbuf_adds(&d->b, "</document>\n");
 }
 

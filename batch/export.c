@@ -160,17 +160,12 @@ static cJSON *load_conversation(const struct batch_record *r)
 	if (!r->dir || !r->run || strstr(r->dir, "..") || r->dir[0] == '/' ||
 	    sc_path(path, sizeof(path), "%s/%s/conversation.json", r->run, r->dir) < 0)
 		return NULL;
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > CONVERSATION_MAX)
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0;
+	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, CONVERSATION_MAX,
+				&buf, &n, NULL) < 0)
 		return NULL;
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return NULL;
-	ssize_t n = sc_read_all(fd, buf, (size_t)st.st_size);
-	cJSON *j = n >= 0 ? cJSON_ParseWithLength(buf, (size_t)n) : NULL;
-	free(buf);
-	return j;
+	return cJSON_ParseWithLength(buf, n);
 }
 
 static void copy_field(cJSON *dst, const cJSON *src, const char *k)

@@ -89,54 +89,22 @@ static int push(struct batch_records *rs, struct batch_record *r)
 
 /* ---- reading ---- */
 
+/* A results file: all of it (it may be appended to while we read: what
+ * is there), a missing one is empty. */
+#define RESULTS_FILE_MAX ((size_t)1 << 34)
 static char *read_file(const char *path, size_t *len, struct sc_err *err)
 {
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char *buf = NULL;
+	struct sc_err e = {0};
 	*len = 0;
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return calloc(1, 1);
-		sc_fail(err, errno, "cannot open %s", path);
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		sc_fail(err, 0, "%s is not a regular file", path);
-		return NULL;
-	}
-	/* the file may grow while we read: read what is there */
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		sc_fail(err, ENOMEM, "%s", path);
-		return NULL;
-	}
-	for (;;) {
-		if (n + 1 >= cap) {
-			char *g = realloc(buf, cap * 2);
-			if (!g) {
-				free(buf);
-				sc_fail(err, ENOMEM, "%s", path);
-				return NULL;
-			}
-			buf = g;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			sc_fail(err, errno, "cannot read %s", path);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
+	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, RESULTS_FILE_MAX,
+				&buf, len, &e) == 0)
+		return buf;
+	if (e.errnum == ENOENT)
+		return calloc(1, 1);
+	if (err)
+		*err = e;
+	return NULL;
 }
 
 /* What one pass over the file found: the lines to keep (spans into buf)

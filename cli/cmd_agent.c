@@ -39,38 +39,16 @@ static const char USAGE[] =
 
 static char *read_problem_fd(int fd, const char *what)
 {
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	if (!buf)
+	char *buf = NULL;
+	size_t len = 0;
+	struct sc_err err = {0};
+	if (sc_read_small_alloc_fd(fd, what, 0, AGENT_MAX_PROBLEM, &buf, &len, &err) < 0) {
+		if (err.errnum == EFBIG)
+			cli_error("%s: the problem is longer than %u bytes", what, AGENT_MAX_PROBLEM);
+		else
+			cli_error("%s", err.msg);
 		return NULL;
-	for (;;) {
-		if (len + 1 >= cap) {
-			if (cap > AGENT_MAX_PROBLEM) {
-				cli_error("%s: the problem is longer than %u bytes", what, AGENT_MAX_PROBLEM);
-				free(buf);
-				return NULL;
-			}
-			char *n = realloc(buf, cap * 2);
-			if (!n) {
-				free(buf);
-				return NULL;
-			}
-			buf = n;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			cli_error("cannot read %s: %s", what, strerror(errno));
-			free(buf);
-			return NULL;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
 	}
-	buf[len] = '\0';
 	if (strlen(buf) != len) {
 		cli_error("%s: the problem contains NUL bytes", what);
 		free(buf);
