@@ -112,6 +112,7 @@ void cell_opts_free(struct cell_opts *o);
 void cli_json_string(FILE *f, const char *s, size_t len);
 /* Print a cell_result as one JSON object line. */
 void cli_print_result_json(FILE *f, const struct cell_result *res);
+struct net_summary *cli_net_summary_since(int fd);
 
 int cmd_run(int argc, char **argv);
 int cmd_create(int argc, char **argv);

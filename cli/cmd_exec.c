@@ -14,6 +14,8 @@ static const char EXEC_HELP[] =
 	"  -e KEY=VAL            add to the cell's environment for this command\n"
 	"  --timeout SECS        kill the command after SECS (exit 124); the cell lives on\n"
 	"  --json                capture output and print one JSON result object\n"
+	"                        (with \"network\": the egress decisions made while\n"
+	"                        it ran, for a cell with an allowlist)\n"
 	"  --output-limit SIZE   with --json: bytes kept of stdout and of stderr (default 1M)\n"
 	"  --root DIR            state root (or SANDCELL_ROOT)\n"
 	"  -h, --help            this help\n";
@@ -87,10 +89,13 @@ int cmd_exec(int argc, char **argv)
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	struct cell_result res;
+	_cleanup_fd_ int net_log = json ? cell_egress_log_open(cell, NULL) : -1;
 	int rc = cell_exec(cell, &req, &res, &err);
 	cell_close(cell);
 	if (rc < 0)
 		return cli_fail(&err);
+	if (net_log >= 0)
+		res.network = cli_net_summary_since(net_log);
 	if (json)
 		cli_print_result_json(stdout, &res);
 	cell_result_free(&res);

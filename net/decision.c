@@ -60,9 +60,37 @@ static void put_str(struct out *o, const char *s)
 	put(o, "\"", 1);
 }
 
+static const char *const VERDICTS[] = {
+	[NET_ALLOW] = "allow", [NET_DENY] = "deny", [NET_ERROR] = "error", [NET_CLOSE] = "close"};
+
 static const char *verdict_name(enum net_verdict v)
 {
-	return v == NET_ALLOW ? "allow" : v == NET_DENY ? "deny" : "error";
+	return v >= NET_ALLOW && v <= NET_CLOSE ? VERDICTS[v] : "error";
+}
+
+enum net_verdict net_verdict_of(const char *name)
+{
+	for (int v = NET_ALLOW; name && v <= NET_CLOSE; v++)
+		if (!strcmp(name, VERDICTS[v]))
+			return (enum net_verdict)v;
+	return 0;
+}
+
+void net_summary_add(struct net_summary *s, enum net_verdict v, const char *host,
+		     const char *reason)
+{
+	if (v == NET_ALLOW) {
+		s->allowed++;
+	} else if (v == NET_DENY || v == NET_ERROR) {
+		s->denied++;
+		if (s->ndenied < NET_DENIED_MAX) {
+			snprintf(s->denied_list[s->ndenied].host, sizeof(s->denied_list[0].host),
+				 "%s", host ? host : "");
+			snprintf(s->denied_list[s->ndenied].reason,
+				 sizeof(s->denied_list[0].reason), "%s", reason ? reason : "");
+			s->ndenied++;
+		}
+	}
 }
 
 int net_decision_json(const struct net_decision *d, char *buf, size_t size)

@@ -110,7 +110,10 @@ int net_tls_sni(const uint8_t *buf, size_t len, char out[NET_NAME_MAX + 1],
 
 /* ---- decisions --------------------------------------------------------- */
 
-enum net_verdict { NET_ALLOW = 1, NET_DENY = 2, NET_ERROR = 3 };
+/* A connection is logged when it is decided (allow, deny, error), so a
+ * summary taken when a command ends is exact; an allowed one gets a second
+ * line, "close", with its byte counts when it ends. */
+enum net_verdict { NET_ALLOW = 1, NET_DENY = 2, NET_ERROR = 3, NET_CLOSE = 4 };
 
 struct net_decision {
 	double time;          /* seconds since the epoch */
@@ -123,7 +126,7 @@ struct net_decision {
 };
 
 /* One JSON line ending in '\n' into buf: {"time":..,"cell":..,"host":..,
- * "port":..,"verdict":"allow|deny|error","reason":..,"up":..,"down":..}.
+ * "port":..,"verdict":"allow|deny|error|close","reason":..,"up":..,"down":..}.
  * Strings are escaped and cut to 256 bytes each. Returns the length, or -1
  * when buf is too small (1024 bytes are always enough). */
 int net_decision_json(const struct net_decision *d, char *buf, size_t size);
@@ -141,6 +144,12 @@ struct net_summary {
 		char reason[96];
 	} denied_list[NET_DENIED_MAX];
 };
+
+/* Count one decision (a "close" counts nothing); "allow|deny|error|close"
+ * back to a verdict (0: none of them). */
+void net_summary_add(struct net_summary *s, enum net_verdict v, const char *host,
+		     const char *reason);
+enum net_verdict net_verdict_of(const char *name);
 
 struct net_proxy_config {
 	const struct net_rules *rules; /* read only, must outlive the proxy */

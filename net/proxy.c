@@ -76,21 +76,8 @@ static void record(struct proxy *p, const char *host, uint16_t port, enum net_ve
 		if (n > 0 && sc_write_all(p->cfg->log_fd, line, (size_t)n) == 0)
 			p->logged += (uint64_t)n;
 	}
-	struct net_summary *s = p->sum;
-	if (s) {
-		if (v == NET_ALLOW) {
-			s->allowed++;
-		} else {
-			s->denied++;
-			if (s->ndenied < NET_DENIED_MAX) {
-				snprintf(s->denied_list[s->ndenied].host,
-					 sizeof(s->denied_list[0].host), "%s", host);
-				snprintf(s->denied_list[s->ndenied].reason,
-					 sizeof(s->denied_list[0].reason), "%s", reason);
-				s->ndenied++;
-			}
-		}
-	}
+	if (p->sum)
+		net_summary_add(p->sum, v, host, reason);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -449,6 +436,7 @@ static void serve_conn(struct conn *c)
 		free(hello);
 		goto out;
 	}
+	record(p, c->host, c->port, NET_ALLOW, "allowed", 0, 0);
 	uint64_t up_cap = UINT64_MAX;
 	if (req->kind == NET_REQ_CONNECT) {
 		send_all(up_fd, hello, hello_len, p->idle_ms);
@@ -465,7 +453,7 @@ static void serve_conn(struct conn *c)
 	free(hello);
 	relay(c, up_fd, up_cap);
 	close(up_fd);
-	record(p, c->host, c->port, NET_ALLOW, "allowed", c->up, c->down);
+	record(p, c->host, c->port, NET_CLOSE, "closed", c->up, c->down);
 out:
 	free(req);
 }

@@ -213,6 +213,12 @@ int cell_read_file(struct cell *c, const char *cell_path, size_t max, double tim
 int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
 		    unsigned flags, double timeout_s, struct sc_err *err);
 const char *cell_name(const struct cell *c);
+/* The egress decision log of a cell made with an allowlist (egress.jsonl
+ * in its state directory: one JSON line per decision, see net.h), opened
+ * read-only at its current end, so what the caller reads after an exec is
+ * what was decided while it ran. -1 with errnum ENOENT when the cell has
+ * no egress. Thread-safe. */
+int cell_egress_log_open(const struct cell *c, struct sc_err *err);
 /* Stream the cell's writable layer as a tar (OCI whiteouts for deleted
  * files, .wh..wh..opq for replaced directories) to consume(fd), which reads
  * it to the end; e.g. into rootfs_image_commit. Cells of the host image

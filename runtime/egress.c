@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "cell_priv.h"
 #include "egress.h"
 #include "start.h"
 
@@ -261,4 +262,20 @@ int rt_egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return sc_fail(err, 0, "the egress proxy helper did not start");
 	return 0;
+}
+
+int cell_egress_log_open(const struct cell *c, struct sc_err *err)
+{
+	char path[PATH_MAX];
+	if (sc_path(path, sizeof(path), "%s/egress.jsonl", c->dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "%s/egress.jsonl", c->dir);
+	_cleanup_fd_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return sc_fail(err, errno, "open %s", path);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return sc_fail(err, EINVAL, "%s is not a regular file", path);
+	if (lseek(fd, 0, SEEK_END) < 0)
+		return sc_fail(err, errno, "seek %s", path);
+	return steal_fd(&fd);
 }

@@ -193,6 +193,14 @@ sc exec egress1 -- "${CURL[@]}" "https://ok.test:$HP/hello.txt"
 check "exec in it reaches the allowed name" out_is hello
 check "the helper runs while the cell lives" bash -c '[ "$0" -eq $(( $1 + 1 )) ]' "$(helpers)" "$h0"
 check "its decisions are JSON lines in the cell's state dir" bash -c 'as=$(ls "$0"/run/egress1/egress.jsonl) && python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print(json.loads(open(sys.argv[1]).readline())[\"verdict\"])" "$as" | grep -qx allow' "$SANDCELL_ROOT"
+check "... the last line of a connection is its close, with the bytes received" bash -c 'python3 -c "import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; c=[d for d in l if d[\"verdict\"]==\"close\"]; sys.exit(not (c and c[-1][\"down\"] > 0))" "$0"/run/egress1/egress.jsonl' "$SANDCELL_ROOT"
+# exec --json: the decisions made while that exec ran, and only those
+sc exec --json egress1 -- sh -c "${CURL[*]} https://ok.test:$HP/hello.txt; ${CURL[*]} https://ok2.test:$HP/hello.txt; ${CURL[*]} https://bad.test:$HP/hello.txt; true"
+check "exec --json counts this exec's allowed connections and lists its refusal" \
+	bash -c '[ "$0" = "{\"allowed\": 2, \"denied\": [{\"host\": \"bad.test\", \"reason\": \"not in allowlist\"}]}" ]' "$(net_field)"
+sc exec --json egress1 -- true
+check "exec --json of a command that made no connection: none" \
+	bash -c '[ "$0" = "{\"allowed\": 0, \"denied\": []}" ]' "$(net_field)"
 sc rm -f egress1
 for _ in $(seq 300); do [ "$(helpers)" -eq "$h0" ] && break; sleep 0.1; done
 check "rm leaves no proxy helper" bash -c '[ "$0" -eq "$1" ]' "$(helpers)" "$h0"
