@@ -104,6 +104,8 @@ void agent_prompt_config_free(struct agent_prompt_config *pc)
 	free(pc->input_dir);
 	free(pc->output_dir);
 	free(pc->answer_path);
+	free(pc->dataset);
+	free(pc->data_files);
 	*pc = (struct agent_prompt_config){0};
 }
 
@@ -139,6 +141,15 @@ static int read_mapping(const char *name, yaml_document_t *doc, struct agent_pro
 		yaml_node_t *v = yaml_document_get_node(doc, p->value);
 		if (!k || k->type != YAML_SCALAR_NODE)
 			continue;
+		const char *key = (const char *)k->data.scalar.value;
+		char **extra = !strcmp(key, "dataset") ? &pc->dataset
+			       : !strcmp(key, "data_files") ? &pc->data_files : NULL;
+		if (extra && v && v->type == YAML_SCALAR_NODE &&
+		    strlen((const char *)v->data.scalar.value) == v->data.scalar.length) {
+			free(*extra);
+			if (!(*extra = strdup((const char *)v->data.scalar.value)))
+				return sc_fail(err, ENOMEM, "%s", name);
+		}
 		for (size_t i = 0; i < SC_ARRAY_LEN(FIELDS); i++) {
 			if (strcmp((const char *)k->data.scalar.value, FIELDS[i]))
 				continue;

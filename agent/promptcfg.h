@@ -16,6 +16,9 @@ struct agent_prompt_config {
 				* agent_prompt_fill_problem */
 	char *working_dir, *input_dir, *output_dir;
 	char *answer_path;     /* {output_dir}/answer.txt */
+	/* a benchmark folder's config.yaml: its dataset and data_files when
+	 * they are strings (not checked here), else NULL */
+	char *dataset, *data_files;
 };
 
 /* Parse text (len bytes, from a file named `name` in messages). On -1, err
