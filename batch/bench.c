@@ -27,6 +27,8 @@ const char BATCH_BENCH_HELPER[] =
 	"os.dup2(2, 1)\n"
 	"sys.path[:0] = [bench, os.path.dirname(bench)]\n"
 	"def say(**kw):\n"
+	"    sys.stdout.flush()\n"
+	"    sys.stderr.flush()\n"
 	"    out.write('\\nSANDCELL-RESULT ' + json.dumps(kw) + '\\n')\n"
 	"    out.flush()\n"
 	"    os._exit(0)\n"
