@@ -277,8 +277,9 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 
 	char *problem = NULL;
 	if (cfg->prompts)
-		problem = agent_prompt_replace(cfg->prompts->instance_prompt, "problem_statement",
-					       cfg->problem);
+		problem = agent_prompt_format(cfg->prompts->instance_prompt,
+					      (const char *const[]){"problem_statement"},
+					      (const char *const[]){cfg->problem}, 1);
 	else if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0)
 		problem = NULL;
 	if (!problem) {

@@ -49,8 +49,8 @@ lis cfg -q --prompt_config "$W/prompt_config.yaml" --input_dir "$W/input" --max_
 	--temperature 0.3 --extra_body '{"top_k": 5}' --query "What is the secret?"
 check "a prompt-config episode exits 0" expect_rc 0
 check "the answer is read from {output_dir}/answer.txt" out_is 77
-qtrue "the system prompt is sent verbatim, placeholders replaced, other braces kept" \
-	'log[0]["body"]["messages"][0] == {"role": "system", "content": "You solve problems. Inputs are in /work/in; write the answer to /work/out/answer.txt.\nKeep \\\\boxed{{}} and {other} braces as they are."}'
+qtrue "the system prompt is sent as the reference renders it: directories replaced, {{}} as {} (str.format), other braces kept" \
+	'log[0]["body"]["messages"][0] == {"role": "system", "content": "You solve problems. Inputs are in /work/in; write the answer to /work/out/answer.txt.\nKeep \\\\boxed{} and {other} braces as they are."}'
 qtrue "the instance prompt is the first user message, verbatim" \
 	'log[0]["body"]["messages"][1] == {"role": "user", "content": "<problem>\nWhat is the secret?\n</problem>\nWorking directory: /work"}'
 qtrue "commands run in working_dir and input files are in input_dir (a relative cat)" \
@@ -214,8 +214,8 @@ check "a problem without an id is reported and skipped" bash -c 'printf "%s" "$0
 check "a bad input_files name is reported and skipped" bash -c 'printf "%s" "$0" | grep -q "data.json:5: \"input_files\": bad file name"' "$ERR"
 rtrue "one result per good problem, data_files found relative to the folder's parent" \
 	'sorted(by) == ["boom", "pwd", "sum", "wrong"]'
-rtrue "the system prompt arrives verbatim (placeholders replaced, {{}} kept)" \
-	'len(first) == 4 and all(b["messages"][0] == {"role": "system", "content": "BENCH-SYS work=/testbed/work in=/testbed/input out=/testbed/out, answers in \\\\boxed{{}}"} for b in first.values())'
+rtrue "the system prompt arrives as the reference renders it (placeholders replaced, {{}} as {})" \
+	'len(first) == 4 and all(b["messages"][0] == {"role": "system", "content": "BENCH-SYS work=/testbed/work in=/testbed/input out=/testbed/out, answers in \\\\boxed{}"} for b in first.values())'
 rtrue "the instance prompt is the first user message, verbatim" \
 	'"<problem>\nPWD\n</problem>\nWrite the answer to /testbed/out/answer.txt" in first'
 rtrue "input_files are written into input_dir (nested, null skipped) and reward.py's float is the score" \
