@@ -15,7 +15,8 @@
 #define BENCH_MAX_DATA (1ULL << 30)   /* bytes of a data file */
 #define BENCH_MAX_FILE_NAME 1024
 
-/* The helper run in the cell: argv[1] is "reward" or "prompt", argv[2] the
+/* The helper run in the cell: argv[1] is "reward", "check" (reward.py
+ * imports and has compute_score) or "prompt", argv[2] the
  * benchmark folder in the cell; the request is JSON on stdin. Whatever the
  * benchmark's module prints goes to stderr; the verdict is the last line
  * of stdout, "SANDCELL-RESULT " and a JSON object. */
@@ -34,13 +35,15 @@ const char BATCH_BENCH_HELPER[] =
 	"    os._exit(0)\n"
 	"def why(e):\n"
 	"    return ('%s: %s' % (type(e).__name__, e))[:2000]\n"
-	"name = 'reward' if mode == 'reward' else 'vanilla_llm_prompt'\n"
+	"name = 'vanilla_llm_prompt' if mode == 'prompt' else 'reward'\n"
 	"try:\n"
 	"    spec = importlib.util.spec_from_file_location(name, os.path.join(bench, name + '.py'))\n"
 	"    mod = importlib.util.module_from_spec(spec)\n"
 	"    spec.loader.exec_module(mod)\n"
 	"except BaseException as e:\n"
 	"    say(load_error=why(e))\n"
+	"if mode == 'check':\n"
+	"    say(ok=callable(getattr(mod, 'compute_score', None)))\n"
 	"try:\n"
 	"    if mode == 'reward':\n"
 	"        v = float(mod.compute_score(req['answer'], req['ground_truth'], **req['fields']))\n"

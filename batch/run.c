@@ -266,7 +266,7 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 		while (b && e[b - 1] != '\n')
 			b--;
 		sc_fail(err, 0, "%s.py gave no verdict (exit %d%s)%s%.*s",
-			strcmp(mode, "reward") ? "vanilla_llm_prompt" : "reward", res.exit_code,
+			strcmp(mode, "prompt") ? "reward" : "vanilla_llm_prompt", res.exit_code,
 			res.timed_out ? ", timed out" : "", n > b ? ": " : "",
 			(int)(n - b > 300 ? 300 : n - b), e + b);
 	} else {
@@ -647,6 +647,30 @@ static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel
 	return 0;
 }
 
+/* Before any episode, as the reference does: reward.py imports in a cell
+ * and has compute_score (a missing package stops the run, not every
+ * attempt after its episode). */
+static int check_reward(struct runner *r, struct sc_err *err)
+{
+	cJSON *req = cJSON_CreateObject(), *v = NULL;
+	if (!req)
+		return sc_fail(err, ENOMEM, "reward check");
+	int rc = bench_python(r, "check", req, NULL, &v, err);
+	cJSON_Delete(req);
+	if (rc < 0)
+		return sc_err_wrap(err, "checking %s/reward.py in a cell", r->o->benchmark);
+	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(v, "ok");
+	const cJSON *le = cJSON_GetObjectItemCaseSensitive(v, "load_error");
+	if (cJSON_IsString(le))
+		rc = sc_fail(err, 0, "%s/reward.py cannot be imported in the cell: %.300s (install what "
+				     "it imports in the image; see docs/lis.md)", r->o->benchmark,
+			     le->valuestring);
+	else if (!cJSON_IsTrue(ok))
+		rc = sc_fail(err, 0, "%s/reward.py defines no compute_score function", r->o->benchmark);
+	cJSON_Delete(v);
+	return rc;
+}
+
 static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_err *err)
 {
 	pthread_attr_t attr;
@@ -885,6 +909,8 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
 			goto out;
 	}
+	if (o->benchmark && check_reward(&r, err) < 0)
+		goto out;
 	if (!sc_curl_load(err))
 		goto out;
 	th = calloc(nthreads, sizeof(*th));

@@ -215,12 +215,15 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 /* runs/batch-<name of the task file without .jsonl> */
 static char *default_out(const char *tasks)
 {
-	const char *base = strrchr(tasks, '/');
+	size_t len = strlen(tasks);
+	while (len > 1 && tasks[len - 1] == '/') /* --benchmark bench/math/ */
+		len--;
+	const char *base = memrchr(tasks, '/', len);
 	base = base ? base + 1 : tasks;
-	size_t n = strlen(base);
-	if (n > 6 && !strcmp(base + n - 6, ".jsonl"))
+	size_t n = (size_t)(tasks + len - base);
+	if (n > 6 && !memcmp(base + n - 6, ".jsonl", 6))
 		n -= 6;
-	else if (n > 5 && !strcmp(base + n - 5, ".json"))
+	else if (n > 5 && !memcmp(base + n - 5, ".json", 5))
 		n -= 5;
 	char *out = NULL;
 	return asprintf(&out, "runs/batch-%.*s", (int)(n > 100 ? 100 : n), base) < 0 ? NULL : out;

@@ -276,8 +276,9 @@ check "a task file and --benchmark together: exit 125" expect_rc 125
 start_rules
 RUN="$W/run-broken"
 bench --benchmark "$B/broken" --data "$B/broken.jsonl" --out "$RUN"
-check "a reward.py that cannot be imported: the attempt is an error (exit 1)" expect_rc 1
-rtrue "... naming the missing module" \
-	'by["z"]["status"] == "error" and "No module named" in by["z"]["error"] and by["z"]["score"] == 0'
+check "a reward.py that cannot be imported stops the run before any episode (exit 125)" expect_rc 125
+check "... in one line naming the missing module" bash -c \
+	'[ "$(printf "%s\n" "$0" | wc -l)" -eq 1 ] && printf "%s" "$0" | grep -q "No module named .no_such_module_for_sandcell."' "$ERR"
+check "... and no model request was made" bash -c '! grep -q . "$0"' "$FAKE_LOG"
 stop_fake
 finish
