@@ -94,7 +94,8 @@ int batch_benchmark_data_path(const char *dir, const char *data, char **out, str
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return sc_fail(err, errno ? errno : ENOTDIR, "--benchmark %s: not a directory", dir);
 	if (data) {
-		if (!(*out = strdup(data)))
+		char real[PATH_MAX]; /* recorded in batch.json: absolute when it resolves */
+		if (!(*out = strdup(realpath(data, real) ? real : data)))
 			return sc_fail(err, ENOMEM, "data path");
 		return 0;
 	}

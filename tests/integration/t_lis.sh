@@ -237,6 +237,14 @@ check "a rerun resumes: exit 0, nothing run again" bash -c '[ "$0" -eq 0 ] && [ 
 sc batch summarize --json "$RUN"
 check "summarize reads the run (4 attempts, mean 0.3125)" bash -c \
 	'printf "%s" "$0" | python3 -S -c "import json,sys; s=json.load(sys.stdin); sys.exit(not (s[\"attempts\"] == 4 and abs(s[\"mean_score\"] - 0.3125) < 1e-9))"' "$OUT"
+python3 -S "$SRCDIR/scripts/lis_trajectory.py" "$RUN" -o "$W/judge-input.json"
+check "scripts/lis_trajectory.py writes the reference's run-level trajectory.json (judge.py's input)" \
+	python3 -S -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["sum"]
+sys.exit(not (sorted(d) == ["boom", "pwd", "sum", "wrong"] and s["problem_statement"] == "SUM numbers.txt"
+    and s["reward"] == 0.25 and s["agent_answer"] == "42" and s["ground_truth"] == "42"
+    and s["trajectory"][0]["action"]["function"] == "execute_bash"))' "$W/judge-input.json"
 sc batch export --format rl "$RUN"
 check "export rl writes one line per attempt" bash -c '[ "$(printf "%s\n" "$0" | grep -c .)" -eq 4 ]' "$OUT"
 
