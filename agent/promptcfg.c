@@ -214,7 +214,8 @@ static int fill_in(const char *name, struct agent_prompt_config *pc, struct sc_e
 	for (size_t i = 0; i < 2; i++)
 		if (!*field(pc, i))
 			return sc_fail(err, 0, "%s: no %s", name, FIELDS[i]);
-	const char *defaults[] = {"/testbed", "/testbed/documents", "/testbed/output"};
+	/* as `llm-in-sandbox run` (its config/general.yaml) */
+	const char *defaults[] = {"/testbed", "/testbed/input", "/testbed/output"};
 	for (size_t i = 2; i < SC_ARRAY_LEN(FIELDS); i++) {
 		char **f = field(pc, i);
 		if (!*f && !(*f = strdup(defaults[i - 2])))

@@ -1,7 +1,7 @@
 /* The reference harness's prompt configs (LLM-in-Sandbox YAML): a mapping
  * with system_prompt and instance_prompt (required) and working_dir,
- * input_dir, output_dir (cell paths; defaults /testbed, /testbed/documents,
- * /testbed/output). Parsed with libyaml into a plain struct. */
+ * input_dir, output_dir (cell paths; defaults /testbed, /testbed/input,
+ * /testbed/output as the reference's `run`). Parsed with libyaml into a plain struct. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>

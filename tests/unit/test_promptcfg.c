@@ -52,7 +52,7 @@ static void test_parse(void **state)
 	struct agent_prompt_config pc;
 	struct sc_err err = {0};
 	assert_int_equal(agent_prompt_config_parse("c.yaml", y, strlen(y), &pc, &err), 0);
-	assert_string_equal(pc.system_prompt, "out /o in /testbed/documents");
+	assert_string_equal(pc.system_prompt, "out /o in /testbed/input");
 	assert_string_equal(pc.instance_prompt, "{problem_statement} at /testbed");
 	assert_string_equal(pc.answer_path, "/o/answer.txt");
 	agent_prompt_config_free(&pc);
