@@ -279,6 +279,8 @@ sc batch --benchmark "$B/hub" --model m
 check "a hub dataset without --data: exit 125" expect_rc 125
 check "... one line saying to save it as JSON and pass --data" bash -c \
 	'[ "$(printf "%s\n" "$0" | wc -l)" -eq 1 ] && printf "%s" "$0" | grep -q "llm-in-sandbox-bench" && printf "%s" "$0" | grep -q -- "--data FILE" && printf "%s" "$0" | grep -q JSON' "$ERR"
+sc batch --benchmark "$B/hub" --data "$B/hub.jsonl" --model m --query "x"
+check "batch refuses --query (exit 125)" expect_rc 125
 sc batch "$B/hub.jsonl" --benchmark "$B/hub" --model m
 check "a task file and --benchmark together: exit 125" expect_rc 125
 start_rules
