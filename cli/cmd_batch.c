@@ -49,9 +49,10 @@ struct batch_args {
 static int parse_mode(void *t, const char *opt, const char *v)
 {
 	struct batch_args *a = t;
-	if (!strcmp(v, "sandbox"))
+	/* llm-in-sandbox and llm: the reference harness's names */
+	if (!strcmp(v, "sandbox") || !strcmp(v, "llm-in-sandbox"))
 		a->o.mode = BATCH_SANDBOX;
-	else if (!strcmp(v, "vanilla"))
+	else if (!strcmp(v, "vanilla") || !strcmp(v, "llm"))
 		a->o.mode = BATCH_VANILLA;
 	else {
 		cli_error("--mode: expected sandbox or vanilla, got '%.64s'", v);

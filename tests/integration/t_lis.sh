@@ -262,8 +262,8 @@ start_rules
 RUN="$W/run-vanilla2"
 cp "$B/demo/vanilla_llm_prompt.py" "$B/hub/"
 [ "$SANDCELL_TEST_AS" = nobody ] && chown -R 65534:65534 "$B"
-bench --benchmark "$B/hub" --data "$B/hub.jsonl" --mode vanilla --out "$RUN"
-check "vanilla mode with vanilla_llm_prompt.py runs (exit 0)" expect_rc 0
+bench --benchmark "$B/hub" --data "$B/hub.jsonl" --mode llm --out "$RUN"
+check "vanilla mode (the reference's --mode llm) with vanilla_llm_prompt.py runs (exit 0)" expect_rc 0
 rtrue "vanilla mode calls create_prompt (run in a cell) and sends its text verbatim" \
 	'"VANILLA[PLAIN <<yes>>] id=h1" in first and len(first["VANILLA[PLAIN <<yes>>] id=h1"]["messages"]) == 1 and by["h1"]["score"] == 1.0'
 stop_fake
