@@ -69,6 +69,10 @@ struct agent_config {
 	 * ({problem_statement} replaced) are sent verbatim, input_dir is copied
 	 * to its input_dir and the answer read from {output_dir}/answer.txt. */
 	const struct agent_prompt_config *prompts;
+	/* agent_run_vanilla: the problem is the one message, sent as it is:
+	 * no system prompt, no <problem> wrapper, no documents (the reference's
+	 * benchmark vanilla mode, with create_prompt's text as the problem) */
+	bool vanilla_verbatim;
 
 	/* For batch runs (batch/batch.h): */
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of

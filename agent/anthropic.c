@@ -49,7 +49,8 @@ static cJSON *anthropic_request(struct llm *m)
 	cJSON_AddStringToObject(req, "model", cfg->model);
 	cJSON_AddNumberToObject(req, "max_tokens",
 				cfg->max_tokens > 0 ? (double)cfg->max_tokens : ANTHROPIC_DEFAULT_MAX_TOKENS);
-	cJSON_AddItemReferenceToObject(req, "system", m->system);
+	if (m->system->valuestring && *m->system->valuestring) /* "": none */
+		cJSON_AddItemReferenceToObject(req, "system", m->system);
 	cJSON_AddItemReferenceToObject(req, "messages", m->messages);
 	if (m->tools)
 		cJSON_AddItemReferenceToObject(req, "tools", m->tools);

@@ -192,13 +192,14 @@ static void run_calls(struct episode *e, const struct llm_reply *r)
 static void one_step(struct episode *e)
 {
 	const struct agent_config *cfg = e->cfg;
-	char note[160];
+	char note[1200];
 	unsigned left = cfg->max_steps - e->step + 1;
 	if (left > 1)
 		snprintf(note, sizeof(note), "Steps remaining: %u", left);
 	else
 		snprintf(note, sizeof(note), "Steps remaining: 1. This is your last step: make sure "
-					     "/testbed/answer.txt holds your answer and call submit.");
+					     "%s holds your answer and call submit.",
+			 cfg->prompts ? cfg->prompts->answer_path : "/testbed/answer.txt");
 	if (!(cfg->prompts && e->step == 1)) /* a config's instance prompt goes as it is */
 		e->llm.ops->append_note(&e->llm, note);
 
@@ -251,14 +252,16 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	e.setup_s = sc_now() - e.t0;
 	e.tools = (struct tool_ctx){.cell = e.cell,
 				    .command_timeout_s = cfg->command_timeout_s,
-				    .deadline = e.t0 + cfg->episode_timeout_s};
+				    .deadline = e.t0 + cfg->episode_timeout_s,
+				    .cwd = cfg->prompts ? cfg->prompts->working_dir : NULL};
 	e.llm.deadline = e.tools.deadline;
 	agent_episode_log_start(&e, NULL);
 
 	char *problem = NULL;
 	if (cfg->prompts)
-		problem = agent_prompt_replace(cfg->prompts->instance_prompt, "problem_statement",
-					       cfg->problem);
+		problem = agent_prompt_format(cfg->prompts->instance_prompt,
+					      (const char *const[]){"problem_statement"},
+					      (const char *const[]){cfg->problem}, 1);
 	else if (asprintf(&problem, "<problem>\n%s\n</problem>", cfg->problem) < 0)
 		problem = NULL;
 	if (!problem) {

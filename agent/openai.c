@@ -22,10 +22,12 @@ static cJSON *openai_request(struct llm *m)
 	cJSON *req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "model", cfg->model);
 	cJSON *msgs = cJSON_AddArrayToObject(req, "messages");
-	cJSON *sys = cJSON_CreateObject();
-	cJSON_AddStringToObject(sys, "role", "system");
-	cJSON_AddItemReferenceToObject(sys, "content", m->system);
-	cJSON_AddItemToArray(msgs, sys);
+	if (m->system->valuestring && *m->system->valuestring) { /* "": no system message */
+		cJSON *sys = cJSON_CreateObject();
+		cJSON_AddStringToObject(sys, "role", "system");
+		cJSON_AddItemReferenceToObject(sys, "content", m->system);
+		cJSON_AddItemToArray(msgs, sys);
+	}
 	for (cJSON *e = m->messages->child; e; e = e->next)
 		cJSON_AddItemReferenceToArray(msgs, e);
 	if (m->tools)

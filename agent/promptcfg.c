@@ -35,6 +35,48 @@ char *agent_prompt_replace(const char *tmpl, const char *key, const char *value)
 	return out;
 }
 
+char *agent_prompt_format(const char *tmpl, const char *const *keys, const char *const *values,
+			  size_t n)
+{
+	size_t cap = strlen(tmpl) + 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t vl = strlen(values[i]), uses = 0;
+		char pat[64];
+		if (snprintf(pat, sizeof(pat), "{%s}", keys[i]) >= (int)sizeof(pat))
+			return NULL;
+		for (const char *p = strstr(tmpl, pat); p; p = strstr(p + 1, pat))
+			uses++;
+		if (uses && vl > (SIZE_MAX - cap) / uses)
+			return NULL;
+		cap += uses * vl;
+	}
+	char *out = malloc(cap), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *p = tmpl; *p;) {
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			*o++ = *p;
+			p += 2;
+			continue;
+		}
+		bool done = false;
+		for (size_t i = 0; p[0] == '{' && i < n && !done; i++) {
+			size_t kl = strlen(keys[i]);
+			if (!strncmp(p + 1, keys[i], kl) && p[1 + kl] == '}') {
+				size_t vl = strlen(values[i]);
+				memcpy(o, values[i], vl);
+				o += vl;
+				p += kl + 2;
+				done = true;
+			}
+		}
+		if (!done)
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* Edit distance of short names, bounded: anything over 3 is 3. */
 static size_t distance(const char *a, const char *b)
 {
@@ -104,6 +146,8 @@ void agent_prompt_config_free(struct agent_prompt_config *pc)
 	free(pc->input_dir);
 	free(pc->output_dir);
 	free(pc->answer_path);
+	free(pc->dataset);
+	free(pc->data_files);
 	*pc = (struct agent_prompt_config){0};
 }
 
@@ -139,6 +183,15 @@ static int read_mapping(const char *name, yaml_document_t *doc, struct agent_pro
 		yaml_node_t *v = yaml_document_get_node(doc, p->value);
 		if (!k || k->type != YAML_SCALAR_NODE)
 			continue;
+		const char *key = (const char *)k->data.scalar.value;
+		char **extra = !strcmp(key, "dataset") ? &pc->dataset
+			       : !strcmp(key, "data_files") ? &pc->data_files : NULL;
+		if (extra && v && v->type == YAML_SCALAR_NODE &&
+		    strlen((const char *)v->data.scalar.value) == v->data.scalar.length) {
+			free(*extra);
+			if (!(*extra = strdup((const char *)v->data.scalar.value)))
+				return sc_fail(err, ENOMEM, "%s", name);
+		}
 		for (size_t i = 0; i < SC_ARRAY_LEN(FIELDS); i++) {
 			if (strcmp((const char *)k->data.scalar.value, FIELDS[i]))
 				continue;
@@ -161,7 +214,8 @@ static int fill_in(const char *name, struct agent_prompt_config *pc, struct sc_e
 	for (size_t i = 0; i < 2; i++)
 		if (!*field(pc, i))
 			return sc_fail(err, 0, "%s: no %s", name, FIELDS[i]);
-	const char *defaults[] = {"/testbed", "/testbed/documents", "/testbed/output"};
+	/* as `llm-in-sandbox run` (its config/general.yaml) */
+	const char *defaults[] = {"/testbed", "/testbed/input", "/testbed/output"};
 	for (size_t i = 2; i < SC_ARRAY_LEN(FIELDS); i++) {
 		char **f = field(pc, i);
 		if (!*f && !(*f = strdup(defaults[i - 2])))
@@ -186,6 +240,14 @@ static int fill_in(const char *name, struct agent_prompt_config *pc, struct sc_e
 			*f = n;
 		}
 	}
+	/* the reference's agent then renders the system prompt with
+	 * str.format(command_docs="", demo="") */
+	static const char *const sys_keys[] = {"command_docs", "demo"}, *const sys_values[] = {"", ""};
+	char *sys = agent_prompt_format(pc->system_prompt, sys_keys, sys_values, 2);
+	if (!sys)
+		return sc_fail(err, ENOMEM, "%s", name);
+	free(pc->system_prompt);
+	pc->system_prompt = sys;
 	if (asprintf(&pc->answer_path, "%s%sanswer.txt", pc->output_dir,
 		     pc->output_dir[strlen(pc->output_dir) - 1] == '/' ? "" : "/") < 0) {
 		pc->answer_path = NULL;

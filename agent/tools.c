@@ -44,7 +44,7 @@ static int exec_in_cell(struct tool_ctx *t, char *const argv[], const char *in, 
 	}
 	struct cell_exec_req req = {
 		.argv = argv,
-		.cwd = "/testbed",
+		.cwd = t->cwd ? t->cwd : "/testbed",
 		.timeout_s = time_left(t, timeout),
 		.output_limit = limit,
 		.stdin_fd = fd,
@@ -504,7 +504,7 @@ static int run_editor(struct tool_ctx *t, const cJSON *args, struct tool_outcome
 		return set_obs(o, true, "Error: str_replace_editor needs a string argument \"path\".");
 	if (path[0] != '/')
 		return set_obs(o, true, "Error: the path %.300s is not absolute; use a full path such "
-					"as /testbed/%.300s.", path, path);
+					"as %s/%.300s.", t->cwd ? t->cwd : "/testbed", path, path);
 	if (strlen(path) > 4096)
 		return set_obs(o, true, "Error: the path is longer than 4096 characters.");
 	if (!strcmp(cmd, "view"))

@@ -20,6 +20,8 @@ struct tool_ctx {
 	struct cell *cell;
 	double command_timeout_s;
 	double deadline; /* sc_now() time of the episode's end */
+	const char *cwd; /* where commands run (a prompt config's working_dir);
+			  * NULL: /testbed */
 };
 
 struct tool_outcome {

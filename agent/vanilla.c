@@ -159,14 +159,18 @@ int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
 	if (agent_episode_check(cfg, false, err) < 0)
 		return -1;
 	struct episode e;
-	if (agent_episode_open(&e, cfg, res, AGENT_VANILLA_SYSTEM_PROMPT, false, err) < 0)
+	if (agent_episode_open(&e, cfg, res, cfg->vanilla_verbatim ? "" : AGENT_VANILLA_SYSTEM_PROMPT,
+			       false, err) < 0)
 		return -1;
 	int rc = 0;
 	e.setup_s = sc_now() - e.t0;
 	e.llm.deadline = e.t0 + cfg->episode_timeout_s;
 	agent_episode_log_start(&e, "vanilla");
-	char *problem = agent_vanilla_prompt(cfg->problem, cfg->input_dir, err);
+	char *problem = cfg->vanilla_verbatim ? strdup(cfg->problem)
+					      : agent_vanilla_prompt(cfg->problem, cfg->input_dir, err);
 	if (!problem) {
+		if (cfg->vanilla_verbatim)
+			sc_fail(err, ENOMEM, "the prompt");
 		rc = -1;
 		goto out;
 	}

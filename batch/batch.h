@@ -38,6 +38,8 @@ enum batch_scorer_kind {
 	BATCH_SCORER_BOXED,    /* last \boxed{...}, normalised */
 	BATCH_SCORER_CONTAINS, /* expected occurs in the answer */
 	BATCH_SCORER_COMMAND,  /* a checker program in a fresh cell decides */
+	BATCH_SCORER_REWARD,   /* a benchmark folder's reward.py in a fresh cell
+				* (--benchmark only; not a name tasks can use) */
 };
 
 struct batch_scorer {
@@ -104,12 +106,22 @@ enum batch_export_format { BATCH_EXPORT_SFT, BATCH_EXPORT_RL };
 long batch_export(const struct batch_records *rs, enum batch_export_format fmt, FILE *f,
 		  size_t *skipped, struct sc_err *err);
 
+/* ---- benchmark folders (bench.c) ---- */
+
+/* The data file of a benchmark folder: data when given, else DIR/config.yaml's
+ * data_files (dataset "json"), relative to DIR's parent as the reference
+ * resolves it. A hub dataset without data is an error saying to save it as
+ * JSON first. *out is malloc'd. */
+int batch_benchmark_data_path(const char *dir, const char *data, char **out, struct sc_err *err);
+
 /* ---- the runner ---- */
 
 enum batch_mode { BATCH_SANDBOX, BATCH_VANILLA };
 
 struct batch_options {
-	const char *tasks_path;
+	const char *tasks_path;    /* with benchmark: its data file */
+	const char *benchmark;     /* a benchmark folder (config.yaml, reward.py,
+				    * vanilla_llm_prompt.py), or NULL */
 	const char *out_dir;       /* the run directory (a shard's own, when sharded) */
 	unsigned concurrency;
 	unsigned repeat;

@@ -39,6 +39,8 @@ struct batch_task {
 	char *scorer_command, *scorer_files; /* owned strings behind scorer */
 	cJSON *metadata;   /* or NULL */
 	cJSON *extra;      /* unknown fields, kept in results (an object) */
+	cJSON *record;     /* a benchmark problem as read (bench.c), or NULL */
+	cJSON *input_files; /* its input_files: name -> text, or NULL */
 	unsigned line;
 	uint64_t hash;     /* batch_hash(id) */
 };
@@ -67,6 +69,22 @@ uint64_t batch_hash(const char *s);
 /* A file-system-safe name for an id: the id when it is [A-Za-z0-9._-]
  * (not . or ..) and at most 100 bytes, else a cleaned prefix plus -HASH. */
 void batch_safe_name(const char *id, char *out, size_t size);
+
+/* ---- benchmark folders (bench.c) ---- */
+
+/* The problems of a benchmark's data file (a JSON array or JSONL of {id,
+ * problem_statement, ground_truth, input_files?, ...}) as tasks scored by
+ * BATCH_SCORER_REWARD; bad problems go to report (numbered by line, or by
+ * element from 1) and are skipped. */
+int batch_bench_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
+		     void *arg, struct sc_err *err);
+/* Write t's input_files under the host directory stage (made afresh). */
+int batch_bench_stage_inputs(const struct batch_task *t, const char *stage, struct sc_err *err);
+/* The Python helper run in a cell (python3 -c HELPER reward|prompt DIR). */
+extern const char BATCH_BENCH_HELPER[];
+/* The helper's verdict in its stdout (the last "SANDCELL-RESULT {...}"
+ * line), or NULL. */
+cJSON *batch_bench_parse_result(const char *out, size_t len);
 
 /* ---- results (results.c) ---- */
 

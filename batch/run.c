@@ -9,10 +9,12 @@
  * results.jsonl with a single write(), so a crash at any point loses at
  * most the attempts in flight, which a rerun runs again. */
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -33,6 +35,7 @@ struct runner {
 	struct attempt *todo;
 	size_t ntodo, next;
 	char dir[4096];
+	char bench_cell[300]; /* the benchmark folder in a cell: /testbed/NAME */
 
 	struct cell_pool *pool;
 	struct cell_spec pool_spec; /* the agent's, with AGENT_CELL_DIRS */
@@ -106,7 +109,10 @@ static void write_manifest(struct runner *r, size_t ntasks)
 	}
 	cJSON_AddStringToObject(j, "mode", o->mode == BATCH_VANILLA ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "model", o->agent.model ? o->agent.model : "");
-	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(o->scorer.kind));
+	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(o->benchmark ? BATCH_SCORER_REWARD
+									    : o->scorer.kind));
+	if (o->benchmark)
+		cJSON_AddStringToObject(j, "benchmark", o->benchmark);
 	if (o->command_line)
 		cJSON_AddStringToObject(j, "command_line", o->command_line);
 	char *text = cJSON_Print(j);
@@ -197,6 +203,157 @@ out:
 	return rc;
 }
 
+static int memfd_of(const char *data, size_t len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = memfd_create("sandcell-request", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "memfd_create");
+	if ((len && sc_write_all(fd, data, len) < 0) || lseek(fd, 0, SEEK_SET) < 0)
+		return sc_fail(err, errno, "the helper's request");
+	return steal_fd(&fd);
+}
+
+/* The benchmark's Python (mode "reward" or "prompt") in a fresh cell with
+ * the benchmark folder copied to r->bench_cell: the request on stdin, the
+ * verdict object in *out. Its output goes to log (when not NULL). */
+static int bench_python(struct runner *r, const char *mode, const cJSON *request, const char *log,
+			cJSON **out, struct sc_err *err)
+{
+	*out = NULL;
+	_cleanup_free_ char *text = cJSON_PrintUnformatted(request);
+	if (!text)
+		return sc_fail(err, ENOMEM, "the helper's request");
+	_cleanup_fd_ int in = memfd_of(text, strlen(text), err);
+	if (in < 0)
+		return -1;
+	struct cell *c;
+	if (pool_take(r, &c, err) < 0)
+		return -1;
+	int rc = -1;
+	if (cell_copy_in(c, r->o->benchmark, r->bench_cell, CELL_DEFAULT_DISK, err) < 0)
+		goto out;
+	char *argv[] = {"python3", "-c", (char *)BATCH_BENCH_HELPER, (char *)mode, r->bench_cell,
+			NULL};
+	struct cell_exec_req req = {.argv = argv, .cwd = "/testbed", .timeout_s = r->o->scorer.timeout_s,
+				    .output_limit = BATCH_MAX_LINE, .stdin_fd = in, .stdout_fd = -1,
+				    .stderr_fd = -1};
+	struct cell_result res;
+	if (cell_exec(c, &req, &res, err) < 0)
+		goto out;
+	*out = batch_bench_parse_result(res.out, res.out_len);
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (fd >= 0) {
+			char head[96];
+			int n = snprintf(head, sizeof(head), "exit %d%s\n--- stdout\n", res.exit_code,
+					 res.timed_out ? " (timed out)" : "");
+			(void)sc_write_all(fd, head, (size_t)n);
+			if (res.out)
+				(void)sc_write_all(fd, res.out, res.out_len);
+			(void)sc_write_all(fd, "\n--- stderr\n", 12);
+			if (res.err)
+				(void)sc_write_all(fd, res.err, res.err_len);
+			close(fd);
+		}
+	}
+	if (!*out) {
+		/* python3 missing, killed, timed out: the last stderr line says why */
+		const char *e = res.err ? res.err : "";
+		size_t n = res.err_len;
+		while (n && (e[n - 1] == '\n' || e[n - 1] == ' '))
+			n--;
+		size_t b = n;
+		while (b && e[b - 1] != '\n')
+			b--;
+		sc_fail(err, 0, "%s.py gave no verdict (exit %d%s)%s%.*s",
+			strcmp(mode, "prompt") ? "reward" : "vanilla_llm_prompt", res.exit_code,
+			res.timed_out ? ", timed out" : "", n > b ? ": " : "",
+			(int)(n - b > 300 ? 300 : n - b), e + b);
+	} else {
+		rc = 0;
+	}
+	cell_result_free(&res);
+out:
+	pool_give(r, c);
+	return rc;
+}
+
+/* reward.py's compute_score(answer, ground_truth, **other fields). 0 with
+ * *score set (a raising reward: 0, and why in reward_error); -1 when it
+ * could not be run or not be loaded (err). */
+static int score_reward(struct runner *r, const struct batch_task *t, const char *dir,
+			const char *answer, double *score, char *reward_error, size_t size,
+			struct sc_err *err)
+{
+	cJSON *req = cJSON_CreateObject(), *fields = cJSON_Duplicate(t->record, true);
+	if (!req || !fields) {
+		cJSON_Delete(req);
+		cJSON_Delete(fields);
+		return sc_fail(err, ENOMEM, "reward request");
+	}
+	cJSON *gt = cJSON_DetachItemFromObjectCaseSensitive(fields, "ground_truth");
+	cJSON_AddStringToObject(req, "answer", answer ? answer : "");
+	cJSON_AddItemToObject(req, "ground_truth", gt ? gt : cJSON_CreateNull());
+	cJSON_AddItemToObject(req, "fields", fields);
+	char log[4400];
+	bool have_log = sc_path(log, sizeof(log), "%s/reward.log", dir) == 0;
+	cJSON *v;
+	int rc = bench_python(r, "reward", req, have_log ? log : NULL, &v, err);
+	cJSON_Delete(req);
+	if (rc < 0)
+		return -1;
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "score");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
+	const cJSON *le = cJSON_GetObjectItemCaseSensitive(v, "load_error");
+	*score = 0;
+	if (cJSON_IsNumber(s) && isfinite(s->valuedouble)) {
+		*score = s->valuedouble;
+	} else if (cJSON_IsString(e)) {
+		snprintf(reward_error, size, "compute_score raised %.900s", e->valuestring);
+	} else {
+		rc = sc_fail(err, 0, "reward.py could not be loaded: %.900s (does the image have what "
+				     "it imports?)", cJSON_IsString(le) ? le->valuestring : "?");
+	}
+	cJSON_Delete(v);
+	return rc;
+}
+
+/* vanilla_llm_prompt.py's create_prompt(problem), malloc'd; NULL with err. */
+static char *vanilla_prompt(struct runner *r, const struct batch_task *t, const char *dir,
+			    struct sc_err *err)
+{
+	cJSON *req = cJSON_CreateObject();
+	if (!req || !cJSON_AddItemToObject(req, "problem", cJSON_Duplicate(t->record, true))) {
+		cJSON_Delete(req);
+		sc_fail(err, ENOMEM, "prompt request");
+		return NULL;
+	}
+	char log[4400];
+	bool have_log = sc_mkdir_p(dir, 0755, err) == 0 &&
+			sc_path(log, sizeof(log), "%s/prompt.log", dir) == 0;
+	cJSON *v;
+	int rc = bench_python(r, "prompt", req, have_log ? log : NULL, &v, err);
+	cJSON_Delete(req);
+	if (rc < 0)
+		return NULL;
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(v, "prompt");
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(v, "error");
+	const cJSON *le = cJSON_GetObjectItemCaseSensitive(v, "load_error");
+	char *out = NULL;
+	if (cJSON_IsString(p) && strlen(p->valuestring) <= AGENT_MAX_PROBLEM) {
+		if (!(out = strdup(p->valuestring)))
+			sc_fail(err, ENOMEM, "prompt");
+	} else if (cJSON_IsString(p)) {
+		sc_fail(err, 0, "create_prompt returned more than %u bytes", AGENT_MAX_PROBLEM);
+	} else {
+		sc_fail(err, 0, "vanilla_llm_prompt.py: %s%.900s", cJSON_IsString(e) ? "create_prompt raised "
+			: "could not be loaded: ", cJSON_IsString(e) ? e->valuestring
+			: cJSON_IsString(le) ? le->valuestring : "?");
+	}
+	cJSON_Delete(v);
+	return out;
+}
+
 static void add_string_or_null(cJSON *j, const char *k, const char *v)
 {
 	if (v)
@@ -229,11 +386,36 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 
 	struct agent_result res = {0};
 	struct sc_err err = {0};
-	char error[SC_ERR_MAX] = "";
+	char error[SC_ERR_MAX] = "", reward_error[1000] = "";
 	double t0 = sc_now();
 	struct cell *cell = NULL;
 	bool vanilla = o->mode == BATCH_VANILLA;
-	if (!vanilla && pool_take(r, &cell, &err) < 0)
+	/* a benchmark problem: its input_files staged for the copy into
+	 * input_dir, or (vanilla) create_prompt's text sent as it is */
+	char stage[4400] = "";
+	_cleanup_free_ char *prompt = NULL;
+	if (t->record && vanilla) {
+		cfg.vanilla_verbatim = true;
+		cfg.input_dir = NULL;
+		char py[4400];
+		struct stat st;
+		if (sc_path(py, sizeof(py), "%s/vanilla_llm_prompt.py", o->benchmark) == 0 &&
+		    stat(py, &st) == 0) {
+			if (!(prompt = vanilla_prompt(r, t, dir, &err)))
+				snprintf(error, sizeof(error), "%.500s", err.msg);
+			cfg.problem = prompt;
+		}
+	} else if (t->record) {
+		cfg.input_dir = NULL;
+		if (t->input_files && t->input_files->child) {
+			if (sc_path(stage, sizeof(stage), "%s/.inputs/%s.%u", r->dir, safe, a->repeat) < 0 ||
+			    batch_bench_stage_inputs(t, stage, &err) < 0)
+				snprintf(error, sizeof(error), "input_files: %.480s", err.msg);
+			else
+				cfg.input_dir = stage;
+		}
+	}
+	if (!error[0] && !vanilla && pool_take(r, &cell, &err) < 0)
 		snprintf(error, sizeof(error), "no cell: %.480s", err.msg);
 	if (!error[0]) {
 		cfg.cell = cell;
@@ -244,6 +426,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	}
 	if (cell)
 		pool_give(r, cell);
+	if (stage[0])
+		sc_remove_tree(stage);
 	if (atomic_load(&r->abort) && error[0]) {
 		/* interrupted: no result, a rerun runs it again */
 		agent_result_free(&res);
@@ -262,7 +446,29 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	bool scored = false;
 	double score = 0;
 	if (error[0]) {
-		scored = t->expected || s.kind == BATCH_SCORER_COMMAND;
+		scored = t->expected || s.kind == BATCH_SCORER_COMMAND || s.kind == BATCH_SCORER_REWARD;
+	} else if (s.kind == BATCH_SCORER_REWARD) {
+		struct sc_err serr = {0};
+		/* the reference reads answer.txt stripped (vanilla: the reply as is) */
+		_cleanup_free_ char *ans = NULL;
+		if (res.answer && !vanilla) {
+			const char *b = res.answer, *e = res.answer + strlen(res.answer);
+			while (*b && strchr(" \t\r\n\v\f", *b))
+				b++;
+			while (e > b && strchr(" \t\r\n\v\f", e[-1]))
+				e--;
+			ans = strndup(b, (size_t)(e - b));
+		}
+		if (score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
+				 sizeof(reward_error), &serr) < 0) {
+			if (atomic_load(&r->abort)) {
+				agent_result_free(&res);
+				return;
+			}
+			snprintf(error, sizeof(error), "scorer: %.480s", serr.msg);
+			score = 0;
+		}
+		scored = true;
 	} else if (s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
 		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
@@ -297,6 +503,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
 	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
 	add_string_or_null(j, "error", error[0] ? error : NULL);
+	if (reward_error[0])
+		cJSON_AddStringToObject(j, "reward_error", reward_error);
 	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "dir", rel);
 	if (t->metadata)
@@ -414,7 +622,7 @@ static void report_bad(void *arg, unsigned line, const char *why)
 
 static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
 {
-	if (r->o->mode == BATCH_SANDBOX)
+	if (r->o->mode == BATCH_SANDBOX || r->o->benchmark)
 		return true;
 	if (r->o->scorer.kind == BATCH_SCORER_COMMAND)
 		for (size_t i = 0; i < nsel; i++)
@@ -437,6 +645,30 @@ static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel
 					       "--checker CMD", t->id, t->line);
 	}
 	return 0;
+}
+
+/* Before any episode, as the reference does: reward.py imports in a cell
+ * and has compute_score (a missing package stops the run, not every
+ * attempt after its episode). */
+static int check_reward(struct runner *r, struct sc_err *err)
+{
+	cJSON *req = cJSON_CreateObject(), *v = NULL;
+	if (!req)
+		return sc_fail(err, ENOMEM, "reward check");
+	int rc = bench_python(r, "check", req, NULL, &v, err);
+	cJSON_Delete(req);
+	if (rc < 0)
+		return sc_err_wrap(err, "checking %s/reward.py in a cell", r->o->benchmark);
+	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(v, "ok");
+	const cJSON *le = cJSON_GetObjectItemCaseSensitive(v, "load_error");
+	if (cJSON_IsString(le))
+		rc = sc_fail(err, 0, "%s/reward.py cannot be imported in the cell: %.300s (install what "
+				     "it imports in the image; see docs/lis.md)", r->o->benchmark,
+			     le->valuestring);
+	else if (!cJSON_IsTrue(ok))
+		rc = sc_fail(err, 0, "%s/reward.py defines no compute_score function", r->o->benchmark);
+	cJSON_Delete(v);
+	return rc;
 }
 
 static int start_threads(struct runner *r, pthread_t *th, size_t n, struct sc_err *err)
@@ -596,8 +828,17 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 	}
 	if (sc_mkdir_p(r.dir, 0755, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
 		goto out;
-	if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0)
+	if (o->benchmark) {
+		char real[PATH_MAX];
+		const char *base = realpath(o->benchmark, real) ? strrchr(real, '/') : NULL;
+		if (!base || !base[1] || sc_path(r.bench_cell, sizeof(r.bench_cell), "/testbed/%s",
+						 base + 1) < 0)
+			snprintf(r.bench_cell, sizeof(r.bench_cell), "/testbed/benchmark");
+		if (batch_bench_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0)
+			goto out;
+	} else if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0) {
 		goto out;
+	}
 	if (select_tasks(&r, &sel, &nsel) < 0) {
 		sc_fail(err, ENOMEM, "tasks");
 		goto out;
@@ -668,6 +909,8 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
 			goto out;
 	}
+	if (o->benchmark && check_reward(&r, err) < 0)
+		goto out;
 	if (!sc_curl_load(err))
 		goto out;
 	th = calloc(nthreads, sizeof(*th));

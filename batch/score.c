@@ -11,6 +11,7 @@
 static const char *const BATCH_SCORER_NAMES[] = {
 	[BATCH_SCORER_EXACT] = "exact",   [BATCH_SCORER_NUMERIC] = "numeric",   [BATCH_SCORER_CHOICE] = "choice",
 	[BATCH_SCORER_BOXED] = "boxed",   [BATCH_SCORER_CONTAINS] = "contains", [BATCH_SCORER_COMMAND] = "command",
+	[BATCH_SCORER_REWARD] = "reward",
 };
 
 const char *batch_scorer_name(enum batch_scorer_kind k)
@@ -20,7 +21,7 @@ const char *batch_scorer_name(enum batch_scorer_kind k)
 
 int batch_scorer_kind_parse(const char *name, enum batch_scorer_kind *out)
 {
-	for (size_t i = 0; i < SC_ARRAY_LEN(BATCH_SCORER_NAMES); i++)
+	for (size_t i = 0; i <= BATCH_SCORER_COMMAND; i++) /* not reward: --benchmark's own */
 		if (name && !strcmp(name, BATCH_SCORER_NAMES[i])) {
 			*out = (enum batch_scorer_kind)i;
 			return 0;

@@ -334,6 +334,8 @@ void batch_task_free(struct batch_task *t)
 	free(t->scorer_files);
 	cJSON_Delete(t->metadata);
 	cJSON_Delete(t->extra);
+	cJSON_Delete(t->record);
+	cJSON_Delete(t->input_files);
 	*t = (struct batch_task){0};
 }
 

@@ -455,6 +455,11 @@ int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char
 	int r = parse_agent_opt(&a, argc, argv, i);
 	*cfg = a.cfg;
 	*key_env = a.key_env;
+	if (r > 0 && a.query) {
+		cli_error("batch: --query does not apply (the problems come from the task file or "
+			  "--benchmark)");
+		return -1;
+	}
 	return r;
 }
 

@@ -7,12 +7,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../agent/promptcfg.h"
 #include "../batch/batch.h"
 #include "../common/parse.h"
 #include "cli.h"
 
 static const char USAGE[] =
 	"usage: sandcell batch TASKS.jsonl [OPTIONS]\n"
+	"       sandcell batch --benchmark DIR [--data FILE] [OPTIONS]\n"
 	"       sandcell batch summarize [--json] DIR...\n"
 	"       sandcell batch export [--format sft|rl] [-o FILE] DIR...\n"
 	"\n"
@@ -20,6 +22,8 @@ static const char USAGE[] =
 	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"metadata\"?}; see docs/batch.md) as agent\n"
 	"episodes, score each attempt and append one line per attempt to DIR/results.jsonl.\n"
 	"Rerunning the same command resumes: attempts that have a result are skipped.\n"
+	"--benchmark runs a benchmark folder of the LLM-in-Sandbox harness instead\n"
+	"(config.yaml, reward.py, vanilla_llm_prompt.py; see docs/lis.md).\n"
 	"\n"
 	"Batch:\n"
 	"%s"
@@ -36,6 +40,7 @@ struct batch_args {
 	struct cell_opts cell;
 	const char *key_env;
 	const char *shard;
+	const char *data; /* --data */
 	uint64_t shards;
 	bool shard_given;
 	bool json;
@@ -44,9 +49,10 @@ struct batch_args {
 static int parse_mode(void *t, const char *opt, const char *v)
 {
 	struct batch_args *a = t;
-	if (!strcmp(v, "sandbox"))
+	/* llm-in-sandbox and llm: the reference harness's names */
+	if (!strcmp(v, "sandbox") || !strcmp(v, "llm-in-sandbox"))
 		a->o.mode = BATCH_SANDBOX;
-	else if (!strcmp(v, "vanilla"))
+	else if (!strcmp(v, "vanilla") || !strcmp(v, "llm"))
 		a->o.mode = BATCH_VANILLA;
 	else {
 		cli_error("--mode: expected sandbox or vanilla, got '%.64s'", v);
@@ -124,6 +130,12 @@ static int refuse_keep(void *t, const char *opt, const char *v)
 static const struct cli_option BATCH_OPTIONS[] = {
 	{"--out", NULL, CLI_STRING, BA(o.out_dir), .metavar = "DIR",
 	 .help = "run directory (default runs/batch-<TASKS name>)"},
+	{"--benchmark", NULL, CLI_STRING, BA(o.benchmark), .metavar = "DIR",
+	 .help = "a benchmark folder: DIR/config.yaml's prompts and data,\nscored by "
+		 "DIR/reward.py's compute_score in a fresh cell"},
+	{"--data", NULL, CLI_STRING, BA(data), .metavar = "FILE",
+	 .help = "--benchmark: the problems (JSON array or JSONL) instead\nof config.yaml's "
+		 "data_files"},
 	{"--concurrency", NULL, CLI_COUNT, BA(o.concurrency), .min = 1,
 	 .max = BATCH_MAX_CONCURRENCY, .metavar = "N", .help = "episodes at once (default 8)"},
 	{"--repeat", NULL, CLI_COUNT, BA(o.repeat), .min = 1, .max = BATCH_MAX_REPEAT,
@@ -186,7 +198,15 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 		}
 		a->o.tasks_path = opt;
 	}
-	if (!a->o.tasks_path) {
+	if (a->o.benchmark && a->o.tasks_path) {
+		cli_error("batch: give either TASKS.jsonl or --benchmark DIR, not both");
+		return -1;
+	}
+	if (a->data && !a->o.benchmark) {
+		cli_error("batch: --data goes with --benchmark DIR");
+		return -1;
+	}
+	if (!a->o.tasks_path && !a->o.benchmark) {
 		cli_error("batch: no TASKS.jsonl given (see 'sandcell batch --help')");
 		return -1;
 	}
@@ -196,12 +216,15 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 /* runs/batch-<name of the task file without .jsonl> */
 static char *default_out(const char *tasks)
 {
-	const char *base = strrchr(tasks, '/');
+	size_t len = strlen(tasks);
+	while (len > 1 && tasks[len - 1] == '/') /* --benchmark bench/math/ */
+		len--;
+	const char *base = memrchr(tasks, '/', len);
 	base = base ? base + 1 : tasks;
-	size_t n = strlen(base);
-	if (n > 6 && !strcmp(base + n - 6, ".jsonl"))
+	size_t n = (size_t)(tasks + len - base);
+	if (n > 6 && !memcmp(base + n - 6, ".jsonl", 6))
 		n -= 6;
-	else if (n > 5 && !strcmp(base + n - 5, ".json"))
+	else if (n > 5 && !memcmp(base + n - 5, ".json", 5))
 		n -= 5;
 	char *out = NULL;
 	return asprintf(&out, "runs/batch-%.*s", (int)(n > 100 ? 100 : n), base) < 0 ? NULL : out;
@@ -276,9 +299,45 @@ static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 	return status;
 }
 
+static void free_prompts(struct agent_config **cfg)
+{
+	cli_agent_prompts_free(*cfg);
+}
+
+/* --benchmark DIR: its data file as the task file, its config.yaml as the
+ * prompt config (unless --prompt-config names another). */
+static int benchmark_setup(struct batch_args *a, char **data_path)
+{
+	struct sc_err err = {0};
+	struct agent_config *cfg = &a->o.agent;
+	if (batch_benchmark_data_path(a->o.benchmark, a->data, data_path, &err) < 0) {
+		cli_error("batch: %s", err.msg);
+		return -1;
+	}
+	a->o.tasks_path = *data_path;
+	if (cfg->prompts)
+		return 0;
+	char path[4200];
+	struct agent_prompt_config *pc = calloc(1, sizeof(*pc));
+	if (!pc || sc_path(path, sizeof(path), "%s/config.yaml", a->o.benchmark) < 0) {
+		free(pc);
+		cli_error("batch: --benchmark: out of memory");
+		return -1;
+	}
+	if (agent_prompt_config_load(path, pc, &err) < 0) {
+		free(pc);
+		cli_error("batch: --benchmark: %s", err.msg);
+		return -1;
+	}
+	cfg->prompts = pc;
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct batch_args a = {0};
+	/* the prompt config is freed on every way out */
+	__attribute__((cleanup(free_prompts))) struct agent_config *prompts_owner = &a.o.agent;
 	agent_config_init(&a.o.agent);
 	a.o.concurrency = 8;
 	a.o.repeat = 1;
@@ -293,6 +352,11 @@ static int run(int argc, char **argv)
 	struct agent_config *cfg = &o->agent;
 	o->quiet = cfg->quiet;
 	o->default_input = cfg->input_dir;
+	_cleanup_free_ char *data_path = NULL;
+	if (o->benchmark && benchmark_setup(&a, &data_path) < 0) {
+		cell_opts_free(&a.cell);
+		return CLI_EXIT_USAGE;
+	}
 	cli_agent_llm_env(cfg);
 	if (!cfg->model) {
 		cli_error("batch: --model NAME is required");
@@ -313,7 +377,8 @@ static int run(int argc, char **argv)
 			return CLI_EXIT_USAGE;
 		}
 	}
-	_cleanup_free_ char *out_default = o->out_dir ? NULL : default_out(o->tasks_path);
+	_cleanup_free_ char *out_default = o->out_dir ? NULL
+					   : default_out(o->benchmark ? o->benchmark : o->tasks_path);
 	_cleanup_free_ char *out_shard = NULL;
 	if (!o->out_dir)
 		o->out_dir = out_default;
@@ -349,7 +414,6 @@ static int run(int argc, char **argv)
 	int status = run_batch(o, a.json, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
-	cli_agent_prompts_free(cfg);
 	cell_opts_free(&a.cell);
 	policy_filter_free(&filter);
 	policy_free(&pol);

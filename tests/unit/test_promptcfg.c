@@ -18,6 +18,22 @@ static void test_replace_plain(void **state)
 	free(s);
 }
 
+static void test_format(void **state)
+{
+	const char *const k[] = {"problem_statement"}, *const v[] = {"x {{y}} {problem_statement}"};
+	char *s = agent_prompt_format("P: {problem_statement} \\boxed{{}} {other} }} {", k, v, 1);
+	/* one pass: the value is not rendered again; unknown names stay */
+	assert_string_equal(s, "P: x {{y}} {problem_statement} \\boxed{} {other} } {");
+	free(s);
+	static const char y[] = "system_prompt: \"A {{}} {command_docs}{demo}B\"\n"
+				"instance_prompt: \"{problem_statement}\"\n";
+	struct agent_prompt_config pc;
+	struct sc_err err = {0};
+	assert_int_equal(agent_prompt_config_parse("c.yaml", y, strlen(y), &pc, &err), 0);
+	assert_string_equal(pc.system_prompt, "A {} B");
+	agent_prompt_config_free(&pc);
+}
+
 static void test_typos(void **state)
 {
 	char buf[48];
@@ -36,7 +52,7 @@ static void test_parse(void **state)
 	struct agent_prompt_config pc;
 	struct sc_err err = {0};
 	assert_int_equal(agent_prompt_config_parse("c.yaml", y, strlen(y), &pc, &err), 0);
-	assert_string_equal(pc.system_prompt, "out /o in /testbed/documents");
+	assert_string_equal(pc.system_prompt, "out /o in /testbed/input");
 	assert_string_equal(pc.instance_prompt, "{problem_statement} at /testbed");
 	assert_string_equal(pc.answer_path, "/o/answer.txt");
 	agent_prompt_config_free(&pc);
@@ -67,6 +83,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replace_plain),
+		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_typos),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_errors),
