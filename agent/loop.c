@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../net/net.h"
 #include "episode.h"
 #include "promptcfg.h"
 #include "text.h"
@@ -17,8 +18,7 @@ static const char SYSTEM_PROMPT[] =
 	"shell, a file system and the usual tools (bash, coreutils, python3 when installed). "
 	"Solve the problem the user gives you by working on that machine: explore, write code "
 	"and run it, check the results, and fix what fails. Do not guess what a command would "
-	"print: run it. You may install packages (pip, apt-get) when the machine has network "
-	"access.\n"
+	"print: run it. %s\n"
 	"\n"
 	"You act only through tools:\n"
 	"- execute_bash runs one bash command in a fresh shell in /testbed and returns its exit "
@@ -32,6 +32,37 @@ static const char SYSTEM_PROMPT[] =
 	"you to produce in /testbed/output. Then call submit. Nothing else you leave on the "
 	"machine is kept. You have a limited number of steps; the number remaining is shown "
 	"with every observation.";
+
+/* What the default prompt says of the network: what the cell's allowlist
+ * reaches (through the proxy the tools already use), or that there is none. */
+static void network_clause(const struct cell_spec *spec, char *out, size_t size)
+{
+	if (!spec) {
+		snprintf(out, size, "You may install packages (pip, apt-get) when the machine has "
+				    "network access.");
+		return;
+	}
+	const struct net_rules *r = spec->egress;
+	if (!r || !r->nallow) {
+		snprintf(out, size, "The machine has no network access: nothing can be downloaded "
+				    "or installed, so use the tools and packages already there.");
+		return;
+	}
+	size_t n = (size_t)snprintf(out, size, "The machine reaches the network only through a "
+					       "proxy, and only these hosts: ");
+	for (size_t i = 0; i < r->nallow && n < size; i++) {
+		const struct sc_net_allow *a = &r->allow[i];
+		char port[8] = "";
+		if (a->port != 443)
+			snprintf(port, sizeof(port), ":%u", (unsigned)a->port);
+		n += (size_t)snprintf(out + n, size - n, "%s%s%s%s", i ? ", " : "",
+				      a->suffix ? "*." : "", a->name, port);
+	}
+	if (n < size)
+		snprintf(out + n, size - n, ". pip, npm, curl, wget and git already use the proxy, "
+					    "so you may install packages from those hosts; anything "
+					    "else is refused.");
+}
 
 /* ---- events ---- */
 
@@ -223,8 +254,9 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	*res = (struct agent_result){0};
 	if (agent_episode_check(cfg, true, err) < 0)
 		return -1;
-	char sys[sizeof(SYSTEM_PROMPT) + 32];
-	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, cfg->command_timeout_s);
+	char net[2048], sys[sizeof(SYSTEM_PROMPT) + sizeof(net) + 32];
+	network_clause(cfg->cell ? NULL : cfg->spec, net, sizeof(net));
+	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, net, cfg->command_timeout_s);
 	struct episode e;
 	if (agent_episode_open(&e, cfg, res, cfg->prompts ? cfg->prompts->system_prompt : sys, true,
 			       err) < 0)

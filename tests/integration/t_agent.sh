@@ -22,6 +22,8 @@ qtrue "the model saw the output (the fake checked its request)" 'all(r.get("stat
 qtrue "the problem was sent wrapped in <problem>" '"<problem>\nWhat is 1 + 2" in log[0]["body"]["messages"][1]["content"]'
 qtrue "the system prompt names answer.txt and /testbed/output" \
 	'"/testbed/answer.txt" in log[0]["body"]["messages"][0]["content"] and "/testbed/output" in log[0]["body"]["messages"][0]["content"]'
+qtrue "the system prompt says the machine has no network" \
+	'"no network access" in log[0]["body"]["messages"][0]["content"]'
 qtrue "exactly the three reference tools are offered" \
 	'[x["function"]["name"] for x in log[0]["body"]["tools"]] == ["execute_bash", "str_replace_editor", "submit"]'
 qtrue "each turn carries Steps remaining" \
@@ -38,6 +40,12 @@ qtrue "the artifact in /testbed/output was copied to files/" \
 check "the run's files belong to the user who ran it" \
 	bash -c '[ "$(stat -c %u "$0/trajectory.json")" = "$1" ] && [ "$(stat -c %u "$0/files/result.txt")" = "$1" ]' "$RUN" "$T_UID"
 check "no cell is left behind" no_cells_left
+# with an allowlist the prompt says where packages may come from
+agent solve-net solve --allow-net pypi.org --allow-net '*.example.org:8443' -q "What is 1 + 2 + ... + 100?"
+check "an episode with an allowlist exits 0" expect_rc 0
+qtrue "... and its system prompt names the allowed hosts, not 'no network'" \
+	'"only these hosts: pypi.org, *.example.org:8443." in log[0]["body"]["messages"][0]["content"] and "no network access" not in log[0]["body"]["messages"][0]["content"]'
+
 
 # --- the Anthropic Messages API, same episode ---
 AGENT_API=anthropic T_EXTRA_ENV="ANTHROPIC_API_KEY=sk-ant-test-0123456789" agent anth solve -q "Sum 1..100"
