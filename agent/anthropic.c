@@ -102,7 +102,7 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	if (type && !strcmp(type, "error")) {
 		_cleanup_free_ char *text = cJSON_PrintUnformatted(root);
 		char msg[400];
-		llm_error_message(text ? text : "", text ? strlen(text) : 0, msg, sizeof(msg));
+		llm_error_message(text ? text : "", text ? strlen(text) : 0, m->cfg->api_key, msg, sizeof(msg));
 		return sc_fail(err, 0, "the model server replied with an error: %s", msg);
 	}
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");

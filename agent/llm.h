@@ -124,6 +124,7 @@ uint64_t llm_token_count(const cJSON *usage, const char *key);
 void llm_parse_arguments(struct llm_tool_call *call);
 /* The server's error message from an error body ({"error":{"message"}} or
  * {"error":"..."} or {"message":...}), else an excerpt of the body. */
-void llm_error_message(const char *body, size_t len, char *out, size_t outsize);
+void llm_error_message(const char *body, size_t len, const char *secret, char *out,
+		       size_t outsize);
 /* The three tools as JSON schemas in the OpenAI function shape. */
 cJSON *llm_tool_schemas(void);

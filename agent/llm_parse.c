@@ -48,7 +48,8 @@ void llm_excerpt(const char *body, size_t len, char *out, size_t outsize)
 			*p = ' ';
 }
 
-void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
+void llm_error_message(const char *body, size_t len, const char *secret, char *out,
+		       size_t outsize)
 {
 	cJSON *root = cJSON_ParseWithLength(body, len);
 	const char *msg = NULL;
@@ -65,7 +66,11 @@ void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
 			msg = m->valuestring;
 	}
 	if (msg) {
-		_cleanup_free_ char *clean = llm_strndup_capped(msg, 300);
+		/* blanked before the cut: a cut key would leave its head */
+		_cleanup_free_ char *whole = agent_text_sanitize(msg, strlen(msg), NULL);
+		if (whole)
+			agent_text_redact(whole, strlen(whole), secret);
+		_cleanup_free_ char *clean = llm_strndup_capped(whole ? whole : "", 300);
 		snprintf(out, outsize, "%s", clean ? clean : "");
 		for (char *p = out; *p; p++)
 			if (*p == '\n' || *p == '\r')

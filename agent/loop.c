@@ -137,6 +137,15 @@ static void collect(struct episode *e)
 			if (raw) {
 				res->answer = agent_text_sanitize(raw, len, &res->answer_len);
 				free(raw);
+				/* the model may have written the key into its answer: it
+				 * would reach results and training exports */
+				if (res->answer &&
+				    agent_text_redact(res->answer, res->answer_len, e->cfg->api_key)) {
+					_cleanup_fd_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC |
+									 O_NOFOLLOW);
+					if (fd >= 0)
+						(void)sc_write_all(fd, res->answer, res->answer_len);
+				}
 			}
 			cJSON_AddBoolToObject(ev, "answer", res->answer != NULL);
 		} else {

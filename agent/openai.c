@@ -124,7 +124,7 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 		if (e) {
 			_cleanup_free_ char *text = cJSON_PrintUnformatted(e);
 			char msgtext[400];
-			llm_error_message(text ? text : "", text ? strlen(text) : 0, msgtext, sizeof(msgtext));
+			llm_error_message(text ? text : "", text ? strlen(text) : 0, m->cfg->api_key, msgtext, sizeof(msgtext));
 			return sc_fail(err, 0, "the model server replied with an error: %s", msgtext);
 		}
 		return sc_fail(err, 0, "the model server's reply has no choices[0].message "

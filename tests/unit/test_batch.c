@@ -258,6 +258,15 @@ static void test_task_lines(void **state)
 
 	assert_int_equal(parse("not json", &t, why), -1);
 	assert_non_null(strstr(why, "JSON"));
+	/* a NUL would cut the id ("nul\\u0000two" taken for "nul"): refused */
+	assert_int_equal(parse("{\"id\":\"nul\\u0000two\",\"problem\":\"p\"}", &t, why), -1);
+	assert_non_null(strstr(why, "NUL"));
+	/* a backslash, then the text u0000, is no NUL */
+	assert_int_equal(parse("{\"id\":\"a\\\\u0000\",\"problem\":\"p\"}", &t, why), 0);
+	assert_string_equal(t.id, "a\\u0000");
+	batch_task_free(&t);
+	assert_int_equal(parse("{\"id\":\"esc\\u001b[2J\",\"problem\":\"p\"}", &t, why), -1);
+	assert_non_null(strstr(why, "control"));
 	assert_int_equal(parse("[1,2]", &t, why), -1);
 	assert_int_equal(parse("{\"problem\":\"p\"}", &t, why), -1);
 	assert_non_null(strstr(why, "id"));
@@ -321,6 +330,12 @@ static void test_shards_and_names(void **state)
 	assert_string_not_equal(name, other);
 	batch_safe_name("..", name, sizeof(name));
 	assert_string_not_equal(name, "..");
+	/* an id spelled like another id's mapped name gets a name of its own */
+	batch_safe_name("x/y", name, sizeof(name));
+	batch_safe_name(name, other, sizeof(other));
+	assert_string_not_equal(name, other);
+	batch_safe_name("build-0123456789abcdeg", name, sizeof(name)); /* not hex: kept */
+	assert_string_equal(name, "build-0123456789abcdeg");
 }
 
 /* ---- results.jsonl ---- */
