@@ -522,6 +522,30 @@ static void test_conversation_openai(void **state)
 	cJSON *empty = cJSON_Parse("{}");
 	assert_null(batch_conversation_openai(empty, NULL));
 	cJSON_Delete(empty);
+
+	/* calls after a submit in the same turn were never answered: dropped */
+	text = "{\"api\":\"openai\",\"system\":\"sys\",\"tools\":[],\"messages\":["
+	       "{\"role\":\"user\",\"content\":\"p\"},"
+	       "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+	       "{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"submit\",\"arguments\":\"{}\"}},"
+	       "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"execute_bash\",\"arguments\":\"{}\"}}]},"
+	       "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"ok\"},"
+	       "{\"role\":\"assistant\",\"content\":\"late\",\"tool_calls\":["
+	       "{\"id\":\"c3\",\"type\":\"function\",\"function\":{\"name\":\"execute_bash\",\"arguments\":\"{}\"}}]},"
+	       "{\"role\":\"tool\",\"tool_call_id\":\"zz\",\"content\":\"orphan\"}]}";
+	conv = cJSON_Parse(text);
+	m = batch_conversation_openai(conv, &tools);
+	assert_int_equal(cJSON_GetArraySize(m), 5);
+	a = cJSON_GetArrayItem(m, 2);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(a, "tool_calls")), 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "tool_calls"), 0),
+						"id")->valuestring, "c1");
+	a = cJSON_GetArrayItem(m, 4);
+	assert_string_equal(cJSON_GetObjectItem(a, "content")->valuestring, "late");
+	assert_null(cJSON_GetObjectItem(a, "tool_calls"));
+	cJSON_Delete(m);
+	cJSON_Delete(tools);
+	cJSON_Delete(conv);
 }
 
 int main(void)
