@@ -38,6 +38,24 @@ void llm_parse_arguments(struct llm_tool_call *call)
 	call->args = v;
 }
 
+void llm_set_arguments(struct llm_tool_call *call, const char *s, size_t len)
+{
+	if (len <= LLM_MAX_TEXT) {
+		call->arguments = llm_strndup_capped(s, LLM_MAX_TEXT);
+		if (call->arguments)
+			llm_parse_arguments(call);
+		return;
+	}
+	/* what goes back into the history: valid JSON, not the cut text */
+	call->arguments = strdup("{}");
+	if (asprintf(&call->args_error,
+		     "the arguments are %zu bytes, more than the %u MiB a tool call may carry, "
+		     "and were not read; write large content in parts (several create/insert "
+		     "calls, or commands that append to a file)",
+		     len, LLM_MAX_TEXT >> 20) < 0)
+		call->args_error = NULL;
+}
+
 void llm_excerpt(const char *body, size_t len, char *out, size_t outsize)
 {
 	size_t n = agent_text_utf8_prefix(body, len, 200);

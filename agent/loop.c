@@ -240,6 +240,17 @@ static void one_step(struct episode *e)
 			       cfg->max_steps);
 	} else {
 		run_calls(e, &r);
+		if (r.dropped_calls && !e->done) {
+			char more[300];
+			snprintf(more, sizeof(more),
+				 "Your reply asked for %zu tool calls; only the first %d were run and "
+				 "the other %zu were dropped. Ask for at most %d at a time.",
+				 r.ncalls + r.dropped_calls, LLM_MAX_TOOL_CALLS, r.dropped_calls,
+				 LLM_MAX_TOOL_CALLS);
+			e->llm.ops->append_note(&e->llm, more);
+			if (!cfg->quiet)
+				sc_log(&cfg->log, SC_LOG_WARN, "agent: step %u: %s", e->step, more);
+		}
 	}
 	llm_reply_free(&r);
 }
