@@ -150,6 +150,12 @@ static void collect(struct episode *e)
 			cJSON_AddBoolToObject(ev, "answer", res->answer != NULL);
 		} else {
 			cJSON_AddStringToObject(ev, "answer_error", err.msg);
+			if (strstr(err.msg, "size limit"))
+				sc_log(&e->cfg->log, SC_LOG_WARN,
+				       "agent: %s is larger than %u MiB and was not kept, so the run has "
+				       "no answer; the answer file is for the short final answer (large "
+				       "results belong in the output directory)",
+				       answer, ANSWER_MAX >> 20);
 		}
 	}
 	err = (struct sc_err){0};
@@ -158,8 +164,14 @@ static void collect(struct episode *e)
 		if (cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0, &e->cfg->log,
 					&err) == 0)
 			cJSON_AddBoolToObject(ev, "files", true);
-		else
+		else {
 			cJSON_AddStringToObject(ev, "files_error", err.msg);
+			if (strstr(err.msg, "size limit"))
+				sc_log(&e->cfg->log, SC_LOG_WARN,
+				       "agent: %s holds more than --files-limit (%llu bytes): only part of "
+				       "it was copied to %s; raise --files-limit to keep it all",
+				       output, (unsigned long long)e->cfg->files_limit, path);
+		}
 	}
 	agent_record_event(&e->rec, ev);
 }

@@ -210,12 +210,15 @@ size_t agent_text_redact(char *s, size_t len, const char *secret)
 	return found;
 }
 
-/* s with invalid UTF-8 replaced and the secret blanked out; NULL when s
+/* s with invalid UTF-8 replaced and the secrets blanked out; NULL when s
  * needs neither (or on OOM). */
-static char *scrubbed(const char *s, const char *secret)
+static char *scrubbed(const char *s, const char *const secrets[2])
 {
-	size_t len = strlen(s), slen = secret ? strlen(secret) : 0;
-	bool has_secret = slen >= 8 && memmem(s, len, secret, slen);
+	size_t len = strlen(s);
+	bool has_secret = false;
+	for (int k = 0; k < 2; k++)
+		if (secrets[k] && strlen(secrets[k]) >= 8 && memmem(s, len, secrets[k], strlen(secrets[k])))
+			has_secret = true;
 	size_t i = 0;
 	while (i < len) {
 		size_t n = utf8_seq((const unsigned char *)s + i, len - i);
@@ -226,16 +229,16 @@ static char *scrubbed(const char *s, const char *secret)
 	if (i == len && !has_secret)
 		return NULL;
 	char *clean = agent_text_sanitize(s, len, &len);
-	if (clean)
-		agent_text_redact(clean, len, secret);
+	for (int k = 0; clean && k < 2; k++)
+		agent_text_redact(clean, len, secrets[k]);
 	return clean;
 }
 
-void agent_json_scrub(cJSON *v, const char *secret)
+static void scrub_tree(cJSON *v, const char *const secrets[2])
 {
 	for (; v; v = v->next) {
 		if (v->string && !(v->type & cJSON_StringIsConst)) {
-			char *k = scrubbed(v->string, secret);
+			char *k = scrubbed(v->string, secrets);
 			char *copy = k ? cJSON_malloc(strlen(k) + 1) : NULL;
 			if (copy) {
 				memcpy(copy, k, strlen(k) + 1);
@@ -247,15 +250,35 @@ void agent_json_scrub(cJSON *v, const char *secret)
 			free(k);
 		}
 		if (cJSON_IsString(v) && v->valuestring) {
-			char *s = scrubbed(v->valuestring, secret);
+			char *s = scrubbed(v->valuestring, secrets);
 			if (s) {
 				cJSON_SetValuestring(v, s);
 				free(s);
 			}
 		}
 		if (v->child)
-			agent_json_scrub(v->child, secret);
+			scrub_tree(v->child, secrets);
 	}
+}
+
+void agent_json_scrub(cJSON *v, const char *secret)
+{
+	/* the secret itself and as JSON spells it inside a string, for text
+	 * that is JSON in a string (tool call arguments) */
+	char *quoted = NULL;
+	if (secret && strlen(secret) >= 8) {
+		cJSON *str = cJSON_CreateString(secret);
+		quoted = str ? cJSON_PrintUnformatted(str) : NULL;
+		cJSON_Delete(str);
+		size_t n = quoted ? strlen(quoted) : 0;
+		if (n >= 2) {
+			memmove(quoted, quoted + 1, n - 2);
+			quoted[n - 2] = '\0';
+		}
+	}
+	const char *const secrets[2] = {secret, quoted && strcmp(quoted, secret) ? quoted : NULL};
+	scrub_tree(v, secrets);
+	free(quoted);
 }
 
 void agent_text_escape_controls(const char *s, size_t len, char *out, size_t outsize)

@@ -289,7 +289,10 @@ static void test_json_scrub(void **state)
 	cJSON_AddStringToObject(o, "bad\xff", "raw \xff\xfe bytes");
 	cJSON *arr = cJSON_AddArrayToObject(o, "list");
 	cJSON_AddItemToArray(arr, cJSON_CreateString("sk-q\"u\\ote-12345"));
+	/* tool call arguments: JSON text in a string, the key escaped in it */
+	cJSON_AddStringToObject(o, "arguments", "{\"command\":\"echo sk-q\\\"u\\\\ote-12345\"}");
 	agent_json_scrub(o, key);
+	assert_null(strstr(cJSON_GetObjectItem(o, "arguments")->valuestring, "ote-12345"));
 	char *text = cJSON_PrintUnformatted(o);
 	assert_null(strstr(text, "ote-12345"));
 	assert_non_null(strstr(text, "Bearer ****"));
