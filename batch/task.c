@@ -299,7 +299,13 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 	const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "input_dir");
 	if (in && !cJSON_IsNull(in)) {
 		struct stat st;
-		if (!cJSON_IsString(in) || !(t->input_dir = resolve_path(base_dir, in->valuestring)) ||
+		if (cJSON_IsString(in) && (t->input_dir = resolve_path(base_dir, in->valuestring)) &&
+		    lstat(t->input_dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+			snprintf(why, whysize, "\"input_dir\": %.200s is a symlink; name the directory "
+					       "it points to", in->valuestring);
+			goto out;
+		}
+		if (!cJSON_IsString(in) || !t->input_dir ||
 		    stat(t->input_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 			snprintf(why, whysize, "\"input_dir\": %.200s is not a directory",
 				 cJSON_IsString(in) ? in->valuestring : "(not a string)");
