@@ -1,6 +1,7 @@
 /* The agent's episode: a cell, a conversation, tool calls until submit, a
  * step budget or the clock ends it; then the answer and files are copied
  * out. (The parts shared with the vanilla baseline are in episode.c.) */
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
@@ -117,6 +118,47 @@ static char *read_host_file(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
+/* Blank the key out of the files copied out of the cell (dirfd: a
+ * directory of them, on the host, made by the copy): the model may have
+ * written it into its output, which goes on to scorers and exports. Links
+ * are never followed. Returns how many files were changed. */
+static unsigned redact_tree(int dirfd, const char *secret, int depth)
+{
+	unsigned changed = 0;
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 64) {
+			_cleanup_fd_ int sub = openat(dirfd, de->d_name,
+						      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				changed += redact_tree(sub, secret, depth + 1);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (1ULL << 30))
+			continue;
+		_cleanup_fd_ int f = openat(dirfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_free_ char *buf = f >= 0 ? malloc((size_t)st.st_size) : NULL;
+		ssize_t n = buf ? sc_read_all(f, buf, (size_t)st.st_size) : -1;
+		if (n > 0 && agent_text_redact(buf, (size_t)n, secret) &&
+		    pwrite(f, buf, (size_t)n, 0) == n)
+			changed++;
+	}
+	closedir(d);
+	return changed;
+}
+
 static void collect(struct episode *e)
 {
 	struct agent_result *res = e->res;
@@ -161,8 +203,15 @@ static void collect(struct episode *e)
 	err = (struct sc_err){0};
 	if (sc_path(path, sizeof(path), "%s/files", e->rec.dir) == 0) {
 		const char *output = e->cfg->prompts ? e->cfg->prompts->output_dir : "/testbed/output";
-		if (cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0, &e->cfg->log,
-					&err) == 0)
+		int rc = cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0,
+					     &e->cfg->log, &err);
+		const char *key = e->cfg->api_key;
+		_cleanup_fd_ int dfd = key && strlen(key) >= 8
+					       ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+					       : -1;
+		if (dfd >= 0 && redact_tree(dfd, key, 0))
+			cJSON_AddBoolToObject(ev, "files_redacted", true);
+		if (rc == 0)
 			cJSON_AddBoolToObject(ev, "files", true);
 		else {
 			cJSON_AddStringToObject(ev, "files_error", err.msg);

@@ -38,7 +38,8 @@ check "key in replies: not in events.jsonl, trajectory.json, conversation.json" 
 	no_key_in "$RUN/events.jsonl" "$RUN/trajectory.json" "$RUN/conversation.json"
 check "key in replies: the records show where it was blanked" grep -q '\*\*\*\*\*\*\*\*' "$RUN/conversation.json"
 check "key in the answer: not printed" bash -c '! grep -qF -- "$0" <<<"$1$2"' "$TAIL" "$OUT" "$ERR"
-check "key in the answer: not in answer.txt or anything else the run wrote" no_key_in "$RUN"
+check "key in the answer and output files: not in answer.txt, files/ or anything else the run wrote" no_key_in "$RUN"
+check "key in output files: the file is copied out, blanked" grep -q '^log: \*\*\*\*' "$RUN/files/sub/k.txt"
 check "key in the answer: the answer is the blanked key" bash -c '[ "$0" = "$(printf "%s" "$1" | tr -c "\n" "*")" ]' "$OUT" "$KEY"
 
 # --- retry hints: retry-after-ms converted before the cap, the larger of both ---
