@@ -81,11 +81,21 @@ static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *cal
 	cJSON *input = cJSON_GetObjectItemCaseSensitive(block, "input");
 	if (cJSON_IsObject(input)) {
 		call->arguments = cJSON_PrintUnformatted(input);
-		call->args = cJSON_Duplicate(input, true);
+		if (call->arguments && strlen(call->arguments) > LLM_MAX_TEXT) {
+			_cleanup_free_ char *big = call->arguments;
+			call->arguments = NULL;
+			llm_set_arguments(call, big, strlen(big));
+			cJSON *obj = cJSON_CreateObject();
+			if (obj && !cJSON_ReplaceItemInObjectCaseSensitive(block, "input", obj))
+				cJSON_Delete(obj);
+		} else {
+			call->args = cJSON_Duplicate(input, true);
+		}
 	} else {
-		call->arguments = cJSON_IsString(input) ? llm_strndup_capped(input->valuestring, LLM_MAX_TEXT)
-							: (input ? cJSON_PrintUnformatted(input) : strdup(""));
-		llm_parse_arguments(call);
+		_cleanup_free_ char *text = cJSON_IsString(input) ? strdup(input->valuestring)
+					   : (input ? cJSON_PrintUnformatted(input) : strdup(""));
+		if (text)
+			llm_set_arguments(call, text, strlen(text));
 		/* what goes back into the history must be an object */
 		cJSON *obj = call->args ? cJSON_Duplicate(call->args, true) : cJSON_CreateObject();
 		if (obj && !cJSON_ReplaceItemInObjectCaseSensitive(block, "input", obj))
@@ -103,7 +113,7 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	if (type && !strcmp(type, "error")) {
 		_cleanup_free_ char *text = cJSON_PrintUnformatted(root);
 		char msg[400];
-		llm_error_message(text ? text : "", text ? strlen(text) : 0, msg, sizeof(msg));
+		llm_error_message(text ? text : "", text ? strlen(text) : 0, m->cfg->api_key, msg, sizeof(msg));
 		return sc_fail(err, 0, "the model server replied with an error: %s", msg);
 	}
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(root, "content");
@@ -118,7 +128,8 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	cJSON_AddStringToObject(r->message, "role", "assistant");
 	cJSON_AddItemToObject(r->message, "content", blocks);
 	struct sbuf text = {0}, thinking = {0};
-	for (cJSON *b = blocks->child; b; b = b->next) {
+	for (cJSON *b = blocks->child, *next; b; b = next) {
+		next = b->next;
 		const char *bt = str_of(b, "type");
 		if (!bt)
 			continue;
@@ -132,10 +143,11 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 				agent_sbuf_adds(&thinking, str_of(b, "thinking"));
 		} else if (!strcmp(bt, "tool_use")) {
 			if (r->ncalls == LLM_MAX_TOOL_CALLS) {
-				agent_sbuf_free(&text);
-				agent_sbuf_free(&thinking);
-				return sc_fail(err, 0, "the model asked for more than %d tool calls at once",
-					       LLM_MAX_TOOL_CALLS);
+				/* not run: out of the history too (a tool_use needs its
+				 * tool_result); the loop tells the model */
+				r->dropped_calls++;
+				cJSON_Delete(cJSON_DetachItemViaPointer(blocks, b));
+				continue;
 			}
 			if (parse_tool_use(m, b, &r->calls[r->ncalls++], err) < 0) {
 				agent_sbuf_free(&text);

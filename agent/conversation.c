@@ -23,12 +23,17 @@ void agent_conversation_write(const char *dir, const struct llm *m, const char *
 	else
 		cJSON_AddArrayToObject(doc, "tools");
 	cJSON_AddItemReferenceToObject(doc, "messages", m->messages);
-	_cleanup_free_ char *text = cJSON_PrintUnformatted(doc);
+	/* a copy, scrubbed on its values (see agent_json_scrub) */
+	cJSON *copy = cJSON_Duplicate(doc, true);
 	cJSON_Delete(doc); /* references only: the history stays */
+	if (!copy)
+		return;
+	agent_json_scrub(copy, secret);
+	_cleanup_free_ char *text = cJSON_PrintUnformatted(copy);
+	cJSON_Delete(copy);
 	if (!text)
 		return;
 	size_t len = strlen(text);
-	agent_text_redact(text, len, secret);
 	text[len] = '\n';
 	_cleanup_fd_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)

@@ -285,6 +285,10 @@ static int parse_reply(struct llm *m, const struct sc_http_resp *resp, struct ll
 		       struct sc_err *err)
 {
 	cJSON *root = cJSON_ParseWithLength(resp->body, resp->len);
+	/* the one place replies are decoded: valid UTF-8 and no key in any
+	 * string from here on (the raw body was blanked already; this catches
+	 * a key that JSON escapes spelled differently) */
+	agent_json_scrub(root, m->cfg->api_key);
 	if (!root) {
 		char ex[300];
 		llm_excerpt(resp->body, resp->len, ex, sizeof(ex));
@@ -298,16 +302,11 @@ static int parse_reply(struct llm *m, const struct sc_http_resp *resp, struct ll
 	return rc;
 }
 
-/* The server's Retry-After (retry-after-ms wins), -1 when none. */
+/* The server's wait hint: the larger of retry-after-ms and Retry-After
+ * (converted to seconds, then capped), -1 when none. */
 static double retry_after_of(const struct sc_http_resp *r)
 {
-	time_t now = time(NULL);
-	double d;
-	if (r->retry_after_ms[0] && (d = agent_retry_after_parse(r->retry_after_ms, now)) >= 0)
-		return d / 1000.0;
-	if (r->retry_after[0] && (d = agent_retry_after_parse(r->retry_after, now)) >= 0)
-		return d;
-	return -1;
+	return agent_retry_after_hint(r->retry_after, r->retry_after_ms, time(NULL));
 }
 
 enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
@@ -345,6 +344,10 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 		struct sc_http_resp resp;
 		struct sc_err herr = {0};
 		sc_http_perform(&m->http, &req, &resp, &herr);
+		/* a server may echo the key back: blank it before any of the
+		 * body is parsed, quoted or logged */
+		if (resp.body)
+			agent_text_redact(resp.body, resp.len, cfg->api_key);
 		double retry_after = retry_after_of(&resp);
 		bool retry = false;
 		if (resp.failure == SC_HTTP_SETUP) {
@@ -369,10 +372,21 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 			return rc < 0 ? LLM_FAILED : LLM_REPLY;
 		} else {
 			char msg[400];
-			llm_error_message(resp.body, resp.len, msg, sizeof(msg));
-			snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
+			llm_error_message(resp.body, resp.len, cfg->api_key, msg, sizeof(msg));
+			char where[sizeof(resp.location) * 4];
+			agent_text_escape_controls(resp.location, strlen(resp.location), where,
+						   sizeof(where));
+			if (resp.status >= 300 && resp.status < 400)
+				snprintf(last, sizeof(last),
+					 "HTTP %ld, a redirect to %.300s, which is not followed: "
+					 "point --base-url at the server's real address",
+					 resp.status, where[0] ? where : "(no Location header)");
+			else
+				snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
+
 			retry = agent_retry_status(resp.status);
 		}
+		agent_text_redact(last, strlen(last), cfg->api_key);
 		if (m->sink.failure)
 			m->sink.failure(m->sink.arg, attempt, &resp, retry_after, last);
 		sc_http_resp_free(&resp);

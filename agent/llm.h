@@ -30,6 +30,7 @@ struct llm_reply {
 	char *reasoning; /* reasoning_content / thinking, "" when none */
 	struct llm_tool_call calls[LLM_MAX_TOOL_CALLS];
 	size_t ncalls;
+	size_t dropped_calls; /* asked for beyond LLM_MAX_TOOL_CALLS: not run, not in the history */
 	char *finish_reason;
 	uint64_t input_tokens, output_tokens;
 	cJSON *message;  /* the assistant message, wire format (already in the history) */
@@ -122,8 +123,12 @@ char *llm_strndup_capped(const char *s, size_t max);
 uint64_t llm_token_count(const cJSON *usage, const char *key);
 /* Parse a tool-call argument text into call->args or call->args_error. */
 void llm_parse_arguments(struct llm_tool_call *call);
+/* Set call->arguments from the text s (len bytes) and parse it; arguments
+ * over LLM_MAX_TEXT are cut and reported as too large (not as bad JSON). */
+void llm_set_arguments(struct llm_tool_call *call, const char *s, size_t len);
 /* The server's error message from an error body ({"error":{"message"}} or
  * {"error":"..."} or {"message":...}), else an excerpt of the body. */
-void llm_error_message(const char *body, size_t len, char *out, size_t outsize);
+void llm_error_message(const char *body, size_t len, const char *secret, char *out,
+		       size_t outsize);
 /* The three tools as JSON schemas in the OpenAI function shape. */
 cJSON *llm_tool_schemas(void);

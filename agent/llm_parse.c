@@ -38,6 +38,24 @@ void llm_parse_arguments(struct llm_tool_call *call)
 	call->args = v;
 }
 
+void llm_set_arguments(struct llm_tool_call *call, const char *s, size_t len)
+{
+	if (len <= LLM_MAX_TEXT) {
+		call->arguments = llm_strndup_capped(s, LLM_MAX_TEXT);
+		if (call->arguments)
+			llm_parse_arguments(call);
+		return;
+	}
+	/* what goes back into the history: valid JSON, not the cut text */
+	call->arguments = strdup("{}");
+	if (asprintf(&call->args_error,
+		     "the arguments are %zu bytes, more than the %u MiB a tool call may carry, "
+		     "and were not read; write large content in parts (several create/insert "
+		     "calls, or commands that append to a file)",
+		     len, LLM_MAX_TEXT >> 20) < 0)
+		call->args_error = NULL;
+}
+
 void llm_excerpt(const char *body, size_t len, char *out, size_t outsize)
 {
 	size_t n = agent_text_utf8_prefix(body, len, 200);
@@ -48,7 +66,8 @@ void llm_excerpt(const char *body, size_t len, char *out, size_t outsize)
 			*p = ' ';
 }
 
-void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
+void llm_error_message(const char *body, size_t len, const char *secret, char *out,
+		       size_t outsize)
 {
 	cJSON *root = cJSON_ParseWithLength(body, len);
 	const char *msg = NULL;
@@ -65,7 +84,11 @@ void llm_error_message(const char *body, size_t len, char *out, size_t outsize)
 			msg = m->valuestring;
 	}
 	if (msg) {
-		_cleanup_free_ char *clean = llm_strndup_capped(msg, 300);
+		/* blanked before the cut: a cut key would leave its head */
+		_cleanup_free_ char *whole = agent_text_sanitize(msg, strlen(msg), NULL);
+		if (whole)
+			agent_text_redact(whole, strlen(whole), secret);
+		_cleanup_free_ char *clean = llm_strndup_capped(whole ? whole : "", 300);
 		snprintf(out, outsize, "%s", clean ? clean : "");
 		for (char *p = out; *p; p++)
 			if (*p == '\n' || *p == '\r')

@@ -1,6 +1,7 @@
 /* The agent's episode: a cell, a conversation, tool calls until submit, a
  * step budget or the clock ends it; then the answer and files are copied
  * out. (The parts shared with the vanilla baseline are in episode.c.) */
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
@@ -129,6 +130,47 @@ static int prepare_cell(struct episode *e, struct sc_err *err)
 			       max, err);
 }
 
+/* Blank the key out of the files copied out of the cell (dirfd: a
+ * directory of them, on the host, made by the copy): the model may have
+ * written it into its output, which goes on to scorers and exports. Links
+ * are never followed. Returns how many files were changed. */
+static unsigned redact_tree(int dirfd, const char *secret, int depth)
+{
+	unsigned changed = 0;
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 64) {
+			_cleanup_fd_ int sub = openat(dirfd, de->d_name,
+						      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				changed += redact_tree(sub, secret, depth + 1);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > (1ULL << 30))
+			continue;
+		_cleanup_fd_ int f = openat(dirfd, de->d_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_free_ char *buf = f >= 0 ? malloc((size_t)st.st_size) : NULL;
+		ssize_t n = buf ? sc_read_all(f, buf, (size_t)st.st_size) : -1;
+		if (n > 0 && agent_text_redact(buf, (size_t)n, secret) &&
+		    pwrite(f, buf, (size_t)n, 0) == n)
+			changed++;
+	}
+	closedir(d);
+	return changed;
+}
+
 static void collect(struct episode *e)
 {
 	struct agent_result *res = e->res;
@@ -150,20 +192,48 @@ static void collect(struct episode *e)
 						ANSWER_MAX, &raw, &len, NULL) == 0) {
 				res->answer = agent_text_sanitize(raw, len, &res->answer_len);
 				free(raw);
+				/* the model may have written the key into its answer: it
+				 * would reach results and training exports */
+				if (res->answer &&
+				    agent_text_redact(res->answer, res->answer_len, e->cfg->api_key)) {
+					_cleanup_fd_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC |
+									 O_NOFOLLOW);
+					if (fd >= 0)
+						(void)sc_write_all(fd, res->answer, res->answer_len);
+				}
 			}
 			cJSON_AddBoolToObject(ev, "answer", res->answer != NULL);
 		} else {
 			cJSON_AddStringToObject(ev, "answer_error", err.msg);
+			if (strstr(err.msg, "size limit"))
+				sc_log(&e->cfg->log, SC_LOG_WARN,
+				       "agent: %s is larger than %u MiB and was not kept, so the run has "
+				       "no answer; the answer file is for the short final answer (large "
+				       "results belong in the output directory)",
+				       answer, ANSWER_MAX >> 20);
 		}
 	}
 	err = (struct sc_err){0};
 	if (sc_path(path, sizeof(path), "%s/files", e->rec.dir) == 0) {
 		const char *output = e->cfg->prompts ? e->cfg->prompts->output_dir : "/testbed/output";
-		if (cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0, &e->cfg->log,
-					&err) == 0)
+		int rc = cell_copy_out_flags(e->cell, output, path, e->cfg->files_limit, 0,
+					     &e->cfg->log, &err);
+		const char *key = e->cfg->api_key;
+		_cleanup_fd_ int dfd = key && strlen(key) >= 8
+					       ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+					       : -1;
+		if (dfd >= 0 && redact_tree(dfd, key, 0))
+			cJSON_AddBoolToObject(ev, "files_redacted", true);
+		if (rc == 0)
 			cJSON_AddBoolToObject(ev, "files", true);
-		else
+		else {
 			cJSON_AddStringToObject(ev, "files_error", err.msg);
+			if (strstr(err.msg, "size limit"))
+				sc_log(&e->cfg->log, SC_LOG_WARN,
+				       "agent: %s holds more than --files-limit (%llu bytes): only part of "
+				       "it was copied to %s; raise --files-limit to keep it all",
+				       output, (unsigned long long)e->cfg->files_limit, path);
+		}
 	}
 	agent_record_event(&e->rec, ev);
 }
@@ -245,6 +315,17 @@ static void one_step(struct episode *e)
 			       cfg->max_steps);
 	} else {
 		run_calls(e, &r);
+		if (r.dropped_calls && !e->done) {
+			char more[300];
+			snprintf(more, sizeof(more),
+				 "Your reply asked for %zu tool calls; only the first %d were run and "
+				 "the other %zu were dropped. Ask for at most %d at a time.",
+				 r.ncalls + r.dropped_calls, LLM_MAX_TOOL_CALLS, r.dropped_calls,
+				 LLM_MAX_TOOL_CALLS);
+			e->llm.ops->append_note(&e->llm, more);
+			if (!cfg->quiet)
+				sc_log(&cfg->log, SC_LOG_WARN, "agent: step %u: %s", e->step, more);
+		}
 	}
 	llm_reply_free(&r);
 }

@@ -78,9 +78,14 @@ static int parse_call(struct llm *m, const cJSON *tc, struct llm_tool_call *call
 	call->id = llm_strndup_capped(id, 256);
 	call->name = llm_strndup_capped(name ? name : "", 256);
 	if (cJSON_IsString(args)) {
-		call->arguments = llm_strndup_capped(args->valuestring, LLM_MAX_TEXT);
+		llm_set_arguments(call, args->valuestring, strlen(args->valuestring));
+		return call->arguments ? 0 : sc_fail(err, ENOMEM, "tool call");
 	} else if (cJSON_IsObject(args)) { /* some servers send the object itself */
-		call->arguments = cJSON_PrintUnformatted(args);
+		_cleanup_free_ char *text = cJSON_PrintUnformatted(args);
+		if (!text)
+			return sc_fail(err, ENOMEM, "tool call");
+		llm_set_arguments(call, text, strlen(text));
+		return call->arguments ? 0 : sc_fail(err, ENOMEM, "tool call");
 	} else {
 		call->arguments = strdup(args && !cJSON_IsNull(args) ? "<not a string>" : "");
 	}
@@ -126,7 +131,7 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 		if (e) {
 			_cleanup_free_ char *text = cJSON_PrintUnformatted(e);
 			char msgtext[400];
-			llm_error_message(text ? text : "", text ? strlen(text) : 0, msgtext, sizeof(msgtext));
+			llm_error_message(text ? text : "", text ? strlen(text) : 0, m->cfg->api_key, msgtext, sizeof(msgtext));
 			return sc_fail(err, 0, "the model server replied with an error: %s", msgtext);
 		}
 		return sc_fail(err, 0, "the model server's reply has no choices[0].message "
@@ -144,9 +149,10 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 		return sc_fail(err, ENOMEM, "model reply");
 	const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
 	for (const cJSON *tc = cJSON_IsArray(tcs) ? tcs->child : NULL; tc; tc = tc->next) {
-		if (r->ncalls == LLM_MAX_TOOL_CALLS)
-			return sc_fail(err, 0, "the model asked for more than %d tool calls at once",
-				       LLM_MAX_TOOL_CALLS);
+		if (r->ncalls == LLM_MAX_TOOL_CALLS) { /* run the first ones, say so */
+			r->dropped_calls++;
+			continue;
+		}
 		if (parse_call(m, tc, &r->calls[r->ncalls++], err) < 0)
 			return -1;
 	}

@@ -45,13 +45,13 @@ int agent_record_open(struct record *r, const char *dir, const char *problem, co
 	return 0;
 }
 
-/* Print v unformatted or indented, with the secret blanked out. */
-static char *render(struct record *r, const cJSON *v, bool pretty)
+/* Print v unformatted or indented, with the secret blanked out of every
+ * string (on the values: an encoded key with a quote in it would escape a
+ * search of the JSON text) and every string valid UTF-8. */
+static char *render(struct record *r, cJSON *v, bool pretty)
 {
-	char *s = pretty ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
-	if (s)
-		agent_text_redact(s, strlen(s), r->secret);
-	return s;
+	agent_json_scrub(v, r->secret);
+	return pretty ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
 }
 
 void agent_record_event(struct record *r, cJSON *ev)

@@ -45,6 +45,22 @@ double agent_retry_after_parse(const char *value, time_t now)
 	return d > RETRY_MAX_AFTER_S ? RETRY_MAX_AFTER_S : d;
 }
 
+double agent_retry_after_hint(const char *retry_after, const char *retry_after_ms, time_t now)
+{
+	double best = -1;
+	if (retry_after_ms) {
+		while (isspace((unsigned char)*retry_after_ms))
+			retry_after_ms++;
+		double ms = strlen(retry_after_ms) <= 64 ? parse_delta(retry_after_ms) : -1;
+		if (ms >= 0)
+			best = ms / 1000.0;
+	}
+	double s = retry_after && *retry_after ? agent_retry_after_parse(retry_after, now) : -1;
+	if (s > best)
+		best = s;
+	return best > RETRY_MAX_AFTER_S ? RETRY_MAX_AFTER_S : best;
+}
+
 double agent_retry_backoff_s(unsigned attempt, unsigned base_ms, double jitter)
 {
 	if (attempt < 1)

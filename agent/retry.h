@@ -16,6 +16,12 @@ bool agent_retry_status(long status);
  * the value is not understood. */
 double agent_retry_after_parse(const char *value, time_t now);
 
+/* The server's hint from both headers (either may be "" or NULL):
+ * retry-after-ms (milliseconds, converted to seconds first) and
+ * Retry-After; the larger when both are understood, capped at
+ * RETRY_MAX_AFTER_S; -1 when neither is. */
+double agent_retry_after_hint(const char *retry_after, const char *retry_after_ms, time_t now);
+
 /* Exponential backoff with jitter before attempt `attempt` + 1 (attempt is
  * 1 after the first failure): base * 2^(attempt-1), capped at
  * RETRY_MAX_BACKOFF_S, scaled into [1/2, 1] of itself by jitter in [0, 1). */

@@ -1,5 +1,7 @@
 #include "text.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,4 +208,117 @@ size_t agent_text_redact(char *s, size_t len, const char *secret)
 		found++;
 	}
 	return found;
+}
+
+/* s with invalid UTF-8 replaced and the secrets blanked out; NULL when s
+ * needs neither (or on OOM). */
+static char *scrubbed(const char *s, const char *const secrets[2])
+{
+	size_t len = strlen(s);
+	bool has_secret = false;
+	for (int k = 0; k < 2; k++)
+		if (secrets[k] && strlen(secrets[k]) >= 8 && memmem(s, len, secrets[k], strlen(secrets[k])))
+			has_secret = true;
+	size_t i = 0;
+	while (i < len) {
+		size_t n = utf8_seq((const unsigned char *)s + i, len - i);
+		if (!n)
+			break;
+		i += n;
+	}
+	if (i == len && !has_secret)
+		return NULL;
+	char *clean = agent_text_sanitize(s, len, &len);
+	for (int k = 0; clean && k < 2; k++)
+		agent_text_redact(clean, len, secrets[k]);
+	return clean;
+}
+
+static void scrub_tree(cJSON *v, const char *const secrets[2])
+{
+	for (; v; v = v->next) {
+		if (v->string && !(v->type & cJSON_StringIsConst)) {
+			char *k = scrubbed(v->string, secrets);
+			char *copy = k ? cJSON_malloc(strlen(k) + 1) : NULL;
+			if (copy) {
+				memcpy(copy, k, strlen(k) + 1);
+				cJSON_free(v->string);
+				v->string = copy;
+			} else if (k) { /* no memory: blank it where it is */
+				memset(v->string, '*', strlen(v->string));
+			}
+			free(k);
+		}
+		if (cJSON_IsString(v) && v->valuestring) {
+			char *s = scrubbed(v->valuestring, secrets);
+			if (s) {
+				cJSON_SetValuestring(v, s);
+				free(s);
+			}
+		}
+		if (v->child)
+			scrub_tree(v->child, secrets);
+	}
+}
+
+void agent_json_scrub(cJSON *v, const char *secret)
+{
+	/* the secret itself and as JSON spells it inside a string, for text
+	 * that is JSON in a string (tool call arguments) */
+	char *quoted = NULL;
+	if (secret && strlen(secret) >= 8) {
+		cJSON *str = cJSON_CreateString(secret);
+		quoted = str ? cJSON_PrintUnformatted(str) : NULL;
+		cJSON_Delete(str);
+		size_t n = quoted ? strlen(quoted) : 0;
+		if (n >= 2) {
+			memmove(quoted, quoted + 1, n - 2);
+			quoted[n - 2] = '\0';
+		}
+	}
+	const char *const secrets[2] = {secret, quoted && strcmp(quoted, secret) ? quoted : NULL};
+	scrub_tree(v, secrets);
+	free(quoted);
+}
+
+void agent_text_escape_controls(const char *s, size_t len, char *out, size_t outsize)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	if (!outsize)
+		return;
+	for (size_t i = 0; i < len && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = 1;
+		char esc[5];
+		if (c == '\n' || c == '\r' || c == '\t') {
+			esc[0] = ' ';
+		} else if (c < 0x20 || c == 0x7f) {
+			esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15];
+			n = 4;
+		} else if (c == 0xC2 && i + 1 < len && (unsigned char)s[i + 1] >= 0x80 &&
+			   (unsigned char)s[i + 1] < 0xA0) {
+			/* a C1 control (U+0080..U+009F): CSI and friends */
+			unsigned char d = (unsigned char)s[++i];
+			esc[0] = '\\', esc[1] = 'x', esc[2] = hex[d >> 4], esc[3] = hex[d & 15];
+			n = 4;
+		} else {
+			esc[0] = (char)c;
+		}
+		if (o + n >= outsize)
+			break;
+		memcpy(out + o, esc, n);
+		o += n;
+	}
+	/* do not end inside a UTF-8 sequence */
+	size_t k = o;
+	while (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
+		k--;
+	if (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0xC0) {
+		unsigned char lead = (unsigned char)out[k - 1];
+		size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+		if (o - (k - 1) < want)
+			o = k - 1;
+	}
+	out[o] = '\0';
 }

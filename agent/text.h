@@ -40,3 +40,14 @@ char *agent_text_cap_middle(const char *s, size_t len, size_t max);
 /* Replace every occurrence of secret (when at least 8 bytes) in s, in place,
  * with '*'; returns how many were found. */
 size_t agent_text_redact(char *s, size_t len, const char *secret);
+
+/* Make every string in the tree v (values and keys, v's siblings and
+ * children) valid UTF-8 and blank out the secret in each, in place, on the
+ * raw values: the one pass for what leaves the process as JSON. */
+typedef struct cJSON cJSON;
+void agent_json_scrub(cJSON *v, const char *secret);
+
+/* s[0..len) for a terminal: \n \r \t become spaces, every other control
+ * character (C0, DEL, C1) is shown as \xHH, cut on a UTF-8 boundary to fit
+ * outsize (always NUL-terminated). */
+void agent_text_escape_controls(const char *s, size_t len, char *out, size_t outsize);

@@ -139,11 +139,14 @@ char *agent_vanilla_prompt(const char *problem, const char *input_dir, struct sc
 	return agent_sbuf_take(&d.b);
 }
 
-void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content)
+void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content,
+			  const char *secret)
 {
 	const char *c = content ? content : "";
 	free(res->answer);
 	res->answer = agent_text_sanitize(c, strlen(c), &res->answer_len);
+	if (res->answer)
+		agent_text_redact(res->answer, res->answer_len, secret);
 	char path[4200];
 	if (!res->answer || sc_path(path, sizeof(path), "%s/answer.txt", dir) < 0)
 		return;
@@ -183,7 +186,7 @@ int agent_run_vanilla(const struct agent_config *cfg, struct agent_result *res,
 		e.step++;
 		if (agent_episode_model_turn(&e, &r)) {
 			agent_episode_add_step(&e, &r, true, NULL, "", 0);
-			agent_vanilla_answer(res, e.rec.dir, r.content);
+			agent_vanilla_answer(res, e.rec.dir, r.content, cfg->api_key);
 			res->status = AGENT_SUBMITTED;
 			e.done = true;
 			llm_reply_free(&r);

@@ -19,4 +19,5 @@ extern const char AGENT_VANILLA_SYSTEM_PROMPT[];
 char *agent_vanilla_prompt(const char *problem, const char *input_dir, struct sc_err *err);
 
 /* Keep the reply's text as the answer: res->answer and DIR/answer.txt. */
-void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content);
+void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content,
+			  const char *secret);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../agent/text.h"
 #include "batch_priv.h"
 
 #define CONVERSATION_MAX (256U << 20)
@@ -132,6 +133,45 @@ static cJSON *openai_tools(const cJSON *tools, bool anthropic)
 	return out;
 }
 
+/* Every tool call that stays needs its tool message: a call that was never
+ * answered (after a submit in the same turn, or cut off by the episode's
+ * deadline) is dropped from its turn, and a tool message that answers no
+ * call of the turn before it goes too. */
+static void drop_unanswered(cJSON *out)
+{
+	for (cJSON *m = out->child; m; m = m->next) {
+		const char *role = str_of(m, "role");
+		cJSON *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
+		if (!role || strcmp(role, "assistant"))
+			continue;
+		/* the tool messages that follow this turn */
+		cJSON *first_tool = m->next, *after = m->next;
+		while (after && str_of(after, "role") && !strcmp(str_of(after, "role"), "tool"))
+			after = after->next;
+		for (cJSON *c = cJSON_IsArray(calls) ? calls->child : NULL, *next; c; c = next) {
+			next = c->next;
+			const char *id = str_of(c, "id");
+			bool answered = false;
+			for (cJSON *t = first_tool; id && t != after && !answered; t = t->next)
+				answered = str_of(t, "tool_call_id") && !strcmp(str_of(t, "tool_call_id"), id);
+			if (!answered)
+				cJSON_Delete(cJSON_DetachItemViaPointer(calls, c));
+		}
+		if (calls && cJSON_GetArraySize(calls) == 0)
+			cJSON_DeleteItemFromObjectCaseSensitive(m, "tool_calls");
+		calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
+		for (cJSON *t = first_tool, *next; t != after; t = next) {
+			next = t->next;
+			const char *tid = str_of(t, "tool_call_id");
+			bool known = false;
+			for (cJSON *c = calls ? calls->child : NULL; tid && c && !known; c = c->next)
+				known = str_of(c, "id") && !strcmp(str_of(c, "id"), tid);
+			if (!known)
+				cJSON_Delete(cJSON_DetachItemViaPointer(out, t));
+		}
+	}
+}
+
 cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
 {
 	const char *api = str_of(conv, "api");
@@ -149,6 +189,7 @@ cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
 		else
 			cJSON_AddItemToArray(out, openai_message(m));
 	}
+	drop_unanswered(out);
 	if (tools_out)
 		*tools_out = openai_tools(cJSON_GetObjectItemCaseSensitive(conv, "tools"), anthropic);
 	return out;
@@ -234,6 +275,7 @@ long batch_export(const struct batch_records *rs, enum batch_export_format fmt, 
 		} else {
 			line = rl_line(r, msgs, tools);
 		}
+		agent_json_scrub(line, NULL); /* valid UTF-8, whatever the files held */
 		char *text = cJSON_PrintUnformatted(line);
 		cJSON_Delete(line);
 		if (!text)

@@ -143,7 +143,8 @@ static void pool_give(struct runner *r, struct cell *c)
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
 static int score_command(struct runner *r, const struct batch_scorer *s, const char *dir,
-			 const char *answer, const char *expected, double *score, struct sc_err *err)
+			 const char *answer, const char *expected, double *score, bool *timed_out,
+			 struct sc_err *err)
 {
 	char stage[4200], a[4300], e[4300], files[4200], log[4200];
 	if (sc_path(stage, sizeof(stage), "%s/.checker", dir) < 0 ||
@@ -182,6 +183,8 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 	if (cell_exec(c, &req, &res, err) < 0)
 		goto out;
 	*score = batch_score_from_checker(res.exit_code, res.out, res.out_len);
+	if (res.timed_out) /* no verdict: not a wrong answer */
+		*score = 0, *timed_out = true;
 	char head[96];
 	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
 			 res.timed_out ? " (timed out)" : "", *score);
@@ -443,7 +446,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		if (!t->has_scorer || s.timeout_s <= 0)
 			s.timeout_s = o->scorer.timeout_s;
 	}
-	bool scored = false;
+	bool scored = false, checker_timed_out = false;
 	double score = 0;
 	if (error[0]) {
 		scored = t->expected || s.kind == BATCH_SCORER_COMMAND || s.kind == BATCH_SCORER_REWARD;
@@ -471,7 +474,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		scored = true;
 	} else if (s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
-		if (score_command(r, &s, dir, res.answer, t->expected, &score, &serr) < 0) {
+		if (score_command(r, &s, dir, res.answer, t->expected, &score, &checker_timed_out,
+				  &serr) < 0) {
 			if (atomic_load(&r->abort)) {
 				agent_result_free(&res);
 				return;
@@ -488,7 +492,9 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "id", t->id);
 	cJSON_AddNumberToObject(j, "repeat", a->repeat);
-	cJSON_AddStringToObject(j, "status", error[0] ? "error" : agent_status_name(res.status));
+	cJSON_AddStringToObject(j, "status", error[0]            ? "error"
+					     : checker_timed_out ? "checker_timeout"
+								 : agent_status_name(res.status));
 	if (res.answer && res.answer_len > BATCH_MAX_ANSWER)
 		res.answer[BATCH_MAX_ANSWER] = '\0'; /* the whole answer is in answer.txt */
 	add_string_or_null(j, "answer", res.answer);
@@ -502,7 +508,12 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	cJSON_AddNumberToObject(j, "input_tokens", (double)res.input_tokens);
 	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
 	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
-	add_string_or_null(j, "error", error[0] ? error : NULL);
+	char note[200] = "";
+	if (checker_timed_out && !error[0])
+		snprintf(note, sizeof(note),
+			 "the checker timed out after %g s and gave no verdict (scored 0); raise "
+			 "the scorer's \"timeout\" or --checker-timeout", s.timeout_s);
+	add_string_or_null(j, "error", error[0] ? error : note[0] ? note : NULL);
 	if (reward_error[0])
 		cJSON_AddStringToObject(j, "reward_error", reward_error);
 	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");

@@ -96,6 +96,15 @@ void batch_safe_name(const char *id, char *out, size_t size)
 	for (size_t i = 0; safe && i < n; i++)
 		safe = (id[i] >= 'a' && id[i] <= 'z') || (id[i] >= 'A' && id[i] <= 'Z') ||
 		       (id[i] >= '0' && id[i] <= '9') || id[i] == '.' || id[i] == '_' || id[i] == '-';
+	/* a safe id shaped like a mapped one ("x_y-<16 hex>") is mapped too:
+	 * kept as it is, it would be the directory of the id it looks like
+	 * ("x/y"), and two tasks would share (and delete) one attempt */
+	if (safe && n > 17 && id[n - 17] == '-') {
+		bool hex = true;
+		for (size_t i = n - 16; hex && i < n; i++)
+			hex = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+		safe = !hex;
+	}
 	if (safe && id[0] != '.') {
 		snprintf(out, size, "%s", id);
 		return;
@@ -238,6 +247,18 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 		     char *why, size_t whysize)
 {
 	*t = (struct batch_task){0};
+	/* A NUL in a string (\u0000) would cut it where C sees it end: "a\u0000b"
+	 * would be the id "a". Refused, wherever it is. */
+	for (const char *p = line; (p = memmem(p, len - (size_t)(p - line), "\\u0000", 6)); p++) {
+		size_t bs = 0;
+		while (p - bs > line && p[-(ptrdiff_t)bs - 1] == '\\')
+			bs++;
+		if (bs % 2 == 0) {
+			snprintf(why, whysize, "a string holds a NUL character (\\u0000), which sandcell "
+					       "cannot keep; take it out");
+			return -1;
+		}
+	}
 	cJSON *root = cJSON_ParseWithLength(line, len);
 	int rc = -1;
 	if (!root) {
@@ -258,7 +279,10 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
 		goto out;
 	}
-	if (strlen(t->id) > BATCH_MAX_ID || strpbrk(t->id, "\n\r\t")) {
+	bool ctl = false;
+	for (const char *p = t->id; *p; p++)
+		ctl = ctl || (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (strlen(t->id) > BATCH_MAX_ID || ctl) {
 		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
 		goto out;
 	}
@@ -275,7 +299,13 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 	const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "input_dir");
 	if (in && !cJSON_IsNull(in)) {
 		struct stat st;
-		if (!cJSON_IsString(in) || !(t->input_dir = resolve_path(base_dir, in->valuestring)) ||
+		if (cJSON_IsString(in) && (t->input_dir = resolve_path(base_dir, in->valuestring)) &&
+		    lstat(t->input_dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+			snprintf(why, whysize, "\"input_dir\": %.200s is a symlink; name the directory "
+					       "it points to", in->valuestring);
+			goto out;
+		}
+		if (!cJSON_IsString(in) || !t->input_dir ||
 		    stat(t->input_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 			snprintf(why, whysize, "\"input_dir\": %.200s is not a directory",
 				 cJSON_IsString(in) ? in->valuestring : "(not a string)");

@@ -12,6 +12,10 @@
 #define CLI_EXIT_USAGE 125
 
 /* Print "sandcell: <msg>" as one line on stderr. */
+/* Write s to f with every control character but \n and \t (C0, DEL, the
+ * C1 range of UTF-8) shown as \xHH: text from a cell, a model or a task
+ * file must not drive the user's terminal. */
+void cli_put_safe(FILE *f, const char *s, size_t len);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print err's message as one line; returns 125. */

@@ -423,15 +423,19 @@ int cmd_agent(int argc, char **argv)
 		if (a.json)
 			print_json(&res);
 		else if (res.answer) {
-			fwrite(res.answer, 1, res.answer_len, stdout);
+			/* the model's text: escaped when it would reach a terminal */
+			if (isatty(STDOUT_FILENO))
+				cli_put_safe(stdout, res.answer, res.answer_len);
+			else
+				fwrite(res.answer, 1, res.answer_len, stdout);
 			if (res.answer_len && res.answer[res.answer_len - 1] != '\n')
 				putchar('\n');
 		}
 		if (res.status == AGENT_ERROR)
 			cli_error("agent: %s (run recorded in %s)", res.error, res.out_dir);
 		else if (!cfg->quiet)
-			fprintf(stderr, "sandcell: agent: %s after %u steps; run recorded in %s\n",
-				agent_status_name(res.status), res.steps, res.out_dir);
+			cli_error("agent: %s after %u steps; run recorded in %s",
+				  agent_status_name(res.status), res.steps, res.out_dir);
 		if (res.cell_name[0])
 			fprintf(stderr, "sandcell: agent: kept cell %s\n", res.cell_name);
 		exit_code = res.status == AGENT_SUBMITTED ? 0

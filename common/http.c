@@ -40,7 +40,7 @@ ssize_t sc_http_header_value(const char *line, size_t len, const char *name, cha
 static void clear_headers(struct sc_http_resp *r)
 {
 	r->content_type[0] = r->www_authenticate[0] = '\0';
-	r->retry_after[0] = r->retry_after_ms[0] = '\0';
+	r->retry_after[0] = r->retry_after_ms[0] = r->location[0] = '\0';
 }
 
 /* "HTTP/1.1 200 OK": the status, 0 when there is none. */
@@ -84,7 +84,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	if (sc_http_header_value(data, len, "Content-Type", r->content_type,
 				 sizeof(r->content_type)) >= 0 ||
 	    sc_http_header_value(data, len, "WWW-Authenticate", r->www_authenticate,
-				 sizeof(r->www_authenticate)) >= 0)
+				 sizeof(r->www_authenticate)) >= 0 ||
+	    sc_http_header_value(data, len, "Location", r->location, sizeof(r->location)) >= 0)
 		return len;
 	ssize_t vlen = sc_http_header_value(data, len, "Retry-After-Ms", v, sizeof(v));
 	if (vlen >= 0) {

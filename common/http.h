@@ -86,6 +86,7 @@ struct sc_http_resp {
 	char www_authenticate[4096];
 	char retry_after[96];
 	char retry_after_ms[96];
+	char location[512];    /* of a 3xx the client did not follow */
 };
 
 /* Load libcurl (first use in the process) and make a client. */

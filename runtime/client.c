@@ -144,11 +144,15 @@ struct exec_io {
 	struct capture cap[2];
 };
 
-/* Wait for the exit record while draining the capture pipes. */
+/* Wait for the exit record while draining the capture pipes. Once it has
+ * come, what the command wrote is already in the pipes: read what is there
+ * and stop, for a process it left in the background may hold them open
+ * (and write on) for as long as the cell lives. */
 static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto_rsp *r,
 		     bool *have)
 {
 	*have = false;
+	double drain_until = 0;
 	for (;;) {
 		struct pollfd p[3];
 		int n = 0, isock = -1, i0 = -1, i1 = -1;
@@ -161,7 +165,13 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 		if (n == 0)
 			return 0;
 		int timeout = -1;
-		if (deadline > 0 && !*have) {
+		if (*have) {
+			if (drain_until == 0)
+				drain_until = sc_now() + 1.0; /* a background writer's bound */
+			if (sc_now() >= drain_until)
+				return 0;
+			timeout = 0;
+		} else if (deadline > 0) {
 			double left = deadline - sc_now();
 			/* init enforces the timeout; this is a backstop. */
 			timeout = left > -5 ? (int)((left + 5) * 1000) : 0;
@@ -169,6 +179,8 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 		int rc = poll(p, (nfds_t)n, timeout);
 		if (rc < 0 && errno == EINTR)
 			continue;
+		if (rc == 0 && *have)
+			return 0; /* nothing more is waiting */
 		if (rc <= 0)
 			return -1;
 		if (isock >= 0 && p[isock].revents) {

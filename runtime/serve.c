@@ -1,7 +1,9 @@
 /* PID 1 of a long-lived cell: serves requests on the cell's socket, one
  * per connection — run a command with the client's stdio, copy a stream
  * in or out, report status. A client that goes away takes its command
- * with it; a request's timeout kills the command's process group. */
+ * with it; a request's timeout kills the command's process group. What a
+ * command leaves in the background when it ends normally lives on until
+ * the cell ends. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -276,8 +278,9 @@ static void reap(struct server *s)
 			struct conn *c = &s->conns[i];
 			if (c->pid != pid)
 				continue;
-			/* Whatever the command left in its process group goes too. */
-			kill(-pid, SIGKILL);
+			/* What the command left in the background lives on (as
+			 * under docker exec) until the cell ends; only a timeout or
+			 * a client that went away ends the whole group (above). */
 			if (!c->gone) {
 				struct proto_rsp r = {
 					.kind = RSP_EXIT, .status = status, .timed_out = c->timed_out,

@@ -20,6 +20,13 @@ Scenario: a JSON list (or {"responses": [...]}) of entries, one per request:
   {"repeat": 50, ...}           the entry stands for 50 requests
   {"expect_in_request": ["s"]}  answer 400 unless the request body holds s
   {"echo_auth": true, ...}      put the request's credentials in the content
+Hostile modes (one per behaviour a broken or hostile server shows):
+  %%AUTH%% in any string        the request's credentials (Authorization, else
+                                x-api-key), e.g. in an error body, as servers
+                                that quote "Incorrect API key provided: ..." do
+  {"invalid_utf8": true, ...}   every %%BAD_UTF8%% in the encoded reply becomes
+                                the raw bytes ff fe (not valid UTF-8)
+  {"tool_calls_times": N, ...}  the entry's tool_calls repeated N times
 Strings may hold @@NAME@@, replaced by the environment variable NAME, and
 @@PAD:N@@, replaced by N times "x".
 Past the last entry every request gets a 400 "scenario exhausted".
@@ -124,6 +131,16 @@ def anthropic_body(entry, n, model, content):
         "stop_reason": "tool_use" if entry.get("tool_calls") else "end_turn",
         "usage": {"input_tokens": usage["input"], "output_tokens": usage["output"]},
     }
+
+
+def fill_auth(v, auth):
+    if isinstance(v, str):
+        return v.replace("%%AUTH%%", auth)
+    if isinstance(v, list):
+        return [fill_auth(x, auth) for x in v]
+    if isinstance(v, dict):
+        return {k: fill_auth(x, auth) for k, x in v.items()}
+    return v
 
 
 def first_user_text(body):
@@ -254,6 +271,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, {}, json.dumps({"error": {"message": "no such endpoint"}}).encode())
             return
         n, entry = st.entry_for(body)
+        auth = self.headers.get("Authorization") or self.headers.get("x-api-key") or ""
+        entry = fill_auth(entry, auth)
+        if entry.get("tool_calls_times"):
+            entry = dict(entry, tool_calls=entry.get("tool_calls", []) * int(entry["tool_calls_times"]))
         record = {"n": n, "path": self.path, "api": api,
                   "headers": {k.lower(): v for k, v in self.headers.items()},
                   "body": body, "t_recv": t_recv}
@@ -282,6 +303,8 @@ class Handler(BaseHTTPRequestHandler):
             model = (body or {}).get("model", "fake") if isinstance(body, dict) else "fake"
             render = openai_body if api == "openai" else anthropic_body
             payload = json.dumps(render(entry, n, model, content)).encode()
+        if entry.get("invalid_utf8"):
+            payload = payload.replace(b"%%BAD_UTF8%%", b"\xff\xfe")
         server_ms = (time.perf_counter() - t_recv) * 1000
         headers["X-Fake-Server-Ms"] = "%.3f" % server_ms
         st.log_sent(dict(record, status=status, server_ms=server_ms))

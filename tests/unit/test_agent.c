@@ -180,6 +180,16 @@ static void test_retry_after(void **state)
 	assert_true(agent_retry_after_parse("", now) < 0);
 	assert_true(agent_retry_after_parse(NULL, now) < 0);
 	assert_true(agent_retry_after_parse("1e999", now) < 0);
+	/* both headers: ms converted before the cap, the larger wins, neither hides the other */
+	assert_true(agent_retry_after_hint("", "1500", now) == 1.5);
+	assert_true(agent_retry_after_hint(NULL, "5000", now) == 5.0);
+	assert_true(agent_retry_after_hint("3", "", now) == 3.0);
+	assert_true(agent_retry_after_hint("3", "1500", now) == 3.0);
+	assert_true(agent_retry_after_hint("1", "4000", now) == 4.0);
+	assert_true(agent_retry_after_hint("2", "soon", now) == 2.0);
+	assert_true(agent_retry_after_hint("", "999999999", now) == RETRY_MAX_AFTER_S);
+	assert_true(agent_retry_after_hint("", "", now) < 0);
+	assert_true(agent_retry_after_hint(NULL, NULL, now) < 0);
 }
 
 static void test_backoff(void **state)
@@ -246,14 +256,62 @@ static void test_error_message(void **state)
 {
 	char out[200];
 	const char *b = "{\"error\": {\"message\": \"Incorrect API key\", \"type\": \"x\"}}";
-	llm_error_message(b, strlen(b), out, sizeof(out));
+	llm_error_message(b, strlen(b), NULL, out, sizeof(out));
 	assert_string_equal(out, "Incorrect API key");
 	b = "{\"detail\": \"Not Found\"}";
-	llm_error_message(b, strlen(b), out, sizeof(out));
+	llm_error_message(b, strlen(b), NULL, out, sizeof(out));
 	assert_string_equal(out, "Not Found");
 	b = "<html>\nBad Gateway</html>";
-	llm_error_message(b, strlen(b), out, sizeof(out));
+	llm_error_message(b, strlen(b), NULL, out, sizeof(out));
 	assert_string_equal(out, "'<html> Bad Gateway</html>'");
+	/* a key with a quote in it, echoed in a message longer than the cut:
+	 * blanked on the decoded value, before the cut */
+	b = "{\"error\": {\"message\": \"@@PAD@@Incorrect API key provided: Bearer sk-a\\\"b\\\\cdefgh1234\"}}";
+	char body[1200];
+	char pad[300];
+	memset(pad, 'x', 260);
+	pad[260] = '\0';
+	snprintf(body, sizeof(body), "%.*s%s%s", (int)(strstr(b, "@@PAD@@") - b), b, pad,
+		 strstr(b, "@@PAD@@") + 7);
+	char big[400];
+	llm_error_message(body, strlen(body), "sk-a\"b\\cdefgh1234", big, sizeof(big));
+	assert_null(strstr(big, "sk-a"));
+	llm_error_message(body, strlen(body), NULL, big, sizeof(big));
+	assert_non_null(strstr(big, "sk-a")); /* the control: the cut falls inside the key */
+	assert_null(strstr(big, "1234"));
+}
+
+static void test_json_scrub(void **state)
+{
+	const char *key = "sk-q\"u\\ote-12345";
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "a", "echo: Bearer sk-q\"u\\ote-12345 end");
+	cJSON_AddStringToObject(o, "bad\xff", "raw \xff\xfe bytes");
+	cJSON *arr = cJSON_AddArrayToObject(o, "list");
+	cJSON_AddItemToArray(arr, cJSON_CreateString("sk-q\"u\\ote-12345"));
+	/* tool call arguments: JSON text in a string, the key escaped in it */
+	cJSON_AddStringToObject(o, "arguments", "{\"command\":\"echo sk-q\\\"u\\\\ote-12345\"}");
+	agent_json_scrub(o, key);
+	assert_null(strstr(cJSON_GetObjectItem(o, "arguments")->valuestring, "ote-12345"));
+	char *text = cJSON_PrintUnformatted(o);
+	assert_null(strstr(text, "ote-12345"));
+	assert_non_null(strstr(text, "Bearer ****"));
+	assert_null(strchr(text, '\xff'));
+	assert_non_null(strstr(text, "raw \xEF\xBF\xBD\xEF\xBF\xBD bytes"));
+	assert_non_null(strstr(text, "\"bad\xEF\xBF\xBD\""));
+	free(text);
+	cJSON_Delete(o);
+}
+
+static void test_escape_controls(void **state)
+{
+	char out[64];
+	const char *s = "a\x1b[2Jb\nc\x7f\xc2\x9b" "1m\xc3\xa9";
+	agent_text_escape_controls(s, strlen(s), out, sizeof(out));
+	assert_string_equal(out, "a\\x1b[2Jb c\\x7f\\x9b1m\xc3\xa9");
+	char small[4];
+	agent_text_escape_controls("ab\xc3\xa9", 4, small, sizeof(small));
+	assert_string_equal(small, "ab");
 }
 
 static void parse_with(const struct llm_ops *ops, const char *json, struct llm_reply *r,
@@ -467,7 +525,8 @@ int main(void)
 		cmocka_unit_test(test_edit_count_replace), cmocka_unit_test(test_edit_insert),
 		cmocka_unit_test(test_edit_view),      cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_backoff),        cmocka_unit_test(test_endpoints),
-		cmocka_unit_test(test_arguments),      cmocka_unit_test(test_error_message),
+		cmocka_unit_test(test_arguments),      cmocka_unit_test(test_error_message), cmocka_unit_test(test_json_scrub),
+		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_openai_parse),   cmocka_unit_test(test_anthropic_parse),
 		cmocka_unit_test(test_openai_history), cmocka_unit_test(test_bash_observation),
 		cmocka_unit_test(test_cancel_flag_ends_the_episode),

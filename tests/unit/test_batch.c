@@ -258,6 +258,15 @@ static void test_task_lines(void **state)
 
 	assert_int_equal(parse("not json", &t, why), -1);
 	assert_non_null(strstr(why, "JSON"));
+	/* a NUL would cut the id ("nul\\u0000two" taken for "nul"): refused */
+	assert_int_equal(parse("{\"id\":\"nul\\u0000two\",\"problem\":\"p\"}", &t, why), -1);
+	assert_non_null(strstr(why, "NUL"));
+	/* a backslash, then the text u0000, is no NUL */
+	assert_int_equal(parse("{\"id\":\"a\\\\u0000\",\"problem\":\"p\"}", &t, why), 0);
+	assert_string_equal(t.id, "a\\u0000");
+	batch_task_free(&t);
+	assert_int_equal(parse("{\"id\":\"esc\\u001b[2J\",\"problem\":\"p\"}", &t, why), -1);
+	assert_non_null(strstr(why, "control"));
 	assert_int_equal(parse("[1,2]", &t, why), -1);
 	assert_int_equal(parse("{\"problem\":\"p\"}", &t, why), -1);
 	assert_non_null(strstr(why, "id"));
@@ -321,6 +330,12 @@ static void test_shards_and_names(void **state)
 	assert_string_not_equal(name, other);
 	batch_safe_name("..", name, sizeof(name));
 	assert_string_not_equal(name, "..");
+	/* an id spelled like another id's mapped name gets a name of its own */
+	batch_safe_name("x/y", name, sizeof(name));
+	batch_safe_name(name, other, sizeof(other));
+	assert_string_not_equal(name, other);
+	batch_safe_name("build-0123456789abcdeg", name, sizeof(name)); /* not hex: kept */
+	assert_string_equal(name, "build-0123456789abcdeg");
 }
 
 /* ---- results.jsonl ---- */
@@ -507,6 +522,30 @@ static void test_conversation_openai(void **state)
 	cJSON *empty = cJSON_Parse("{}");
 	assert_null(batch_conversation_openai(empty, NULL));
 	cJSON_Delete(empty);
+
+	/* calls after a submit in the same turn were never answered: dropped */
+	text = "{\"api\":\"openai\",\"system\":\"sys\",\"tools\":[],\"messages\":["
+	       "{\"role\":\"user\",\"content\":\"p\"},"
+	       "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+	       "{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"submit\",\"arguments\":\"{}\"}},"
+	       "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"execute_bash\",\"arguments\":\"{}\"}}]},"
+	       "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"ok\"},"
+	       "{\"role\":\"assistant\",\"content\":\"late\",\"tool_calls\":["
+	       "{\"id\":\"c3\",\"type\":\"function\",\"function\":{\"name\":\"execute_bash\",\"arguments\":\"{}\"}}]},"
+	       "{\"role\":\"tool\",\"tool_call_id\":\"zz\",\"content\":\"orphan\"}]}";
+	conv = cJSON_Parse(text);
+	m = batch_conversation_openai(conv, &tools);
+	assert_int_equal(cJSON_GetArraySize(m), 5);
+	a = cJSON_GetArrayItem(m, 2);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(a, "tool_calls")), 1);
+	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(a, "tool_calls"), 0),
+						"id")->valuestring, "c1");
+	a = cJSON_GetArrayItem(m, 4);
+	assert_string_equal(cJSON_GetObjectItem(a, "content")->valuestring, "late");
+	assert_null(cJSON_GetObjectItem(a, "tool_calls"));
+	cJSON_Delete(m);
+	cJSON_Delete(tools);
+	cJSON_Delete(conv);
 }
 
 int main(void)
