@@ -154,7 +154,7 @@ cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
 	return out;
 }
 
-static cJSON *load_conversation(const struct batch_record *r)
+cJSON *batch_load_conversation(const struct batch_record *r, size_t max)
 {
 	char path[8400];
 	if (!r->dir || !r->run || strstr(r->dir, "..") || r->dir[0] == '/' ||
@@ -162,7 +162,7 @@ static cJSON *load_conversation(const struct batch_record *r)
 		return NULL;
 	_cleanup_fd_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > CONVERSATION_MAX)
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
 		return NULL;
 	char *buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
@@ -221,7 +221,7 @@ long batch_export(const struct batch_records *rs, enum batch_export_format fmt, 
 		const struct batch_record *r = &rs->v[i];
 		if (fmt == BATCH_EXPORT_SFT && !(r->scored && r->score >= 1.0 - 1e-9))
 			continue;
-		cJSON *conv = load_conversation(r);
+		cJSON *conv = batch_load_conversation(r, CONVERSATION_MAX);
 		cJSON *tools = NULL;
 		cJSON *msgs = conv ? batch_conversation_openai(conv, &tools) : NULL;
 		cJSON_Delete(conv);
