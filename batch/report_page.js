@@ -112,7 +112,7 @@
 		var ymax = 1;
 		counts.forEach(function (c) { c.forEach(function (v) { if (v > ymax) ymax = v; }); });
 		var pw = (W - L - R) / nb, bw = pw / series.length;
-		axes(svg, ymax, function (v) { return String(Math.round(v)); },
+		axes(svg, ymax, function (v) { return v === Math.round(v) ? String(v) : v.toFixed(1); },
 			[[L, fmt(lo), 'start'], [(L + W - R) / 2, fmt(lo + (hi - lo) / 2)], [W - R, fmt(hi), 'end']]);
 		counts.forEach(function (c, k) {
 			c.forEach(function (v, i) {
@@ -368,7 +368,9 @@
 	function diffBlock(oldText, newText) {
 		var p = el('pre', 'diff');
 		function lines(t, sign, cls) {
-			str(t).split('\n').forEach(function (l) { add(p, el('span', cls, sign + l + '\n')); });
+			var ls = str(t).split('\n');
+			if (ls.length > 1 && ls[ls.length - 1] === '') ls.pop();
+			ls.forEach(function (l) { add(p, el('span', cls, sign + l + '\n')); });
 		}
 		if (oldText !== null && oldText !== undefined) lines(oldText, '-', 'del');
 		if (newText !== null && newText !== undefined) lines(newText, '+', 'ins');
@@ -379,7 +381,9 @@
 		var head = add(box, el('div', 'call-head'));
 		add(head, el('span', 'fn', fn || '(no tool)'));
 		if (fn === 'execute_bash' && typeof args.command === 'string') {
-			add(box, pre('cmd', args.command));
+			var c = args.command, n = c.split('\n').length;
+			if (c.length > 1500 || n > 25) add(box, folded('command: ' + n + ' lines, ' + bytes(c.length) + ' — ' + c.slice(0, 80).replace(/\s+/g, ' '), pre('cmd', c)));
+			else add(box, pre('cmd', c));
 			return;
 		}
 		if (fn === 'str_replace_editor' && typeof args.command === 'string') {
