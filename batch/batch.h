@@ -120,7 +120,7 @@ struct batch_report_options {
 };
 #define BATCH_REPORT_DEFAULTS                                                        \
 	{.max_observation = 20000, .max_text = 65536, .max_image = 2U << 20,         \
-	 .max_files = 100, .inline_limit = 24U << 20}
+	 .max_files = 100, .inline_limit = 8U << 20}
 
 struct batch_report_stats {
 	size_t runs, attempts;

@@ -510,7 +510,9 @@
 	}
 
 	try {
+		var t0 = Date.now();
 		main();
+		document.documentElement.setAttribute('data-draw-ms', String(Date.now() - t0));
 		document.documentElement.setAttribute('data-report', 'ready');
 	} catch (e) {
 		document.documentElement.setAttribute('data-report', 'error');

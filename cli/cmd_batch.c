@@ -536,7 +536,7 @@ static const char REPORT_USAGE[] =
 	"  --max-text SIZE          bytes of one answer, argument, file or log (default 64K)\n"
 	"  --max-image SIZE         bytes of one image shown inline (default 2M)\n"
 	"  --max-files N            files listed per attempt (default 100)\n"
-	"  --inline-limit SIZE      attempt details kept in the page (default 24M); the\n"
+	"  --inline-limit SIZE      attempt details kept in the page (default 8M); the\n"
 	"                           attempts past it get a page of their own in FILE.files/\n"
 	"  --split                  every attempt's details in FILE.files/\n"
 	"  --json                   say what was written as one JSON object\n";

@@ -48,7 +48,9 @@ PROBE = r"""
     scripts: document.scripts.length,
     elements_with_handlers: Array.prototype.filter.call(q('*'), function (e) { return Array.prototype.some.call(e.attributes, function (a) { return /^on/i.test(a.name); }); }).length,
     csp: meta ? meta.getAttribute('content') : null,
-    body_len: document.body ? document.body.textContent.length : 0
+    body_len: document.body ? document.body.textContent.length : 0,
+    draw_ms: Number(document.documentElement.getAttribute('data-draw-ms')),
+    load_ms: (function () { var n = performance.getEntriesByType('navigation')[0]; return n ? Math.round(n.loadEventEnd) : null; })()
   });
 })()
 """
