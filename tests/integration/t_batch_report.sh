@@ -93,6 +93,13 @@ t = json.load(open(p))
 t["steps"][0]["observation"] = "Exit code: 0\n[stdout]\n" + "x" * 5000000 + "\nTHE-END-OF-IT"
 json.dump(t, open(p, "w"))
 PY
+# Links out of the attempt's files and in place of its answer: named, never followed.
+printf 'TOP-SECRET-42\n' >"$W/secret.txt"
+chmod 644 "$W/secret.txt"
+ln -s "$W/secret.txt" "$RUN/attempts/s1/0/files/leak.txt"
+ln -s "$W" "$RUN/attempts/s1/0/files/leakdir"
+rm -f "$RUN/attempts/p2/0/answer.txt"
+ln -s "$W/secret.txt" "$RUN/attempts/p2/0/answer.txt"
 give_to_user
 sc batch "$W/vanilla.jsonl" --mode vanilla --base-url "$FAKE_URL" --model fake-model --retry-base-ms 10 --out "$W/van" -q
 check "a vanilla run of the same task ids runs" expect_rc 0
@@ -147,6 +154,8 @@ check "the report is bounded: 10 MB of content make less than 1.5 MB" test "$(st
 check "no markup from the content is in the page as markup" bash -c "! grep -q '<script>alert\|<img src=x\|<svg' '$R'"
 check "the page holds only its own script elements: 6 details, the index, the script" \
 	test "$(grep -o '<script' "$R" | wc -l)" -eq 8
+check "no symlink of the attempts was followed" bash -c "! grep -q 'TOP-SECRET-42' '$R'"
+check "the links are listed as links" bash -c "grep -q '\"name\":\"leak.txt\",\"size\":[0-9]*,\"kind\":\"symlink\"' '$R' && grep -q '\"name\":\"leakdir\",\"size\":[0-9]*,\"kind\":\"symlink\"' '$R'"
 check "the page sets a CSP that forbids inline handlers and network access" \
 	grep -q "content=\"default-src 'none'; script-src 'nonce-[0-9a-f]*'; style-src 'nonce-[0-9a-f]*'; img-src data:;" "$R"
 
