@@ -8,6 +8,8 @@
  *   results.c  results.jsonl: load, compact, append
  *   summary.c  statistics over results, for one run or merged shards
  *   export.c   fine-tuning (SFT) and RL data from finished attempts
+ *   report.c   a self-contained HTML report of finished runs (its page
+ *              script and style: report_page.js/.css, embedded)
  *   run.c      the runner: a pool of cells, worker threads, progress
  *
  * The rest of the module's declarations are in batch_priv.h. */
@@ -113,6 +115,36 @@ long batch_export(const struct batch_records *rs, enum batch_export_format fmt, 
  * resolves it. A hub dataset without data is an error saying to save it as
  * JSON first. *out is malloc'd. */
 int batch_benchmark_data_path(const char *dir, const char *data, char **out, struct sc_err *err);
+
+/* ---- report (report.c) ---- */
+
+struct batch_report_options {
+	const char *out;          /* FILE.html (written through FILE.html.tmp) */
+	size_t max_observation;   /* bytes of one observation shown */
+	size_t max_text;          /* bytes of one text: answer, argument, file, log */
+	size_t max_image;         /* bytes of one image shown inline */
+	size_t max_files;         /* files listed per attempt */
+	uint64_t inline_limit;    /* bytes of attempt details inside FILE.html; the
+				   * attempts past it get side files */
+	bool split;               /* every attempt's details in a side file */
+};
+#define BATCH_REPORT_DEFAULTS                                                        \
+	{.max_observation = 20000, .max_text = 65536, .max_image = 2U << 20,         \
+	 .max_files = 100, .inline_limit = 8U << 20}
+
+struct batch_report_stats {
+	size_t runs, attempts;
+	size_t side_files;        /* attempts whose details are in FILE.files/ */
+	size_t cut;               /* texts, observations and files cut to a limit */
+	uint64_t bytes;           /* of FILE.html */
+	char side_dir[4096];      /* FILE.files when side_files */
+};
+
+/* One HTML page of the run directories (each with its shard-* merged):
+ * directories whose attempts do not overlap and that name the same mode and
+ * model are one run; otherwise each is a run of its own, compared. */
+int batch_report(const char *const *dirs, size_t ndirs, const struct batch_report_options *o,
+		 struct batch_report_stats *st, struct sc_err *err);
 
 /* ---- the runner ---- */
 

@@ -151,3 +151,6 @@ int batch_collect_into(const char *const *dirs, size_t ndirs, struct batch_recor
 
 /* An OpenAI-format message list from conversation.json (either API). */
 cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out);
+/* An attempt's conversation.json (RUN/DIR/conversation.json, not through a
+ * symlink), or NULL when missing, not JSON or larger than max bytes. */
+cJSON *batch_load_conversation(const struct batch_record *r, size_t max);

@@ -195,7 +195,7 @@ cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
 	return out;
 }
 
-static cJSON *load_conversation(const struct batch_record *r)
+cJSON *batch_load_conversation(const struct batch_record *r, size_t max)
 {
 	char path[8400];
 	if (!r->dir || !r->run || strstr(r->dir, "..") || r->dir[0] == '/' ||
@@ -203,7 +203,7 @@ static cJSON *load_conversation(const struct batch_record *r)
 		return NULL;
 	_cleanup_free_ char *buf = NULL;
 	size_t n = 0;
-	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, CONVERSATION_MAX,
+	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, max,
 				&buf, &n, NULL) < 0)
 		return NULL;
 	return cJSON_ParseWithLength(buf, n);
@@ -257,7 +257,7 @@ long batch_export(const struct batch_records *rs, enum batch_export_format fmt, 
 		const struct batch_record *r = &rs->v[i];
 		if (fmt == BATCH_EXPORT_SFT && !(r->scored && r->score >= 1.0 - 1e-9))
 			continue;
-		cJSON *conv = load_conversation(r);
+		cJSON *conv = batch_load_conversation(r, CONVERSATION_MAX);
 		cJSON *tools = NULL;
 		cJSON *msgs = conv ? batch_conversation_openai(conv, &tools) : NULL;
 		cJSON_Delete(conv);

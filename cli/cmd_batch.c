@@ -17,6 +17,7 @@ static const char USAGE[] =
 	"       sandcell batch --benchmark DIR [--data FILE] [OPTIONS]\n"
 	"       sandcell batch summarize [--json] DIR...\n"
 	"       sandcell batch export [--format sft|rl] [-o FILE] DIR...\n"
+	"       sandcell batch report [-o FILE.html] [OPTIONS] DIR...\n"
 	"\n"
 	"Run every task of TASKS.jsonl (one JSON object a line: {\"id\", \"problem\",\n"
 	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"metadata\"?}; see docs/batch.md) as agent\n"
@@ -567,8 +568,123 @@ static int export(int argc, char **argv)
 	return 0;
 }
 
+/* ---- report ---- */
+
+struct report_args {
+	struct batch_report_options o;
+	uint64_t max_observation, max_text, max_image, max_files;
+	bool json;
+};
+
+static const struct cli_option REPORT_OPTIONS[] = {
+	{"-o", "--output", CLI_STRING, CLI_FIELD(struct report_args, o.out)},
+	{"--max-observation", NULL, CLI_SIZE, CLI_FIELD(struct report_args, max_observation)},
+	{"--max-text", NULL, CLI_SIZE, CLI_FIELD(struct report_args, max_text)},
+	{"--max-image", NULL, CLI_SIZE, CLI_FIELD(struct report_args, max_image)},
+	{"--max-files", NULL, CLI_COUNT, CLI_FIELD(struct report_args, max_files), .min = 0, .max = 100000},
+	{"--inline-limit", NULL, CLI_SIZE, CLI_FIELD(struct report_args, o.inline_limit)},
+	{"--split", NULL, CLI_FLAG, CLI_FIELD(struct report_args, o.split)},
+	{"--json", NULL, CLI_FLAG, CLI_FIELD(struct report_args, json)},
+	{0},
+};
+
+static const char REPORT_USAGE[] =
+	"usage: sandcell batch report [-o FILE.html] [OPTIONS] DIR...\n\n"
+	"One self-contained HTML page of finished (or running) batch runs: the header\n"
+	"of each run, charts, a sortable and filterable table of the attempts and each\n"
+	"attempt's episode. It opens from disk in any browser and loads nothing. Shard\n"
+	"directories (DIR/shard-*) are merged; several DIRs are merged when their\n"
+	"attempts do not overlap and their mode and model agree, else compared.\n\n"
+	"  -o, --output FILE        the page (default: DIR/report.html of the first DIR)\n"
+	"  --max-observation SIZE   bytes of one observation shown (default 20000)\n"
+	"  --max-text SIZE          bytes of one answer, argument, file or log (default 64K)\n"
+	"  --max-image SIZE         bytes of one image shown inline (default 2M)\n"
+	"  --max-files N            files listed per attempt (default 100)\n"
+	"  --inline-limit SIZE      attempt details kept in the page (default 8M); the\n"
+	"                           attempts past it get a page of their own in FILE.files/\n"
+	"  --split                  every attempt's details in FILE.files/\n"
+	"  --json                   say what was written as one JSON object\n";
+
+static int report(int argc, char **argv)
+{
+	struct report_args ra = {.o = BATCH_REPORT_DEFAULTS};
+	ra.max_observation = ra.o.max_observation;
+	ra.max_text = ra.o.max_text;
+	ra.max_image = ra.o.max_image;
+	ra.max_files = ra.o.max_files;
+	const char **dirs = calloc((size_t)argc + 1, sizeof(char *));
+	size_t n = 0;
+	if (!dirs)
+		return CLI_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(REPORT_USAGE, stdout);
+			free(dirs);
+			return 0;
+		}
+		int r = cli_parse_option(REPORT_OPTIONS, &ra, argc, argv, &i);
+		if (r < 0) {
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		}
+		if (r > 0)
+			continue;
+		if (a[0] == '-' && a[1]) {
+			cli_error("batch report: unknown option '%s'", a);
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		}
+		dirs[n++] = a;
+	}
+	if (!n) {
+		cli_error("batch report: name at least one run directory");
+		free(dirs);
+		return CLI_EXIT_USAGE;
+	}
+	ra.o.max_observation = (size_t)ra.max_observation;
+	ra.o.max_text = (size_t)ra.max_text;
+	ra.o.max_image = (size_t)ra.max_image;
+	ra.o.max_files = (size_t)ra.max_files;
+	char dflt[4200];
+	if (!ra.o.out) {
+		if (snprintf(dflt, sizeof(dflt), "%s/report.html", dirs[0]) >= (int)sizeof(dflt)) {
+			cli_error("batch report: the directory name is too long");
+			free(dirs);
+			return CLI_EXIT_USAGE;
+		}
+		ra.o.out = dflt;
+	}
+	struct batch_report_stats st;
+	struct sc_err err = {0};
+	int rc = batch_report(dirs, n, &ra.o, &st, &err);
+	free(dirs);
+	if (rc < 0)
+		return cli_fail(&err);
+	if (ra.json) {
+		fputs("{\"report\":", stdout);
+		cli_json_string(stdout, ra.o.out, strlen(ra.o.out));
+		fputs(",\"side_dir\":", stdout);
+		if (st.side_files)
+			cli_json_string(stdout, st.side_dir, strlen(st.side_dir));
+		else
+			fputs("null", stdout);
+		printf(",\"bytes\":%llu,\"runs\":%zu,\"attempts\":%zu,\"side_files\":%zu,\"cut\":%zu}\n",
+		       (unsigned long long)st.bytes, st.runs, st.attempts, st.side_files, st.cut);
+	} else {
+		fprintf(stderr, "sandcell: batch report: %s (%zu attempts, %zu %s, %.1f MiB)", ra.o.out,
+			st.attempts, st.runs, st.runs == 1 ? "run" : "runs", (double)st.bytes / 1048576.0);
+		if (st.side_files)
+			fprintf(stderr, "; %zu attempts' details in %s/", st.side_files, st.side_dir);
+		fputc('\n', stderr);
+	}
+	return 0;
+}
+
 int cmd_batch(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "summarize"))
 		return summarize(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "export"))
