@@ -12,7 +12,9 @@
 #   4. pool acquire+exec+release throughput (cells per second), and the
 #      floor's starts per second from as many processes as cores;
 #   5. the agent's per-step overhead (scripts/bench_agent.sh);
-#   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh).
+#   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh);
+#   7. egress: an allowlist's cold-start cost and the proxy's download
+#      throughput against a direct download (scripts/bench_egress.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,4 +74,7 @@ if [ -x scripts/bench_agent.sh ]; then
 fi
 if [ -x scripts/bench_batch.sh ]; then
 	scripts/bench_batch.sh
+fi
+if [ -x scripts/bench_egress.sh ]; then
+	scripts/bench_egress.sh "$rounds"
 fi
