@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
 
 #include "cell_priv.h"
 #include "egress.h"
@@ -208,6 +210,22 @@ static void helper_join_cgroup(const char *cgroup)
 		(void)!write(procs, "0", 1);
 }
 
+/* The helper speaks to a hostile cell and to the network: it keeps only
+ * what serving needs (its fds, connecting out). A root caller's helper
+ * becomes nobody; every helper gets no_new_privs and is not dumpable. */
+static int drop_helper_privileges(void)
+{
+	if (geteuid() == 0) {
+		const uid_t nobody = 65534;
+		if (setgroups(0, NULL) < 0 || setresgid(nobody, nobody, nobody) < 0 ||
+		    setresuid(nobody, nobody, nobody) < 0)
+			return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return -1;
+	return 0;
+}
+
 static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
 			const char *cell, const char *cgroup)
 {
@@ -226,6 +244,8 @@ static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, 
 	if (move_fd(l, 3) < 0 || move_fd(p, 4) < 0 || (g >= 0 && move_fd(g, 5) < 0))
 		_exit(1);
 	syscall(SYS_close_range, 6u, ~0U, 0u);
+	if (drop_helper_privileges() < 0)
+		_exit(1);
 	struct net_proxy_config cfg = {.rules = spec->egress, .cell = cell, .listen_fd = 3,
 				       .log_fd = g >= 0 ? 5 : -1, .stop_fd = 4};
 	_exit(net_proxy_serve(&cfg, NULL, NULL) < 0 ? 1 : 0);

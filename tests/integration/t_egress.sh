@@ -185,13 +185,34 @@ else
 fi
 
 # --- long-lived cells: a helper that ends with the cell ---
-helpers() { pgrep -u "$T_UID" -x sandcell-egress | wc -l; }
+# This test's helpers: named sandcell-egress, with this test's fixture port
+# on the command line they inherit from sandcell (a root caller's helper
+# runs as nobody, as another test's helpers may).
+helpers() {
+	local n=0 p
+	for p in $(pgrep -x sandcell-egress); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "ok.test:$HP " && n=$((n + 1))
+	done
+	echo "$n"
+}
+helper_uids() {
+	local p
+	for p in $(pgrep -x sandcell-egress); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "ok.test:$HP " &&
+			awk '/^Uid:/ {print $2, $3, $4, $5}' "/proc/$p/status"
+	done
+}
 h0=$(helpers)
 sc create "${NET[@]}" egress1
 check "create with an allowlist" expect_rc 0
 sc exec egress1 -- "${CURL[@]}" "https://ok.test:$HP/hello.txt"
 check "exec in it reaches the allowed name" out_is hello
 check "the helper runs while the cell lives" bash -c '[ "$0" -eq $(( $1 + 1 )) ]' "$(helpers)" "$h0"
+if [ "$T_UID" = 0 ]; then want_uid=65534; else want_uid=$T_UID; fi
+check "the helper runs as nobody for root, as the caller otherwise (every uid)" \
+	bash -c '[ "$0" = "$1 $1 $1 $1" ]' "$(helper_uids)" "$want_uid"
+check "the helper has no_new_privs" bash -c \
+	'for p in $(pgrep -x sandcell-egress); do tr "\0" " " <"/proc/$p/cmdline" | grep -qF -- "ok.test:$0 " || continue; grep -q "^NoNewPrivs:[[:space:]]*1" "/proc/$p/status" || exit 1; done' "$HP"
 check "its decisions are JSON lines in the cell's state dir" bash -c 'as=$(ls "$0"/run/egress1/egress.jsonl) && python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print(json.loads(open(sys.argv[1]).readline())[\"verdict\"])" "$as" | grep -qx allow' "$SANDCELL_ROOT"
 check "... the last line of a connection is its close, with the bytes received" bash -c 'python3 -c "import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; c=[d for d in l if d[\"verdict\"]==\"close\"]; sys.exit(not (c and c[-1][\"down\"] > 0))" "$0"/run/egress1/egress.jsonl' "$SANDCELL_ROOT"
 # exec --json: the decisions made while that exec ran, and only those
