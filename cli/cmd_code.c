@@ -475,6 +475,24 @@ static int cmd_code_run(int argc, char **argv)
 	req.compile_timeout_s = o.compile_timeout;
 	req.run_timeout_s = o.run_timeout;
 	req.output_limit = co.overrides.limits.output;
+	char *libs = NULL;
+	if (o.libraries) {
+		libs = strdup(o.libraries);
+		for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
+		     t = strtok_r(NULL, ",", &save)) {
+			if (req.nlibraries >= LANG_MAX_LIBRARIES) {
+				cli_error("--libraries: at most %d libraries", LANG_MAX_LIBRARIES);
+				free(libs);
+				goto out;
+			}
+			if (!lang_library_name_ok(t)) {
+				cli_error("--libraries: '%.64s' is not a library name", t);
+				free(libs);
+				goto out;
+			}
+			req.libraries[req.nlibraries++] = t;
+		}
+	}
 	struct stream_ctx sctx = {.session = false};
 	if (o.stream) {
 		req.sink = (struct lang_sink){.fn = stream_sink, .ctx = &sctx};
@@ -486,7 +504,9 @@ static int cmd_code_run(int argc, char **argv)
 
 	struct lang_result res;
 	struct sc_err err = {0};
-	if (lang_run(&spec, &req, &res, &err) < 0) {
+	int lrc = lang_run(&spec, &req, &res, &err);
+	free(libs);
+	if (lrc < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}

@@ -7,7 +7,7 @@ extern const unsigned char lang_py_driver[], lang_py_sc_backend[];
 extern const size_t lang_py_driver_size, lang_py_sc_backend_size;
 
 #define LANG_PY_DIR "/tmp/.sandcell/py"
-#define LANG_PY_ENV_PATH "PYTHONPATH=" LANG_PY_DIR
+#define LANG_PY_ENV_PATH "PYTHONPATH=" LANG_PY_DIR ":" LANG_PY_LIBS
 #define LANG_PY_ENV_BACKEND "MPLBACKEND=module://sc_backend"
 #define LANG_PY_ENV_MPLCONFIG "MPLCONFIGDIR=/tmp/.sandcell/mpl"
 

@@ -407,6 +407,165 @@ int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *e
 	return 0;
 }
 
+bool lang_library_name_ok(const char *name)
+{
+	size_t n = strnlen(name, LANG_MAX_LIBRARY_NAME);
+	if (!n || n >= LANG_MAX_LIBRARY_NAME || name[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._+-=<>!~@/", name[i]))
+			return false;
+	return true;
+}
+
+/* How a language installs libraries: a check printing the missing ones
+ * (one a line; NULL: all count as missing), the install command before
+ * the names, and what an allowlist must let through. */
+struct lang_install {
+	const char *lang;
+	const char *check[6];
+	const char *install[14];
+	const char *allow;
+};
+
+static const char PY_CHECK[] =
+	"import importlib.util, sys\n"
+	"M = {'scikit-learn': 'sklearn', 'pillow': 'PIL', 'beautifulsoup4': 'bs4',\n"
+	"     'opencv-python': 'cv2', 'pyyaml': 'yaml', 'python-dateutil': 'dateutil'}\n"
+	"for a in sys.argv[1:]:\n"
+	"    n = a\n"
+	"    for ch in '=<>!~[;@ ':\n"
+	"        n = n.split(ch)[0]\n"
+	"    n = n.strip().lower()\n"
+	"    try:\n"
+	"        ok = importlib.util.find_spec(M.get(n, n.replace('-', '_'))) is not None\n"
+	"    except Exception:\n"
+	"        ok = False\n"
+	"    if not ok:\n"
+	"        print(a)\n";
+static const char JS_CHECK[] =
+	"for (const a of process.argv.slice(1)) {\n"
+	"  try { require.resolve(a.replace(/(.)@.*$/, '$1'), {paths: [process.cwd()]}); }\n"
+	"  catch (e) { console.log(a); }\n"
+	"}\n";
+static const char RB_CHECK[] =
+	"ARGV.each { |a| begin; gem a.split(/[=<>~ ]/)[0]; rescue LoadError; puts a; end }";
+
+static const struct lang_install INSTALLS[] = {
+	{"python", {"python3", "-c", PY_CHECK},
+	 {"python3", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet",
+	  "--target", LANG_PY_LIBS},
+	 "--allow-net pypi.org --allow-net files.pythonhosted.org"},
+	{"javascript", {"node", "-e", JS_CHECK},
+	 {"npm", "install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock"},
+	 "--allow-net registry.npmjs.org"},
+	{"typescript", {"node", "-e", JS_CHECK},
+	 {"npm", "install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock"},
+	 "--allow-net registry.npmjs.org"},
+	{"ruby", {"ruby", "-e", RB_CHECK}, {"gem", "install", "--no-document", "--user-install"},
+	 "--allow-net rubygems.org --allow-net index.rubygems.org"},
+};
+
+/* The tail of a step's output for a message: at most 300 bytes. */
+static void tail_of(const struct lang_exec *ex, const char **p, int *n)
+{
+	const char *s = ex->err_len ? ex->err : ex->out;
+	size_t len = ex->err_len ? ex->err_len : ex->out_len;
+	while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
+		len--;
+	if (len > 300) {
+		s += len - 300;
+		len = 300;
+	}
+	*p = s;
+	*n = (int)len;
+}
+
+static int install_libraries(struct cell *c, const struct lang_run_req *req,
+			     const char *const *env, struct sc_err *err)
+{
+	const struct lang_install *in = NULL;
+	for (size_t i = 0; i < SC_ARRAY_LEN(INSTALLS); i++)
+		if (!strcmp(INSTALLS[i].lang, req->lang->name))
+			in = &INSTALLS[i];
+	if (!in)
+		return sc_fail(err, 0, "--libraries is not supported for %s (python, javascript, typescript, ruby)",
+			       req->lang->name);
+	const char *missing[LANG_MAX_LIBRARIES];
+	size_t nmissing = 0;
+	char *argv[LANG_MAX_LIBRARIES + 16];
+	size_t n = 0;
+	for (; in->check[n]; n++)
+		argv[n] = (char *)in->check[n];
+	for (size_t i = 0; i < req->nlibraries; i++)
+		argv[n++] = (char *)req->libraries[i];
+	argv[n] = NULL;
+	struct lang_i_exec x = {.argv = argv, .env = env, .cwd = req->workdir, .timeout_s = 60,
+				.output_limit = 65536, .stdin_fd = -1};
+	struct lang_exec ex = {0};
+	if (lang_i_exec(c, &x, &ex, err) < 0) {
+		free(ex.out);
+		free(ex.err);
+		return sc_err_wrap(err, "--libraries: checking what is installed");
+	}
+	/* only names that were asked for count */
+	for (size_t i = 0; i < req->nlibraries; i++) {
+		size_t l = strlen(req->libraries[i]);
+		bool miss = ex.status != LANG_EXEC_FINISHED || ex.return_code != 0;
+		for (const char *p = ex.out; !miss && p && *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+			if (ll == l && !memcmp(p, req->libraries[i], l))
+				miss = true;
+			p = nl ? nl + 1 : NULL;
+		}
+		if (miss)
+			missing[nmissing++] = req->libraries[i];
+	}
+	free(ex.out);
+	free(ex.err);
+	if (!nmissing)
+		return 0;
+	if (!req->has_network) {
+		char names[256] = "";
+		size_t used = 0;
+		for (size_t i = 0; i < nmissing && used + 1 < sizeof(names); i++) {
+			int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", missing[i]);
+			if (w < 0)
+				break;
+			used += (size_t)w < sizeof(names) - used ? (size_t)w : sizeof(names) - used - 1;
+		}
+		return sc_fail(err, 0,
+			       "--libraries: %s not installed in the cell, and the cell has no network "
+			       "(--net none): give it %s, or a policy with network: allowlist naming those hosts",
+			       names, in->allow);
+	}
+	n = 0;
+	for (; in->install[n]; n++)
+		argv[n] = (char *)in->install[n];
+	for (size_t i = 0; i < nmissing; i++)
+		argv[n++] = (char *)missing[i];
+	argv[n] = NULL;
+	x.argv = argv;
+	x.timeout_s = req->install_timeout_s > 0 ? req->install_timeout_s : LANG_DEFAULT_INSTALL_TIMEOUT;
+	memset(&ex, 0, sizeof(ex));
+	int rc = lang_i_exec(c, &x, &ex, err);
+	if (rc == 0 && (ex.status != LANG_EXEC_FINISHED || ex.return_code != 0)) {
+		const char *t;
+		int tn;
+		tail_of(&ex, &t, &tn);
+		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%.*s",
+			     !strcmp(in->install[0], "python3") ? "pip" : in->install[0],
+			     ex.status == LANG_EXEC_TIME_LIMIT ? "timed out" : "failed", ex.return_code,
+			     tn ? ": " : "", tn, t);
+	} else if (rc < 0) {
+		sc_err_wrap(err, "--libraries: installing");
+	}
+	free(ex.out);
+	free(ex.err);
+	return rc;
+}
+
 /* Run argv (templates expanded) in the cell as one step. */
 static int step(struct cell *c, const struct lang_run_req *req, const char *const *tmpl,
 		const char *const *env, const char *src, const char *cls, double timeout,
@@ -469,6 +628,13 @@ static int check_req(const struct lang_run_req *req, struct sc_err *err)
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->nfetch > LANG_MAX_FETCH)
 		return sc_fail(err, EINVAL, "more than %d files to fetch", LANG_MAX_FETCH);
+	if (req->nlibraries > LANG_MAX_LIBRARIES)
+		return sc_fail(err, EINVAL, "more than %d libraries", LANG_MAX_LIBRARIES);
+	for (size_t i = 0; i < req->nlibraries; i++)
+		if (!req->libraries[i] || !lang_library_name_ok(req->libraries[i]))
+			return sc_fail(err, EINVAL, "library name '%.64s': expected up to %d bytes of "
+						    "letters, digits and ._+-=<>!~@/", req->libraries[i] ? req->libraries[i] : "",
+				       LANG_MAX_LIBRARY_NAME - 1);
 	if (req->workdir && req->workdir[0] != '/')
 		return sc_fail(err, EINVAL, "work directory '%.64s' is not absolute", req->workdir);
 	return 0;
@@ -522,6 +688,18 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			if (e.errnum == EEXIST)
 				e = e2;
 			sc_err_wrap(&e, "writing the source to %s", srcpath);
+			set_sandbox_error(res, &e);
+			goto done;
+		}
+	}
+	if (req.nlibraries) {
+		const char *ienv[SC_ARRAY_LEN(st->env) + 2];
+		size_t k = 0;
+		for (; k < SC_ARRAY_LEN(st->env) && st->env[k]; k++)
+			ienv[k] = st->env[k];
+		ienv[k++] = LANG_PY_ENV_PATH;
+		ienv[k] = NULL;
+		if (install_libraries(c, &req, ienv, &e) < 0) {
 			set_sandbox_error(res, &e);
 			goto done;
 		}
@@ -611,6 +789,7 @@ int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	struct cell_spec s = *spec;
 	s.die_with_creator = true;
 	struct lang_run_req r = *req;
+	r.has_network = spec->egress != NULL;
 	if (!r.workdir)
 		r.workdir = spec->workdir ? spec->workdir : "/testbed";
 	struct cell *c;

@@ -34,6 +34,13 @@
 #define LANG_DEFAULT_FETCH_LIMIT (10ULL << 20)
 #define LANG_DEFAULT_COMPILE_TIMEOUT 30.0
 #define LANG_DEFAULT_RUN_TIMEOUT 30.0
+#define LANG_DEFAULT_INSTALL_TIMEOUT 300.0
+#define LANG_MAX_LIBRARIES 32
+#define LANG_MAX_LIBRARY_NAME 128
+#define LANG_PY_LIBS "/tmp/.sandcell/pylib" /* pip --target of --libraries */
+/* Is name a library name (and version spec) the install tools may be
+ * given: 1-127 bytes of [A-Za-z0-9._+-=<>!~@/], not starting with '-'? */
+bool lang_library_name_ok(const char *name);
 
 /* One row of the language table. */
 struct lang_def {
@@ -153,6 +160,16 @@ struct lang_run_req {
 	bool stream;                   /* stdout/stderr events as they come (a
 				        * helper thread runs the exec; the sink
 				        * is still called from the caller's) */
+	/* Libraries installed first with the language's tool (python: pip
+	 * into LANG_PY_LIBS; javascript: npm into the work directory; ruby:
+	 * gem). Python libraries that already import are not installed. The
+	 * tool needs the cell's egress allowlist: without network (lang_run:
+	 * spec->egress NULL; lang_run_in: has_network false) a library that
+	 * is missing is a SandboxError saying so. */
+	const char *libraries[LANG_MAX_LIBRARIES];
+	size_t nlibraries;
+	bool has_network;
+	double install_timeout_s;      /* 0: LANG_DEFAULT_INSTALL_TIMEOUT */
 };
 void lang_run_req_init(struct lang_run_req *req);
 
