@@ -216,7 +216,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
 		 (unsigned long long)rnd);
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
-	char *argv[] = {"python3", "-u", DRIVER, "run", status_path, timeout,
+	char *argv[] = {"python3", "-S", "-E", "-u", DRIVER, "run", status_path, timeout,
 			req->clear_plots ? "1" : "0", NULL};
 	struct lang_i_exec x = {
 		.argv = argv,

@@ -12,17 +12,17 @@
 # The client passes its own stdout and stderr to the worker (SCM_RIGHTS),
 # so everything the code writes, subprocesses included, reaches the cell's
 # exec pipes as it happens. Everything here is inside the cell.
-import ast
 import fcntl
 import json
-import linecache
 import os
 import signal
 import socket
 import struct
 import sys
 import time
-import traceback
+
+# the worker's modules, imported there: the client starts faster without
+ast = linecache = traceback = None
 
 D = os.environ.get("SANDCELL_SESSION_DIR", "/tmp/.sandcell/session")
 SOCK = os.path.join(D, "s.sock")
@@ -170,6 +170,10 @@ def serve_one(conn, sess, devnull):
 
 
 def worker(lsock):
+    global ast, linecache, traceback
+    import ast
+    import linecache
+    import traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:  # die with the supervisor (Linux prctl PR_SET_PDEATHSIG)
         import ctypes
