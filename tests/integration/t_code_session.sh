@@ -87,13 +87,15 @@ run "$T_DIR/one.py"
 check "after a crash the session runs code again" out_is 1
 
 # --- streaming: stdout arrives while the code still runs ---
-printf 'import os, sys, time\nprint("ready")\nfor _ in range(1200):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.05)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
+printf 'import os, sys, time\nprint("ready")\nfor _ in range(1800):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.1)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
 out="$T_DIR/stream.out"
 : >"$out" && chmod 666 "$out"
 ( as_user "$SC_BIN" code session run "$S" --stream "$T_DIR/handshake.py" >"$out" 2>&1 </dev/null ) &
 spid=$!
-for _ in $(seq 600); do grep -q '"ready' "$out" && break; sleep 0.1; done
-check "--stream: the first stdout event comes before the code ends" grep -q '{"type":"stdout","data":"ready' "$out"
+# the code waits up to 180 s for /tmp/go: "ready" must come well before
+for _ in $(seq 900); do grep -q '"ready' "$out" && break; sleep 0.1; done
+check "--stream: the first stdout event comes while the code still runs" bash -c \
+	"grep -q '{\"type\":\"stdout\",\"data\":\"ready' '$out' && ! grep -q '\"type\":\"result\"' '$out'"
 as_user "$SC_BIN" exec "$S" touch /tmp/go >/dev/null 2>&1
 wait $spid
 check "--stream: the code then finished" bash -c "python3 -c '
