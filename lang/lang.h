@@ -18,7 +18,10 @@
  * thread at a time, as cell_exec). lang_run makes and removes a cell with
  * cell_create, so it has cell_create's rule: not from a multi-threaded
  * process (a threaded caller takes a cell from a pool and calls
- * lang_run_in). Events reach the caller's sink from the calling thread.
+ * lang_run_in). Events reach the caller's sink from the calling thread;
+ * with stream set, a helper thread runs cell_exec meanwhile (joined before
+ * the call returns). Sessions: lang_session_run_in, _run, _is and _rm as
+ * lang_run_in; lang_session_start as lang_run (it calls cell_create).
  */
 #pragma once
 #include <stdbool.h>
