@@ -12,8 +12,8 @@ static const char CODE_HELP[] =
 	"usage: sandcell code languages [--image NAME] [--root DIR] [--json]\n"
 	"       sandcell code run --lang L [OPTIONS] [FILE|-]\n"
 	"       sandcell code session start [--lang python] [CELL OPTIONS] NAME\n"
-	"       sandcell code session run NAME [--timeout S] [--clear-plots] [--json|--stream]\n"
-	"                                 [--out DIR] [FILE|-]\n"
+	"       sandcell code session run NAME [--timeout S] [--clear-plots] [--libraries A,B]\n"
+	"                                 [--json|--stream] [--out DIR] [FILE|-]\n"
 	"       sandcell code session rm NAME\n"
 	"       sandcell code session ls [--json]\n"
 	"\n"
@@ -556,6 +556,8 @@ static const char SESSION_HELP[] =
 	"Run options:\n"
 	"  --timeout SECS        interrupt the code after SECS (default: none)\n"
 	"  --clear-plots         forget the session's earlier plots first\n"
+	"  --libraries A,B       pip-install these first unless they import (needs the\n"
+	"                        session started with --allow-net)\n"
 	"  --out DIR             also write the plots as DIR/plot-0001.png, ...\n"
 	"  --json                print one JSON result object\n"
 	"  --stream              print NDJSON events (stdout, stderr, plot, result)\n"
@@ -628,7 +630,7 @@ out_opts:
 
 static int session_run(int argc, char **argv)
 {
-	const char *name = NULL, *file = NULL, *out_dir = NULL;
+	const char *name = NULL, *file = NULL, *out_dir = NULL, *libraries = NULL;
 	double timeout = 0;
 	bool json = false, stream = false, clear = false;
 	for (int i = 1; i < argc; i++) {
@@ -643,7 +645,7 @@ static int session_run(int argc, char **argv)
 			stream = true;
 		} else if (!strcmp(a, "--clear-plots")) {
 			clear = true;
-		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--out")) {
+		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--out") || !strcmp(a, "--libraries")) {
 			if (i + 1 >= argc) {
 				cli_error("%s: expected a value", a);
 				return CLI_EXIT_USAGE;
@@ -651,6 +653,10 @@ static int session_run(int argc, char **argv)
 			const char *v = argv[++i];
 			if (a[2] == 'o') {
 				out_dir = v;
+				continue;
+			}
+			if (a[2] == 'l') {
+				libraries = v;
 				continue;
 			}
 			char *end;
@@ -683,6 +689,18 @@ static int session_run(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct lang_session_req req;
 	lang_session_req_init(&req);
+	char *libs = libraries ? strdup(libraries) : NULL;
+	for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (req.nlibraries >= LANG_MAX_LIBRARIES || !lang_library_name_ok(t)) {
+			cli_error("--libraries: '%.64s' is not a library name, or more than %d names", t,
+				  LANG_MAX_LIBRARIES);
+			free(libs);
+			free(src);
+			return CLI_EXIT_USAGE;
+		}
+		req.libraries[req.nlibraries++] = t;
+	}
 	req.source = src;
 	req.source_len = src_len;
 	req.timeout_s = timeout;
@@ -696,7 +714,9 @@ static int session_run(int argc, char **argv)
 	struct lang_result res;
 	struct sc_err err = {0};
 	int rc;
-	if (lang_session_run(name, &req, &res, &err) < 0) {
+	int lrc = lang_session_run(name, &req, &res, &err);
+	free(libs);
+	if (lrc < 0) {
 		free(src);
 		return cli_fail(&err);
 	}

@@ -35,3 +35,8 @@ int lang_i_install_py(struct cell *c, struct sc_err *err);
 int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
 		      struct lang_result *res, struct sc_err *err);
 double lang_i_now(void);
+/* --libraries: names valid; install what is missing (req: lang, libraries,
+ * has_network, workdir, install_timeout_s) with env. */
+int lang_i_check_libraries(const char *const *libs, size_t n, struct sc_err *err);
+int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
+			     const char *const *env, struct sc_err *err);

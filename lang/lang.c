@@ -418,6 +418,18 @@ bool lang_library_name_ok(const char *name)
 	return true;
 }
 
+int lang_i_check_libraries(const char *const *libs, size_t n, struct sc_err *err)
+{
+	if (n > LANG_MAX_LIBRARIES)
+		return sc_fail(err, EINVAL, "more than %d libraries", LANG_MAX_LIBRARIES);
+	for (size_t i = 0; i < n; i++)
+		if (!libs[i] || !lang_library_name_ok(libs[i]))
+			return sc_fail(err, EINVAL, "library name '%.64s': expected up to %d bytes of "
+						    "letters, digits and ._+-=<>!~@/", libs[i] ? libs[i] : "",
+				       LANG_MAX_LIBRARY_NAME - 1);
+	return 0;
+}
+
 /* How a language installs libraries: a check printing the missing ones
  * (one a line; NULL: all count as missing), the install command before
  * the names, and what an allowlist must let through. */
@@ -481,7 +493,7 @@ static void tail_of(const struct lang_exec *ex, const char **p, int *n)
 	*n = (int)len;
 }
 
-static int install_libraries(struct cell *c, const struct lang_run_req *req,
+int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 			     const char *const *env, struct sc_err *err)
 {
 	const struct lang_install *in = NULL;
@@ -628,13 +640,8 @@ static int check_req(const struct lang_run_req *req, struct sc_err *err)
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->nfetch > LANG_MAX_FETCH)
 		return sc_fail(err, EINVAL, "more than %d files to fetch", LANG_MAX_FETCH);
-	if (req->nlibraries > LANG_MAX_LIBRARIES)
-		return sc_fail(err, EINVAL, "more than %d libraries", LANG_MAX_LIBRARIES);
-	for (size_t i = 0; i < req->nlibraries; i++)
-		if (!req->libraries[i] || !lang_library_name_ok(req->libraries[i]))
-			return sc_fail(err, EINVAL, "library name '%.64s': expected up to %d bytes of "
-						    "letters, digits and ._+-=<>!~@/", req->libraries[i] ? req->libraries[i] : "",
-				       LANG_MAX_LIBRARY_NAME - 1);
+	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
+		return -1;
 	if (req->workdir && req->workdir[0] != '/')
 		return sc_fail(err, EINVAL, "work directory '%.64s' is not absolute", req->workdir);
 	return 0;
@@ -699,7 +706,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			ienv[k] = st->env[k];
 		ienv[k++] = LANG_PY_ENV_PATH;
 		ienv[k] = NULL;
-		if (install_libraries(c, &req, ienv, &e) < 0) {
+		if (lang_i_install_libraries(c, &req, ienv, &e) < 0) {
 			set_sandbox_error(res, &e);
 			goto done;
 		}

@@ -207,6 +207,10 @@ struct lang_session_req {
 	uint64_t output_limit;         /* per stream; 0: CELL_DEFAULT_OUTPUT */
 	struct lang_sink sink;
 	bool stream;                   /* as lang_run_req's */
+	/* installed first, as lang_run_req's (pip, into LANG_PY_LIBS); the
+	 * network is the session cell's (recorded by lang_session_start) */
+	const char *libraries[LANG_MAX_LIBRARIES];
+	size_t nlibraries;
 };
 void lang_session_req_init(struct lang_session_req *req);
 

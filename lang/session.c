@@ -96,6 +96,18 @@ static const char *const SESSION_ENV[] = {
 	NULL,
 };
 
+/* Was the session's cell made with egress? */
+static bool session_has_network(struct cell *c)
+{
+	struct cell_file cf;
+	struct sc_err e = {0};
+	if (cell_read_file(c, MARKER, 64, 30, &cf, &e) < 0)
+		return false;
+	bool net = strstr(cf.data, "\nnet=1\n") != NULL;
+	free(cf.data);
+	return net;
+}
+
 bool lang_session_is(struct cell *c)
 {
 	struct cell_file cf;
@@ -150,7 +162,9 @@ int lang_session_start(const struct cell_spec *spec, const char *name, const str
 	struct cell *c;
 	if (cell_create(spec, name, &c, err) < 0)
 		return -1;
-	if (lang_session_install(c, l, err) < 0) {
+	static const char net[] = "python\nnet=1\n";
+	if (lang_session_install(c, l, err) < 0 ||
+	    (spec->egress && cell_write_file(c, MARKER, net, sizeof(net) - 1, 0, 30, err) < 0)) {
 		struct sc_err e2 = {0};
 		(void)cell_destroy(c, &e2);
 		return -1;
@@ -206,6 +220,25 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		return sc_fail(err, ENOENT,
 			       "cell %.63s is not a code session (make one with 'sandcell code session start')",
 			       cell_name(c));
+	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
+		return -1;
+	struct sc_err e = {0};
+	if (req->nlibraries) {
+		struct lang_run_req lr;
+		lang_run_req_init(&lr);
+		lr.lang = lang_find("python");
+		for (size_t i = 0; i < req->nlibraries; i++)
+			lr.libraries[i] = req->libraries[i];
+		lr.nlibraries = req->nlibraries;
+		lr.has_network = session_has_network(c);
+		if (lang_i_install_libraries(c, &lr, SESSION_ENV, &e) < 0) {
+			res->status = LANG_SANDBOX_ERROR;
+			snprintf(res->message, sizeof(res->message), "%s", e.msg);
+			res->wall_s = lang_i_now() - t0;
+			lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
+			return 0;
+		}
+	}
 	int fd = source_fd(req->source ? req->source : "", req->source_len, err);
 	if (fd < 0)
 		return -1;
@@ -228,7 +261,6 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		.sink = &req->sink,
 		.stream = req->stream,
 	};
-	struct sc_err e = {0};
 	int rc = lang_i_exec(c, &x, &res->run, &e);
 	close(fd);
 	if (rc < 0) {

@@ -13,6 +13,7 @@
 # so everything the code writes, subprocesses included, reaches the cell's
 # exec pipes as it happens. Everything here is inside the cell.
 import fcntl
+import importlib
 import json
 import os
 import signal
@@ -88,6 +89,7 @@ class Session:
         n = self.count
         fname = "<cell-%d>" % n
         linecache.cache[fname] = (len(code), None, code.splitlines(True), fname)
+        importlib.invalidate_caches()  # libraries installed since the last run
         signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             try:

@@ -54,6 +54,13 @@ printf 'print(f(16))\n' | src call.py
 run "$T_DIR/call.py"
 check "imports and functions persist" out_is "4.0"
 
+# --- libraries in a session without network ---
+run --libraries surely-not-installed-xyz --json "$T_DIR/one.py"
+check "session --libraries without network: 125, SandboxError saying so" bash -c \
+	'[ $RC -eq 125 ] && [ "$(jget "d[\"status\"]")" = SandboxError ] && jget "d[\"message\"]" | grep -q "no network"'
+run --libraries json "$T_DIR/call.py"
+check "session --libraries of an importable one: runs, state kept" out_is "4.0"
+
 # --- an exception, then on ---
 printf 'def g():\n    return 1 / 0\ng()\n' | src err.py
 run "$T_DIR/err.py"
