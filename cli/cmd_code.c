@@ -11,10 +11,17 @@
 static const char CODE_HELP[] =
 	"usage: sandcell code languages [--image NAME] [--root DIR] [--json]\n"
 	"       sandcell code run --lang L [OPTIONS] [FILE|-]\n"
+	"       sandcell code session start [--lang python] [CELL OPTIONS] NAME\n"
+	"       sandcell code session run NAME [--timeout S] [--clear-plots] [--libraries A,B]\n"
+	"                                 [--json|--stream] [--out DIR] [FILE|-]\n"
+	"       sandcell code session rm NAME\n"
+	"       sandcell code session ls [--json]\n"
 	"\n"
 	"Run a program given as source in a fresh cell: write it, compile it\n"
 	"where the language needs it, run it. 'languages' lists the languages\n"
-	"and which of them the image has.\n";
+	"and which of them the image has. A session keeps a Python interpreter\n"
+	"alive in a long-lived cell: state, imports and functions persist from\n"
+	"one 'session run' to the next.\n";
 
 static const char RUN_HELP[] =
 	"usage: sandcell code run --lang L [OPTIONS] [FILE|-]\n"
@@ -39,7 +46,10 @@ struct code_opts {
 	size_t nfetch;
 	double compile_timeout, run_timeout;
 	uint64_t files_limit;
+	const char *out_dir;
+	const char *libraries;
 	bool json;
+	bool stream;
 	bool help;
 };
 
@@ -75,7 +85,13 @@ static const struct cli_option CODE_OPTIONS[] = {
 	 .help = "stop the compiler after SECS (default 30)"},
 	{"--run-timeout", NULL, CLI_SECONDS, CD(run_timeout), .metavar = "SECS",
 	 .help = "stop the program after SECS (default 30)"},
+	{"--libraries", NULL, CLI_STRING, CD(libraries), .metavar = "A,B",
+	 .help = "install these with the language's tool first (needs --allow-net)"},
+	{"--out", NULL, CLI_STRING, CD(out_dir), .metavar = "DIR",
+	 .help = "also write the plots as DIR/plot-0001.png, ..."},
 	{"--json", NULL, CLI_FLAG, CD(json), .help = "print one JSON result object"},
+	{"--stream", NULL, CLI_FLAG, CD(stream),
+	 .help = "print NDJSON events (stdout, stderr, plot, result) as they come"},
 	{"--help", "-h", CLI_FLAG, CD(help), .help = "this help"},
 	{0},
 };
@@ -125,7 +141,7 @@ static void json_exec(FILE *f, const struct lang_exec *ex)
 		ex->out_truncated ? "true" : "false", ex->err_truncated ? "true" : "false");
 }
 
-static void json_result(FILE *f, const struct lang_result *r)
+static void json_result(FILE *f, const struct lang_result *r, bool session)
 {
 	fputs("{\"status\":", f);
 	json_opt_string(f, lang_status_name(r->status));
@@ -150,9 +166,18 @@ static void json_result(FILE *f, const struct lang_result *r)
 				fputc(',', f);
 			cli_json_string(f, r->files[i].path, strlen(r->files[i].path));
 		}
-	fputs("],\"plots\":[],\"limit_hit\":", f);
+	fputs("],\"plots\":[", f);
+	for (size_t i = 0; i < r->nplots; i++) {
+		fprintf(f, "%s{\"format\":\"%s\",\"content_base64\":", i ? "," : "", r->plots[i].format);
+		base64(f, (const unsigned char *)r->plots[i].data, r->plots[i].len);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"plots_truncated\":%s", r->plots_truncated ? "true" : "false");
+	if (session)
+		fprintf(f, ",\"session_restarted\":%s", r->session_restarted ? "true" : "false");
+	fputs(",\"limit_hit\":", f);
 	json_opt_string(f, r->limit_hit);
-	fprintf(f, ",\"peak_memory\":%llu,\"wall_s\":%.6f}\n", (unsigned long long)r->peak_memory,
+	fprintf(f, ",\"peak_memory\":%llu,\"wall_s\":%.6f}", (unsigned long long)r->peak_memory,
 		r->wall_s);
 }
 
@@ -297,6 +322,67 @@ static void write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* --stream: one NDJSON line per event, flushed at once. */
+struct stream_ctx {
+	bool session;
+};
+
+static void stream_sink(void *ctx, const struct lang_event *ev)
+{
+	const struct stream_ctx *sc = ctx;
+	switch (ev->type) {
+	case LANG_EV_STDOUT:
+	case LANG_EV_STDERR:
+		if (!ev->len)
+			return;
+		printf("{\"type\":\"%s\",\"data\":", ev->type == LANG_EV_STDOUT ? "stdout" : "stderr");
+		cli_json_string(stdout, ev->data, ev->len);
+		fputs("}\n", stdout);
+		break;
+	case LANG_EV_PLOT:
+		fputs("{\"type\":\"plot\",\"format\":\"png\",\"content_base64\":", stdout);
+		base64(stdout, (const unsigned char *)ev->data, ev->len);
+		fputs("}\n", stdout);
+		break;
+	case LANG_EV_RESULT:
+		fputs("{\"type\":\"result\",\"result\":", stdout);
+		json_result(stdout, ev->result, sc->session);
+		fputs("}\n", stdout);
+		break;
+	}
+	fflush(stdout);
+}
+
+/* --out DIR: the plots as DIR/plot-0001.png, ... (names of our own, no
+ * links followed). */
+static int write_plots(const char *dir, const struct lang_result *r)
+{
+	if (!dir || !r->nplots)
+		return 0;
+	struct sc_err err = {0};
+	if (sc_mkdir_p(dir, 0755, &err) < 0)
+		return cli_fail(&err), -1;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		cli_error("--out %.200s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < r->nplots && rc == 0; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "plot-%04zu.png", i + 1);
+		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || sc_write_all(fd, r->plots[i].data, r->plots[i].len) < 0) {
+			cli_error("--out %.200s/%s: %s", dir, name, strerror(errno));
+			rc = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	close(dfd);
+	return rc;
+}
+
 /* Without --json: pass each step's output on as it comes back. */
 static void plain_sink(void *ctx, const struct lang_event *ev)
 {
@@ -305,6 +391,15 @@ static void plain_sink(void *ctx, const struct lang_event *ev)
 		write_all(1, ev->data, ev->len);
 	else if (ev->type == LANG_EV_STDERR)
 		write_all(2, ev->data, ev->len);
+}
+
+static int result_rc(const struct lang_result *res)
+{
+	if (res->status == LANG_SANDBOX_ERROR)
+		return CLI_EXIT_USAGE;
+	if (res->run.present)
+		return res->run.return_code;
+	return res->compile.return_code ? res->compile.return_code : 1;
 }
 
 static int cmd_code_run(int argc, char **argv)
@@ -380,27 +475,53 @@ static int cmd_code_run(int argc, char **argv)
 	req.compile_timeout_s = o.compile_timeout;
 	req.run_timeout_s = o.run_timeout;
 	req.output_limit = co.overrides.limits.output;
-	if (!o.json)
+	char *libs = NULL;
+	if (o.libraries) {
+		libs = strdup(o.libraries);
+		for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
+		     t = strtok_r(NULL, ",", &save)) {
+			if (req.nlibraries >= LANG_MAX_LIBRARIES) {
+				cli_error("--libraries: at most %d libraries", LANG_MAX_LIBRARIES);
+				free(libs);
+				goto out;
+			}
+			if (!lang_library_name_ok(t)) {
+				cli_error("--libraries: '%.64s' is not a library name", t);
+				free(libs);
+				goto out;
+			}
+			req.libraries[req.nlibraries++] = t;
+		}
+	}
+	struct stream_ctx sctx = {.session = false};
+	if (o.stream) {
+		req.sink = (struct lang_sink){.fn = stream_sink, .ctx = &sctx};
+		req.stream = true;
+	} else if (!o.json) {
 		req.sink = (struct lang_sink){.fn = plain_sink};
+		req.stream = true;
+	}
 
 	struct lang_result res;
 	struct sc_err err = {0};
-	if (lang_run(&spec, &req, &res, &err) < 0) {
+	int lrc = lang_run(&spec, &req, &res, &err);
+	free(libs);
+	if (lrc < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}
-	if (o.json)
-		json_result(stdout, &res);
-	else if (res.status == LANG_SANDBOX_ERROR)
+	if (o.json) {
+		json_result(stdout, &res, false);
+		fputc('\n', stdout);
+	} else if (o.stream) {
+		/* the result was an event */
+	} else if (res.status == LANG_SANDBOX_ERROR)
 		cli_error("%s", res.message);
 	else if (res.message[0])
 		cli_warn("%s", res.message);
-	if (res.status == LANG_SANDBOX_ERROR)
+	rc = result_rc(&res);
+	if (write_plots(o.out_dir, &res) < 0)
 		rc = CLI_EXIT_USAGE;
-	else if (res.run.present)
-		rc = res.run.return_code;
-	else
-		rc = res.compile.return_code ? res.compile.return_code : 1;
 	lang_result_free(&res);
 out:
 	if (stdin_fd >= 0)
@@ -413,6 +534,281 @@ out_opts:
 	return rc;
 }
 
+/* ---- sessions ---- */
+
+static const char SESSION_HELP[] =
+	"usage: sandcell code session start [--lang python] [CELL OPTIONS] NAME\n"
+	"       sandcell code session run NAME [OPTIONS] [FILE|-]\n"
+	"       sandcell code session rm NAME\n"
+	"       sandcell code session ls [--json]\n"
+	"\n"
+	"A session is a long-lived cell NAME with a Python interpreter kept\n"
+	"alive in it. Each 'run' executes the source (FILE, or stdin) in that\n"
+	"interpreter: variables, imports and functions persist; a bare last\n"
+	"expression is shown as 'Out[N]: value'; an exception prints its\n"
+	"traceback (exit status 1) and the session goes on; --timeout interrupts\n"
+	"the code with SIGINT (status 124; killed 5 s later if it does not stop)\n"
+	"and the session goes on. When the interpreter dies it is restarted and\n"
+	"a note on stderr says that its state was lost. matplotlib figures come\n"
+	"back as plots and accumulate until --clear-plots. Only Python keeps\n"
+	"state: for other languages use 'code run' (each run is fresh).\n"
+	"\n"
+	"Run options:\n"
+	"  --timeout SECS        interrupt the code after SECS (default: none)\n"
+	"  --clear-plots         forget the session's earlier plots first\n"
+	"  --libraries A,B       pip-install these first unless they import (needs the\n"
+	"                        session started with --allow-net)\n"
+	"  --out DIR             also write the plots as DIR/plot-0001.png, ...\n"
+	"  --json                print one JSON result object\n"
+	"  --stream              print NDJSON events (stdout, stderr, plot, result)\n"
+	"\n"
+	"Cell options (start):\n"
+	"%s";
+
+static int session_start(int argc, char **argv)
+{
+	struct cell_opts co = {0};
+	const char *lang = "python", *name = NULL;
+	int rc = CLI_EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf(SESSION_HELP, cell_opts_help());
+			rc = 0;
+			goto out_opts;
+		}
+		if ((!strcmp(a, "--lang") || !strcmp(a, "-l")) && i + 1 < argc) {
+			lang = argv[++i];
+			continue;
+		}
+		int r = cell_opts_parse(&co, argc, argv, &i);
+		if (r < 0)
+			goto out_opts;
+		if (r == 1)
+			continue;
+		if (a[0] == '-' || name) {
+			cli_error("code session start: unexpected argument '%.64s' (see 'sandcell code session --help')", a);
+			goto out_opts;
+		}
+		name = a;
+	}
+	if (!name) {
+		cli_error("code session start: no session name given (usage: sandcell code session start [OPTIONS] NAME)");
+		goto out_opts;
+	}
+	const struct lang_def *l = lang_find(lang);
+	if (!l) {
+		cli_error("code session start: unknown language '%.64s' (see 'sandcell code languages')", lang);
+		goto out_opts;
+	}
+	if (strcmp(l->name, "python") != 0) {
+		cli_error("code session start: sessions keep state for python only; for %s use 'sandcell code run' (each run is fresh)",
+			  l->name);
+		goto out_opts;
+	}
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+		goto out;
+	spec.image_name = co.img.name;
+	struct sc_err err = {0};
+	if (lang_session_start(&spec, name, l, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	printf("%s\n", name);
+	rc = 0;
+out:
+	policy_filter_free(&filter);
+	policy_free(&pol);
+out_opts:
+	cell_opts_free(&co);
+	return rc;
+}
+
+static int session_run(int argc, char **argv)
+{
+	const char *name = NULL, *file = NULL, *out_dir = NULL, *libraries = NULL;
+	double timeout = 0;
+	bool json = false, stream = false, clear = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			printf(SESSION_HELP, cell_opts_help());
+			return 0;
+		}
+		if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--stream")) {
+			stream = true;
+		} else if (!strcmp(a, "--clear-plots")) {
+			clear = true;
+		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--out") || !strcmp(a, "--libraries")) {
+			if (i + 1 >= argc) {
+				cli_error("%s: expected a value", a);
+				return CLI_EXIT_USAGE;
+			}
+			const char *v = argv[++i];
+			if (a[2] == 'o') {
+				out_dir = v;
+				continue;
+			}
+			if (a[2] == 'l') {
+				libraries = v;
+				continue;
+			}
+			char *end;
+			errno = 0;
+			timeout = strtod(v, &end);
+			if (errno || end == v || *end || !(timeout >= 0) || timeout > 1e7) {
+				cli_error("--timeout: expected seconds like 30 or 0.5, got '%.64s'", v);
+				return CLI_EXIT_USAGE;
+			}
+		} else if ((a[0] == '-' && a[1]) || (name && file)) {
+			cli_error("code session run: unexpected argument '%.64s' (see 'sandcell code session --help')", a);
+			return CLI_EXIT_USAGE;
+		} else if (!name) {
+			name = a;
+		} else {
+			file = a;
+		}
+	}
+	if (!name) {
+		cli_error("code session run: no session name given (usage: sandcell code session run NAME [FILE|-])");
+		return CLI_EXIT_USAGE;
+	}
+	if (json && stream) {
+		cli_error("code session run: --json and --stream do not go together");
+		return CLI_EXIT_USAGE;
+	}
+	char *src = NULL;
+	size_t src_len = 0;
+	if (read_source(file, &src, &src_len) < 0)
+		return CLI_EXIT_USAGE;
+	struct lang_session_req req;
+	lang_session_req_init(&req);
+	char *libs = libraries ? strdup(libraries) : NULL;
+	for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (req.nlibraries >= LANG_MAX_LIBRARIES || !lang_library_name_ok(t)) {
+			cli_error("--libraries: '%.64s' is not a library name, or more than %d names", t,
+				  LANG_MAX_LIBRARIES);
+			free(libs);
+			free(src);
+			return CLI_EXIT_USAGE;
+		}
+		req.libraries[req.nlibraries++] = t;
+	}
+	req.source = src;
+	req.source_len = src_len;
+	req.timeout_s = timeout;
+	req.clear_plots = clear;
+	struct stream_ctx sctx = {.session = true};
+	if (stream)
+		req.sink = (struct lang_sink){.fn = stream_sink, .ctx = &sctx};
+	else if (!json)
+		req.sink = (struct lang_sink){.fn = plain_sink};
+	req.stream = !json;
+	struct lang_result res;
+	struct sc_err err = {0};
+	int rc;
+	int lrc = lang_session_run(name, &req, &res, &err);
+	free(libs);
+	if (lrc < 0) {
+		free(src);
+		return cli_fail(&err);
+	}
+	if (json) {
+		json_result(stdout, &res, true);
+		fputc('\n', stdout);
+	} else if (!stream && res.status == LANG_SANDBOX_ERROR) {
+		cli_error("%s", res.message);
+	}
+	rc = result_rc(&res);
+	if (write_plots(out_dir, &res) < 0)
+		rc = CLI_EXIT_USAGE;
+	lang_result_free(&res);
+	free(src);
+	return rc;
+}
+
+static int session_rm(int argc, char **argv)
+{
+	if (argc != 2 || argv[1][0] == '-') {
+		if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			printf(SESSION_HELP, cell_opts_help());
+			return 0;
+		}
+		cli_error("code session rm: expected one session name (usage: sandcell code session rm NAME)");
+		return CLI_EXIT_USAGE;
+	}
+	struct sc_err err = {0};
+	if (lang_session_rm(argv[1], &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
+static int session_ls(int argc, char **argv)
+{
+	bool json = argc == 2 && !strcmp(argv[1], "--json");
+	if (argc > 2 || (argc == 2 && !json)) {
+		cli_error("code session ls: unexpected argument (usage: sandcell code session ls [--json])");
+		return CLI_EXIT_USAGE;
+	}
+	struct cell_status *st = NULL;
+	size_t n = 0;
+	struct sc_err err = {0};
+	if (cell_list(&st, &n, &err) < 0)
+		return cli_fail(&err);
+	if (json)
+		fputs("[", stdout);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cell *c;
+		struct sc_err e = {0};
+		if (!st[i].alive || cell_open(st[i].name, &c, &e) < 0)
+			continue;
+		bool is = lang_session_is(c);
+		cell_close(c);
+		if (!is)
+			continue;
+		if (json) {
+			fputs(k ? ",{\"name\":" : "{\"name\":", stdout);
+			cli_json_string(stdout, st[i].name, strlen(st[i].name));
+			fputs(",\"lang\":\"python\",\"image\":", stdout);
+			cli_json_string(stdout, st[i].image, strlen(st[i].image));
+			fputs("}", stdout);
+		} else {
+			printf("%s\tpython\t%s\n", st[i].name, st[i].image);
+		}
+		k++;
+	}
+	if (json)
+		fputs("]\n", stdout);
+	free(st);
+	return 0;
+}
+
+static int cmd_session(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fprintf(argc < 2 ? stderr : stdout, SESSION_HELP, cell_opts_help());
+		return argc < 2 ? CLI_EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "start"))
+		return session_start(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return session_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "rm"))
+		return session_rm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ls"))
+		return session_ls(argc - 1, argv + 1);
+	cli_error("code session: unknown subcommand '%.64s' (see 'sandcell code session --help')", argv[1]);
+	return CLI_EXIT_USAGE;
+}
+
 int cmd_code(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -423,6 +819,8 @@ int cmd_code(int argc, char **argv)
 		return cmd_languages(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return cmd_code_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "session"))
+		return cmd_session(argc - 1, argv + 1);
 	cli_error("code: unknown subcommand '%.64s' (see 'sandcell code --help')", argv[1]);
 	return CLI_EXIT_USAGE;
 }

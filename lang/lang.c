@@ -2,6 +2,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lang.h"
+#include "internal.h"
 
 /* How each language compiles and runs: argv templates where "{src}" is the
  * source file and "{cls}" the Java class. No shell anywhere. */
@@ -198,20 +200,26 @@ void lang_run_req_init(struct lang_run_req *req)
 	};
 }
 
-static double now_s(void)
+double lang_i_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void lang_i_emit(const struct lang_sink *sink, enum lang_event_type t, const char *data,
+		 size_t len, const struct lang_result *res)
+{
+	if (!sink || !sink->fn)
+		return;
+	struct lang_event ev = {.type = t, .data = data, .len = len, .result = res};
+	sink->fn(sink->ctx, &ev);
+}
+
 static void emit(const struct lang_run_req *req, enum lang_event_type t, const char *data,
 		 size_t len, const struct lang_result *res)
 {
-	if (!req->sink.fn)
-		return;
-	struct lang_event ev = {.type = t, .data = data, .len = len, .result = res};
-	req->sink.fn(req->sink.ctx, &ev);
+	lang_i_emit(&req->sink, t, data, len, res);
 }
 
 static char *dup_or_empty(char *s, size_t *len)
@@ -222,36 +230,160 @@ static char *dup_or_empty(char *s, size_t *len)
 	return calloc(1, 1);
 }
 
-/* Run argv (templates expanded) in the cell as one step. */
-static int step(struct cell *c, const struct lang_run_req *req, const char *const *tmpl,
-		const char *const *env, const char *src, const char *cls, double timeout,
-		int stdin_fd, struct lang_exec *ex, struct sc_err *err)
+/* ---- one command as a step, its output streamed or not ---- */
+
+struct stream_thread {
+	struct cell *c;
+	struct cell_exec_req er;
+	struct cell_result cr;
+	struct sc_err err;
+	int rc;
+	int done_w; /* written (and closed) when cell_exec returned */
+};
+
+static void *stream_main(void *arg)
 {
-	char *argv[16];
-	size_t n = 0;
-	for (; tmpl[n] && n < SC_ARRAY_LEN(argv) - 1; n++) {
-		const char *t = tmpl[n];
-		argv[n] = (char *)(!strcmp(t, "{src}") ? src : !strcmp(t, "{cls}") ? cls : t);
+	struct stream_thread *t = arg;
+	t->rc = cell_exec(t->c, &t->er, &t->cr, &t->err);
+	close(t->er.stdout_fd);
+	close(t->er.stderr_fd);
+	t->er.stdout_fd = t->er.stderr_fd = -1;
+	(void)!write(t->done_w, "x", 1);
+	return NULL;
+}
+
+struct grow {
+	char *p;
+	size_t len, cap, limit;
+	bool truncated;
+};
+
+static void grow_add(struct grow *g, const char *d, size_t n)
+{
+	if (g->len + n > g->limit) {
+		g->truncated = true;
+		n = g->limit > g->len ? g->limit - g->len : 0;
 	}
-	argv[n] = NULL;
+	if (!n)
+		return;
+	if (g->len + n + 1 > g->cap) {
+		size_t cap = g->cap ? g->cap : 4096;
+		while (cap < g->len + n + 1)
+			cap *= 2;
+		char *np = realloc(g->p, cap);
+		if (!np) {
+			g->truncated = true;
+			return;
+		}
+		g->p = np;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, d, n);
+	g->len += n;
+	g->p[g->len] = '\0';
+}
+
+/* cell_exec in a helper thread while this thread reads the two pipes and
+ * passes each chunk to the sink as it comes. */
+static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const struct lang_sink *sink,
+			  struct cell_result *cr, struct sc_err *err)
+{
+	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pd[2] = {-1, -1};
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pd, O_CLOEXEC) < 0) {
+		int e = errno;
+		for (int i = 0; i < 2; i++) {
+			if (po[i] >= 0) close(po[i]);
+			if (pe[i] >= 0) close(pe[i]);
+			if (pd[i] >= 0) close(pd[i]);
+		}
+		return sc_fail(err, e, "pipe: %s", strerror(e));
+	}
+	struct stream_thread t = {.c = c, .er = *er, .done_w = pd[1]};
+	t.er.stdout_fd = po[1];
+	t.er.stderr_fd = pe[1];
+	pthread_t th;
+	int e = pthread_create(&th, NULL, stream_main, &t);
+	if (e) {
+		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(pd[0]); close(pd[1]);
+		return sc_fail(err, e, "thread: %s", strerror(e));
+	}
+	uint64_t limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
+	struct grow go = {.limit = limit}, ge = {.limit = limit};
+	bool open_o = true, open_e = true, done = false;
+	static char buf[65536];
+	while (open_o || open_e) {
+		struct pollfd p[3] = {{.fd = open_o ? po[0] : -1, .events = POLLIN},
+				      {.fd = open_e ? pe[0] : -1, .events = POLLIN},
+				      {.fd = done ? -1 : pd[0], .events = POLLIN}};
+		/* after the command ended, what is left in the pipes is read
+		 * without waiting: a process it left behind may hold them */
+		int r = poll(p, 3, done ? 0 : -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (p[2].revents)
+			done = true;
+		for (int k = 0; k < 2; k++) {
+			if (!p[k].revents)
+				continue;
+			ssize_t n = read(k ? pe[0] : po[0], buf, sizeof(buf));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if (k)
+					open_e = false;
+				else
+					open_o = false;
+				continue;
+			}
+			grow_add(k ? &ge : &go, buf, (size_t)n);
+			lang_i_emit(sink, k ? LANG_EV_STDERR : LANG_EV_STDOUT, buf, (size_t)n, NULL);
+		}
+	}
+	pthread_join(th, NULL);
+	close(po[0]);
+	close(pe[0]);
+	close(pd[0]);
+	close(pd[1]);
+	if (t.rc < 0) {
+		free(go.p);
+		free(ge.p);
+		*err = t.err;
+		return -1;
+	}
+	*cr = t.cr;
+	cr->out = go.p;
+	cr->out_len = go.len;
+	cr->out_truncated = go.truncated;
+	cr->err = ge.p;
+	cr->err_len = ge.len;
+	cr->err_truncated = ge.truncated;
+	return 0;
+}
+
+int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *ex,
+		struct sc_err *err)
+{
 	struct cell_exec_req er = {
-		.argv = argv,
-		.env = env[0] ? env : NULL,
-		.cwd = req->workdir,
-		.timeout_s = timeout,
-		.output_limit = req->output_limit,
-		.stdin_fd = stdin_fd,
+		.argv = x->argv,
+		.env = x->env,
+		.cwd = x->cwd,
+		.timeout_s = x->timeout_s,
+		.output_limit = x->output_limit,
+		.stdin_fd = x->stdin_fd,
 		.stdout_fd = -1,
 		.stderr_fd = -1,
 	};
 	struct cell_result cr;
 	ex->present = true;
-	if (cell_exec(c, &er, &cr, err) < 0) {
+	bool stream = x->stream && x->sink && x->sink->fn;
+	if ((stream ? exec_streaming(c, &er, x->sink, &cr, err) : cell_exec(c, &er, &cr, err)) < 0) {
 		ex->status = LANG_EXEC_ERROR;
 		ex->return_code = CELL_EXIT_INTERNAL;
 		ex->out = calloc(1, 1);
 		ex->err = calloc(1, 1);
-		return sc_err_wrap(err, "%s", argv[0]);
+		return sc_err_wrap(err, "%s", x->argv[0]);
 	}
 	ex->status = cr.timed_out ? LANG_EXEC_TIME_LIMIT : LANG_EXEC_FINISHED;
 	ex->return_code = cr.exit_code;
@@ -267,10 +399,208 @@ static int step(struct cell *c, const struct lang_run_req *req, const char *cons
 	ex->peak_memory = cr.peak_memory;
 	cell_result_free(&cr);
 	if (!ex->out || !ex->err)
-		return sc_fail(err, ENOMEM, "%s: out of memory", argv[0]);
-	emit(req, LANG_EV_STDOUT, ex->out, ex->out_len, NULL);
-	emit(req, LANG_EV_STDERR, ex->err, ex->err_len, NULL);
+		return sc_fail(err, ENOMEM, "%s: out of memory", x->argv[0]);
+	if (!stream) {
+		lang_i_emit(x->sink, LANG_EV_STDOUT, ex->out, ex->out_len, NULL);
+		lang_i_emit(x->sink, LANG_EV_STDERR, ex->err, ex->err_len, NULL);
+	}
 	return 0;
+}
+
+bool lang_library_name_ok(const char *name)
+{
+	size_t n = strnlen(name, LANG_MAX_LIBRARY_NAME);
+	if (!n || n >= LANG_MAX_LIBRARY_NAME || name[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._+-=<>!~@/", name[i]))
+			return false;
+	return true;
+}
+
+int lang_i_check_libraries(const char *const *libs, size_t n, struct sc_err *err)
+{
+	if (n > LANG_MAX_LIBRARIES)
+		return sc_fail(err, EINVAL, "more than %d libraries", LANG_MAX_LIBRARIES);
+	for (size_t i = 0; i < n; i++)
+		if (!libs[i] || !lang_library_name_ok(libs[i]))
+			return sc_fail(err, EINVAL, "library name '%.64s': expected up to %d bytes of "
+						    "letters, digits and ._+-=<>!~@/", libs[i] ? libs[i] : "",
+				       LANG_MAX_LIBRARY_NAME - 1);
+	return 0;
+}
+
+/* How a language installs libraries: a check printing the missing ones
+ * (one a line; NULL: all count as missing), the install command before
+ * the names, and what an allowlist must let through. */
+struct lang_install {
+	const char *lang;
+	const char *check[6];
+	const char *install[14];
+	const char *allow;
+};
+
+static const char PY_CHECK[] =
+	"import importlib.util, sys\n"
+	"M = {'scikit-learn': 'sklearn', 'pillow': 'PIL', 'beautifulsoup4': 'bs4',\n"
+	"     'opencv-python': 'cv2', 'pyyaml': 'yaml', 'python-dateutil': 'dateutil'}\n"
+	"for a in sys.argv[1:]:\n"
+	"    n = a\n"
+	"    for ch in '=<>!~[;@ ':\n"
+	"        n = n.split(ch)[0]\n"
+	"    n = n.strip().lower()\n"
+	"    try:\n"
+	"        ok = importlib.util.find_spec(M.get(n, n.replace('-', '_'))) is not None\n"
+	"    except Exception:\n"
+	"        ok = False\n"
+	"    if not ok:\n"
+	"        print(a)\n";
+static const char JS_CHECK[] =
+	"for (const a of process.argv.slice(1)) {\n"
+	"  try { require.resolve(a.replace(/(.)@.*$/, '$1'), {paths: [process.cwd()]}); }\n"
+	"  catch (e) { console.log(a); }\n"
+	"}\n";
+static const char RB_CHECK[] =
+	"ARGV.each { |a| begin; gem a.split(/[=<>~ ]/)[0]; rescue LoadError; puts a; end }";
+
+static const struct lang_install INSTALLS[] = {
+	{"python", {"python3", "-c", PY_CHECK},
+	 {"python3", "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet",
+	  "--target", LANG_PY_LIBS},
+	 "--allow-net pypi.org --allow-net files.pythonhosted.org"},
+	{"javascript", {"node", "-e", JS_CHECK},
+	 {"npm", "install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock"},
+	 "--allow-net registry.npmjs.org"},
+	{"typescript", {"node", "-e", JS_CHECK},
+	 {"npm", "install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock"},
+	 "--allow-net registry.npmjs.org"},
+	{"ruby", {"ruby", "-e", RB_CHECK}, {"gem", "install", "--no-document", "--user-install"},
+	 "--allow-net rubygems.org --allow-net index.rubygems.org"},
+};
+
+/* The tail of a step's output for a message: at most 300 bytes. */
+static void tail_of(const struct lang_exec *ex, const char **p, int *n)
+{
+	const char *s = ex->err_len ? ex->err : ex->out;
+	size_t len = ex->err_len ? ex->err_len : ex->out_len;
+	while (len && (s[len - 1] == '\n' || s[len - 1] == ' '))
+		len--;
+	if (len > 300) {
+		s += len - 300;
+		len = 300;
+	}
+	*p = s;
+	*n = (int)len;
+}
+
+int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
+			     const char *const *env, struct sc_err *err)
+{
+	const struct lang_install *in = NULL;
+	for (size_t i = 0; i < SC_ARRAY_LEN(INSTALLS); i++)
+		if (!strcmp(INSTALLS[i].lang, req->lang->name))
+			in = &INSTALLS[i];
+	if (!in)
+		return sc_fail(err, 0, "--libraries is not supported for %s (python, javascript, typescript, ruby)",
+			       req->lang->name);
+	const char *missing[LANG_MAX_LIBRARIES];
+	size_t nmissing = 0;
+	char *argv[LANG_MAX_LIBRARIES + 16];
+	size_t n = 0;
+	for (; in->check[n]; n++)
+		argv[n] = (char *)in->check[n];
+	for (size_t i = 0; i < req->nlibraries; i++)
+		argv[n++] = (char *)req->libraries[i];
+	argv[n] = NULL;
+	struct lang_i_exec x = {.argv = argv, .env = env, .cwd = req->workdir, .timeout_s = 60,
+				.output_limit = 65536, .stdin_fd = -1};
+	struct lang_exec ex = {0};
+	if (lang_i_exec(c, &x, &ex, err) < 0) {
+		free(ex.out);
+		free(ex.err);
+		return sc_err_wrap(err, "--libraries: checking what is installed");
+	}
+	/* only names that were asked for count */
+	for (size_t i = 0; i < req->nlibraries; i++) {
+		size_t l = strlen(req->libraries[i]);
+		bool miss = ex.status != LANG_EXEC_FINISHED || ex.return_code != 0;
+		for (const char *p = ex.out; !miss && p && *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+			if (ll == l && !memcmp(p, req->libraries[i], l))
+				miss = true;
+			p = nl ? nl + 1 : NULL;
+		}
+		if (miss)
+			missing[nmissing++] = req->libraries[i];
+	}
+	free(ex.out);
+	free(ex.err);
+	if (!nmissing)
+		return 0;
+	if (!req->has_network) {
+		char names[256] = "";
+		size_t used = 0;
+		for (size_t i = 0; i < nmissing && used + 1 < sizeof(names); i++) {
+			int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", missing[i]);
+			if (w < 0)
+				break;
+			used += (size_t)w < sizeof(names) - used ? (size_t)w : sizeof(names) - used - 1;
+		}
+		return sc_fail(err, 0,
+			       "--libraries: %s not installed in the cell, and the cell has no network "
+			       "(--net none): give it %s, or a policy with network: allowlist naming those hosts",
+			       names, in->allow);
+	}
+	n = 0;
+	for (; in->install[n]; n++)
+		argv[n] = (char *)in->install[n];
+	for (size_t i = 0; i < nmissing; i++)
+		argv[n++] = (char *)missing[i];
+	argv[n] = NULL;
+	x.argv = argv;
+	x.timeout_s = req->install_timeout_s > 0 ? req->install_timeout_s : LANG_DEFAULT_INSTALL_TIMEOUT;
+	memset(&ex, 0, sizeof(ex));
+	int rc = lang_i_exec(c, &x, &ex, err);
+	if (rc == 0 && (ex.status != LANG_EXEC_FINISHED || ex.return_code != 0)) {
+		const char *t;
+		int tn;
+		tail_of(&ex, &t, &tn);
+		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%.*s",
+			     !strcmp(in->install[0], "python3") ? "pip" : in->install[0],
+			     ex.status == LANG_EXEC_TIME_LIMIT ? "timed out" : "failed", ex.return_code,
+			     tn ? ": " : "", tn, t);
+	} else if (rc < 0) {
+		sc_err_wrap(err, "--libraries: installing");
+	}
+	free(ex.out);
+	free(ex.err);
+	return rc;
+}
+
+/* Run argv (templates expanded) in the cell as one step. */
+static int step(struct cell *c, const struct lang_run_req *req, const char *const *tmpl,
+		const char *const *env, const char *src, const char *cls, double timeout,
+		int stdin_fd, struct lang_exec *ex, struct sc_err *err)
+{
+	char *argv[16];
+	size_t n = 0;
+	for (; tmpl[n] && n < SC_ARRAY_LEN(argv) - 1; n++) {
+		const char *t = tmpl[n];
+		argv[n] = (char *)(!strcmp(t, "{src}") ? src : !strcmp(t, "{cls}") ? cls : t);
+	}
+	argv[n] = NULL;
+	struct lang_i_exec x = {
+		.argv = argv,
+		.env = env[0] ? env : NULL,
+		.cwd = req->workdir,
+		.timeout_s = timeout,
+		.output_limit = req->output_limit,
+		.stdin_fd = stdin_fd,
+		.sink = &req->sink,
+		.stream = req->stream,
+	};
+	return lang_i_exec(c, &x, ex, err);
 }
 
 static void note_step(struct lang_result *res, const struct lang_exec *ex)
@@ -310,6 +640,8 @@ static int check_req(const struct lang_run_req *req, struct sc_err *err)
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->nfetch > LANG_MAX_FETCH)
 		return sc_fail(err, EINVAL, "more than %d files to fetch", LANG_MAX_FETCH);
+	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
+		return -1;
 	if (req->workdir && req->workdir[0] != '/')
 		return sc_fail(err, EINVAL, "work directory '%.64s' is not absolute", req->workdir);
 	return 0;
@@ -325,7 +657,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		struct sc_err *err)
 {
 	memset(res, 0, sizeof(*res));
-	double t0 = now_s();
+	double t0 = lang_i_now();
 	if (check_req(given, err) < 0)
 		return -1;
 	struct lang_run_req req = *given;
@@ -367,6 +699,18 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
+	if (req.nlibraries) {
+		const char *ienv[SC_ARRAY_LEN(st->env) + 2];
+		size_t k = 0;
+		for (; k < SC_ARRAY_LEN(st->env) && st->env[k]; k++)
+			ienv[k] = st->env[k];
+		ienv[k++] = LANG_PY_ENV_PATH;
+		ienv[k] = NULL;
+		if (lang_i_install_libraries(c, &req, ienv, &e) < 0) {
+			set_sandbox_error(res, &e);
+			goto done;
+		}
+	}
 	if (st->compile[0]) {
 		if (step(c, &req, st->compile, st->env, srcname, cls, req.compile_timeout_s, -1,
 			 &res->compile, &e) < 0) {
@@ -379,8 +723,38 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
-	if (step(c, &req, st->run, st->env, srcname, cls, req.run_timeout_s, req.stdin_fd,
+	/* Python: matplotlib figures come back as plots (lang/py/sc_backend.py) */
+	const char *env[SC_ARRAY_LEN(st->env) + 6];
+	size_t ne = 0;
+	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne]; ne++)
+		env[ne] = st->env[ne];
+	char plots_env[128] = "", *plots_dir = NULL;
+	bool python = !strcmp(l->name, "python");
+	if (python) {
+		uint64_t rnd = 0;
+		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			rnd = (uint64_t)(lang_i_now() * 1e6);
+		snprintf(plots_env, sizeof(plots_env), "SANDCELL_PLOTS=/tmp/.sandcell/plots-%016llx",
+			 (unsigned long long)rnd);
+		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
+		/* a cell whose /tmp cannot take the backend runs without plots */
+		struct sc_err pe = {0};
+		if (lang_i_install_py(c, &pe) < 0) {
+			python = false;
+		} else {
+			env[ne++] = LANG_PY_ENV_PATH;
+			env[ne++] = LANG_PY_ENV_BACKEND;
+			env[ne++] = LANG_PY_ENV_MPLCONFIG;
+			env[ne++] = plots_env;
+		}
+	}
+	env[ne] = NULL;
+	if (step(c, &req, st->run, env, srcname, cls, req.run_timeout_s, req.stdin_fd,
 		 &res->run, &e) < 0) {
+		set_sandbox_error(res, &e);
+		goto done;
+	}
+	if (python && lang_i_read_plots(c, plots_dir, -1, &req.sink, res, &e) < 0) {
 		set_sandbox_error(res, &e);
 		goto done;
 	}
@@ -403,7 +777,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		res->nfiles++;
 	}
 done:
-	res->wall_s = now_s() - t0;
+	res->wall_s = lang_i_now() - t0;
 	emit(&req, LANG_EV_RESULT, NULL, 0, res);
 	return 0;
 }
@@ -414,7 +788,7 @@ int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	memset(res, 0, sizeof(*res));
 	if (check_req(req, err) < 0)
 		return -1;
-	double t0 = now_s();
+	double t0 = lang_i_now();
 	uint64_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		rnd = (uint64_t)t0 ^ ((uint64_t)getpid() << 20);
@@ -424,6 +798,7 @@ int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	struct cell_spec s = *spec;
 	s.die_with_creator = true;
 	struct lang_run_req r = *req;
+	r.has_network = spec->egress != NULL;
 	if (!r.workdir)
 		r.workdir = spec->workdir ? spec->workdir : "/testbed";
 	struct cell *c;
@@ -435,7 +810,7 @@ int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 		/* the program's result stands; say that cleanup failed */
 		snprintf(res->message, sizeof(res->message), "removing cell %.63s: %.400s", name, e2.msg);
 	}
-	res->wall_s = now_s() - t0;
+	res->wall_s = lang_i_now() - t0;
 	return rc;
 }
 
@@ -453,4 +828,7 @@ void lang_result_free(struct lang_result *res)
 	for (size_t i = 0; i < res->nfiles; i++)
 		free(res->files[i].data);
 	res->nfiles = 0;
+	for (size_t i = 0; i < res->nplots; i++)
+		free(res->plots[i].data);
+	res->nplots = 0;
 }

@@ -18,7 +18,10 @@
  * thread at a time, as cell_exec). lang_run makes and removes a cell with
  * cell_create, so it has cell_create's rule: not from a multi-threaded
  * process (a threaded caller takes a cell from a pool and calls
- * lang_run_in). Events reach the caller's sink from the calling thread.
+ * lang_run_in). Events reach the caller's sink from the calling thread;
+ * with stream set, a helper thread runs cell_exec meanwhile (joined before
+ * the call returns). Sessions: lang_session_run_in, _run, _is and _rm as
+ * lang_run_in; lang_session_start as lang_run (it calls cell_create).
  */
 #pragma once
 #include <stdbool.h>
@@ -34,6 +37,13 @@
 #define LANG_DEFAULT_FETCH_LIMIT (10ULL << 20)
 #define LANG_DEFAULT_COMPILE_TIMEOUT 30.0
 #define LANG_DEFAULT_RUN_TIMEOUT 30.0
+#define LANG_DEFAULT_INSTALL_TIMEOUT 300.0
+#define LANG_MAX_LIBRARIES 32
+#define LANG_MAX_LIBRARY_NAME 128
+#define LANG_PY_LIBS "/tmp/.sandcell/pylib" /* pip --target of --libraries */
+/* Is name a library name (and version spec) the install tools may be
+ * given: 1-127 bytes of [A-Za-z0-9._+-=<>!~@/], not starting with '-'? */
+bool lang_library_name_ok(const char *name);
 
 /* One row of the language table. */
 struct lang_def {
@@ -87,6 +97,16 @@ struct lang_file {
 	bool truncated;            /* larger than the fetch limit */
 };
 
+#define LANG_MAX_PLOTS 64
+#define LANG_MAX_PLOT_BYTES (16u << 20)     /* one plot */
+#define LANG_MAX_PLOTS_TOTAL (64u << 20)    /* all plots of one result */
+
+struct lang_plot {
+	const char *format;        /* "png" */
+	char *data;                /* malloc'd */
+	size_t len;
+};
+
 struct lang_result {
 	enum lang_status status;
 	struct lang_exec compile, run;
@@ -96,10 +116,21 @@ struct lang_result {
 	uint64_t peak_memory;      /* bytes, the largest step's; 0 unknown */
 	double wall_s;             /* the whole run, cell included */
 	char message[SC_ERR_MAX];  /* SandboxError: what failed; else "" */
+	/* Python: matplotlib figures shown, saved or left open, as PNG
+	 * (checked to start with the PNG signature); a session returns all
+	 * of its plots since the last clear. */
+	struct lang_plot plots[LANG_MAX_PLOTS];
+	size_t nplots;
+	bool plots_truncated;      /* more than LANG_MAX_PLOTS, or over the bytes */
+	/* sessions: the interpreter was restarted (it crashed, or was killed
+	 * after a timeout), its state is lost; the note is on stderr */
+	bool session_restarted;
 };
 
-/* Events, in order: each step's stdout and stderr (after the step, in
- * this version), then one result. data/result are valid during the call. */
+/* Events, in order: each step's stdout and stderr (after the step; as
+ * they come when the request asks to stream), then one LANG_EV_PLOT per
+ * plot (data/len: the PNG), then one result. data/result are valid during
+ * the call. */
 enum lang_event_type { LANG_EV_STDOUT, LANG_EV_STDERR, LANG_EV_PLOT, LANG_EV_RESULT };
 struct lang_event {
 	enum lang_event_type type;
@@ -129,6 +160,19 @@ struct lang_run_req {
 	const char *workdir;           /* absolute cell path for the source and
 				        * the commands; NULL: /testbed */
 	struct lang_sink sink;
+	bool stream;                   /* stdout/stderr events as they come (a
+				        * helper thread runs the exec; the sink
+				        * is still called from the caller's) */
+	/* Libraries installed first with the language's tool (python: pip
+	 * into LANG_PY_LIBS; javascript: npm into the work directory; ruby:
+	 * gem). Python libraries that already import are not installed. The
+	 * tool needs the cell's egress allowlist: without network (lang_run:
+	 * spec->egress NULL; lang_run_in: has_network false) a library that
+	 * is missing is a SandboxError saying so. */
+	const char *libraries[LANG_MAX_LIBRARIES];
+	size_t nlibraries;
+	bool has_network;
+	double install_timeout_s;      /* 0: LANG_DEFAULT_INSTALL_TIMEOUT */
 };
 void lang_run_req_init(struct lang_run_req *req);
 
@@ -142,3 +186,50 @@ int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_resu
 int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	     struct lang_result *res, struct sc_err *err);
 void lang_result_free(struct lang_result *res);
+
+/* ---- sessions: a kept Python interpreter in a long-lived cell ----
+ * A stdlib driver (lang/py/driver.py) is written into the cell under
+ * LANG_SESSION_DIR: a supervisor holding a unix socket there forks the
+ * interpreter, and forks a fresh one when it dies. Each run execs the
+ * driver's client in the cell, which passes its stdout/stderr to the
+ * interpreter and reads the exit code back over that socket; a timeout
+ * is a SIGINT to the interpreter (SIGKILL after 5 s more). Everything
+ * the driver does is inside the cell; the host only execs, and reads
+ * bounded files back with cell_read_file. One run at a time per session
+ * (the client takes a lock in the cell). Only Python keeps state. */
+#define LANG_SESSION_DIR "/tmp/.sandcell/session"
+
+struct lang_session_req {
+	const char *source;
+	size_t source_len;             /* at most LANG_MAX_SOURCE */
+	double timeout_s;              /* 0: none */
+	bool clear_plots;              /* forget earlier plots first */
+	uint64_t output_limit;         /* per stream; 0: CELL_DEFAULT_OUTPUT */
+	struct lang_sink sink;
+	bool stream;                   /* as lang_run_req's */
+	/* installed first, as lang_run_req's (pip, into LANG_PY_LIBS); the
+	 * network is the session cell's (recorded by lang_session_start) */
+	const char *libraries[LANG_MAX_LIBRARIES];
+	size_t nlibraries;
+};
+void lang_session_req_init(struct lang_session_req *req);
+
+/* Write the driver into an existing cell and start the interpreter
+ * (waits until it answers). l must be python. */
+int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err *err);
+/* A new long-lived cell NAME of spec with a session installed (the cell
+ * is removed again when that fails). As cell_create: not threaded. */
+int lang_session_start(const struct cell_spec *spec, const char *name, const struct lang_def *l,
+		       struct sc_err *err);
+/* Is c a session's cell (its driver is there)? */
+bool lang_session_is(struct cell *c);
+/* Run source in the session. As lang_run_in: 0 with res filled (run only,
+ * compile null; plots: every plot since the last clear), or -1 (err) for
+ * bad requests and when c is not a session. */
+int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
+			struct lang_result *res, struct sc_err *err);
+/* The same for the session's name. */
+int lang_session_run(const char *name, const struct lang_session_req *req,
+		     struct lang_result *res, struct sc_err *err);
+/* Stop and remove a session's cell; refuses a cell that is not one. */
+int lang_session_rm(const char *name, struct sc_err *err);

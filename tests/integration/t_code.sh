@@ -39,6 +39,16 @@ sc code run --lang python "$T_DIR/big.py"
 check "a source over 4 MiB is refused with 125" expect_rc 125
 check "the oversized source error says so" err_has "larger than the limit"
 
+# --- libraries ---
+sc code run --lang python --libraries surely-not-installed-xyz "$T_DIR/p1.py"
+check "--libraries without network: 125" expect_rc 125
+check "--libraries without network: says so and which hosts to allow" bash -c \
+	'grep -q "no network" <<<"$ERR" && grep -q -- "--allow-net pypi.org" <<<"$ERR"'
+sc code run --lang python --libraries json "$T_DIR/p1.py"
+check "--libraries: an importable library is not installed (runs without network)" out_is 1
+sc code run --lang python --libraries 'a;b' "$T_DIR/p1.py"
+check "--libraries: a bad name is refused" expect_rc 125
+
 # --- python ---
 printf 'import sys\nprint("hello")\nprint("oops", file=sys.stderr)\n' | src hello.py
 sc code run --lang python --json "$T_DIR/hello.py"

@@ -125,6 +125,30 @@ static void test_names_and_checks(void **state)
 	lang_result_free(&res);
 }
 
+static void test_library_names(void **state)
+{
+	(void)state;
+	assert_true(lang_library_name_ok("numpy"));
+	assert_true(lang_library_name_ok("numpy==1.26.4"));
+	assert_true(lang_library_name_ok("@types/node"));
+	assert_true(lang_library_name_ok("scikit-learn>=1.2"));
+	assert_false(lang_library_name_ok(""));
+	assert_false(lang_library_name_ok("-e"));           /* an option to the tool */
+	assert_false(lang_library_name_ok("--index-url=x"));
+	assert_false(lang_library_name_ok("a;b"));
+	assert_false(lang_library_name_ok("a b"));
+	assert_false(lang_library_name_ok("a\nb"));
+	char longname[200];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_false(lang_library_name_ok(longname));
+	longname[LANG_MAX_LIBRARY_NAME - 1] = '\0';
+	assert_true(lang_library_name_ok(longname));
+	longname[LANG_MAX_LIBRARY_NAME - 1] = 'a';
+	longname[LANG_MAX_LIBRARY_NAME] = '\0';
+	assert_false(lang_library_name_ok(longname));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_java_class),
 		cmocka_unit_test(test_available),
 		cmocka_unit_test(test_names_and_checks),
+		cmocka_unit_test(test_library_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

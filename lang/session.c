@@ -1,0 +1,326 @@
+/* Sessions: a kept Python interpreter in a long-lived cell (lang/py/driver.py),
+ * and the plots and support files that one-shot Python runs share. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define DRIVER LANG_SESSION_DIR "/driver.py"
+#define MARKER LANG_SESSION_DIR "/lang"
+#define SESSION_PLOTS LANG_SESSION_DIR "/plots"
+#define GRACE_S 5.0   /* the driver's SIGINT-to-SIGKILL grace */
+#define STATUS_MAX 4096
+
+static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
+
+/* Write a file into the cell unless it is there with the same bytes. */
+static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
+		    struct sc_err *err)
+{
+	struct cell_file cf;
+	struct sc_err e = {0};
+	if (cell_read_file(c, path, len + 1, 30, &cf, &e) == 0) {
+		bool same = cf.len == len && !memcmp(cf.data, data, len);
+		free(cf.data);
+		if (same)
+			return 0;
+		if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
+			return sc_err_wrap(err, "writing %s in the cell", path);
+		return 0;
+	}
+	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, err) < 0)
+		return sc_err_wrap(err, "writing %s in the cell", path);
+	return 0;
+}
+
+int lang_i_install_py(struct cell *c, struct sc_err *err)
+{
+	return put_file(c, LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend, lang_py_sc_backend_size,
+			err);
+}
+
+int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
+		      struct lang_result *res, struct sc_err *err)
+{
+	(void)err;
+	size_t total = 0;
+	long max = count < 0 ? LANG_MAX_PLOTS : count;
+	for (long i = 1; i <= max; i++) {
+		if (res->nplots >= LANG_MAX_PLOTS) {
+			res->plots_truncated = true;
+			break;
+		}
+		char path[LANG_MAX_PATH + 64];
+		snprintf(path, sizeof(path), "%s/plot-%04ld.png", dir, i);
+		struct cell_file cf;
+		struct sc_err e = {0};
+		if (cell_read_file(c, path, LANG_MAX_PLOT_BYTES, 30, &cf, &e) < 0) {
+			if (count < 0 && e.errnum == ENOENT)
+				break;
+			continue; /* gone (cleared meanwhile), or not a file: skip it */
+		}
+		if (cf.truncated || cf.len < sizeof(PNG_MAGIC) ||
+		    memcmp(cf.data, PNG_MAGIC, sizeof(PNG_MAGIC)) != 0 ||
+		    total + cf.len > LANG_MAX_PLOTS_TOTAL) {
+			res->plots_truncated = true; /* over a bound, or not a PNG */
+			free(cf.data);
+			continue;
+		}
+		total += cf.len;
+		struct lang_plot *p = &res->plots[res->nplots++];
+		p->format = "png";
+		p->data = cf.data;
+		p->len = cf.len;
+		lang_i_emit(sink, LANG_EV_PLOT, p->data, p->len, NULL);
+	}
+	return 0;
+}
+
+void lang_session_req_init(struct lang_session_req *req)
+{
+	*req = (struct lang_session_req){0};
+}
+
+static const char *const SESSION_ENV[] = {
+	"PYTHONDONTWRITEBYTECODE=1",
+	LANG_PY_ENV_PATH,
+	LANG_PY_ENV_BACKEND,
+	LANG_PY_ENV_MPLCONFIG,
+	"SANDCELL_PLOTS=" SESSION_PLOTS,
+	"SANDCELL_SESSION_DIR=" LANG_SESSION_DIR,
+	NULL,
+};
+
+/* Was the session's cell made with egress? */
+static bool session_has_network(struct cell *c)
+{
+	struct cell_file cf;
+	struct sc_err e = {0};
+	if (cell_read_file(c, MARKER, 64, 30, &cf, &e) < 0)
+		return false;
+	bool net = strstr(cf.data, "\nnet=1\n") != NULL;
+	free(cf.data);
+	return net;
+}
+
+bool lang_session_is(struct cell *c)
+{
+	struct cell_file cf;
+	struct sc_err e = {0};
+	if (cell_read_file(c, MARKER, 64, 30, &cf, &e) < 0)
+		return false;
+	bool ok = !strncmp(cf.data, "python", 6);
+	free(cf.data);
+	return ok;
+}
+
+int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err *err)
+{
+	if (!l || strcmp(l->name, "python") != 0)
+		return sc_fail(err, ENOTSUP,
+			       "sessions keep state for python only (%.32s: use 'code run', each run is fresh)",
+			       l ? l->name : "no language");
+	if (lang_i_install_py(c, err) < 0 ||
+	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0)
+		return -1;
+	char *argv[] = {"python3", "-u", DRIVER, "start", NULL};
+	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .cwd = NULL, .timeout_s = 90,
+				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
+	struct cell_result cr;
+	if (cell_exec(c, &er, &cr, err) < 0)
+		return sc_err_wrap(err, "starting the session's interpreter");
+	int rc = 0;
+	if (cr.exit_code != 0) {
+		size_t n = cr.err_len;
+		while (n && (cr.err[n - 1] == '\n' || cr.err[n - 1] == '\r'))
+			n--;
+		const char *tail = cr.err ? cr.err : "";
+		if (n > 300) {
+			tail += n - 300;
+			n = 300;
+		}
+		rc = sc_fail(err, EIO, "starting the session's interpreter: python3 exited with %d%s%.*s",
+			     cr.exit_code, n ? ": " : "", (int)n, tail);
+	}
+	cell_result_free(&cr);
+	if (rc < 0)
+		return rc;
+	static const char mark[] = "python\n";
+	return put_file(c, MARKER, (const unsigned char *)mark, sizeof(mark) - 1, err);
+}
+
+int lang_session_start(const struct cell_spec *spec, const char *name, const struct lang_def *l,
+		       struct sc_err *err)
+{
+	if (!l || strcmp(l->name, "python") != 0)
+		return lang_session_install(NULL, l, err);
+	struct cell *c;
+	if (cell_create(spec, name, &c, err) < 0)
+		return -1;
+	static const char net[] = "python\nnet=1\n";
+	if (lang_session_install(c, l, err) < 0 ||
+	    (spec->egress && cell_write_file(c, MARKER, net, sizeof(net) - 1, 0, 30, err) < 0)) {
+		struct sc_err e2 = {0};
+		(void)cell_destroy(c, &e2);
+		return -1;
+	}
+	cell_close(c);
+	return 0;
+}
+
+/* "key=N" lines from the client's status file. */
+static long status_get(const char *s, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = s; p && *p;) {
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			char *end;
+			long v = strtol(p + kl + 1, &end, 10);
+			return (end != p + kl + 1 && v >= 0 && v < 1000000) ? v : -1;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/* The source as an fd to read (the client's stdin): a sealed memfd. */
+static int source_fd(const char *src, size_t len, struct sc_err *err)
+{
+	int fd = memfd_create("sandcell-source", MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "memfd_create: %s", strerror(errno));
+	if ((len && sc_write_all(fd, src, len) < 0) || lseek(fd, 0, SEEK_SET) < 0) {
+		int e = errno;
+		close(fd);
+		return sc_fail(err, e, "writing the source: %s", strerror(e));
+	}
+	return fd;
+}
+
+int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
+			struct lang_result *res, struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	double t0 = lang_i_now();
+	if (!req->source && req->source_len)
+		return sc_fail(err, EINVAL, "no source given");
+	if (req->source_len > LANG_MAX_SOURCE)
+		return sc_fail(err, EFBIG, "source of %zu bytes is larger than the limit of %u bytes",
+			       req->source_len, LANG_MAX_SOURCE);
+	if (req->timeout_s < 0 || req->timeout_s > 1e7)
+		return sc_fail(err, EINVAL, "timeout out of range");
+	if (!lang_session_is(c))
+		return sc_fail(err, ENOENT,
+			       "cell %.63s is not a code session (make one with 'sandcell code session start')",
+			       cell_name(c));
+	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
+		return -1;
+	struct sc_err e = {0};
+	if (req->nlibraries) {
+		struct lang_run_req lr;
+		lang_run_req_init(&lr);
+		lr.lang = lang_find("python");
+		for (size_t i = 0; i < req->nlibraries; i++)
+			lr.libraries[i] = req->libraries[i];
+		lr.nlibraries = req->nlibraries;
+		lr.has_network = session_has_network(c);
+		if (lang_i_install_libraries(c, &lr, SESSION_ENV, &e) < 0) {
+			res->status = LANG_SANDBOX_ERROR;
+			snprintf(res->message, sizeof(res->message), "%s", e.msg);
+			res->wall_s = lang_i_now() - t0;
+			lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
+			return 0;
+		}
+	}
+	int fd = source_fd(req->source ? req->source : "", req->source_len, err);
+	if (fd < 0)
+		return -1;
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		rnd = (uint64_t)(t0 * 1e6) ^ (uint64_t)getpid();
+	char status_path[128], timeout[32];
+	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
+		 (unsigned long long)rnd);
+	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
+	char *argv[] = {"python3", "-S", "-E", "-u", DRIVER, "run", status_path, timeout,
+			req->clear_plots ? "1" : "0", NULL};
+	struct lang_i_exec x = {
+		.argv = argv,
+		.env = SESSION_ENV,
+		/* a backstop: the driver stops the code itself */
+		.timeout_s = req->timeout_s > 0 ? req->timeout_s + GRACE_S + 60 : 0,
+		.output_limit = req->output_limit,
+		.stdin_fd = fd,
+		.sink = &req->sink,
+		.stream = req->stream,
+	};
+	int rc = lang_i_exec(c, &x, &res->run, &e);
+	close(fd);
+	if (rc < 0) {
+		res->status = LANG_SANDBOX_ERROR;
+		snprintf(res->message, sizeof(res->message), "%s", e.msg);
+		goto done;
+	}
+	res->limit_hit = res->run.limit_hit;
+	res->peak_memory = res->run.peak_memory;
+	struct cell_file st;
+	long nplots = 0;
+	if (cell_read_file(c, status_path, STATUS_MAX, 30, &st, &e) == 0) {
+		if (status_get(st.data, "timeout") == 1) {
+			res->run.status = LANG_EXEC_TIME_LIMIT;
+			if (!res->run.limit_hit)
+				res->run.limit_hit = res->limit_hit = "timeout";
+		}
+		res->session_restarted = status_get(st.data, "restarted") == 1;
+		nplots = status_get(st.data, "plots");
+		free(st.data);
+	} else if (res->run.status == LANG_EXEC_FINISHED) {
+		/* the client itself did not get to the end */
+		res->status = LANG_SANDBOX_ERROR;
+		snprintf(res->message, sizeof(res->message),
+			 "the session's client exited with %d without a status (%.200s)",
+			 res->run.return_code, e.msg);
+		goto done;
+	}
+	if (nplots > 0)
+		(void)lang_i_read_plots(c, SESSION_PLOTS, nplots > LANG_MAX_PLOTS ? LANG_MAX_PLOTS : nplots,
+					&req->sink, res, &e);
+	res->status = res->run.status == LANG_EXEC_FINISHED && res->run.return_code == 0
+			      ? LANG_SUCCESS : LANG_FAILED;
+done:
+	res->wall_s = lang_i_now() - t0;
+	lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
+	return 0;
+}
+
+int lang_session_run(const char *name, const struct lang_session_req *req,
+		     struct lang_result *res, struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	struct cell *c;
+	if (cell_open(name, &c, err) < 0)
+		return -1;
+	int rc = lang_session_run_in(c, req, res, err);
+	cell_close(c);
+	return rc;
+}
+
+int lang_session_rm(const char *name, struct sc_err *err)
+{
+	struct cell *c;
+	if (cell_open(name, &c, err) < 0)
+		return -1;
+	bool is = lang_session_is(c);
+	cell_close(c);
+	if (!is)
+		return sc_fail(err, EINVAL, "cell %.63s is not a code session (remove it with 'sandcell rm')",
+			       name);
+	return cell_remove(name, true, err);
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# sandcell code session: a kept Python interpreter (state, errors, timeouts,
+# crashes), matplotlib plots of runs and sessions, --stream events.
+# ctest-timeout: 900
+. "$(dirname "$0")/../lib.sh"
+
+S=sess$$
+export S T_DIR
+trap 'as_user "$SC_BIN" code session rm "$S" >/dev/null 2>&1; as_user "$SC_BIN" rm -f plain$$ >/dev/null 2>&1; t_cleanup' EXIT
+
+src() { # src NAME: write stdin to $T_DIR/NAME, readable by the test user
+	cat >"$T_DIR/$1"
+	chmod 644 "$T_DIR/$1"
+}
+jget() {
+	printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v, end="")' "$1"
+}
+export -f jget
+# plots_ok N: the JSON result has N plots, each a PNG (its magic bytes)
+plots_ok() {
+	printf '%s' "$OUT" | python3 -c 'import json,sys,base64
+d=json.load(sys.stdin); n=int(sys.argv[1]); p=d["plots"]
+assert len(p)==n, (len(p), n)
+assert all(x["format"]=="png" and base64.b64decode(x["content_base64"])[:8]==b"\x89PNG\r\n\x1a\n" for x in p)' "$1"
+}
+export -f plots_ok
+run() { # run [OPTIONS] FILE: session run in $S
+	sc code session run "$S" "$@"
+}
+
+# --- refusals ---
+sc code session start --lang ruby "$S"
+check "a session of another language is refused (125)" expect_rc 125
+check "the refusal says python only and points at code run" bash -c 'grep -q "python only" <<<"$ERR" && grep -q "code run" <<<"$ERR"'
+printf 'print(1)\n' | src one.py
+sc code session run "nosuch$$" "$T_DIR/one.py"
+check "running in a session that does not exist gives 125" expect_rc 125
+
+# --- state ---
+sc code session start "$S"
+check "session start: rc 0" expect_rc 0
+check "session start prints the name" out_is "$S"
+sc code session ls
+check "session ls lists it" out_has "^$S"
+printf 'x = 41\n' | src set.py
+run "$T_DIR/set.py"
+check "a statement prints nothing" bash -c '[ $RC -eq 0 ] && [ -z "$OUT" ]'
+printf 'x + 1\n' | src expr.py
+run "$T_DIR/expr.py"
+check "a bare last expression is shown as Out[N]" out_is "Out[2]: 42"
+printf 'import math\ndef f(v):\n    return math.sqrt(v)\n' | src def.py
+run "$T_DIR/def.py"
+printf 'print(f(16))\n' | src call.py
+run "$T_DIR/call.py"
+check "imports and functions persist" out_is "4.0"
+
+# --- libraries in a session without network ---
+run --libraries surely-not-installed-xyz --json "$T_DIR/one.py"
+check "session --libraries without network: 125, SandboxError saying so" bash -c \
+	'[ $RC -eq 125 ] && [ "$(jget "d[\"status\"]")" = SandboxError ] && jget "d[\"message\"]" | grep -q "no network"'
+run --libraries json "$T_DIR/call.py"
+check "session --libraries of an importable one: runs, state kept" out_is "4.0"
+
+# --- an exception, then on ---
+printf 'def g():\n    return 1 / 0\ng()\n' | src err.py
+run "$T_DIR/err.py"
+check "an exception gives exit status 1" expect_rc 1
+check "the traceback names the error and the cell's line" bash -c \
+	'grep -q ZeroDivisionError <<<"$ERR" && grep -q "return 1 / 0" <<<"$ERR"'
+printf 'print(x)\n' | src px.py
+run "$T_DIR/px.py"
+check "after an exception the state is still there" out_is 41
+
+# --- a timeout interrupts, the session survives ---
+printf 'import time\ntime.sleep(600)\n' | src sleep.py
+run --timeout 1 --json "$T_DIR/sleep.py"
+check "a timeout gives 124" expect_rc 124
+check "a timeout is TimeLimitExceeded, the session not restarted" bash -c \
+	'[ "$(jget "d[\"run_result\"][\"status\"], d[\"session_restarted\"]")" = "[\"TimeLimitExceeded\", false]" ]'
+check "the timeout says it interrupted the code" bash -c 'jget "d[\"run_result\"][\"stderr\"]" | grep -q KeyboardInterrupt'
+run "$T_DIR/px.py"
+check "after a timeout the state is still there" out_is 41
+
+# --- a crash restarts the interpreter with a note ---
+printf 'import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n' | src crash.py
+run --json "$T_DIR/crash.py"
+check "a crash is reported with 128+9" expect_rc 137
+check "a crash: session_restarted, and the note says the state is lost" bash -c \
+	'[ "$(jget "d[\"session_restarted\"]")" = true ] && jget "d[\"run_result\"][\"stderr\"]" | grep -q "state is lost"'
+run "$T_DIR/px.py"
+check "after a crash the old state is gone (NameError)" bash -c '[ $RC -eq 1 ] && grep -q NameError <<<"$ERR"'
+check "the note is not repeated on the next run" bash -c '! grep -q "state is lost" <<<"$ERR"'
+run "$T_DIR/one.py"
+check "after a crash the session runs code again" out_is 1
+
+# --- streaming: stdout arrives while the code still runs ---
+printf 'import os, sys, time\nprint("ready")\nfor _ in range(1800):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.1)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
+out="$T_DIR/stream.out"
+: >"$out" && chmod 666 "$out"
+( as_user "$SC_BIN" code session run "$S" --stream "$T_DIR/handshake.py" >"$out" 2>&1 </dev/null ) &
+spid=$!
+# the code waits up to 180 s for /tmp/go: "ready" must come well before
+for _ in $(seq 900); do grep -q '"ready' "$out" && break; sleep 0.1; done
+check "--stream: the first stdout event comes while the code still runs" bash -c \
+	"grep -q '{\"type\":\"stdout\",\"data\":\"ready' '$out' && ! grep -q '\"type\":\"result\"' '$out'"
+as_user "$SC_BIN" exec "$S" touch /tmp/go >/dev/null 2>&1
+wait $spid
+check "--stream: the code then finished" bash -c "python3 -c '
+import json,sys
+ev=[json.loads(l) for l in open(sys.argv[1])]
+t=[e[\"type\"] for e in ev]
+assert t[0]==\"stdout\" and t[-1]==\"result\" and t.count(\"result\")==1, t
+assert \"stderr\" in t and t.index(\"stderr\") > t.index(\"stdout\"), t
+assert ev[-1][\"result\"][\"status\"]==\"Success\", ev[-1]
+' $out"
+
+# --- plots (when the cell's python3 has matplotlib) ---
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+	printf 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\n' | src show1.py
+	printf 'import matplotlib.pyplot as plt\nplt.figure(); plt.plot([1, 2])\nplt.figure(); plt.plot([3, 1])\nplt.savefig("b.png")\n' | src two.py
+	sc code run --lang python --json "$T_DIR/show1.py"
+	check "code run: one plt.show() gives one PNG" plots_ok 1
+	sc code run --lang python --json "$T_DIR/two.py"
+	check "code run: two figures (one saved, one left open) give two PNGs" plots_ok 2
+	sc code run --lang python --json "$T_DIR/one.py"
+	check "code run: no plot gives none" plots_ok 0
+	mkdir -p "$T_DIR/plots" && chmod 777 "$T_DIR/plots"
+	sc code run --lang python --out "$T_DIR/plots" "$T_DIR/show1.py"
+	check "code run --out DIR writes plot-0001.png" bash -c \
+		'[ "$(head -c 4 "$T_DIR/plots/plot-0001.png" | od -An -tx1 | tr -d " ")" = 89504e47 ]'
+
+	run --clear-plots --json "$T_DIR/show1.py"
+	check "session: one plt.show() gives one PNG" plots_ok 1
+	run --json "$T_DIR/two.py"
+	check "session: plots accumulate (1 + 2)" plots_ok 3
+	run --json "$T_DIR/one.py"
+	check "session: a run without plots still returns the earlier ones" plots_ok 3
+	run --clear-plots --json "$T_DIR/one.py"
+	check "session: --clear-plots forgets them" plots_ok 0
+	run --stream "$T_DIR/show1.py"
+	check "--stream: a plot event before the result" bash -c "printf '%s\n' \"\$OUT\" | python3 -c '
+import json,sys
+t=[json.loads(l)[\"type\"] for l in sys.stdin if l.strip()]
+assert t[-1]==\"result\" and \"plot\" in t, t'"
+else
+	echo "skip - plots (the cell's /usr/bin/python3 has no matplotlib: apt-get install python3-matplotlib)"
+fi
+
+# --- rm ---
+sc create "plain$$"
+sc code session rm "plain$$"
+check "session rm refuses a cell that is not a session" bash -c '[ $RC -eq 125 ] && grep -q "not a code session" <<<"$ERR"'
+sc rm -f "plain$$"
+sc code session rm "$S"
+check "session rm: rc 0" expect_rc 0
+sc code session ls
+check "session ls no longer lists it" bash -c '! grep -q "^$S" <<<"$OUT"'
+run "$T_DIR/one.py"
+check "running in a removed session gives 125" expect_rc 125
+
+finish
