@@ -280,3 +280,18 @@ struct cell_check {
  * just read versions. Fills up to max checks and returns how many; cells
  * can run when none has status CELL_CHECK_FAIL. */
 size_t cell_doctor(struct cell_check *checks, size_t max);
+
+/* How a cell of this caller holds each limit on this host: a cgroup v2
+ * leaf, cgroup v1 hierarchies (root callers on v1 and hybrid hosts), or
+ * the rlimit stand-ins (RLIMIT_AS per process, RLIMIT_NPROC of the cell's
+ * user namespace, RLIMIT_CPU as cpus x --timeout). memory and pids are for
+ * a cell with the default limits; cpu for one that adds --cpus (which
+ * needs the cpu controller where the others are). Uses the host probe
+ * (once per process); creates nothing. */
+enum cell_limit_how { CELL_LIMIT_RLIMIT, CELL_LIMIT_CGROUP_V1, CELL_LIMIT_CGROUP_V2 };
+struct cell_limit_mechanisms {
+	enum cell_limit_how memory, pids, cpu;
+};
+void cell_limit_mechanisms(struct cell_limit_mechanisms *out);
+/* "cgroup-v2", "cgroup-v1" or "rlimit". */
+const char *cell_limit_how_name(enum cell_limit_how how);

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "cgroup.h"
 #include "egress.h"
 #include "start.h"
 
@@ -194,23 +195,11 @@ static int move_fd(int fd, int to)
 	return dup2(fd, to);
 }
 
-/* Best effort: without it the helper still ends with the cell's init. */
-static void helper_join_cgroup(const char *cgroup)
-{
-	if (!cgroup || !cgroup[0])
-		return;
-	_cleanup_fd_ int dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0 || (mkdirat(dfd, "egress", 0755) < 0 && errno != EEXIST))
-		return;
-	_cleanup_fd_ int procs = openat(dfd, "egress/cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (procs >= 0)
-		(void)!write(procs, "0", 1);
-}
-
 static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
 			const char *cell, const char *cgroup)
 {
-	helper_join_cgroup(cgroup);
+	/* best effort: without it the helper still ends with the cell's init */
+	rt_cgroup_join(cgroup);
 	/* Known fds only: 3 listener, 4 the cell's pidfd, 5 the log. */
 	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 100), p = fcntl(pidfd, F_DUPFD_CLOEXEC, 100),
 	    g = log_fd >= 0 ? fcntl(log_fd, F_DUPFD_CLOEXEC, 100) : -1;

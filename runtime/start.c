@@ -222,7 +222,7 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	plan->status_fd = plan->sync_fd = -1;
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
-	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
+	if (rt_cgroup_attach(&st->cg, st->pid, err) < 0 || rt_idmap_write(st->pid, &st->map, err) < 0 ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
 	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0 ||
 	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
