@@ -102,6 +102,11 @@ struct cell_spec {
 	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
 	 * or to use /dev/null (stdin). */
 	int stdin_fd, stdout_fd, stderr_fd;
+	/* A pty of the cell's own for the command (run -t): the command's
+	 * 0/1/2 and controlling terminal are its slave, and cell_run relays
+	 * stdin_fd -> pty -> stdout_fd (stdout_fd >= 0). The caller's own
+	 * terminal (raw mode is the caller's business) never enters the cell. */
+	bool tty;
 };
 
 struct cell_result {
@@ -168,6 +173,8 @@ struct cell_exec_req {
 	uint64_t output_limit;  /* 0: CELL_DEFAULT_OUTPUT */
 	int stdin_fd;           /* -1: /dev/null */
 	int stdout_fd, stderr_fd; /* -1: capture into the result */
+	bool tty;               /* a pty of the cell's own, relayed as for
+				 * cell_spec.tty (stdout_fd >= 0) */
 };
 
 int cell_create(const struct cell_spec *spec, const char *name,

@@ -77,53 +77,8 @@ int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
 int rt_egress_parent_receive(int sync_fd, int status_rd, int timeout_ms, int *out,
 			  struct sc_err *err)
 {
-	*out = -1;
-	struct pollfd p = {.fd = sync_fd, .events = POLLIN};
-	int r;
-	do
-		r = poll(&p, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return sc_fail(err, 0, "the cell did not set up its egress proxy socket in %d s",
-			       timeout_ms / 1000);
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
-	do
-		n = recvmsg(sync_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	int fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
-		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
-		for (size_t i = 0; i < nfds; i++) {
-			if (fd < 0 && i == 0)
-				fd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	if (n == 1 && byte == 'L' && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC)) {
-		*out = fd;
-		return 0;
-	}
-	sc_closep(&fd);
-	struct cell_msg m;
-	if (rt_start_read_msg(status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
-		return -1;
-	}
-	return sc_fail(err, 0, "the cell did not hand over its egress proxy socket");
+	return rt_start_recv_fd(sync_fd, status_rd, timeout_ms, 'L', "its egress proxy socket", out,
+				err);
 }
 
 /* ---- cell_run: a thread ---- */
