@@ -29,6 +29,14 @@ struct cli_log {
 };
 struct sc_log cli_log_sink(struct cli_log *st);
 
+/* The user's terminal (cli/term.c): whether the cell gets a pty of its own
+ * (-t, or stdin and stdout are a terminal, never with --json); raw mode on
+ * fd while it is relayed, restored by cli_term_restore, at exit and on
+ * SIGHUP/SIGINT/SIGQUIT/SIGTERM. */
+bool cli_want_tty(bool asked, bool json);
+void cli_term_raw(int fd);
+void cli_term_restore(void);
+
 /* ---- options (cli/optparse.c): one table per group of options ---- */
 
 enum cli_arg_type {

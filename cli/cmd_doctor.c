@@ -14,7 +14,9 @@ static const char DOCTOR_HELP[] =
 	"\n"
 	"Options:\n"
 	"  --json      print one JSON object: {\"ok\", \"checks\": [{\"name\", \"status\",\n"
-	"              \"detail\", \"fix\"}]}\n"
+	"              \"detail\", \"fix\"}], \"limits\": {\"memory\", \"pids\", \"cpu\"}}, where\n"
+	"              each limit is \"cgroup-v2\", \"cgroup-v1\" or \"rlimit\": how cells of\n"
+	"              this caller hold it on this host (the \"limits\" line says it too)\n"
 	"  -h, --help  this help\n";
 
 static const char *status_name(enum cell_check_status s)
@@ -49,6 +51,13 @@ static int print_json(const struct cell_check *checks, size_t n, bool ok)
 		    !cJSON_AddStringToObject(c, "fix", checks[i].fix))
 			goto oom;
 	}
+	struct cell_limit_mechanisms m;
+	cell_limit_mechanisms(&m);
+	cJSON *lim = cJSON_AddObjectToObject(root, "limits");
+	if (!lim || !cJSON_AddStringToObject(lim, "memory", cell_limit_how_name(m.memory)) ||
+	    !cJSON_AddStringToObject(lim, "pids", cell_limit_how_name(m.pids)) ||
+	    !cJSON_AddStringToObject(lim, "cpu", cell_limit_how_name(m.cpu)))
+		goto oom;
 	char *text = cJSON_PrintUnformatted(root);
 	if (!text)
 		goto oom;

@@ -10,6 +10,8 @@ static const char EXEC_HELP[] =
 	"\n"
 	"Options:\n"
 	"  -i                    pass stdin to the command (else it reads /dev/null)\n"
+	"  -t, --tty             give the command a pty of its own (relayed; the default\n"
+	"                        with -i when stdin and stdout are a terminal)\n"
 	"  -w DIR                working directory (default: the cell's)\n"
 	"  -e KEY=VAL            add to the cell's environment for this command\n"
 	"  --timeout SECS        kill the command after SECS (exit 124); the cell lives on\n"
@@ -25,7 +27,7 @@ int cmd_exec(int argc, char **argv)
 	struct cell_exec_req req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2};
 	const char *env[CELL_MAX_ENV + 1];
 	size_t nenv = 0;
-	bool json = false;
+	bool json = false, tty = false;
 	const char *name = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
@@ -39,6 +41,11 @@ int cmd_exec(int argc, char **argv)
 			break;
 		} else if (!strcmp(a, "-i")) {
 			req.stdin_fd = 0;
+		} else if (!strcmp(a, "-t") || !strcmp(a, "--tty")) {
+			tty = true;
+		} else if (!strcmp(a, "-it") || !strcmp(a, "-ti")) {
+			req.stdin_fd = 0;
+			tty = true;
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else if (!strcmp(a, "-w") && has_value) {
@@ -82,15 +89,23 @@ int cmd_exec(int argc, char **argv)
 	env[nenv] = NULL;
 	req.env = nenv ? env : NULL;
 	req.argv = argv + i;
+	if (json && tty) {
+		cli_error("exec: -t cannot go with --json (a pty's output is not captured)");
+		return CLI_EXIT_USAGE;
+	}
 	if (json)
 		req.stdout_fd = req.stderr_fd = -1;
+	req.tty = cli_want_tty(tty, json) && (tty || req.stdin_fd == 0);
 	struct cell *cell;
 	struct sc_err err = {0};
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	struct cell_result res;
 	_cleanup_fd_ int net_log = json ? cell_egress_log_open(cell, NULL) : -1;
+	if (req.tty && req.stdin_fd == 0)
+		cli_term_raw(0);
 	int rc = cell_exec(cell, &req, &res, &err);
+	cli_term_restore();
 	cell_close(cell);
 	if (rc < 0)
 		return cli_fail(&err);

@@ -11,6 +11,8 @@ static const char RUN_HELP[] =
 	"\n"
 	"Options:\n"
 	"%s"
+	"  -t, --tty             give CMD a pty of its own (relayed; the default when\n"
+	"                        stdin and stdout are a terminal, never with --json)\n"
 	"  --json                capture stdout/stderr and print one JSON object:\n"
 	"                        exit_code, signal, timed_out, stdout, stderr,\n"
 	"                        truncated, wall_s, cpu_s, peak_memory, limit_hit\n"
@@ -19,7 +21,7 @@ static const char RUN_HELP[] =
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_cell_opts_ struct cell_opts opts = {0};
-	bool json = false;
+	bool json = false, tty = false;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -33,6 +35,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--json")) {
 			json = true;
+			continue;
+		}
+		if (!strcmp(a, "-t") || !strcmp(a, "--tty")) {
+			tty = true;
 			continue;
 		}
 		int r = cell_opts_parse(&opts, argc, argv, &i);
@@ -59,12 +65,21 @@ int cmd_run(int argc, char **argv)
 	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
 		goto out;
 	spec.argv = argv + i;
+	if (json && tty) {
+		cli_error("run: -t cannot go with --json (a pty's output is not captured)");
+		goto out;
+	}
 	if (json)
 		spec.stdout_fd = spec.stderr_fd = -1;
+	spec.tty = cli_want_tty(tty, json);
+	if (spec.tty)
+		cli_term_raw(0);
 
 	struct cell_result res;
 	struct sc_err err = {0};
-	if (cell_run(&spec, &res, &err) < 0) {
+	int run_rc = cell_run(&spec, &res, &err);
+	cli_term_restore();
+	if (run_rc < 0) {
 		rc = cli_fail(&err);
 		goto out;
 	}

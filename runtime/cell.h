@@ -102,6 +102,11 @@ struct cell_spec {
 	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
 	 * or to use /dev/null (stdin). */
 	int stdin_fd, stdout_fd, stderr_fd;
+	/* A pty of the cell's own for the command (run -t): the command's
+	 * 0/1/2 and controlling terminal are its slave, and cell_run relays
+	 * stdin_fd -> pty -> stdout_fd (stdout_fd >= 0). The caller's own
+	 * terminal (raw mode is the caller's business) never enters the cell. */
+	bool tty;
 };
 
 struct cell_result {
@@ -168,6 +173,8 @@ struct cell_exec_req {
 	uint64_t output_limit;  /* 0: CELL_DEFAULT_OUTPUT */
 	int stdin_fd;           /* -1: /dev/null */
 	int stdout_fd, stderr_fd; /* -1: capture into the result */
+	bool tty;               /* a pty of the cell's own, relayed as for
+				 * cell_spec.tty (stdout_fd >= 0) */
 };
 
 int cell_create(const struct cell_spec *spec, const char *name,
@@ -286,3 +293,18 @@ struct cell_check {
  * just read versions. Fills up to max checks and returns how many; cells
  * can run when none has status CELL_CHECK_FAIL. */
 size_t cell_doctor(struct cell_check *checks, size_t max);
+
+/* How a cell of this caller holds each limit on this host: a cgroup v2
+ * leaf, cgroup v1 hierarchies (root callers on v1 and hybrid hosts), or
+ * the rlimit stand-ins (RLIMIT_AS per process, RLIMIT_NPROC of the cell's
+ * user namespace, RLIMIT_CPU as cpus x --timeout). memory and pids are for
+ * a cell with the default limits; cpu for one that adds --cpus (which
+ * needs the cpu controller where the others are). Uses the host probe
+ * (once per process); creates nothing. */
+enum cell_limit_how { CELL_LIMIT_RLIMIT, CELL_LIMIT_CGROUP_V1, CELL_LIMIT_CGROUP_V2 };
+struct cell_limit_mechanisms {
+	enum cell_limit_how memory, pids, cpu;
+};
+void cell_limit_mechanisms(struct cell_limit_mechanisms *out);
+/* "cgroup-v2", "cgroup-v1" or "rlimit". */
+const char *cell_limit_how_name(enum cell_limit_how how);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cgroup_probe.h"
+#include "state.h"
 
 #define CG_SUBTREE "sandcell"
 #define CG_SELF_LEAF "sandcell-self"
@@ -32,12 +33,14 @@
 /* younger cgroups may belong to a cell being started right now */
 #define CG_GC_MIN_AGE_S 60.0
 
-static ssize_t read_at(int dfd, const char *name, char *buf, size_t size)
+ssize_t rt_cg_read_at(int dfd, const char *name, char *buf, size_t size)
 {
 	return sc_read_small(dfd, name, SC_READ_NOFOLLOW, buf, size, NULL);
 }
+#define read_at rt_cg_read_at
+#define write_at rt_cg_write_at
 
-static int write_at(int dfd, const char *name, const char *val)
+int rt_cg_write_at(int dfd, const char *name, const char *val)
 {
 	_cleanup_fd_ int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -59,25 +62,16 @@ static unsigned controllers_for(const struct policy_limits *l)
 	       (l->cpus > 0 ? CG_CTRL_CPU : 0);
 }
 
-/* The host cannot give this cell a cgroup: fine (rlimits take over) unless
- * the caller required one. */
-static int no_cgroup(struct cell_cgroup *cg, const struct cell_spec *spec,
-		     struct sc_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int no_cgroup(struct cell_cgroup *cg, const struct cell_spec *spec,
-		     struct sc_err *err, const char *fmt, ...)
+/* v2 cannot give this cell a cgroup: say why (rlimits take over, unless
+ * the caller required cgroups). */
+static int no_v2(struct cell_cgroup *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int no_v2(struct cell_cgroup *cg, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(cg->why, sizeof(cg->why), fmt, ap);
 	va_end(ap);
-	cg->active = false;
-	if (spec->require_cgroups)
-		return sc_fail(err, 0,
-			       "cgroup limits required, but %s: see docs/cgroups.md or run "
-			       "'sandcell doctor' for the fix",
-			       cg->why);
-	return 0;
+	return 1;
 }
 
 /* Enable `want` in dfd's cgroup.subtree_control; returns what is enabled
@@ -170,7 +164,7 @@ static int make_cell_leaf(int sub, const char *cell_id, const struct policy_limi
  * cgroup, the controllers): a pool worker or a batch makes many cells,
  * and the answer does not change under it. Moving ourselves into our
  * leaf (move_self_to_leaf) keeps it true: that step is idempotent. */
-static const struct cg_host *host_status(void)
+const struct cg_host *rt_cg_host(void)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static struct cg_host h;
@@ -184,54 +178,44 @@ static const struct cg_host *host_status(void)
 	return &h;
 }
 
-int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
-		  const struct cell_spec *spec, const struct policy_limits *limits,
-		  struct sc_err *err)
+/* The v2 leaf: 0 made, 1 not possible here (cg->why says why), -1 error. */
+static int v2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *cell_id,
+		     const struct policy_limits *limits, struct sc_err *err)
 {
-	memset(cg, 0, sizeof(*cg));
-	cg->dir_fd = -1;
-	if (!rt_cg_valid_leaf_name(cell_id))
-		return sc_fail(err, EINVAL, "bad cell id '%.64s' for a cgroup", cell_id);
-
-	const struct cg_host *h = host_status();
 	if (!h->base[0] || !(h->delegated & CG_CTRL_ALL))
-		return no_cgroup(cg, spec, err, "%s", h->why);
+		return no_v2(cg, "%s", h->why);
 
 	unsigned need = controllers_for(limits);
 	unsigned want = h->delegated & CG_CTRL_ALL;
 	char names[64];
 	if (need & ~want) {
 		rt_cg_ctrl_names(need & ~want, names, sizeof(names));
-		return no_cgroup(cg, spec, err, "cgroup v2 controller(s) %s not delegated at %.150s",
-				 names, h->base);
+		return no_v2(cg, "cgroup v2 controller(s) %s not delegated at %.150s", names, h->base);
 	}
 
 	_cleanup_fd_ int base = open(h->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (base < 0)
-		return no_cgroup(cg, spec, err, "cannot open %.180s: %s", h->base, strerror(errno));
+		return no_v2(cg, "cannot open %.180s: %s", h->base, strerror(errno));
 	if (h->base_is_own && move_self_to_leaf(base) < 0)
-		return no_cgroup(cg, spec, err, "cannot move sandcell into %.150s/" CG_SELF_LEAF ": %s",
-				 h->base, strerror(errno));
+		return no_v2(cg, "cannot move sandcell into %.150s/" CG_SELF_LEAF ": %s", h->base,
+			     strerror(errno));
 	unsigned got = enable_controllers(base, want);
 	if (need & ~got) {
 		rt_cg_ctrl_names(need & ~got, names, sizeof(names));
-		return no_cgroup(cg, spec, err, "cannot enable %s in %.150s: %s%s", names, h->base,
-				 strerror(errno),
-				 errno == EBUSY ? " (it has processes of its own)" : "");
+		return no_v2(cg, "cannot enable %s in %.150s: %s%s", names, h->base, strerror(errno),
+			     errno == EBUSY ? " (it has processes of its own)" : "");
 	}
 
 	if (mkdirat(base, CG_SUBTREE, 0755) < 0 && errno != EEXIST)
-		return no_cgroup(cg, spec, err, "cannot create %.150s/" CG_SUBTREE ": %s", h->base,
-				 strerror(errno));
+		return no_v2(cg, "cannot create %.150s/" CG_SUBTREE ": %s", h->base, strerror(errno));
 	_cleanup_fd_ int sub = openat(base, CG_SUBTREE, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (sub < 0)
-		return no_cgroup(cg, spec, err, "cannot open %.150s/" CG_SUBTREE ": %s", h->base,
-				 strerror(errno));
+		return no_v2(cg, "cannot open %.150s/" CG_SUBTREE ": %s", h->base, strerror(errno));
 	got = enable_controllers(sub, want);
 	if (need & ~got) {
 		rt_cg_ctrl_names(need & ~got, names, sizeof(names));
-		return no_cgroup(cg, spec, err, "cannot enable %s in %.150s/" CG_SUBTREE ": %s", names,
-				 h->base, strerror(errno));
+		return no_v2(cg, "cannot enable %s in %.150s/" CG_SUBTREE ": %s", names, h->base,
+			     strerror(errno));
 	}
 
 	if (sc_path(cg->path, sizeof(cg->path), "%s/" CG_SUBTREE "/%s", h->base, cell_id) < 0)
@@ -239,7 +223,7 @@ int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 	if (mkdirat(sub, cell_id, 0755) < 0) {
 		if (errno == EEXIST)
 			return sc_fail(err, EEXIST, "cgroup %s already exists", cg->path);
-		return no_cgroup(cg, spec, err, "cannot create %.200s: %s", cg->path, strerror(errno));
+		return no_v2(cg, "cannot create %.200s: %s", cg->path, strerror(errno));
 	}
 	cg->dir_fd = make_cell_leaf(sub, cell_id, limits, err);
 	if (cg->dir_fd < 0) {
@@ -250,6 +234,73 @@ int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 	cg->active = true;
 	cg->why[0] = '\0';
 	return 0;
+}
+
+/* v2 where it is delegated; else, for root on a v1 or hybrid host, the v1
+ * hierarchies. */
+static bool v1_instead(const struct cg_host *h)
+{
+	return h->v1 && !(h->base[0] && (h->delegated & CG_CTRL_ALL));
+}
+
+enum rt_cg_mech rt_cgroup_mechanism(unsigned need)
+{
+	const struct cg_host *h = rt_cg_host();
+	if (!v1_instead(h))
+		return h->base[0] && !(need & ~(h->delegated & CG_CTRL_ALL)) ? RT_CG_V2 : RT_CG_NONE;
+	return geteuid() == 0 && !(need & ~h->v1_writable) ? RT_CG_V1 : RT_CG_NONE;
+}
+
+int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
+		  const struct cell_spec *spec, const struct policy_limits *limits,
+		  struct sc_err *err)
+{
+	memset(cg, 0, sizeof(*cg));
+	cg->dir_fd = -1;
+	if (!rt_cg_valid_leaf_name(cell_id))
+		return sc_fail(err, EINVAL, "bad cell id '%.64s' for a cgroup", cell_id);
+	const struct cg_host *h = rt_cg_host();
+	int rc = v1_instead(h) ? rt_cg1_create(cg, h, cell_id, limits, err)
+			       : v2_create(cg, h, cell_id, limits, err);
+	if (rc <= 0)
+		return rc;
+	cg->active = false;
+	if (spec->require_cgroups)
+		return sc_fail(err, 0,
+			       "cgroup limits required, but %s: see docs/cgroups.md or run "
+			       "'sandcell doctor' for the fix",
+			       cg->why);
+	return 0;
+}
+
+int rt_cgroup_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err)
+{
+	return cg->active && cg->v1 ? rt_cg1_attach(cg, pid, err) : 0;
+}
+
+void rt_cgroup_from_saved(struct cell_cgroup *cg, const char *saved)
+{
+	memset(cg, 0, sizeof(*cg));
+	cg->dir_fd = -1;
+	cg->active = saved[0] != '\0';
+	cg->v1 = !strncmp(saved, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX));
+	snprintf(cg->path, sizeof(cg->path), "%s", saved);
+}
+
+void rt_cgroup_join(const char *saved)
+{
+	struct cell_cgroup cg;
+	if (!saved || !saved[0])
+		return;
+	rt_cgroup_from_saved(&cg, saved);
+	if (cg.v1) {
+		rt_cg1_join(&cg);
+		return;
+	}
+	_cleanup_fd_ int dfd = open(cg.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0 || (mkdirat(dfd, "egress", 0755) < 0 && errno != EEXIST))
+		return;
+	(void)write_at(dfd, "egress/cgroup.procs", "0");
 }
 
 /* Read a file of the limits level (memory.peak etc. are hierarchical). */
@@ -268,6 +319,10 @@ void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 	uint64_t v;
 	if (!cg->active)
 		return;
+	if (cg->v1) {
+		rt_cg1_collect(cg, res);
+		return;
+	}
 	if (read_limits_file(cg, "memory.peak", buf, sizeof(buf)) > 0) {
 		char *end;
 		errno = 0;
@@ -390,7 +445,7 @@ static int drain(int dfd)
 }
 
 /* rmdir, retrying briefly while the last exits settle. */
-static int rmdir_at(int parent, const char *name)
+int rt_cg_rmdir_at(int parent, const char *name)
 {
 	for (int i = 0; unlinkat(parent, name, AT_REMOVEDIR) < 0; i++) {
 		if (errno == ENOENT)
@@ -410,7 +465,7 @@ static int remove_tree(int parent, const char *name, int depth)
 		return errno == ENOENT ? 0 : -1;
 	if (for_each_child(fd, depth, remove_tree) < 0)
 		return -1;
-	return rmdir_at(parent, name);
+	return rt_cg_rmdir_at(parent, name);
 }
 
 int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
@@ -421,6 +476,8 @@ int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 	if (!cg->active)
 		return 0;
 	cg->active = false;
+	if (cg->v1)
+		return rt_cg1_destroy(cg, err);
 	_cleanup_fd_ int lim = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (lim < 0)
 		return errno == ENOENT ? 0 : sc_fail(err, errno, "cannot open cgroup %s", cg->path);
@@ -439,13 +496,35 @@ int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 	return 0;
 }
 
-static int gc_one(int parent, const char *name, double now, double min_age)
+bool rt_cg_stale(int parent, const char *name)
 {
 	struct stat st;
+	struct timespec now, boot;
+	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	if ((double)(now.tv_sec - st.st_mtim.tv_sec) >= CG_GC_MIN_AGE_S)
+		return true;
+	/* Younger: it may belong to a cell being started right now, unless
+	 * the sandcell process that made it is gone (a killed `run`). */
+	long pid = rt_cg_leaf_creator(name);
+	if (pid <= 0)
+		return false;
+	uint64_t ticks = rt_state_pid_starttime((pid_t)pid);
+	if (ticks == 0)
+		return true; /* gone, or a zombie */
+	/* alive: the creator only if it started before the cgroup was made */
+	long hz = sysconf(_SC_CLK_TCK);
+	double started = (double)(now.tv_sec - boot.tv_sec) + (double)ticks / (double)(hz > 0 ? hz : 100);
+	return started > (double)st.st_mtim.tv_sec + 2.0;
+}
+
+static int gc_one(int parent, const char *name)
+{
 	char buf[256];
 	uint64_t v;
-	if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-	    now - (double)st.st_mtim.tv_sec < min_age)
+	if (!rt_cg_stale(parent, name))
 		return 0;
 	_cleanup_fd_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || read_at(fd, "cgroup.events", buf, sizeof(buf)) <= 0 ||
@@ -461,11 +540,12 @@ int rt_cgroup_gc(struct sc_err *err)
 	if (!h)
 		return sc_fail(err, ENOMEM, "cgroup probe");
 	rt_cgroup_host_status(h);
+	int removed = rt_cg1_gc(h);
 	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
-		return 0;
+		return removed;
 	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (sub < 0)
-		return errno == ENOENT ? 0 : sc_fail(err, errno, "cannot open %s", dir);
+		return errno == ENOENT ? removed : sc_fail(err, errno, "cannot open %s", dir);
 	int fd = dup(sub);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
@@ -473,13 +553,43 @@ int rt_cgroup_gc(struct sc_err *err)
 			close(fd);
 		return sc_fail(err, errno, "cannot list %s", dir);
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	int removed = 0;
 	struct dirent *e;
 	while ((e = readdir(d)))
 		if (e->d_type == DT_DIR && e->d_name[0] != '.')
-			removed += gc_one(sub, e->d_name, (double)now.tv_sec, CG_GC_MIN_AGE_S);
+			removed += gc_one(sub, e->d_name);
 	closedir(d);
 	return removed;
+}
+
+static enum cell_limit_how how_of(enum rt_cg_mech m)
+{
+	switch (m) {
+	case RT_CG_V1:
+		return CELL_LIMIT_CGROUP_V1;
+	case RT_CG_V2:
+		return CELL_LIMIT_CGROUP_V2;
+	case RT_CG_NONE:
+		break;
+	}
+	return CELL_LIMIT_RLIMIT;
+}
+
+void cell_limit_mechanisms(struct cell_limit_mechanisms *out)
+{
+	unsigned defaults = CG_CTRL_MEMORY | CG_CTRL_PIDS;
+	out->memory = out->pids = how_of(rt_cgroup_mechanism(defaults));
+	out->cpu = how_of(rt_cgroup_mechanism(defaults | CG_CTRL_CPU));
+}
+
+const char *cell_limit_how_name(enum cell_limit_how how)
+{
+	switch (how) {
+	case CELL_LIMIT_CGROUP_V1:
+		return "cgroup-v1";
+	case CELL_LIMIT_CGROUP_V2:
+		return "cgroup-v2";
+	case CELL_LIMIT_RLIMIT:
+		break;
+	}
+	return "rlimit";
 }

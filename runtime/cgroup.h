@@ -1,5 +1,6 @@
-/* Private to runtime/: per-cell cgroup v2 leaves, and the rlimit fallback
- * decision when the host has no usable cgroup v2 controllers. */
+/* Private to runtime/: per-cell cgroups (a cgroup v2 leaf; for root
+ * callers on v1 and hybrid hosts, a cgroup in each v1 hierarchy), and the
+ * rlimit fallback decision when the host has neither. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -7,13 +8,24 @@
 
 #include "cell.h"
 
+/* What a saved cgroup path (the info file's cgroup=) starts with when it
+ * lists a cell's v1 cgroups. */
+#define RT_CG_V1_PREFIX "v1:"
+
 struct cell_cgroup {
 	bool active;       /* a leaf exists and holds the limits */
-	int dir_fd;        /* O_RDONLY|O_DIRECTORY fd of the leaf the cell's init
-			      goes into (CLONE_INTO_CGROUP): <path>/cell */
-	char path[4096];   /* absolute path of the cell's cgroup (limits, stats) */
+	bool v1;           /* cgroup v1: rt_cgroup_attach moves the cell in */
+	int dir_fd;        /* v2: O_RDONLY|O_DIRECTORY fd of the leaf the cell's
+			      init goes into (CLONE_INTO_CGROUP): <path>/cell */
+	char path[4096];   /* v2: absolute path of the cell's cgroup (limits,
+			      stats); v1: "v1:" and the cell's cgroup in each
+			      hierarchy, ':'-separated. The info file keeps it. */
 	char why[256];     /* when !active: why not (warn only if limits were asked) */
 };
+
+/* Which mechanism a cell with these controllers' limits gets here. */
+enum rt_cg_mech { RT_CG_NONE, RT_CG_V1, RT_CG_V2 };
+enum rt_cg_mech rt_cgroup_mechanism(unsigned need);
 
 /* Create a leaf for one cell and write its limits (memory.max +
  * memory.swap.max=0, pids.max, cpu.max). When the host cannot (no cgroup v2,
@@ -22,6 +34,15 @@ struct cell_cgroup {
 int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, const struct policy_limits *limits,
 		  struct sc_err *err);
+/* v1 has no CLONE_INTO_CGROUP: move the new cell's init (not yet
+ * released) into its cgroups. Nothing to do for v2. */
+int rt_cgroup_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err);
+/* A cell_cgroup for teardown from a saved path (the info file). */
+void rt_cgroup_from_saved(struct cell_cgroup *cg, const char *saved);
+/* The calling process joins a cell's cgroup (the egress helper): v2 in a
+ * leaf of its own next to the cell's, v1 in the cell's cgroups. Best
+ * effort. */
+void rt_cgroup_join(const char *saved);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
  * memory or pids limit was hit (memory.events oom, pids.events max). */
 void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
@@ -32,3 +53,20 @@ int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
  * (younger ones may belong to a cell being started). Returns how many were
  * removed, or -1. */
 int rt_cgroup_gc(struct sc_err *err);
+
+/* ---- shared by cgroup.c and cgroup_v1.c ---- */
+struct cg_host;
+const struct cg_host *rt_cg_host(void); /* probed once per process */
+int rt_cg_write_at(int dfd, const char *name, const char *val);
+ssize_t rt_cg_read_at(int dfd, const char *name, char *buf, size_t size);
+int rt_cg_rmdir_at(int parent, const char *name);
+/* Would gc remove this empty cell cgroup: older than a minute, or made by
+ * a sandcell process that is gone? */
+bool rt_cg_stale(int parent, const char *name);
+int rt_cg1_create(struct cell_cgroup *cg, const struct cg_host *h, const char *cell_id,
+		  const struct policy_limits *limits, struct sc_err *err);
+int rt_cg1_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err);
+void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res);
+int rt_cg1_destroy(const struct cell_cgroup *cg, struct sc_err *err);
+void rt_cg1_join(const struct cell_cgroup *cg);
+int rt_cg1_gc(const struct cg_host *h);

@@ -130,6 +130,43 @@ bool rt_cg_v1_has_controller(const char *superopts)
 	return false;
 }
 
+unsigned rt_cg_v1_controllers(const char *superopts)
+{
+	unsigned set = 0;
+	const char *p = superopts;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		for (size_t i = 0; i < SC_ARRAY_LEN(CONTROLLERS); i++)
+			if (strlen(CONTROLLERS[i].name) == len && !strncmp(p, CONTROLLERS[i].name, len))
+				set |= CONTROLLERS[i].bit;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return set;
+}
+
+long rt_cg_leaf_creator(const char *name)
+{
+	static const char *const prefixes[] = {"run-", "doctor-"};
+	for (size_t i = 0; i < SC_ARRAY_LEN(prefixes); i++) {
+		size_t plen = strlen(prefixes[i]);
+		if (strncmp(name, prefixes[i], plen))
+			continue;
+		const char *p = name + plen;
+		long pid = 0;
+		if (*p < '1' || *p > '9')
+			return 0;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			pid = pid * 10 + (*p - '0');
+			if (pid > (1L << 22)) /* PID_MAX_LIMIT */
+				return 0;
+		}
+		return (*p == '-' || *p == '\0') ? pid : 0;
+	}
+	return 0;
+}
+
 int rt_cg_parse_self_cgroup(const char *text, char *out, size_t size)
 {
 	const char *p = text;
@@ -172,15 +209,22 @@ unsigned rt_cg_parse_controllers(const char *text)
 	return set;
 }
 
-int rt_cg_format_cpu_max(double cpus, char *buf, size_t size)
+long long rt_cg_cpu_quota_us(double cpus)
 {
-	const double period = 100000.0;
 	if (!(cpus > 0) || cpus > 4096)
 		return -1;
-	double quota = round(cpus * period);
+	double quota = round(cpus * RT_CG_CPU_PERIOD_US);
 	if (quota < 1000) /* the kernel's smallest quota */
 		quota = 1000;
-	int n = snprintf(buf, size, "%llu 100000", (unsigned long long)quota);
+	return (long long)quota;
+}
+
+int rt_cg_format_cpu_max(double cpus, char *buf, size_t size)
+{
+	long long quota = rt_cg_cpu_quota_us(cpus);
+	if (quota < 0)
+		return -1;
+	int n = snprintf(buf, size, "%lld %d", quota, RT_CG_CPU_PERIOD_US);
 	return (n < 0 || (size_t)n >= size) ? -1 : 0;
 }
 
@@ -269,6 +313,26 @@ static bool alone_in(const char *dir)
 	return !strcmp(buf, self);
 }
 
+/* Note where a v1 mount puts memory, pids and cpu (the first mount of each
+ * wins; a hierarchy mounted twice is the same hierarchy). Only a mount of
+ * the hierarchy's root: below it, cells would nest in someone's cgroup. */
+static void find_v1_controllers(struct cg_host *h, const struct cg_mountinfo *mi)
+{
+	unsigned set = rt_cg_v1_controllers(mi->superopts);
+	if (strcmp(mi->root, "/"))
+		return;
+	for (unsigned bit = CG_CTRL_MEMORY; bit & CG_CTRL_ALL; bit <<= 1) {
+		if (!(set & bit) || (h->v1 & bit))
+			continue;
+		snprintf(h->v1_mount[CG_CTRL_INDEX(bit)], PATH_MAX, "%s", mi->point);
+		h->v1 |= bit;
+		/* root of the hierarchy: mkdir there (and a write to the new
+		 * cgroup's files) is what a cell needs */
+		if (faccessat(AT_FDCWD, mi->point, W_OK | X_OK, AT_EACCESS) == 0)
+			h->v1_writable |= bit;
+	}
+}
+
 static void find_v2_mount(struct cg_host *h, char *mnt_root, size_t root_size)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -290,6 +354,7 @@ static void find_v2_mount(struct cg_host *h, char *mnt_root, size_t root_size)
 		} else if (!strcmp(mi->fstype, "cgroup") &&
 			   rt_cg_v1_has_controller(mi->superopts)) {
 			v1 = true;
+			find_v1_controllers(h, mi);
 		}
 	}
 	free(mi);

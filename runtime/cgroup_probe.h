@@ -20,6 +20,9 @@ enum {
 	CG_CTRL_CPU = 1u << 2,
 	CG_CTRL_ALL = CG_CTRL_MEMORY | CG_CTRL_PIDS | CG_CTRL_CPU,
 };
+#define CG_NCTRL 3
+/* The index of a CG_CTRL_* bit (0 memory, 1 pids, 2 cpu). */
+#define CG_CTRL_INDEX(bit) __builtin_ctz(bit)
 
 struct cg_host {
 	enum cg_mode mode;
@@ -33,6 +36,12 @@ struct cg_host {
 	bool base_is_own;      /* base is our own cgroup: move ourselves first */
 	unsigned delegated;    /* CG_CTRL_* listed in base's cgroup.controllers */
 	char why[256];         /* when base is "" or delegated lacks controllers */
+	/* cgroup v1 (v1-only and hybrid hosts): the mount point of the
+	 * hierarchy of each controller (by CG_CTRL_INDEX), "" when it has
+	 * none; cells go to <mount>/sandcell/<id> for root callers. */
+	char v1_mount[CG_NCTRL][PATH_MAX];
+	unsigned v1;           /* CG_CTRL_* mounted as v1 hierarchies */
+	unsigned v1_writable;  /* of those, the ones whose root we may write */
 };
 
 /* Describe the host's cgroups as seen by this process. Reads only; creates
@@ -57,11 +66,21 @@ int rt_cg_parse_mountinfo_line(const char *line, struct cg_mountinfo *out);
 /* Does a v1 "cgroup" mount's super options name a real controller (not
  * only name=systemd)? */
 bool rt_cg_v1_has_controller(const char *superopts);
+/* CG_CTRL_* named as options of a v1 mount ("rw,cpu,cpuacct" -> cpu). */
+unsigned rt_cg_v1_controllers(const char *superopts);
+/* The pid of the sandcell process that made a cell cgroup, from its name
+ * ("run-PID-..." for one-shot cells, "doctor-PID"), or 0 when the name
+ * does not say (a long-lived cell's own name). */
+long rt_cg_leaf_creator(const char *name);
 /* The "0::/path" line of /proc/self/cgroup (v2 path), without "(deleted)".
  * Returns 0, or -1 when absent or too long. */
 int rt_cg_parse_self_cgroup(const char *text, char *out, size_t size);
 /* CG_CTRL_* named in a cgroup.controllers / cgroup.subtree_control text. */
 unsigned rt_cg_parse_controllers(const char *text);
+/* The CFS quota in microseconds per RT_CG_CPU_PERIOD_US for a CPU count
+ * (at least the kernel's smallest, 1000 us), or -1 when out of range. */
+#define RT_CG_CPU_PERIOD_US 100000
+long long rt_cg_cpu_quota_us(double cpus);
 /* cpu.max for a CPU count: "<quota> 100000" (quota at least 1000 us). */
 int rt_cg_format_cpu_max(double cpus, char *buf, size_t size);
 /* Value of `key` in a flat-keyed file ("key value" lines: memory.events,

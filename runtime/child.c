@@ -5,11 +5,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "egress.h"
+#include "start.h"
 #include "internal.h"
 
 /* Wait for the parent's go; it may carry bind mount fds (root callers,
@@ -154,6 +156,31 @@ static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
 	rt_init_serve(plan, peer_uid);
 }
 
+/* run -t: a pty of the cell's own devpts (so that `tty` names it) on
+ * 0/1/2; its master goes to the host side, which relays it. */
+static int open_own_pty(const struct cell_plan *plan, struct sc_err *err)
+{
+	if (!plan->spec->tty)
+		return 0;
+	_cleanup_fd_ int m = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return sc_fail(err, errno, "open the cell's /dev/pts/ptmx");
+	int unlock = 0;
+	if (ioctl(m, TIOCSPTLCK, &unlock) < 0)
+		return sc_fail(err, errno, "unlock the cell's pty");
+	int s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	if (s < 0)
+		return sc_fail(err, errno, "open the cell's pty");
+	for (int k = 0; k < 3; k++)
+		if (dup2(s, k) < 0)
+			return sc_fail(err, errno, "the pty as stdio");
+	if (s > 2)
+		close(s);
+	if (rt_start_send_fd(plan->sync_fd, 'T', m) < 0)
+		return sc_fail(err, errno, "hand the pty to the host side");
+	return 0;
+}
+
 /* After pivot_root: the paths resolve in the cell's own root. */
 static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
 {
@@ -180,7 +207,8 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	if (rt_mount_root(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
-	    rt_net_loopback_up(&err) < 0 || rt_egress_child_listen(plan, &err) < 0)
+	    rt_net_loopback_up(&err) < 0 || rt_egress_child_listen(plan, &err) < 0 ||
+	    open_own_pty(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	for (size_t i = 0; i < spec->nbinds; i++)
 		if (plan->bind_fds[i] >= 0)

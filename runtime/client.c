@@ -16,6 +16,7 @@
 #include "copy.h"
 #include "internal.h"
 #include "proto.h"
+#include "tty.h"
 
 static int connect_cell(const struct cell *c, struct sc_err *err)
 {
@@ -142,6 +143,7 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 struct exec_io {
 	int rd[2];
 	struct capture cap[2];
+	struct rt_tty tty; /* req->tty: the command's pty */
 };
 
 /* Wait for the exit record while draining the capture pipes. Once it has
@@ -154,14 +156,23 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 	*have = false;
 	double drain_until = 0;
 	for (;;) {
-		struct pollfd p[3];
-		int n = 0, isock = -1, i0 = -1, i1 = -1;
+		struct pollfd p[5];
+		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1;
 		if (!*have)
 			p[isock = n++] = (struct pollfd){.fd = sock, .events = POLLIN};
 		if (io->rd[0] >= 0)
 			p[i0 = n++] = (struct pollfd){.fd = io->rd[0], .events = POLLIN};
 		if (io->rd[1] >= 0)
 			p[i1 = n++] = (struct pollfd){.fd = io->rd[1], .events = POLLIN};
+		if (*have && io->tty.master >= 0) {
+			/* the command is done; a process it left may keep the pty */
+			rt_tty_drain(&io->tty, 200);
+			rt_tty_close(&io->tty);
+		}
+		if (io->tty.master >= 0) {
+			itty = n;
+			n += rt_tty_poll_add(&io->tty, p + n);
+		}
 		if (n == 0)
 			return 0;
 		int timeout = -1;
@@ -194,6 +205,8 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 			sc_capture_read_fd(&io->cap[0], &io->rd[0]);
 		if (i1 >= 0 && p[i1].revents)
 			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
+		if (itty >= 0)
+			rt_tty_poll_done(&io->tty, p + itty);
 	}
 }
 
@@ -217,6 +230,14 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
 	int rc = -1;
 	_cleanup_fd_ int sock = -1;
+	rt_tty_init(&io.tty);
+	if (req->tty) {
+		if (req->stdout_fd < 0)
+			return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
+		if (rt_tty_open_in(&io.tty, c->info.pid, req->stdin_fd, req->stdout_fd, err) < 0)
+			return -1;
+		fds[0] = fds[1] = fds[2] = io.tty.slave;
+	}
 	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		sc_fail(err, errno, "open /dev/null");
 		goto out;
@@ -237,6 +258,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		goto out;
 	for (int k = 0; k < 3; k++)
 		sc_closep(&ours[k]);
+	sc_closep(&io.tty.slave);
 	struct proto_rsp r;
 	bool have;
 	if (exec_wait(sock, &io, req->timeout_s > 0 ? t0 + req->timeout_s : 0, &r, &have) < 0 || !have) {
@@ -268,6 +290,7 @@ out:
 		sc_closep(&io.rd[k]);
 		sc_capture_free(&io.cap[k]);
 	}
+	rt_tty_close(&io.tty);
 	return rc;
 }
 

@@ -25,6 +25,7 @@
 struct doctor {
 	struct cell_check *checks;
 	size_t n, max;
+	bool cgroup_failed; /* the test cgroup could not be made or removed */
 	struct cell_check spare; /* absorbs checks beyond max */
 };
 
@@ -288,6 +289,64 @@ os_fail:
 
 /* ---- cgroups ---- */
 
+/* Root on a v1 or hybrid host: a test cgroup in each v1 hierarchy, with a
+ * limit per controller, made and removed the way a cell's are. */
+static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struct cg_host *h)
+{
+	const char *mode = rt_cg_mode_name(h->mode);
+	char have[64], missing[64], where[3 * 48] = "";
+	unsigned ctrls = h->v1_writable & CG_CTRL_ALL;
+	rt_cg_ctrl_names(ctrls, have, sizeof(have));
+	rt_cg_ctrl_names(CG_CTRL_ALL & ~ctrls, missing, sizeof(missing));
+	for (unsigned bit = CG_CTRL_MEMORY; bit & CG_CTRL_ALL; bit <<= 1) {
+		size_t used = strlen(where);
+		if (ctrls & bit)
+			snprintf(where + used, sizeof(where) - used, "%s%.40s", used ? " " : "",
+				 h->v1_mount[CG_CTRL_INDEX(bit)]);
+	}
+	struct cell_spec spec;
+	memset(&spec, 0, sizeof(spec));
+	spec.limits.memory = (ctrls & CG_CTRL_MEMORY) ? 64ull << 20 : 0;
+	spec.limits.pids = (ctrls & CG_CTRL_PIDS) ? 64 : 0;
+	spec.limits.cpus = (ctrls & CG_CTRL_CPU) ? 0.5 : 0;
+	struct cell_cgroup cg;
+	struct sc_err err = {0};
+	char id[64];
+	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
+	if (rt_cgroup_create(&cg, id, &spec, &spec.limits, &err) < 0 || !cg.active) {
+		d->cgroup_failed = true;
+		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: cgroup v1 test cgroup: %.250s", mode,
+		    cg.active ? cg.why : err.msg);
+		return;
+	}
+	char saved[sizeof(cg.path)];
+	snprintf(saved, sizeof(saved), "%s", cg.path);
+	if (rt_cgroup_destroy(&cg, &err) < 0) {
+		d->cgroup_failed = true;
+		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup not removed: %.250s", mode,
+		    err.msg);
+		return;
+	}
+	for (char *p = saved + strlen(RT_CG_V1_PREFIX), *q; p && *p; p = q) {
+		q = strchr(p, ':');
+		if (q)
+			*q++ = '\0';
+		if (access(p, F_OK) == 0) {
+			d->cgroup_failed = true;
+			set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.200s not removed",
+			    mode, p);
+			return;
+		}
+	}
+	if (ctrls != CG_CTRL_ALL)
+		set(c, CELL_CHECK_WARN, "mount the missing cgroup v1 controller(s) (until then those limits fall back to rlimits)",
+		    "%s: cgroup v1 for root callers: %s at %.150s (not %s)", mode, have, where, missing);
+	else
+		set(c, CELL_CHECK_OK, "",
+		    "%s: cgroup v1 for root callers: %s, cells under %.150s (each /sandcell)", mode,
+		    have, where);
+}
+
 static void check_cgroups(struct doctor *d)
 {
 	struct cell_check *c = check_new(d, "cgroup");
@@ -299,9 +358,18 @@ static void check_cgroups(struct doctor *d)
 	}
 	rt_cgroup_host_status(h);
 	const char *mode = rt_cg_mode_name(h->mode);
-	static const char v2_fix[] =
-		"boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2); until then "
-		"limits fall back to rlimits";
+	/* What cells use: v2 where delegated, else v1 for root (cgroup.c) */
+	bool v2 = h->base[0] && (h->delegated & CG_CTRL_ALL);
+	if (!v2 && geteuid() == 0 &&
+	    (h->v1_writable & (CG_CTRL_MEMORY | CG_CTRL_PIDS)) == (CG_CTRL_MEMORY | CG_CTRL_PIDS)) {
+		check_cgroups_v1(d, c, h);
+		return;
+	}
+	const char *v2_fix = h->v1 && geteuid() != 0
+		? "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2) or run sandcell as "
+		  "root (it uses the v1 controllers); until then limits fall back to rlimits"
+		: "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2); until then "
+		  "limits fall back to rlimits";
 	if (h->mode == CG_MODE_NONE || h->mode == CG_MODE_V1) {
 		set(c, CELL_CHECK_WARN, v2_fix, "%s: %s", mode, h->why);
 		return;
@@ -338,6 +406,7 @@ static void check_cgroups(struct doctor *d)
 	char id[64];
 	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
 	if (rt_cgroup_create(&cg, id, &spec, &spec.limits, &err) < 0) {
+		d->cgroup_failed = true;
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    err.msg);
 		return;
@@ -350,6 +419,7 @@ static void check_cgroups(struct doctor *d)
 	char path[sizeof(cg.path)];
 	snprintf(path, sizeof(path), "%s", cg.path);
 	if (rt_cgroup_destroy(&cg, &err) < 0 || access(path, F_OK) == 0) {
+		d->cgroup_failed = true;
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.150s not removed: %s",
 		    mode, path, err.msg);
 		return;
@@ -363,6 +433,31 @@ static void check_cgroups(struct doctor *d)
 	else
 		set(c, CELL_CHECK_OK, "", "%s at %.100s, cells under %.100s/sandcell, delegated: %s",
 		    mode, h->mount, h->base, have);
+}
+
+/* Which mechanism holds each limit here (cell_limit_mechanisms). */
+static void check_limits(struct doctor *d)
+{
+	struct cell_check *c = check_new(d, "limits");
+	struct cell_limit_mechanisms m;
+	cell_limit_mechanisms(&m);
+	static const char *const what[][3] = {
+		/* rlimit, cgroup v1, cgroup v2 */
+		{"rlimit (RLIMIT_AS, per process)", "cgroup v1 (memory.limit_in_bytes + memsw)",
+		 "cgroup v2 (memory.max, memory.swap.max 0)"},
+		{"rlimit (RLIMIT_NPROC of the cell's user namespace)", "cgroup v1 (pids.max)",
+		 "cgroup v2 (pids.max)"},
+		{"rlimit (RLIMIT_CPU: cpus x --timeout)", "cgroup v1 (cpu.cfs_quota_us)",
+		 "cgroup v2 (cpu.max)"},
+	};
+	enum cell_limit_how how[3] = {m.memory, m.pids, m.cpu};
+	bool all_cgroup = true;
+	for (int i = 0; i < 3; i++)
+		all_cgroup = all_cgroup && how[i] != CELL_LIMIT_RLIMIT;
+	set(c, all_cgroup && !d->cgroup_failed ? CELL_CHECK_OK : CELL_CHECK_WARN,
+	    d->cgroup_failed ? "see the cgroup line: cells fall back to rlimits or fail there"
+			     : "see the cgroup line for how to get cgroup limits",
+	    "memory: %s, pids: %s, cpu: %s", what[0][how[0]], what[1][how[1]], what[2][how[2]]);
 }
 
 /* ---- seccomp ---- */
@@ -499,6 +594,7 @@ size_t cell_doctor(struct cell_check *checks, size_t max)
 	check_kernel(&d);
 	check_namespaces(&d);
 	check_cgroups(&d);
+	check_limits(&d);
 	check_seccomp(&d);
 	check_idmap(&d);
 	check_dir(&d, "state-dir", cell_state_root(), "cell state in");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cell_priv.h"
+#include "cgroup.h"
 #include "egress.h"
 #include "start.h"
 
@@ -79,53 +80,8 @@ int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
 int rt_egress_parent_receive(int sync_fd, int status_rd, int timeout_ms, int *out,
 			  struct sc_err *err)
 {
-	*out = -1;
-	struct pollfd p = {.fd = sync_fd, .events = POLLIN};
-	int r;
-	do
-		r = poll(&p, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return sc_fail(err, 0, "the cell did not set up its egress proxy socket in %d s",
-			       timeout_ms / 1000);
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
-	do
-		n = recvmsg(sync_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	int fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
-		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
-		for (size_t i = 0; i < nfds; i++) {
-			if (fd < 0 && i == 0)
-				fd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	if (n == 1 && byte == 'L' && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC)) {
-		*out = fd;
-		return 0;
-	}
-	sc_closep(&fd);
-	struct cell_msg m;
-	if (rt_start_read_msg(status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
-		return -1;
-	}
-	return sc_fail(err, 0, "the cell did not hand over its egress proxy socket");
+	return rt_start_recv_fd(sync_fd, status_rd, timeout_ms, 'L', "its egress proxy socket", out,
+				err);
 }
 
 /* ---- cell_run: a thread ---- */
@@ -197,19 +153,6 @@ static int move_fd(int fd, int to)
 	return dup2(fd, to);
 }
 
-/* Best effort: without it the helper still ends with the cell's init. */
-static void helper_join_cgroup(const char *cgroup)
-{
-	if (!cgroup || !cgroup[0])
-		return;
-	_cleanup_fd_ int dfd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (dfd < 0 || (mkdirat(dfd, "egress", 0755) < 0 && errno != EEXIST))
-		return;
-	_cleanup_fd_ int procs = openat(dfd, "egress/cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (procs >= 0)
-		(void)!write(procs, "0", 1);
-}
-
 /* The helper speaks to a hostile cell and to the network: it keeps only
  * what serving needs (its fds, connecting out). A root caller's helper
  * becomes nobody; every helper gets no_new_privs and is not dumpable. */
@@ -229,7 +172,8 @@ static int drop_helper_privileges(void)
 static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, int log_fd,
 			const char *cell, const char *cgroup)
 {
-	helper_join_cgroup(cgroup);
+	/* best effort: without it the helper still ends with the cell's init */
+	rt_cgroup_join(cgroup);
 	/* Known fds only: 3 listener, 4 the cell's pidfd, 5 the log. */
 	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 100), p = fcntl(pidfd, F_DUPFD_CLOEXEC, 100),
 	    g = log_fd >= 0 ? fcntl(log_fd, F_DUPFD_CLOEXEC, 100) : -1;

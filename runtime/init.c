@@ -2,6 +2,7 @@
  * signals the host side sends, and reports the command's wait status. */
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 
 #include "internal.h"
@@ -29,6 +30,12 @@ static void install_forwarding(void)
 static void start_command(const struct cell_plan *plan)
 {
 	const struct cell_spec *spec = plan->spec;
+	/* its own pty (run -t): a session of its own with the pty as its
+	 * controlling terminal, so that ^C and window sizes reach it */
+	if (spec->tty) {
+		setsid();
+		(void)ioctl(0, TIOCSCTTY, 0);
+	}
 	rt_apply_command_limits(plan);
 	rt_lockdown_close_fds(3);
 	rt_exec_command(plan->tramp_fd, spec->argv, spec->env);

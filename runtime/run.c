@@ -12,12 +12,14 @@
 #include "../common/capture.h"
 #include "egress.h"
 #include "start.h"
+#include "tty.h"
 
 static const int RELAYED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 struct run_io {
 	int out_rd, err_rd; /* capture pipes, -1 when passed through */
 	struct capture out, err;
+	struct rt_tty tty;  /* spec->tty: the cell's pty */
 };
 
 static int make_capture(int *rd, int *wr, struct capture *cap, uint64_t limit, struct sc_err *err)
@@ -60,16 +62,22 @@ static void relay_status(struct relay *r)
 static void relay_signal(struct relay *r)
 {
 	struct signalfd_siginfo si;
-	if (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		syscall(SYS_pidfd_send_signal, r->pidfd, (int)si.ssi_signo, NULL, 0);
+	if (read(r->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	/* with a pty, the kernel tells the command's process group */
+	if (si.ssi_signo == SIGWINCH && r->io->tty.master >= 0) {
+		rt_tty_winch(&r->io->tty);
+		return;
+	}
+	syscall(SYS_pidfd_send_signal, r->pidfd, (int)si.ssi_signo, NULL, 0);
 }
 
 /* Relay until init has exited and every output pipe is at EOF. */
 static void relay_loop(struct relay *r)
 {
 	for (;;) {
-		struct pollfd p[5];
-		int n = 0, ipid = -1, ist = -1, iout = -1, ierr = -1, isig = -1;
+		struct pollfd p[7];
+		int n = 0, ipid = -1, ist = -1, iout = -1, ierr = -1, isig = -1, itty = -1;
 		if (!r->exited)
 			p[ipid = n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
 		if (r->status_rd >= 0)
@@ -78,8 +86,15 @@ static void relay_loop(struct relay *r)
 			p[iout = n++] = (struct pollfd){.fd = r->io->out_rd, .events = POLLIN};
 		if (r->io->err_rd >= 0)
 			p[ierr = n++] = (struct pollfd){.fd = r->io->err_rd, .events = POLLIN};
-		if (r->exited && r->status_rd < 0 && r->io->out_rd < 0 && r->io->err_rd < 0)
+		if (r->exited && r->status_rd < 0 && r->io->out_rd < 0 && r->io->err_rd < 0) {
+			/* every process of the cell is gone: what is left on the pty */
+			rt_tty_drain(&r->io->tty, 200);
 			return;
+		}
+		if (!r->exited && r->io->tty.master >= 0) {
+			itty = n;
+			n += rt_tty_poll_add(&r->io->tty, p + n);
+		}
 		if (!r->exited)
 			p[isig = n++] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
 		int timeout_ms = -1;
@@ -106,6 +121,8 @@ static void relay_loop(struct relay *r)
 			sc_capture_read_fd(&r->io->err, &r->io->err_rd);
 		if (isig >= 0 && p[isig].revents)
 			relay_signal(r);
+		if (itty >= 0)
+			rt_tty_poll_done(&r->io->tty, p + itty);
 		if (ipid >= 0 && p[ipid].revents)
 			r->exited = true;
 	}
@@ -160,6 +177,12 @@ static int prepare_io(const struct cell_spec *spec, struct run_io *io, int stdio
 {
 	uint64_t limit = spec->limits.output ? spec->limits.output : CELL_DEFAULT_OUTPUT;
 	io->out_rd = io->err_rd = -1;
+	if (spec->tty) {
+		/* the cell makes the pty in its own devpts (child.c) */
+		if (spec->stdout_fd < 0)
+			return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
+		return 0;
+	}
 	stdio[0] = spec->stdin_fd;
 	stdio[1] = spec->stdout_fd;
 	stdio[2] = spec->stderr_fd;
@@ -200,6 +223,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	double t0 = sc_now();
 	struct rt_start st;
 	struct run_io io = {.out_rd = -1, .err_rd = -1};
+	rt_tty_init(&io.tty);
 	int stdio[3] = {-1, -1, -1}, rc = -1;
 	_cleanup_fd_ int sigfd = -1;
 	sigset_t oldmask;
@@ -222,8 +246,15 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 		rt_start_kill(&st);
 		goto out;
 	}
+	if (spec->tty &&
+	    rt_tty_adopt(&io.tty, steal_fd(&st.tty_master), spec->stdin_fd, spec->stdout_fd, err) < 0) {
+		rt_start_kill(&st);
+		goto out;
+	}
 	warn_weak_limits(spec, &st.cg, res);
-	/* Our copies of the capture pipes' write ends must go, or EOF never comes. */
+	/* Our copies of the capture pipes' write ends (and of the pty's slave)
+	 * must go, or EOF never comes. */
+	sc_closep(&io.tty.slave);
 	if (spec->stdout_fd < 0)
 		sc_closep(&stdio[1]);
 	if (spec->stderr_fd < 0)
@@ -258,6 +289,7 @@ out:
 		sc_closep(&stdio[2]);
 	sc_capture_free(&io.out);
 	sc_capture_free(&io.err);
+	rt_tty_close(&io.tty);
 	return rc;
 }
 

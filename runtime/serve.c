@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -149,6 +150,10 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	for (int k = 0; k < 3; k++)
 		if (q->fds[k] != k && dup2(q->fds[k], k) < 0)
 			_exit(CELL_EXIT_INTERNAL);
+	/* exec -t: stdin is the command's own pty (the host keeps its
+	 * terminal), and becomes its controlling terminal */
+	if (isatty(0))
+		(void)ioctl(0, TIOCSCTTY, 0);
 	if (chdir(cwd) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: cannot change to %.200s in the cell: %s\n",

@@ -2,6 +2,7 @@
  * cells: prepare everything, clone the child into all namespaces (into its
  * cgroup), write its id maps, prepare root callers' binds, release it. */
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <string.h>
@@ -151,7 +152,7 @@ void rt_start_init(struct rt_start *st)
 	st->plan.layer_fd = st->plan.tramp_fd = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
-	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = -1;
+	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = st->tty_master = -1;
 	st->cg.dir_fd = -1;
 }
 
@@ -222,11 +223,13 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	plan->status_fd = plan->sync_fd = -1;
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
-	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
+	if (rt_cgroup_attach(&st->cg, st->pid, err) < 0 || rt_idmap_write(st->pid, &st->map, err) < 0 ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
 	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0 ||
 	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
-						   &st->egress_fd, err) < 0)) {
+						   &st->egress_fd, err) < 0) ||
+	    (spec->tty && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, 'T', "its pty",
+					   &st->tty_master, err) < 0)) {
 		rt_start_kill(st);
 		goto fail;
 	}
@@ -254,6 +257,7 @@ void rt_start_cleanup(struct rt_start *st)
 	sc_closep(&st->status_rd);
 	sc_closep(&st->sync_fd);
 	sc_closep(&st->egress_fd);
+	sc_closep(&st->tty_master);
 	plan_close(&st->plan);
 	if (st->cg.active || st->cg.dir_fd >= 0) {
 		struct sc_err ignored;
@@ -268,4 +272,73 @@ int rt_start_read_msg(int fd, struct cell_msg *m)
 		return -1;
 	m->text[sizeof(m->text) - 1] = '\0';
 	return 0;
+}
+
+int rt_start_recv_fd(int sync_fd, int status_rd, int timeout_ms, char tag, const char *what,
+		     int *out, struct sc_err *err)
+{
+	*out = -1;
+	struct pollfd p = {.fd = sync_fd, .events = POLLIN};
+	int r;
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return sc_fail(err, 0, "the cell did not set up %s in %d s", what, timeout_ms / 1000);
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	do
+		n = recvmsg(sync_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	int fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[4];
+		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
+		for (size_t i = 0; i < nfds; i++) {
+			if (fd < 0 && i == 0)
+				fd = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	if (n == 1 && byte == tag && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC)) {
+		*out = fd;
+		return 0;
+	}
+	sc_closep(&fd);
+	struct cell_msg m;
+	if (rt_start_read_msg(status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
+		err->errnum = m.value;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+		return -1;
+	}
+	return sc_fail(err, 0, "the cell did not hand over %s", what);
+}
+
+int rt_start_send_fd(int sync_fd, char tag, int fd)
+{
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sync_fd, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }

@@ -12,6 +12,7 @@ struct rt_start {
 	int status_rd; /* records from init (struct cell_msg) */
 	int sync_fd;   /* our end of the go channel */
 	int egress_fd; /* the cell's 127.0.0.1:3128 listener (spec->egress), or -1 */
+	int tty_master; /* spec->tty: the master of the cell's own pty, or -1 */
 };
 
 void rt_start_init(struct rt_start *st);
@@ -21,3 +22,10 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 void rt_start_kill(struct rt_start *st);
 void rt_start_cleanup(struct rt_start *st);
 int rt_start_read_msg(int fd, struct cell_msg *m);
+/* An fd the child hands over on the go channel, tagged with one byte
+ * (its egress listener, its pty's master); on failure the child's error
+ * record when there is one. */
+int rt_start_recv_fd(int sync_fd, int status_rd, int timeout_ms, char tag, const char *what,
+		     int *out, struct sc_err *err);
+/* The child's side: 0, or -1 with errno. */
+int rt_start_send_fd(int sync_fd, char tag, int fd);

@@ -134,8 +134,8 @@ bool rt_state_alive(const struct cell_info *info)
 int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
 {
 	if (info->cgroup[0]) {
-		struct cell_cgroup cg = {.active = true, .dir_fd = -1};
-		snprintf(cg.path, sizeof(cg.path), "%s", info->cgroup);
+		struct cell_cgroup cg;
+		rt_cgroup_from_saved(&cg, info->cgroup);
 		if (rt_cgroup_destroy(&cg, err) < 0)
 			return -1;
 	}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Security suite: resources, inherited fds, host processes, setuid, under
-# the `default` policy. Without delegated cgroups (this host) --pids and
-# --memory fall back to RLIMIT_NPROC and RLIMIT_AS; with them (sandcell's
-# warning says which) the memory bomb meets the OOM killer instead. cgroup
-# limits have their own tests (tests/vm).
+# the `default` policy. Without cgroups for the caller (rootless on a hybrid
+# host) --pids and --memory fall back to RLIMIT_NPROC and RLIMIT_AS; with
+# them (cgroup v2, or v1 for root on v1/hybrid hosts: doctor --json says
+# which) the memory bomb meets the OOM killer instead. cgroup limits have
+# their own tests (t_cgroup_v1, tests/vm).
 #
 # Cases (attacks/res.c):
 #   forkbomb   every process forks forever, --pids 64 --timeout 10
@@ -92,20 +93,34 @@ check "--pids 0: more than the default 1024 processes start" out_has '^started 1
 sc run --timeout 300 -- /usr/bin/python3 -c "$FORK_1100"
 check "default pids: 1100 processes do not all start (the count stops below)" \
 	bash -c 'n=$(sed -n "s/^started //p" <<<"$0"); [ -n "$n" ] && [ "$n" -lt 1100 ]' "$OUT"
+check "default pids: a fork was refused (not the timeout)" bash -c '[ "$0" -ne 124 ]' "$RC"
 
 # --- memory bomb ---
 mem_available() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
 mem_before=$(mem_available)
 marker="sc-membomb-$$-$RANDOM"
+# Which mechanism holds --memory for this caller here, as doctor --json says
+# (cgroup-v2, cgroup-v1 for root on v1/hybrid hosts, or rlimit); the run's
+# warning must agree with it.
+sc doctor --json
+mem_mech=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["limits"]["memory"])')
 run_attack --memory 256M --timeout 20 -- /attacks/res membomb 256 "$marker"
-if err_has 'enforced as RLIMIT_AS'; then
+case "$mem_mech" in
+rlimit)
 	# the fallback without a memory controller: mmap fails at the limit
-	check "membomb: allocation failed at the memory limit (RLIMIT_AS)" attack_blocked
-else
+	check "membomb (rlimit): the warning says RLIMIT_AS" err_has 'enforced as RLIMIT_AS'
+	check "membomb (rlimit): allocation failed at the memory limit" attack_blocked
+	;;
+cgroup-v1 | cgroup-v2)
 	# a cgroup memory limit: the kernel's OOM killer ends the bomb first
-	check "membomb: killed at the cgroup memory limit (137), never past it" \
+	check "membomb ($mem_mech): no weaker-limits warning" bash -c '! grep -q "RLIMIT_AS" <<<"$0"' "$ERR"
+	check "membomb ($mem_mech): killed at the cgroup memory limit (137), never past it" \
 		bash -c '[ "$0" -eq 137 ] && ! grep -q "^ESCAPED" <<<"$1"' "$RC" "$OUT"
-fi
+	;;
+*)
+	check "membomb: doctor --json names the memory mechanism ('$mem_mech')" false
+	;;
+esac
 check "membomb: no process is left on the host" no_process_with "$marker"
 # Other work on the host moves MemAvailable too, hence 512 MB of slack: a
 # bomb past its limit (it stops at 4 GB) that kept its memory would fail.

@@ -68,6 +68,33 @@ static void v1_systemd_only_is_not_a_controller(void **state)
 	assert_true(rt_cg_v1_has_controller("rw,nsdelegate,pids"));
 }
 
+static void v1_controllers(void **state)
+{
+	assert_int_equal(rt_cg_v1_controllers("rw,memory"), CG_CTRL_MEMORY);
+	assert_int_equal(rt_cg_v1_controllers("rw,cpu,cpuacct"), CG_CTRL_CPU);
+	assert_int_equal(rt_cg_v1_controllers("rw,cpuacct"), 0);
+	assert_int_equal(rt_cg_v1_controllers("rw,cpuset"), 0);
+	assert_int_equal(rt_cg_v1_controllers("rw,pids,memory"), CG_CTRL_PIDS | CG_CTRL_MEMORY);
+	assert_int_equal(rt_cg_v1_controllers("rw,xattr,name=systemd"), 0);
+	assert_int_equal(rt_cg_v1_controllers(""), 0);
+	assert_int_equal(CG_CTRL_INDEX(CG_CTRL_MEMORY), 0);
+	assert_int_equal(CG_CTRL_INDEX(CG_CTRL_PIDS), 1);
+	assert_int_equal(CG_CTRL_INDEX(CG_CTRL_CPU), 2);
+}
+
+static void leaf_creator(void **state)
+{
+	assert_int_equal(rt_cg_leaf_creator("run-1234-5f3a"), 1234);
+	assert_int_equal(rt_cg_leaf_creator("doctor-77"), 77);
+	/* a long-lived cell's own name says nothing */
+	assert_int_equal(rt_cg_leaf_creator("mybox"), 0);
+	assert_int_equal(rt_cg_leaf_creator("run-"), 0);
+	assert_int_equal(rt_cg_leaf_creator("run-0-1"), 0);
+	assert_int_equal(rt_cg_leaf_creator("run-12x-1"), 0);
+	assert_int_equal(rt_cg_leaf_creator("run-99999999999999999999-1"), 0);
+	assert_int_equal(rt_cg_leaf_creator("doctor-12-"), 12);
+}
+
 static void self_cgroup(void **state)
 {
 	char p[256];
@@ -118,6 +145,11 @@ static void cpu_max(void **state)
 	assert_int_equal(rt_cg_format_cpu_max(-1, b, sizeof(b)), -1);
 	assert_int_equal(rt_cg_format_cpu_max(5000, b, sizeof(b)), -1);
 	assert_int_equal(rt_cg_format_cpu_max(1, b, 5), -1);
+	/* the same quota for v1's cpu.cfs_quota_us */
+	assert_int_equal(rt_cg_cpu_quota_us(0.5), 50000);
+	assert_int_equal(rt_cg_cpu_quota_us(0.001), 1000);
+	assert_int_equal(rt_cg_cpu_quota_us(0), -1);
+	assert_int_equal(rt_cg_cpu_quota_us(5000), -1);
 }
 
 static void keyed(void **state)
@@ -170,6 +202,12 @@ static void host_status_is_consistent(void **state)
 	}
 	if (!h->base[0] || !(h->delegated & CG_CTRL_ALL))
 		assert_true(h->why[0] != '\0');
+	/* v1 controllers are named only on v1 and hybrid hosts, with a mount */
+	assert_int_equal(h->v1_writable & ~h->v1, 0);
+	if (h->mode == CG_MODE_V2 || h->mode == CG_MODE_NONE)
+		assert_int_equal(h->v1, 0);
+	for (unsigned bit = CG_CTRL_MEMORY; bit & CG_CTRL_ALL; bit <<= 1)
+		assert_true(!(h->v1 & bit) == !h->v1_mount[CG_CTRL_INDEX(bit)][0]);
 	free(h);
 }
 
@@ -181,6 +219,8 @@ int main(void)
 		cmocka_unit_test(mountinfo_escaped_point),
 		cmocka_unit_test(mountinfo_malformed),
 		cmocka_unit_test(v1_systemd_only_is_not_a_controller),
+		cmocka_unit_test(v1_controllers),
+		cmocka_unit_test(leaf_creator),
 		cmocka_unit_test(self_cgroup),
 		cmocka_unit_test(controllers),
 		cmocka_unit_test(cpu_max),

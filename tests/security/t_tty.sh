@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Interactive use (run -t, exec -i -t) gives the command a pty of the
+# cell's own, relayed by sandcell: the user's terminal never enters the cell.
+# Driven like a person at a terminal (tty_session.py: a fresh pty that is
+# sandcell's controlling terminal, stdin, stdout and stderr).
+#
+#   own pty    in the cell, stdin/stdout/stderr are one pty of the cell's
+#              devpts (`tty` names /dev/pts/N), not the user's terminal, and
+#              the command's controlling terminal; typed input arrives; ^C
+#              interrupts the command; the user's terminal mode is restored
+#   tiocsti    with a policy that lets TIOCSTI through (a control shows it
+#              reaching the user's terminal without -t), TIOCSTI under -t
+#              pushes nothing into the user's terminal
+. "$(dirname "$0")/../lib.sh"
+
+build_attacks tiocsti
+cp "$(dirname "$0")/tty_session.py" "$(dirname "$0")/tty_attack.py" "$T_DIR/"
+cat >"$T_DIR/incell.py" <<'PY'
+import os, sys
+st = os.fstat(0)
+def name():
+    try:
+        return os.ttyname(0)
+    except OSError:
+        return "unnamed"  # a pty of a devpts the cell cannot see
+print("CELL-ISATTY:", os.isatty(0))
+print("CELL-TTY:", name())
+print("CELL-DEV: %d:%d" % (st.st_dev, st.st_rdev))
+print("CELL-SAME-012:", all(os.path.samestat(st, os.fstat(k)) for k in (1, 2)))
+print("CELL-CTTY:", os.tcgetpgrp(0) == os.getpgrp())
+print("READY", flush=True)
+print("GOT:", sys.stdin.readline().strip(), flush=True)
+PY
+chmod 644 "$T_DIR"/*.py
+
+session() { # TIMEOUT INPUT CMD...: sets RC and OUT
+	local o
+	o=$(mktemp "$T_DIR/out.XXXXXX")
+	chmod 666 "$o"
+	as_user python3 "$T_DIR/tty_session.py" "$@" >"$o" 2>&1 </dev/null
+	RC=$?
+	OUT=$(cat "$o")
+	ERR=""
+	rm -f "$o"
+}
+field() { printf '%s\n' "$OUT" | sed -n "s/^$1: //p" | head -1; }
+own_pty_checks() { # WHAT NAMED
+	check "$1: exits 0" expect_rc 0
+	check "$1: the cell's stdin is a terminal" [ "$(field CELL-ISATTY)" = True ]
+	if [ "$2" = named ]; then
+		check "$1: a pty of the cell's devpts ($(field CELL-TTY))" \
+			bash -c '[[ "$0" =~ ^/dev/pts/[0-9]+$ ]]' "$(field CELL-TTY)"
+	fi
+	check "$1: it is not the user's terminal ($(field CELL-DEV) vs $(field HOST-TTY-DEV))" \
+		bash -c '[ -n "$0" ] && [ -n "$1" ] && [ "$0" != "$1" ]' "$(field CELL-DEV)" "$(field HOST-TTY-DEV)"
+	check "$1: stdout and stderr are the same pty" [ "$(field CELL-SAME-012)" = True ]
+	check "$1: it is the command's controlling terminal" [ "$(field CELL-CTTY)" = True ]
+	check "$1: typed input arrives" [ "$(field GOT)" = hello ]
+	check "$1: the user's terminal mode is restored" [ "$(field HOST-TTY-MODE-RESTORED)" = True ]
+}
+
+session 120 'hello\n' "$SC_BIN" run -t -v "$T_DIR/incell.py:/t/incell.py:ro" -- python3 /t/incell.py
+own_pty_checks "run -t" named
+
+# (READY comes from the process that then waits, by exec, in sleep: a ^C
+# that lands while a shell forks would be a race of the test's own)
+session 120 '\x03' "$SC_BIN" run -t -- sh -c 'sh -c "echo READY; exec sleep 600"; echo not-interrupted'
+check "run -t: ^C interrupts the command (130)" expect_rc 130
+[ "$RC" -eq 130 ] || printf '%s\n' "$OUT" | head -20
+check "run -t: the command did not go on" bash -c '! grep -q not-interrupted <<<"$0"' "$OUT"
+check "run -t: the mode is restored after ^C" [ "$(field HOST-TTY-MODE-RESTORED)" = True ]
+
+name="ttycell$$"
+sc create -v "$T_DIR/incell.py:/t/incell.py:ro" "$name"
+check "create works" expect_rc 0
+session 120 'hello\n' "$SC_BIN" exec -i -t "$name" -- python3 /t/incell.py
+# (a rootless caller cannot open the running cell's devpts: its init is not
+# dumpable; the pty is then the host's, still not the user's terminal)
+own_pty_checks "exec -i -t" "$([ "$T_UID" -eq 0 ] && echo named)"
+sc rm -f "$name"
+
+sc run -t --json -- true
+check "-t with --json is a usage error (125)" expect_rc 125
+
+# --- TIOCSTI: unreachable under -t even where the filter would allow it ---
+if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 0)" = 1 ]; then
+	# the default policy without its TIOCSTI rule
+	sc policy show default
+	printf '%s' "$OUT" | python3 -c 'import json, sys
+p = json.load(sys.stdin)
+p["seccomp"]["rules"] = [r for r in p["seccomp"]["rules"] if "TIOCSTI" not in r.get("comment", "")]
+json.dump(p, open(sys.argv[1], "w"))' "$T_DIR/tiocsti-ok.json"
+	chmod 644 "$T_DIR/tiocsti-ok.json"
+	payload="echo sc-tty-tiocsti-$$"
+	attack() {
+		local o
+		o=$(mktemp "$T_DIR/out.XXXXXX")
+		chmod 666 "$o"
+		as_user python3 "$T_DIR/tty_attack.py" 60 "$@" >"$o" 2>&1
+		RC=$?
+		OUT=$(cat "$o")
+		rm -f "$o"
+	}
+	attack "$SC_BIN" run --policy "$T_DIR/tiocsti-ok.json" -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti plain "$payload"
+	check "tiocsti control: without -t, that policy lets TIOCSTI reach the user's terminal" \
+		out_has "^HOST-TTY-INPUT: b'.*$payload"
+	attack "$SC_BIN" run -t --policy "$T_DIR/tiocsti-ok.json" -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti plain "$payload"
+	check "tiocsti -t: nothing reaches the user's terminal" out_has "^HOST-TTY-INPUT: b''$"
+else
+	echo "# skip: tiocsti cases: dev.tty.legacy_tiocsti is off (they could not fail)"
+fi
+
+finish
