@@ -139,6 +139,8 @@ struct batch_keyset {
 };
 bool batch_keyset_has(const struct batch_keyset *s, const char *id, unsigned repeat);
 int batch_keyset_add(struct batch_keyset *s, const char *id, unsigned repeat);
+/* Append *t to ts (capacity *cap, grown as needed); -1 when out of memory. */
+int batch_tasks_push(struct batch_tasks *ts, size_t *cap, struct batch_task *t);
 void batch_keyset_free(struct batch_keyset *s);
 
 /* ---- summary (summary.c) ---- */

@@ -261,20 +261,6 @@ bad:
 	return -1;
 }
 
-static int add(struct batch_tasks *ts, size_t *cap, struct batch_task *t)
-{
-	if (ts->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct batch_task *v = realloc(ts->v, c * sizeof(*v));
-		if (!v)
-			return -1;
-		ts->v = v;
-		*cap = c;
-	}
-	ts->v[ts->n++] = *t;
-	return 0;
-}
-
 /* One problem (number `at`: the line of a JSONL file, the element of an
  * array counted from 1). -1 only when out of memory. */
 static int take(struct batch_tasks *out, size_t *cap, struct batch_keyset *ids, const cJSON *p,
@@ -295,7 +281,7 @@ static int take(struct batch_tasks *out, size_t *cap, struct batch_keyset *ids, 
 		batch_task_free(&t);
 		return 0;
 	}
-	if (batch_keyset_add(ids, t.id, 0) < 0 || add(out, cap, &t) < 0) {
+	if (batch_keyset_add(ids, t.id, 0) < 0 || batch_tasks_push(out, cap, &t) < 0) {
 		batch_task_free(&t);
 		return -1;
 	}

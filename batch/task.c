@@ -379,7 +379,7 @@ void batch_tasks_free(struct batch_tasks *ts)
 
 /* ---- the file ---- */
 
-static int add_task(struct batch_tasks *ts, size_t *cap, struct batch_task *t)
+int batch_tasks_push(struct batch_tasks *ts, size_t *cap, struct batch_task *t)
 {
 	if (ts->n == *cap) {
 		size_t c = *cap ? *cap * 2 : 256;
@@ -445,7 +445,7 @@ int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_f
 			batch_task_free(&t);
 			continue;
 		}
-		if (batch_keyset_add(&ids, t.id, 0) < 0 || add_task(out, &cap, &t) < 0) {
+		if (batch_keyset_add(&ids, t.id, 0) < 0 || batch_tasks_push(out, &cap, &t) < 0) {
 			batch_task_free(&t);
 			rc = sc_fail(err, ENOMEM, "tasks");
 			break;

@@ -58,21 +58,7 @@ int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0)
 		return sc_fail(err, errno, "egress proxy: listen on 127.0.0.1:%d", NET_PROXY_PORT);
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(plan->sync_fd, &msg, MSG_NOSIGNAL) != 1)
+	if (rt_start_send_fd(plan->sync_fd, 'L', fd) < 0)
 		return sc_fail(err, errno, "egress proxy: hand the socket to the host side");
 	return 0;
 }
