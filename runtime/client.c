@@ -17,8 +17,13 @@
 #include "internal.h"
 #include "proto.h"
 
+_Static_assert(sizeof(((struct cell *)0)->token) == PROTO_TOKEN_LEN, "token sizes");
+
 static int connect_cell(const struct cell *c, struct sc_err *err)
 {
+	if (!c->have_token)
+		return sc_fail(err, EACCES, "cannot read the token of cell '%s' (only its creator can)",
+			       c->name);
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (sc_path(addr.sun_path, sizeof(addr.sun_path), "%s/sock", c->dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "socket path of cell %s", c->name);
@@ -45,10 +50,11 @@ static bool add_len(size_t *total, const char *str)
  * buffer of exactly *len bytes (sized to the request: no 128 KiB mapping
  * per request in a many-threaded batch), or NULL with errno E2BIG or
  * ENOMEM. */
-static char *pack(struct proto_req *h, char *const *argv, const char *const *env,
-		  const char *path, size_t *len)
+static char *pack(const struct cell *c, struct proto_req *h, char *const *argv,
+		  const char *const *env, const char *path, size_t *len)
 {
 	size_t total = sizeof(*h);
+	memcpy(h->token, c->token, sizeof(h->token));
 	h->argc = h->envc = 0;
 	for (size_t i = 0; argv && argv[i]; i++, h->argc++)
 		if (h->argc >= PROTO_MAX_ARGS || !add_len(&total, argv[i]))
@@ -124,7 +130,7 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 		return -1;
 	struct proto_req h = {.kind = REQ_INFO};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, NULL, NULL, NULL, &len);
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
 	if (!buf)
 		return sc_fail(err, errno, "request");
 	if (send_request(sock, buf, len, NULL, 0, err) < 0)
@@ -161,13 +167,17 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 		if (n == 0)
 			return 0;
 		int timeout = -1;
+		double left = 0;
 		if (deadline > 0 && !*have) {
-			double left = deadline - sc_now();
-			/* init enforces the timeout; this is a backstop. */
-			timeout = left > -5 ? (int)((left + 5) * 1000) : 0;
+			/* init enforces the timeout; this is a backstop, 5 s after
+			 * it (a far one: look again within the hour) */
+			left = deadline + 5 - sc_now();
+			timeout = left <= 0 ? 0 : left < 3600 ? (int)(left * 1000) + 1 : 3600000;
 		}
 		int rc = poll(p, (nfds_t)n, timeout);
 		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0 && left > 3600)
 			continue;
 		if (rc <= 0)
 			return -1;
@@ -193,9 +203,9 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,
-			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
+			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s)};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, req->argv, req->env, req->cwd, &len);
+	_cleanup_free_ char *buf = pack(c, &h, req->argv, req->env, req->cwd, &len);
 	if (!buf && errno == E2BIG)
 		return sc_fail(err, E2BIG, "command line and environment too long for cell '%s'", c->name);
 	if (!buf)
@@ -276,9 +286,9 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 			     struct sc_err *err)
 {
 	struct proto_req h = {.kind = j->kind, .flags = j->flags, .max_size = j->max_size,
-			      .timeout_ms = j->timeout_s > 0 ? (uint32_t)(j->timeout_s * 1000) + 1 : 0};
+			      .timeout_ms = rt_proto_timeout_ms(j->timeout_s)};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, NULL, NULL, j->path, &len);
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, j->path, &len);
 	if (!buf)
 		return sc_fail(err, errno == E2BIG ? ENAMETOOLONG : errno, "cell path");
 	int sock = connect_cell(c, err);

@@ -21,6 +21,8 @@
 
 #define MAX_CONNS 1024
 
+_Static_assert(sizeof(((struct cell_plan *)0)->token) == PROTO_TOKEN_LEN, "token sizes");
+
 struct conn {
 	int fd;
 	pid_t pid;       /* >0 while its command or worker runs */
@@ -33,6 +35,7 @@ struct server {
 	const struct cell_plan *plan;
 	int listen_fd, sig_fd;
 	uid_t peer_uid; /* the only uid (as seen in the cell) allowed to connect */
+	uint8_t token[PROTO_TOKEN_LEN]; /* every request must carry it */
 	struct conn conns[MAX_CONNS];
 	size_t nconns;
 };
@@ -218,6 +221,13 @@ static void handle_request(struct server *s, size_t i)
 		return;
 	}
 	pid_t pid = 0;
+	if (!rt_proto_token_equal(q.h.token, s->token)) {
+		/* not the creator: it could not read the token file */
+		send_error(c->fd, "%s", "permission denied: this cell belongs to another user");
+		close_request_fds(&q);
+		drop_conn(s, i);
+		return;
+	}
 	if (q.h.kind == REQ_INFO) {
 		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
 				      .nexecs = (uint32_t)s->nconns - 1};
@@ -308,7 +318,11 @@ static int next_timeout_ms(struct server *s)
 		if (soonest == 0 || c->deadline < soonest)
 			soonest = c->deadline;
 	}
-	return soonest > 0 ? (int)((soonest - now) * 1000) + 1 : -1;
+	if (soonest <= 0)
+		return -1;
+	/* a far deadline: wake up within the hour and look again */
+	double ms = (soonest - now) * 1000 + 1;
+	return ms < 3600000 ? (int)ms : 3600000;
 }
 
 static void serve_loop(struct server *s)
@@ -377,6 +391,7 @@ void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid)
 	s->plan = plan;
 	s->listen_fd = plan->serve_fd;
 	s->peer_uid = peer_uid;
+	memcpy(s->token, plan->token, sizeof(s->token));
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
