@@ -29,6 +29,7 @@ struct conn {
 	double deadline; /* 0: none */
 	bool timed_out;
 	bool gone;       /* the client hung up: nobody to answer */
+	bool peer_ok;    /* SO_PEERCRED showed the creator's uid */
 };
 
 struct server {
@@ -221,8 +222,9 @@ static void handle_request(struct server *s, size_t i)
 		return;
 	}
 	pid_t pid = 0;
-	if (!rt_proto_token_equal(q.h.token, s->token)) {
-		/* not the creator: it could not read the token file */
+	if (!c->peer_ok || !rt_proto_token_equal(q.h.token, s->token)) {
+		/* not the creator: another uid, or one that could not read the
+		 * token file */
 		send_error(c->fd, "%s", "permission denied: this cell belongs to another user");
 		close_request_fds(&q);
 		drop_conn(s, i);
@@ -256,19 +258,18 @@ static void accept_client(struct server *s)
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != s->peer_uid) {
-		send_error(fd, "%s", "permission denied: this cell belongs to another user");
-		close(fd);
-		return;
-	}
 	if (s->nconns >= MAX_CONNS) {
 		send_error(fd, "%s", "too many requests in flight");
 		close(fd);
 		return;
 	}
-	s->conns[s->nconns++] = (struct conn){.fd = fd};
+	/* A stranger is turned away once its request is read: closing with
+	 * it unread would reset the connection and lose the answer. */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool peer_ok = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+		       cred.uid == s->peer_uid;
+	s->conns[s->nconns++] = (struct conn){.fd = fd, .peer_ok = peer_ok};
 }
 
 static void reap(struct server *s)

@@ -37,6 +37,12 @@ sc exec -e FOO=bar -w /tmp "$c" -- sh -c 'echo $FOO; pwd; echo $PATH'
 check "-e and -w apply" bash -c '[ "$(sed -n 1p <<<"$0")" = bar ] && [ "$(sed -n 2p <<<"$0")" = /tmp ] && grep -q /usr/bin <<<"$0"' "$OUT"
 sc exec --timeout 1 "$c" -- sleep 30
 check "exec --timeout gives 124" expect_rc 124
+# milliseconds once wrapped at 32 bits (8589934.6 s became 8 ms) and a
+# sub-millisecond timeout became none
+sc exec --timeout 8589934.6 "$c" -- sleep 1
+check "exec --timeout past 2^32 ms does not wrap" expect_rc 0
+sc exec --timeout 0.0009 "$c" -- sleep 30
+check "exec --timeout under 1 ms still fires" expect_rc 124
 sc exec "$c" -- echo alive
 check "the cell lives on after a timed-out command" out_is alive
 sc exec --json "$c" -- sh -c 'echo j; exit 2'
@@ -189,7 +195,7 @@ s.connect(sys.argv[1])
 fds = [os.open("/dev/null", os.O_RDWR) for _ in range(3)]
 try:
     s.sendmsg([hdr + data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", *fds))])
-except BrokenPipeError:
+except (BrokenPipeError, ConnectionResetError):
     pass  # turned away at accept: the answer is already here
 r = s.recv(512)
 print(struct.unpack("=I", r[:4])[0], r[40:].split(b"\0")[0].decode())' "$SANDCELL_ROOT/run/$o/sock" 2>&1
