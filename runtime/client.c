@@ -358,15 +358,21 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	sigpipe_restore(&g);
 	sc_closep(&mine);
 	struct proto_rsp r;
+	/* Where we send and fail of our own accord (the size limit, a file
+	 * we cannot read), the cell only saw the stream end: ours says why. */
+	bool ours_first = rc < 0 && j->cell_reads && local.errnum != EPIPE;
 	for (;;) {
-		if (recv_rsp(sock, &r) < 0)
+		if (recv_rsp(sock, &r) < 0) {
+			if (ours_first)
+				break;
 			return sc_fail(err, 0, "cell '%s' went away during %s", c->name, j->what);
-		if (r.kind == RSP_ERROR)
+		}
+		if (r.kind == RSP_ERROR && !ours_first)
 			return rsp_error(c, &r, err);
 		if (r.kind == RSP_EXIT)
 			break;
 	}
-	if (r.timed_out)
+	if (r.timed_out && !ours_first)
 		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, j->what);
 	if (rc < 0) {
 		*err = local;
@@ -403,6 +409,15 @@ static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
 			       x->log, err);
 }
 
+/* How long a copy may take before init kills its worker (whose end of
+ * the pipe closing ends ours): a process of the cell can stop the worker,
+ * and nothing must wait on the cell forever. Five minutes, and a second
+ * more per MiB the copy may move. */
+static double copy_timeout(uint64_t max_size)
+{
+	return 300.0 + (double)max_size / (1024.0 * 1024.0);
+}
+
 /* A copy: the cell's side runs in a worker of init, ours here. */
 static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
 			const char *host_path, uint64_t max_size, unsigned out_flags,
@@ -413,7 +428,7 @@ static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const cha
 	struct copy_ctx x = {.host_path = host_path, .max_size = max_size, .log = log,
 			     .recv_flags = out_flags & CELL_COPY_KEEP_LINKS ? COPY_KEEP_LINKS : 0};
 	struct pipe_job j = {.kind = kind, .flags = flags, .path = cell_path, .max_size = max_size,
-			     .cell_reads = kind == REQ_COPY_IN,
+			     .cell_reads = kind == REQ_COPY_IN, .timeout_s = copy_timeout(max_size),
 			     .ours = kind == REQ_COPY_IN ? send_host_tree : receive_host_tree,
 			     .ctx = &x, .what = "the copy"};
 	int wstatus;
@@ -427,6 +442,7 @@ int cell_export_layer(struct cell *c, uint64_t max_size,
 		      struct sc_err *err)
 {
 	struct pipe_job j = {.kind = REQ_LAYER_OUT, .path = "", .max_size = max_size,
+			     .timeout_s = copy_timeout(max_size),
 			     .ours = consume, .ctx = ctx, .what = "exporting its writable layer"};
 	int wstatus;
 	if (run_pipe_job(c, &j, &wstatus, err) < 0)

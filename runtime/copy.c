@@ -40,9 +40,18 @@ static int send_rec(struct sender *s, int type, uint32_t mode, uint64_t size, co
 static int send_file(struct sender *s, int dir, const char *name, const char *path,
 		     const struct stat *st)
 {
-	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* The path may have turned into a FIFO or device since it was
+	 * looked at: open without blocking, then judge the opened file. */
+	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sc_fail(s->err, errno, "open %s", path);
+	struct stat now;
+	if (fstat(fd, &now) < 0)
+		return sc_fail(s->err, errno, "%s", path);
+	if (!S_ISREG(now.st_mode))
+		return sc_fail(s->err, 0, "%s changed into something other than a regular file during the copy",
+			       path);
+	st = &now;
 	uint64_t size = (uint64_t)st->st_size;
 	if (s->sent + size > s->max)
 		return sc_fail(s->err, 0, "copy exceeds the size limit of %llu bytes at %s",
@@ -247,26 +256,43 @@ static int recv_file(struct receiver *r, int dir, const char *leaf, const char *
 		return sc_fail(r->err, 0, "copy exceeds the size limit of %llu bytes at %s",
 			       (unsigned long long)r->max, shown);
 	r->got += h->size;
-	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				     0600);
+	/* O_NONBLOCK, then the opened file's type: a FIFO or device in the
+	 * way must not hang the copy or be written to (truncation waits
+	 * until the file is known to be regular). */
+	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+					      O_NONBLOCK, 0600);
+	struct stat st;
+	if (fd < 0 && errno == ENXIO)
+		return sc_fail(r->err, 0, "create %s: a FIFO is in the way", shown);
 	if (fd < 0)
 		return sc_fail(r->err, errno, "create %s", shown);
+	if (fstat(fd, &st) < 0)
+		return sc_fail(r->err, errno, "create %s", shown);
+	if (!S_ISREG(st.st_mode))
+		return sc_fail(r->err, 0, "create %s: something other than a regular file is in the way",
+			       shown);
+	if (ftruncate(fd, 0) < 0)
+		return sc_fail(r->err, errno, "truncate %s", shown);
 	char buf[65536];
 	uint64_t left = h->size;
-	while (left > 0) {
+	int rc = 0;
+	while (left > 0 && rc == 0) {
 		size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
 		ssize_t n = read(r->fd, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return sc_fail(r->err, n < 0 ? errno : 0, "copy stream ended early");
-		if (sc_write_all(fd, buf, (size_t)n) < 0)
-			return sc_fail(r->err, errno, "write %s", shown);
-		left -= (uint64_t)n;
+			rc = sc_fail(r->err, n < 0 ? errno : 0, "copy stream ended early");
+		else if (sc_write_all(fd, buf, (size_t)n) < 0)
+			rc = sc_fail(r->err, errno, "write %s", shown);
+		else
+			left -= (uint64_t)n;
 	}
-	if (fchmod(fd, recv_mode(r, h->mode)) < 0)
-		return sc_fail(r->err, errno, "chmod %s", shown);
-	return 0;
+	if (rc == 0 && fchmod(fd, recv_mode(r, h->mode)) < 0)
+		rc = sc_fail(r->err, errno, "chmod %s", shown);
+	if (rc < 0)
+		unlinkat(dir, leaf, 0); /* no partial file left behind (a full disk) */
+	return rc;
 }
 
 static int recv_link(struct receiver *r, int dir, const char *leaf, const char *shown,
@@ -275,8 +301,9 @@ static int recv_link(struct receiver *r, int dir, const char *leaf, const char *
 	char target[COPY_MAX_PATH];
 	if (h->size == 0 || h->size >= sizeof(target))
 		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
-	if (sc_read_all(r->fd, target, (size_t)h->size) != (ssize_t)h->size)
-		return sc_fail(r->err, errno, "copy stream ended early");
+	ssize_t got = sc_read_all(r->fd, target, (size_t)h->size);
+	if (got != (ssize_t)h->size)
+		return sc_fail(r->err, got < 0 ? errno : 0, "copy stream ended early");
 	target[h->size] = '\0';
 	if (memchr(target, '\0', (size_t)h->size))
 		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
@@ -371,8 +398,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 			rc = sc_fail(err, 0, "too many entries in the copy stream");
 			break;
 		}
-		if (sc_read_all(fd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
-			rc = sc_fail(err, errno, "copy stream ended early");
+		ssize_t got = sc_read_all(fd, &h, sizeof(h));
+		if (got != (ssize_t)sizeof(h)) {
+			rc = sc_fail(err, got < 0 ? errno : 0, "copy stream ended early");
 			break;
 		}
 		if (h.type == REC_END)
@@ -381,8 +409,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 			rc = sc_fail(err, 0, "bad path length in the copy stream");
 			break;
 		}
-		if (sc_read_all(fd, path, h.pathlen) != (ssize_t)h.pathlen) {
-			rc = sc_fail(err, errno, "copy stream ended early");
+		got = sc_read_all(fd, path, h.pathlen);
+		if (got != (ssize_t)h.pathlen) {
+			rc = sc_fail(err, got < 0 ? errno : 0, "copy stream ended early");
 			break;
 		}
 		path[h.pathlen] = '\0';

@@ -189,7 +189,7 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	int rc;
 	if (q->h.kind == REQ_COPY_IN)
 		rc = rt_copy_receive(q->fds[0], q->path, q->h.max_size,
-				  COPY_KEEP_LINKS |
+				  COPY_KEEP_LINKS | COPY_STRIP_SPECIAL |
 				  (q->h.flags & PROTO_COPY_AS_DEST ? COPY_AS_DEST : 0), NULL, &err);
 	else if (q->h.kind == REQ_COPY_OUT)
 		rc = rt_copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);

@@ -119,6 +119,40 @@ check "a symlink already at the host destination is never written through" bash 
 sc exec "$c" -- sh -c 'head -c 3000000 /dev/zero > /testbed/big'
 sc cp --max-size 1M "$c:/testbed/big" "$out/big"
 check "--max-size bounds a copy" expect_rc 125
+# A FIFO the cell put in the way must not hang the copy (timeout: a
+# backstop so that a hang fails the check instead of the suite)
+sc exec "$c" -- mkfifo /testbed/fifo
+echo data >"$T_WORK/plain"
+chmod 644 "$T_WORK/plain"
+ERR=$(as_user timeout 120 "$SC_BIN" cp "$T_WORK/plain" "$c:/testbed/fifo" 2>&1 >/dev/null </dev/null)
+RC=$?
+check "copy-in onto a FIFO fails at once, saying why" bash -c '[ '$RC' -eq 125 ] && grep -q FIFO <<<"$0"' "$ERR"
+# Copy-in drops setuid/setgid/sticky bits (README)
+echo s >"$T_WORK/suid"
+chmod 6755 "$T_WORK/suid"
+mkdir -p "$T_WORK/stickyd"
+chmod 1777 "$T_WORK/stickyd"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$T_WORK/suid" "$T_WORK/stickyd"
+sc cp "$T_WORK/suid" "$c:/testbed/suid"
+sc cp "$T_WORK/stickyd" "$c:/testbed/stickyd"
+sc exec "$c" -- stat -c %a /testbed/suid /testbed/stickyd
+check "copy-in drops setuid, setgid and sticky bits" out_is "$(printf '755\n777')"
+# A sparse file over the limit: the message says so
+truncate -s 5G "$T_WORK/sparse"
+chmod 644 "$T_WORK/sparse"
+sc cp "$T_WORK/sparse" "$c:/testbed/sparse"
+check "a file over the copy limit is named as over the limit" bash -c '[ '$RC' -eq 125 ] && grep -q "exceeds the size limit" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+rm -f "$T_WORK/sparse"
+# A copy that fills the cell's disk leaves no partial file behind
+sm="small$$"
+sc create --disk 1M "$sm"
+head -c 3000000 /dev/zero >"$T_WORK/three"
+chmod 644 "$T_WORK/three"
+sc cp "$T_WORK/three" "$sm:/testbed/three"
+check "a copy onto a full disk fails" bash -c '[ '$RC' -eq 125 ] && grep -qi "space" <<<"$0"' "$ERR"
+sc exec "$sm" -- test -e /testbed/three
+check "and leaves no partial file in the cell" expect_rc 1
+sc rm -f "$sm"
 
 # --- ps ---
 sc ps
