@@ -110,6 +110,40 @@ int sc_parse_subid(const char *text, const char *who, uint32_t *start,
 	return -1;
 }
 
+size_t sc_utf8_len(const unsigned char *s, size_t len)
+{
+	if (len == 0)
+		return 0;
+	unsigned char ch = s[0];
+	if (ch < 0x80)
+		return 1;
+	size_t n;
+	uint32_t cp;
+	if (ch >= 0xc2 && ch <= 0xdf) {
+		n = 2;
+		cp = ch & 0x1f;
+	} else if (ch >= 0xe0 && ch <= 0xef) {
+		n = 3;
+		cp = ch & 0x0f;
+	} else if (ch >= 0xf0 && ch <= 0xf4) {
+		n = 4;
+		cp = ch & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t k = 1; k < n; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 bool sc_valid_name(const char *s)
 {
 	if (!s || !isalnum((unsigned char)s[0]))

@@ -18,6 +18,11 @@ int sc_parse_cpus(const char *s, double *out);
 int sc_parse_subid(const char *text, const char *who, uint32_t *start,
 		   uint32_t *count);
 
+/* The length (1 to 4) of the well-formed UTF-8 sequence at s (len bytes
+ * available), or 0: overlong forms, surrogates, code points above
+ * U+10FFFF, stray and cut-off bytes are not well-formed. ASCII is 1. */
+size_t sc_utf8_len(const unsigned char *s, size_t len);
+
 /* A cell or image name: [A-Za-z0-9][A-Za-z0-9_.-]{0,63}. */
 bool sc_valid_name(const char *s);
 

@@ -308,38 +308,11 @@ static const char *const TOP_KEYS[] = {
 /* JSON must be UTF-8; refuse overlong forms, surrogates and stray bytes. */
 static bool valid_utf8(const unsigned char *s, size_t len)
 {
-	size_t i = 0;
-	while (i < len) {
-		unsigned char ch = s[i];
-		if (ch < 0x80) {
-			i++;
-			continue;
-		}
-		size_t n;
-		uint32_t cp;
-		if (ch >= 0xc2 && ch <= 0xdf) {
-			n = 1;
-			cp = ch & 0x1f;
-		} else if (ch >= 0xe0 && ch <= 0xef) {
-			n = 2;
-			cp = ch & 0x0f;
-		} else if (ch >= 0xf0 && ch <= 0xf4) {
-			n = 3;
-			cp = ch & 0x07;
-		} else {
+	for (size_t i = 0; i < len;) {
+		size_t n = sc_utf8_len(s + i, len - i);
+		if (!n)
 			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
+		i += n;
 	}
 	return true;
 }
