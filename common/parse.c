@@ -14,7 +14,14 @@ int sc_parse_size(const char *s, uint64_t *out)
 	errno = 0;
 	if (!isdigit((unsigned char)s[0]))
 		return -1;
+	/* decimal digits and one '.', nothing strtod would also take (0x10,
+	 * 1e3, inf) */
+	size_t digits = strspn(s, "0123456789.");
+	if (memchr(s, '.', digits) != memrchr(s, '.', digits))
+		return -1;
 	double v = strtod(s, &end);
+	if (end != s + digits)
+		return -1;
 	if (errno || end == s || !isfinite(v) || v < 0)
 		return -1;
 	double mul = 1;
@@ -47,10 +54,14 @@ int sc_parse_seconds(const char *s, double *out)
 {
 	if (!s || !*s || strlen(s) > 32 || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
 		return -1;
+	/* decimal digits and one '.' only: no hex (0x10), exponent or inf */
+	size_t n = strspn(s, "0123456789.");
+	if (s[n] || memchr(s, '.', n) != memrchr(s, '.', n))
+		return -1;
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > 366.0 * 86400)
+	if (errno || *end || !isfinite(v) || v <= 0 || v > SC_MAX_SECONDS)
 		return -1;
 	*out = v;
 	return 0;

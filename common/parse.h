@@ -6,7 +6,9 @@
 
 /* "512M", "1G", "4096", "1.5G", "64k": binary units (K=1024). 0 on success. */
 int sc_parse_size(const char *s, uint64_t *out);
-/* Seconds as a positive decimal ("30", "0.5"), at most one year. */
+/* Seconds as a positive decimal ("30", "0.5"; digits and one '.' only),
+ * at most one year (365 days). */
+#define SC_MAX_SECONDS (365.0 * 86400)
 int sc_parse_seconds(const char *s, double *out);
 /* Unsigned integer in [min, max]. */
 int sc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
