@@ -12,9 +12,16 @@
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
 {
-	if (!sc_valid_name(name))
-		return sc_fail(err, 0, "bad cell name '%.64s': use letters, digits, '.', '_' and '-' (at most 63)",
-			       name);
+	if (!sc_valid_name(name)) {
+		/* shown with control bytes as '?': the error stays one line */
+		char shown[65];
+		size_t k = 0;
+		for (; name[k] && k + 1 < sizeof(shown); k++)
+			shown[k] = (unsigned char)name[k] < 0x20 || name[k] == 0x7f ? '?' : name[k];
+		shown[k] = '\0';
+		return sc_fail(err, 0, "bad cell name '%s': use letters, digits, '.', '_' and '-' (at most 63)",
+			       shown);
+	}
 	if (sc_path(buf, size, "%s/%s", cell_state_root(), name) < 0)
 		return sc_fail(err, ENAMETOOLONG, "state directory for %s", name);
 	return 0;

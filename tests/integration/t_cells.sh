@@ -9,6 +9,22 @@ sc create "$c"
 check "creating the same name again is a one-line 125 error" bash -c '[ '$RC' -eq 125 ] && grep -q "already exists" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
 sc create "bad/name"
 check "a bad name is refused" expect_rc 125
+sc create "$(printf 'bad\nname')"
+check "a name with a newline is refused in one line" bash -c '[ '$RC' -eq 125 ] && [ "$(grep -c . <<<"$0")" -eq 1 ] && grep -q "bad?name" <<<"$0"' "$ERR"
+sc create -- "dash$$"
+check "create -- NAME takes the name" bash -c '[ '$RC' -eq 0 ] && [ "$0" = "dash'$$'" ]' "$OUT"
+sc rm "dash$$"
+# a lifted limit shows as unlimited, an age is never negative
+sc create --memory 0 --pids 0 "unl$$"
+sc ps --json
+check "ps --json shows lifted limits as null and no negative age" bash -c 'printf "%s" "$0" | python3 -c "
+import json, sys
+d = [x for x in json.load(sys.stdin) if x[\"name\"] == \"unl'$$'\"][0]
+assert d[\"limits\"][\"memory\"] is None and d[\"limits\"][\"pids\"] is None, d
+assert d[\"age_s\"] >= 0, d"' "$OUT"
+sc ps
+check "ps shows lifted limits as unlimited" bash -c 'grep -q "^unl'$$' .*unlimited *unlimited" <<<"$0" && ! grep -q -- " -[0-9]*s " <<<"$0"' "$OUT"
+sc rm "unl$$"
 
 # --- exec ---
 sc exec "$c" -- sh -c 'echo hello; echo oops >&2; exit 3'
