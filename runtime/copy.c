@@ -8,7 +8,9 @@
 
 #include "safepath.h"
 
-enum { REC_DIR = 'D', REC_FILE = 'F', REC_LINK = 'L', REC_END = 'E' };
+/* REC_SKIP: an entry that is not copied (a FIFO, socket or device), sent
+ * so that the receiving side can say so. */
+enum { REC_DIR = 'D', REC_FILE = 'F', REC_LINK = 'L', REC_SKIP = 'S', REC_END = 'E' };
 
 struct rec {
 	uint8_t type;
@@ -129,7 +131,8 @@ static int send_entry(struct sender *s, int dir, const char *name, const char *p
 			return sc_fail(s->err, errno, "copy stream");
 		return 0;
 	}
-	return 0; /* devices, fifos and sockets are not copied */
+	/* devices, fifos and sockets are not copied; the receiver says so */
+	return send_rec(s, REC_SKIP, st.st_mode & S_IFMT, 0, path);
 }
 
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
@@ -181,6 +184,7 @@ struct receiver {
 	char top_name[256];   /* name of the top entry (renamed per cp rules) */
 	uint64_t got, max;
 	bool strip, keep_links;
+	size_t skipped;         /* FIFOs, sockets and devices left out */
 	size_t dropped;         /* symlinks left out: they point outside */
 	char first_dropped[160];
 	const struct sc_log *log;
@@ -353,6 +357,18 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 		return recv_file(r, dir, leaf, rel, h);
 	case REC_LINK:
 		return recv_link(r, dir, leaf, rel, h);
+	case REC_SKIP: {
+		/* one line each, up to a bound (a cell can make a million) */
+		if (r->skipped++ < COPY_MAX_SKIP_LINES) {
+			char shown[200];
+			shown_text(shown, sizeof(shown), rel);
+			uint32_t t = h->mode & S_IFMT;
+			sc_log(r->log, SC_LOG_WARN, "left out %s: %s", shown,
+			       t == S_IFIFO ? "a FIFO" : t == S_IFSOCK ? "a socket" :
+			       t == S_IFCHR || t == S_IFBLK ? "a device" : "not a file, directory or symlink");
+		}
+		return 0;
+	}
 	default:
 		return sc_fail(r->err, 0, "bad record in the copy stream");
 	}
@@ -432,6 +448,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 		rc = recv_entry(&r, &h, path);
 	}
 	sc_closep(&r.top_parent);
+	if (r.skipped > COPY_MAX_SKIP_LINES)
+		sc_log(log, SC_LOG_WARN, "left out %zu more FIFOs, sockets or devices",
+		       r.skipped - COPY_MAX_SKIP_LINES);
 	if (r.dropped)
 		sc_log(log, SC_LOG_WARN,
 		       "left out %zu symlink%s pointing outside the copied tree (%s); "

@@ -143,6 +143,10 @@ chmod 644 "$T_WORK/plain"
 ERR=$(as_user timeout 120 "$SC_BIN" cp "$T_WORK/plain" "$c:/testbed/fifo" 2>&1 >/dev/null </dev/null)
 RC=$?
 check "copy-in onto a FIFO fails at once, saying why" bash -c '[ '$RC' -eq 125 ] && grep -q FIFO <<<"$0"' "$ERR"
+# copy-out leaves out FIFOs and devices, one line each
+sc exec "$c" -- sh -c 'mkdir -p /testbed/sp && echo k > /testbed/sp/keep && mkfifo /testbed/sp/pipe'
+sc cp "$c:/testbed/sp" "$out/sp"
+check "copy-out names a FIFO it leaves out" bash -c '[ '$RC' -eq 0 ] && [ "$(cat "$1/sp/keep")" = k ] && [ ! -e "$1/sp/pipe" ] && [ "$(grep -c "left out sp/pipe: a FIFO" <<<"$0")" -eq 1 ]' "$ERR" "$out"
 # Copy-in drops setuid/setgid/sticky bits (README)
 echo s >"$T_WORK/suid"
 chmod 6755 "$T_WORK/suid"
