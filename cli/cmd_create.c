@@ -29,6 +29,15 @@ int cmd_create(int argc, char **argv)
 			persist = true;
 			continue;
 		}
+		if (!strcmp(a, "--") && !name && i + 1 < argc) {
+			/* the name follows, whatever it looks like; nothing after */
+			name = argv[++i];
+			if (i + 1 < argc) {
+				cli_error("create: unexpected argument after the name (see 'sandcell create --help')");
+				return CLI_EXIT_USAGE;
+			}
+			continue;
+		}
 		int r = cell_opts_parse(&opts, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;

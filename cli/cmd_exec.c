@@ -62,13 +62,20 @@ int cmd_exec(int argc, char **argv)
 			}
 			env[nenv++] = kv;
 		} else if (!strcmp(a, "--timeout") && has_value) {
-			if (sc_parse_seconds(argv[++i], &req.timeout_s) < 0) {
-				cli_error("--timeout: expected seconds like 30 or 0.5, got '%.64s'", argv[i]);
+			struct policy_limits l = {0};
+			struct sc_err e = {0};
+			if (policy_limit_parse("timeout", argv[++i], &l, &e) < 0) {
+				cli_error("--timeout: %s", e.msg);
 				return CLI_EXIT_USAGE;
 			}
+			req.timeout_s = l.timeout_s;
 		} else if (!strcmp(a, "--output-limit") && has_value) {
-			if (sc_parse_size(argv[++i], &req.output_limit) < 0 || !req.output_limit) {
-				cli_error("--output-limit: expected a size like 1M, got '%.64s'", argv[i]);
+			struct policy_limits l = {0};
+			struct sc_err e = {0};
+			if (policy_limit_parse("output", argv[++i], &l, &e) == 0) {
+				req.output_limit = l.output;
+			} else {
+				cli_error("--output-limit: %s", e.msg);
 				return CLI_EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--root") && has_value) {

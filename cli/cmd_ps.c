@@ -7,16 +7,36 @@ static const char PS_HELP[] =
 	"usage: sandcell ps [--json] [--root DIR]\n"
 	"\n"
 	"List long-lived cells: name, state (running, or gone when its init\n"
-	"died), age, image, limits and the number of processes.\n";
+	"died), age, image, limits and the number of processes. A limit lifted\n"
+	"with 0 shows as unlimited (null in --json), one not set as -.\n";
 
 static void fmt_size(char *buf, size_t n, uint64_t v)
 {
-	if (!v)
+	if (v == POLICY_UNLIMITED)
+		snprintf(buf, n, "unlimited");
+	else if (!v)
 		snprintf(buf, n, "-");
 	else if (v % (1ULL << 30) == 0)
 		snprintf(buf, n, "%lluG", (unsigned long long)(v >> 30));
 	else
 		snprintf(buf, n, "%lluM", (unsigned long long)(v >> 20));
+}
+
+/* Seconds since creation, never below 0 (the clock's second and the
+ * creation's fraction, or a clock set back). */
+static double age_of(const struct cell_status *s, double now)
+{
+	double age = now - s->created;
+	return age > 0 ? age : 0;
+}
+
+/* A limit in JSON: the number, or null for an explicit "no limit". */
+static void json_limit(char *buf, size_t n, uint64_t v)
+{
+	if (v == POLICY_UNLIMITED)
+		snprintf(buf, n, "null");
+	else
+		snprintf(buf, n, "%llu", (unsigned long long)v);
 }
 
 static void print_json(const struct cell_status *c, size_t n, double now)
@@ -27,12 +47,14 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 		fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
 		cli_json_string(stdout, s->name, strlen(s->name));
 		printf(",\"state\":\"%s\",\"age_s\":%.0f,\"image\":", s->alive ? "running" : "gone",
-		       now - s->created);
+		       age_of(s, now));
 		cli_json_string(stdout, s->image, strlen(s->image));
+		char mem[32], pids[32];
+		json_limit(mem, sizeof(mem), s->limits.memory);
+		json_limit(pids, sizeof(pids), s->limits.pids);
 		printf(",\"pid\":%d,\"processes\":%u,\"running_commands\":%u,\"persist\":%s,"
-		       "\"limits\":{\"memory\":%llu,\"pids\":%llu,\"cpus\":%g,\"disk\":%llu}}",
-		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false",
-		       (unsigned long long)s->limits.memory, (unsigned long long)s->limits.pids,
+		       "\"limits\":{\"memory\":%s,\"pids\":%s,\"cpus\":%g,\"disk\":%llu}}",
+		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false", mem, pids,
 		       s->limits.cpus, (unsigned long long)s->limits.disk);
 	}
 	fputs("]\n", stdout);
@@ -61,7 +83,7 @@ int cmd_ps(int argc, char **argv)
 		return cli_fail(&err);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	double now = (double)ts.tv_sec;
+	double now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	if (json) {
 		print_json(cells, n, now);
 	} else {
@@ -71,11 +93,14 @@ int cmd_ps(int argc, char **argv)
 			const struct cell_status *s = &cells[i];
 			char mem[32], pids[32], cpus[32];
 			fmt_size(mem, sizeof(mem), s->limits.memory);
-			snprintf(pids, sizeof(pids), s->limits.pids ? "%llu" : "-",
-				 (unsigned long long)s->limits.pids);
+			if (s->limits.pids == POLICY_UNLIMITED)
+				snprintf(pids, sizeof(pids), "unlimited");
+			else
+				snprintf(pids, sizeof(pids), s->limits.pids ? "%llu" : "-",
+					 (unsigned long long)s->limits.pids);
 			snprintf(cpus, sizeof(cpus), s->limits.cpus > 0 ? "%g" : "-", s->limits.cpus);
 			printf("%-20s %-8s %7.0fs %-12s %7s %6s %5s %6u\n", s->name,
-			       s->alive ? "running" : "gone", now - s->created, s->image, mem, pids, cpus,
+			       s->alive ? "running" : "gone", age_of(s, now), s->image, mem, pids, cpus,
 			       s->nprocs);
 		}
 	}

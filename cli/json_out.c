@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/parse.h"
 #include "cli.h"
 
 void cli_json_string(FILE *f, const char *s, size_t len)
@@ -24,12 +25,10 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 			} else if (c < 0x80) {
 				fputc(c, f);
 			} else {
-				/* Pass valid UTF-8 through; replace invalid bytes. */
-				size_t n = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-				bool ok = n && i + n <= len;
-				for (size_t k = 1; ok && k < n; k++)
-					ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-				if (ok) {
+				/* Pass well-formed UTF-8 through; replace anything
+				 * else (overlong, surrogate, > U+10FFFF, stray) */
+				size_t n = sc_utf8_len((const unsigned char *)s + i, len - i);
+				if (n) {
 					fwrite(s + i, 1, n, f);
 					i += n - 1;
 				} else {

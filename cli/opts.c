@@ -4,44 +4,17 @@
 #include "../common/parse.h"
 #include "cli.h"
 
-static int parse_cpus(void *t, const char *opt, const char *v)
+/* --memory, --pids, --cpus, --timeout, --disk, --output-limit: the
+ * policy's validator and ranges (0 lifts the memory and pids defaults). */
+static int parse_limit(void *t, const char *opt, const char *v)
 {
 	struct cell_opts *o = t;
-	if (sc_parse_cpus(v, &o->overrides.limits.cpus) < 0) {
-		cli_error("--cpus: expected a number of cores like 0.5 or 2, got '%.64s'", v);
+	const char *key = !strcmp(opt, "--output-limit") ? "output" : opt + 2;
+	struct sc_err err = {0};
+	if (policy_limit_parse(key, v, &o->overrides.limits, &err) < 0) {
+		cli_error("%s: %s", opt, err.msg);
 		return -1;
 	}
-	return 0;
-}
-
-/* --memory SIZE|0, --pids N|0: 0 lifts the default limit. */
-static int parse_memory(void *t, const char *opt, const char *v)
-{
-	struct cell_opts *o = t;
-	uint64_t n;
-	if (!strcmp(v, "0")) {
-		o->overrides.limits.memory = POLICY_UNLIMITED;
-		return 0;
-	}
-	if (sc_parse_size(v, &n) < 0 || n == 0) {
-		cli_error("%s: expected a size like 512M, got '%.64s'", opt, v);
-		return -1;
-	}
-	o->overrides.limits.memory = n;
-	return 0;
-}
-
-static int parse_pids(void *t, const char *opt, const char *v)
-{
-	struct cell_opts *o = t;
-	uint64_t n;
-	if (!strcmp(v, "0")) {
-		o->overrides.limits.pids = POLICY_UNLIMITED;
-		return 0;
-	}
-	if (cli_parse_count(opt, v, 1, 4194304, &n) < 0)
-		return -1;
-	o->overrides.limits.pids = n;
 	return 0;
 }
 
@@ -122,8 +95,9 @@ static int parse_env(void *t, const char *opt, const char *v)
 static int parse_hostname(void *t, const char *opt, const char *v)
 {
 	struct cell_opts *o = t;
-	if (!sc_valid_name(v)) {
-		cli_error("--hostname: expected letters, digits, '.', '_' or '-' (at most 63), got '%.64s'", v);
+	if (!policy_valid_hostname(v)) {
+		cli_error("--hostname: expected letters, digits, '.' or '-' (at most 64, not starting "
+			  "with '.' or '-'), got '%.64s'", v);
 		return -1;
 	}
 	o->overrides.hostname = (char *)v;
@@ -146,18 +120,18 @@ const struct cli_option CELL_OPTIONS[] = {
 	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME", .help = "image (default: host)"},
 	{"--policy", NULL, CLI_STRING, CO(policy), .metavar = "NAME|FILE",
 	 .help = "policy: built-in name or JSON file (default: default)"},
-	{"--memory", NULL, CLI_CUSTOM, .parse = parse_memory, .metavar = "SIZE",
-	 .help = "memory limit, e.g. 512M (default 4G where a cgroup\n"
-		 "enforces it; 0 = unlimited)"},
-	{"--pids", NULL, CLI_CUSTOM, .parse = parse_pids, .metavar = "N",
-	 .help = "process limit (default 1024; 0 = unlimited)"},
-	{"--cpus", NULL, CLI_CUSTOM, .parse = parse_cpus, .metavar = "N",
-	 .help = "CPU limit in cores, e.g. 0.5"},
-	{"--timeout", NULL, CLI_SECONDS, CO(overrides.limits.timeout_s), .metavar = "SECS",
-	 .help = "kill the whole cell after SECS (exit 124)"},
-	{"--disk", NULL, CLI_SIZE, CO(overrides.limits.disk), .metavar = "SIZE",
-	 .help = "size of the writable layer (default 1G)"},
-	{"--output-limit", NULL, CLI_SIZE, CO(overrides.limits.output), .metavar = "SIZE",
+	{"--memory", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
+	 .help = "memory limit, 4M to 16T, e.g. 512M (default 4G where a\n"
+		 "cgroup enforces it; 0 = unlimited)"},
+	{"--pids", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "N",
+	 .help = "process limit, 1 to 4194304 (default 1024; 0 = unlimited)"},
+	{"--cpus", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "N",
+	 .help = "CPU limit in cores, 0.01 to 4096, e.g. 0.5"},
+	{"--timeout", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SECS",
+	 .help = "kill the whole cell after SECS, at most one year (exit 124)"},
+	{"--disk", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
+	 .help = "size of the writable layer, 1M to 16T (default 1G)"},
+	{"--output-limit", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
 	 .help = "with --json: bytes kept of stdout and of stderr (default 1M)"},
 	{"--net", NULL, CLI_CUSTOM, .parse = parse_net, .metavar = "none|allowlist",
 	 .help = "network: none = loopback only (default); allowlist =\n"

@@ -14,7 +14,14 @@ int sc_parse_size(const char *s, uint64_t *out)
 	errno = 0;
 	if (!isdigit((unsigned char)s[0]))
 		return -1;
+	/* decimal digits and one '.', nothing strtod would also take (0x10,
+	 * 1e3, inf) */
+	size_t digits = strspn(s, "0123456789.");
+	if (memchr(s, '.', digits) != memrchr(s, '.', digits))
+		return -1;
 	double v = strtod(s, &end);
+	if (end != s + digits)
+		return -1;
 	if (errno || end == s || !isfinite(v) || v < 0)
 		return -1;
 	double mul = 1;
@@ -47,10 +54,14 @@ int sc_parse_seconds(const char *s, double *out)
 {
 	if (!s || !*s || strlen(s) > 32 || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
 		return -1;
+	/* decimal digits and one '.' only: no hex (0x10), exponent or inf */
+	size_t n = strspn(s, "0123456789.");
+	if (s[n] || memchr(s, '.', n) != memrchr(s, '.', n))
+		return -1;
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > 366.0 * 86400)
+	if (errno || *end || !isfinite(v) || v <= 0 || v > SC_MAX_SECONDS)
 		return -1;
 	*out = v;
 	return 0;
@@ -108,6 +119,40 @@ int sc_parse_subid(const char *text, const char *who, uint32_t *start,
 		line = nl ? nl + 1 : NULL;
 	}
 	return -1;
+}
+
+size_t sc_utf8_len(const unsigned char *s, size_t len)
+{
+	if (len == 0)
+		return 0;
+	unsigned char ch = s[0];
+	if (ch < 0x80)
+		return 1;
+	size_t n;
+	uint32_t cp;
+	if (ch >= 0xc2 && ch <= 0xdf) {
+		n = 2;
+		cp = ch & 0x1f;
+	} else if (ch >= 0xe0 && ch <= 0xef) {
+		n = 3;
+		cp = ch & 0x0f;
+	} else if (ch >= 0xf0 && ch <= 0xf4) {
+		n = 4;
+		cp = ch & 0x07;
+	} else {
+		return 0;
+	}
+	if (len < n)
+		return 0;
+	for (size_t k = 1; k < n; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
 }
 
 bool sc_valid_name(const char *s)

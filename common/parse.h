@@ -6,7 +6,9 @@
 
 /* "512M", "1G", "4096", "1.5G", "64k": binary units (K=1024). 0 on success. */
 int sc_parse_size(const char *s, uint64_t *out);
-/* Seconds as a positive decimal ("30", "0.5"), at most one year. */
+/* Seconds as a positive decimal ("30", "0.5"; digits and one '.' only),
+ * at most one year (365 days). */
+#define SC_MAX_SECONDS (365.0 * 86400)
 int sc_parse_seconds(const char *s, double *out);
 /* Unsigned integer in [min, max]. */
 int sc_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
@@ -17,6 +19,11 @@ int sc_parse_cpus(const char *s, double *out);
  * `who`; returns 0 and fills start/count when found, -1 otherwise. */
 int sc_parse_subid(const char *text, const char *who, uint32_t *start,
 		   uint32_t *count);
+
+/* The length (1 to 4) of the well-formed UTF-8 sequence at s (len bytes
+ * available), or 0: overlong forms, surrogates, code points above
+ * U+10FFFF, stray and cut-off bytes are not well-formed. ASCII is 1. */
+size_t sc_utf8_len(const unsigned char *s, size_t len);
 
 /* A cell or image name: [A-Za-z0-9][A-Za-z0-9_.-]{0,63}. */
 bool sc_valid_name(const char *s);

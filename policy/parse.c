@@ -9,7 +9,7 @@
 #include "../common/parse.h"
 #include "json_in.h"
 
-static bool valid_hostname(const char *s)
+bool policy_valid_hostname(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > 64 || s[0] == '-' || s[0] == '.')
@@ -55,14 +55,14 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "memory"))) {
 		if (is_zero(it))
 			l->memory = POLICY_UNLIMITED;
-		else if (policy_json_get_size(c, it, "limits.memory", 4 * MiB, 16 * TiB,
-					      "4M to 16T", &l->memory) < 0)
+		else if (policy_json_get_size(c, it, "limits.memory", POLICY_MEMORY_MIN,
+					      POLICY_MEMORY_MAX, "4M to 16T", &l->memory) < 0)
 			return -1;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
 		if (cJSON_IsNumber(it) && is_zero(it))
 			v = POLICY_UNLIMITED;
-		else if (policy_json_get_uint(c, it, "limits.pids", 1, 4194304, &v) < 0)
+		else if (policy_json_get_uint(c, it, "limits.pids", 1, POLICY_PIDS_MAX, &v) < 0)
 			return -1;
 		l->pids = v;
 	}
@@ -76,10 +76,12 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 			&l->timeout_s) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "disk")) &&
-	    policy_json_get_size(c, it, "limits.disk", 1 * MiB, 16 * TiB, "1M to 16T", &l->disk) < 0)
+	    policy_json_get_size(c, it, "limits.disk", POLICY_DISK_MIN, POLICY_DISK_MAX, "1M to 16T",
+				 &l->disk) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "output")) &&
-	    policy_json_get_size(c, it, "limits.output", 1, 1 * GiB, "1 byte to 1G", &l->output) < 0)
+	    policy_json_get_size(c, it, "limits.output", 1, POLICY_OUTPUT_MAX, "1 byte to 1G",
+				 &l->output) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "nofile"))) {
 		if (policy_json_get_uint(c, it, "limits.nofile", 8, 1048576, &v) < 0)
@@ -89,6 +91,49 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "fsize")) &&
 	    policy_json_get_size(c, it, "limits.fsize", 1 * KiB, 16 * TiB, "1K to 16T", &l->fsize) < 0)
 		return -1;
+	return 0;
+}
+
+int policy_limit_parse(const char *key, const char *v, struct policy_limits *l,
+		       struct sc_err *err)
+{
+	uint64_t n;
+	bool zero = !strcmp(v, "0");
+	if (!strcmp(key, "memory")) {
+		if (zero) {
+			l->memory = POLICY_UNLIMITED;
+			return 0;
+		}
+		if (sc_parse_size(v, &n) < 0 || n < POLICY_MEMORY_MIN || n > POLICY_MEMORY_MAX)
+			return sc_fail(err, 0, "expected a size from 4M to 16T (0 = unlimited), got '%.64s'", v);
+		l->memory = n;
+	} else if (!strcmp(key, "pids")) {
+		if (zero) {
+			l->pids = POLICY_UNLIMITED;
+			return 0;
+		}
+		if (sc_parse_uint(v, 1, POLICY_PIDS_MAX, &n) < 0)
+			return sc_fail(err, 0, "expected a number from 1 to %d (0 = unlimited), got '%.64s'",
+				       POLICY_PIDS_MAX, v);
+		l->pids = n;
+	} else if (!strcmp(key, "cpus")) {
+		if (sc_parse_cpus(v, &l->cpus) < 0)
+			return sc_fail(err, 0, "expected a number of CPUs from 0.01 to 4096, like 1.5, got '%.64s'", v);
+	} else if (!strcmp(key, "timeout")) {
+		if (sc_parse_seconds(v, &l->timeout_s) < 0)
+			return sc_fail(err, 0, "expected seconds above 0 and at most one year (31536000), "
+					       "like 30 or 0.5, got '%.64s'", v);
+	} else if (!strcmp(key, "disk")) {
+		if (sc_parse_size(v, &n) < 0 || n < POLICY_DISK_MIN || n > POLICY_DISK_MAX)
+			return sc_fail(err, 0, "expected a size from 1M to 16T, got '%.64s'", v);
+		l->disk = n;
+	} else if (!strcmp(key, "output")) {
+		if (sc_parse_size(v, &n) < 0 || n < 1 || n > POLICY_OUTPUT_MAX)
+			return sc_fail(err, 0, "expected a size from 1 byte to 1G, got '%.64s'", v);
+		l->output = n;
+	} else {
+		return sc_fail(err, EINVAL, "no limit named '%.32s'", key);
+	}
 	return 0;
 }
 
@@ -308,38 +353,11 @@ static const char *const TOP_KEYS[] = {
 /* JSON must be UTF-8; refuse overlong forms, surrogates and stray bytes. */
 static bool valid_utf8(const unsigned char *s, size_t len)
 {
-	size_t i = 0;
-	while (i < len) {
-		unsigned char ch = s[i];
-		if (ch < 0x80) {
-			i++;
-			continue;
-		}
-		size_t n;
-		uint32_t cp;
-		if (ch >= 0xc2 && ch <= 0xdf) {
-			n = 1;
-			cp = ch & 0x1f;
-		} else if (ch >= 0xe0 && ch <= 0xef) {
-			n = 2;
-			cp = ch & 0x0f;
-		} else if (ch >= 0xf0 && ch <= 0xf4) {
-			n = 3;
-			cp = ch & 0x07;
-		} else {
+	for (size_t i = 0; i < len;) {
+		size_t n = sc_utf8_len(s + i, len - i);
+		if (!n)
 			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
+		i += n;
 	}
 	return true;
 }
@@ -392,7 +410,7 @@ static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
 	    policy_json_get_abs_path(c, it, "workdir", &p->workdir) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "hostname"))) {
-		if (!cJSON_IsString(it) || !valid_hostname(it->valuestring))
+		if (!cJSON_IsString(it) || !policy_valid_hostname(it->valuestring))
 			return policy_json_expected(c, "hostname",
 					"a host name of 1 to 64 letters, digits, '-' and '.'",
 					it);

@@ -36,6 +36,24 @@ struct policy_limits {
 	uint64_t fsize;   /* largest file, bytes */
 };
 
+/* The ranges of limits, the same for a policy's JSON and the command
+ * line (policy_limit_parse). */
+#define POLICY_MEMORY_MIN (4ULL << 20)
+#define POLICY_MEMORY_MAX (16ULL << 40)
+#define POLICY_PIDS_MAX 4194304
+#define POLICY_DISK_MIN (1ULL << 20)
+#define POLICY_DISK_MAX (16ULL << 40)
+#define POLICY_OUTPUT_MAX (1ULL << 30)
+
+/* A limit given as text (a command-line option): key is "memory", "pids",
+ * "cpus", "timeout", "disk" or "output"; the value is checked against the
+ * ranges above ("0" for memory and pids: POLICY_UNLIMITED) and stored in
+ * *l. On error, err says what was expected, without naming the option. */
+int policy_limit_parse(const char *key, const char *text, struct policy_limits *l,
+		       struct sc_err *err);
+/* A hostname as a policy or --hostname may set it. */
+bool policy_valid_hostname(const char *s);
+
 struct policy_mount {
 	char *host;   /* NULL for a tmpfs */
 	char *cell;

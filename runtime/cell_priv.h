@@ -12,6 +12,8 @@ struct cell {
 	struct cell_info info;
 	bool child;  /* init is our child: reap it */
 	int pidfd;   /* -1 unless we created it */
+	bool have_token;
+	uint8_t token[32]; /* from the state directory's token file (proto.h) */
 };
 
 

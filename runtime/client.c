@@ -18,8 +18,13 @@
 #include "proto.h"
 #include "tty.h"
 
+_Static_assert(sizeof(((struct cell *)0)->token) == PROTO_TOKEN_LEN, "token sizes");
+
 static int connect_cell(const struct cell *c, struct sc_err *err)
 {
+	if (!c->have_token)
+		return sc_fail(err, EACCES, "cannot read the token of cell '%s' (only its creator can)",
+			       c->name);
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (sc_path(addr.sun_path, sizeof(addr.sun_path), "%s/sock", c->dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "socket path of cell %s", c->name);
@@ -46,10 +51,11 @@ static bool add_len(size_t *total, const char *str)
  * buffer of exactly *len bytes (sized to the request: no 128 KiB mapping
  * per request in a many-threaded batch), or NULL with errno E2BIG or
  * ENOMEM. */
-static char *pack(struct proto_req *h, char *const *argv, const char *const *env,
-		  const char *path, size_t *len)
+static char *pack(const struct cell *c, struct proto_req *h, char *const *argv,
+		  const char *const *env, const char *path, size_t *len)
 {
 	size_t total = sizeof(*h);
+	memcpy(h->token, c->token, sizeof(h->token));
 	h->argc = h->envc = 0;
 	for (size_t i = 0; argv && argv[i]; i++, h->argc++)
 		if (h->argc >= PROTO_MAX_ARGS || !add_len(&total, argv[i]))
@@ -125,7 +131,7 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 		return -1;
 	struct proto_req h = {.kind = REQ_INFO};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, NULL, NULL, NULL, &len);
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
 	if (!buf)
 		return sc_fail(err, errno, "request");
 	if (send_request(sock, buf, len, NULL, 0, err) < 0)
@@ -176,6 +182,7 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 		if (n == 0)
 			return 0;
 		int timeout = -1;
+		double left = 0;
 		if (*have) {
 			if (drain_until == 0)
 				drain_until = sc_now() + 1.0; /* a background writer's bound */
@@ -183,15 +190,18 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 				return 0;
 			timeout = 0;
 		} else if (deadline > 0) {
-			double left = deadline - sc_now();
-			/* init enforces the timeout; this is a backstop. */
-			timeout = left > -5 ? (int)((left + 5) * 1000) : 0;
+			/* init enforces the timeout; this is a backstop, 5 s after
+			 * it (a far one: look again within the hour) */
+			left = deadline + 5 - sc_now();
+			timeout = left <= 0 ? 0 : left < 3600 ? (int)(left * 1000) + 1 : 3600000;
 		}
 		int rc = poll(p, (nfds_t)n, timeout);
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc == 0 && *have)
 			return 0; /* nothing more is waiting */
+		if (rc == 0 && left > 3600)
+			continue;
 		if (rc <= 0)
 			return -1;
 		if (isock >= 0 && p[isock].revents) {
@@ -218,9 +228,9 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,
-			      .timeout_ms = req->timeout_s > 0 ? (uint32_t)(req->timeout_s * 1000) : 0};
+			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s)};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, req->argv, req->env, req->cwd, &len);
+	_cleanup_free_ char *buf = pack(c, &h, req->argv, req->env, req->cwd, &len);
 	if (!buf && errno == E2BIG)
 		return sc_fail(err, E2BIG, "command line and environment too long for cell '%s'", c->name);
 	if (!buf)
@@ -311,9 +321,9 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 			     struct sc_err *err)
 {
 	struct proto_req h = {.kind = j->kind, .flags = j->flags, .max_size = j->max_size,
-			      .timeout_ms = j->timeout_s > 0 ? (uint32_t)(j->timeout_s * 1000) + 1 : 0};
+			      .timeout_ms = rt_proto_timeout_ms(j->timeout_s)};
 	size_t len;
-	_cleanup_free_ char *buf = pack(&h, NULL, NULL, j->path, &len);
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, j->path, &len);
 	if (!buf)
 		return sc_fail(err, errno == E2BIG ? ENAMETOOLONG : errno, "cell path");
 	int sock = connect_cell(c, err);
@@ -383,15 +393,21 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	sigpipe_restore(&g);
 	sc_closep(&mine);
 	struct proto_rsp r;
+	/* Where we send and fail of our own accord (the size limit, a file
+	 * we cannot read), the cell only saw the stream end: ours says why. */
+	bool ours_first = rc < 0 && j->cell_reads && local.errnum != EPIPE;
 	for (;;) {
-		if (recv_rsp(sock, &r) < 0)
+		if (recv_rsp(sock, &r) < 0) {
+			if (ours_first)
+				break;
 			return sc_fail(err, 0, "cell '%s' went away during %s", c->name, j->what);
-		if (r.kind == RSP_ERROR)
+		}
+		if (r.kind == RSP_ERROR && !ours_first)
 			return rsp_error(c, &r, err);
 		if (r.kind == RSP_EXIT)
 			break;
 	}
-	if (r.timed_out)
+	if (r.timed_out && !ours_first)
 		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, j->what);
 	if (rc < 0) {
 		*err = local;
@@ -428,6 +444,15 @@ static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
 			       x->log, err);
 }
 
+/* How long a copy may take before init kills its worker (whose end of
+ * the pipe closing ends ours): a process of the cell can stop the worker,
+ * and nothing must wait on the cell forever. Five minutes, and a second
+ * more per MiB the copy may move. */
+static double copy_timeout(uint64_t max_size)
+{
+	return 300.0 + (double)max_size / (1024.0 * 1024.0);
+}
+
 /* A copy: the cell's side runs in a worker of init, ours here. */
 static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
 			const char *host_path, uint64_t max_size, unsigned out_flags,
@@ -438,7 +463,7 @@ static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const cha
 	struct copy_ctx x = {.host_path = host_path, .max_size = max_size, .log = log,
 			     .recv_flags = out_flags & CELL_COPY_KEEP_LINKS ? COPY_KEEP_LINKS : 0};
 	struct pipe_job j = {.kind = kind, .flags = flags, .path = cell_path, .max_size = max_size,
-			     .cell_reads = kind == REQ_COPY_IN,
+			     .cell_reads = kind == REQ_COPY_IN, .timeout_s = copy_timeout(max_size),
 			     .ours = kind == REQ_COPY_IN ? send_host_tree : receive_host_tree,
 			     .ctx = &x, .what = "the copy"};
 	int wstatus;
@@ -452,6 +477,7 @@ int cell_export_layer(struct cell *c, uint64_t max_size,
 		      struct sc_err *err)
 {
 	struct pipe_job j = {.kind = REQ_LAYER_OUT, .path = "", .max_size = max_size,
+			     .timeout_s = copy_timeout(max_size),
 			     .ours = consume, .ctx = ctx, .what = "exporting its writable layer"};
 	int wstatus;
 	if (run_pipe_job(c, &j, &wstatus, err) < 0)

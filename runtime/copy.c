@@ -8,7 +8,9 @@
 
 #include "safepath.h"
 
-enum { REC_DIR = 'D', REC_FILE = 'F', REC_LINK = 'L', REC_END = 'E' };
+/* REC_SKIP: an entry that is not copied (a FIFO, socket or device), sent
+ * so that the receiving side can say so. */
+enum { REC_DIR = 'D', REC_FILE = 'F', REC_LINK = 'L', REC_SKIP = 'S', REC_END = 'E' };
 
 struct rec {
 	uint8_t type;
@@ -40,9 +42,18 @@ static int send_rec(struct sender *s, int type, uint32_t mode, uint64_t size, co
 static int send_file(struct sender *s, int dir, const char *name, const char *path,
 		     const struct stat *st)
 {
-	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* The path may have turned into a FIFO or device since it was
+	 * looked at: open without blocking, then judge the opened file. */
+	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sc_fail(s->err, errno, "open %s", path);
+	struct stat now;
+	if (fstat(fd, &now) < 0)
+		return sc_fail(s->err, errno, "%s", path);
+	if (!S_ISREG(now.st_mode))
+		return sc_fail(s->err, 0, "%s changed into something other than a regular file during the copy",
+			       path);
+	st = &now;
 	uint64_t size = (uint64_t)st->st_size;
 	if (s->sent + size > s->max)
 		return sc_fail(s->err, 0, "copy exceeds the size limit of %llu bytes at %s",
@@ -120,7 +131,8 @@ static int send_entry(struct sender *s, int dir, const char *name, const char *p
 			return sc_fail(s->err, errno, "copy stream");
 		return 0;
 	}
-	return 0; /* devices, fifos and sockets are not copied */
+	/* devices, fifos and sockets are not copied; the receiver says so */
+	return send_rec(s, REC_SKIP, st.st_mode & S_IFMT, 0, path);
 }
 
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
@@ -172,6 +184,7 @@ struct receiver {
 	char top_name[256];   /* name of the top entry (renamed per cp rules) */
 	uint64_t got, max;
 	bool strip, keep_links;
+	size_t skipped;         /* FIFOs, sockets and devices left out */
 	size_t dropped;         /* symlinks left out: they point outside */
 	char first_dropped[160];
 	const struct sc_log *log;
@@ -247,26 +260,43 @@ static int recv_file(struct receiver *r, int dir, const char *leaf, const char *
 		return sc_fail(r->err, 0, "copy exceeds the size limit of %llu bytes at %s",
 			       (unsigned long long)r->max, shown);
 	r->got += h->size;
-	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				     0600);
+	/* O_NONBLOCK, then the opened file's type: a FIFO or device in the
+	 * way must not hang the copy or be written to (truncation waits
+	 * until the file is known to be regular). */
+	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+					      O_NONBLOCK, 0600);
+	struct stat st;
+	if (fd < 0 && errno == ENXIO)
+		return sc_fail(r->err, 0, "create %s: a FIFO is in the way", shown);
 	if (fd < 0)
 		return sc_fail(r->err, errno, "create %s", shown);
+	if (fstat(fd, &st) < 0)
+		return sc_fail(r->err, errno, "create %s", shown);
+	if (!S_ISREG(st.st_mode))
+		return sc_fail(r->err, 0, "create %s: something other than a regular file is in the way",
+			       shown);
+	if (ftruncate(fd, 0) < 0)
+		return sc_fail(r->err, errno, "truncate %s", shown);
 	char buf[65536];
 	uint64_t left = h->size;
-	while (left > 0) {
+	int rc = 0;
+	while (left > 0 && rc == 0) {
 		size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
 		ssize_t n = read(r->fd, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return sc_fail(r->err, n < 0 ? errno : 0, "copy stream ended early");
-		if (sc_write_all(fd, buf, (size_t)n) < 0)
-			return sc_fail(r->err, errno, "write %s", shown);
-		left -= (uint64_t)n;
+			rc = sc_fail(r->err, n < 0 ? errno : 0, "copy stream ended early");
+		else if (sc_write_all(fd, buf, (size_t)n) < 0)
+			rc = sc_fail(r->err, errno, "write %s", shown);
+		else
+			left -= (uint64_t)n;
 	}
-	if (fchmod(fd, recv_mode(r, h->mode)) < 0)
-		return sc_fail(r->err, errno, "chmod %s", shown);
-	return 0;
+	if (rc == 0 && fchmod(fd, recv_mode(r, h->mode)) < 0)
+		rc = sc_fail(r->err, errno, "chmod %s", shown);
+	if (rc < 0)
+		unlinkat(dir, leaf, 0); /* no partial file left behind (a full disk) */
+	return rc;
 }
 
 static int recv_link(struct receiver *r, int dir, const char *leaf, const char *shown,
@@ -275,8 +305,9 @@ static int recv_link(struct receiver *r, int dir, const char *leaf, const char *
 	char target[COPY_MAX_PATH];
 	if (h->size == 0 || h->size >= sizeof(target))
 		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
-	if (sc_read_all(r->fd, target, (size_t)h->size) != (ssize_t)h->size)
-		return sc_fail(r->err, errno, "copy stream ended early");
+	ssize_t got = sc_read_all(r->fd, target, (size_t)h->size);
+	if (got != (ssize_t)h->size)
+		return sc_fail(r->err, got < 0 ? errno : 0, "copy stream ended early");
 	target[h->size] = '\0';
 	if (memchr(target, '\0', (size_t)h->size))
 		return sc_fail(r->err, 0, "bad symlink in the copy stream at %s", shown);
@@ -326,6 +357,18 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 		return recv_file(r, dir, leaf, rel, h);
 	case REC_LINK:
 		return recv_link(r, dir, leaf, rel, h);
+	case REC_SKIP: {
+		/* one line each, up to a bound (a cell can make a million) */
+		if (r->skipped++ < COPY_MAX_SKIP_LINES) {
+			char shown[200];
+			shown_text(shown, sizeof(shown), rel);
+			uint32_t t = h->mode & S_IFMT;
+			sc_log(r->log, SC_LOG_WARN, "left out %s: %s", shown,
+			       t == S_IFIFO ? "a FIFO" : t == S_IFSOCK ? "a socket" :
+			       t == S_IFCHR || t == S_IFBLK ? "a device" : "not a file, directory or symlink");
+		}
+		return 0;
+	}
 	default:
 		return sc_fail(r->err, 0, "bad record in the copy stream");
 	}
@@ -371,8 +414,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 			rc = sc_fail(err, 0, "too many entries in the copy stream");
 			break;
 		}
-		if (sc_read_all(fd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
-			rc = sc_fail(err, errno, "copy stream ended early");
+		ssize_t got = sc_read_all(fd, &h, sizeof(h));
+		if (got != (ssize_t)sizeof(h)) {
+			rc = sc_fail(err, got < 0 ? errno : 0, "copy stream ended early");
 			break;
 		}
 		if (h.type == REC_END)
@@ -381,8 +425,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 			rc = sc_fail(err, 0, "bad path length in the copy stream");
 			break;
 		}
-		if (sc_read_all(fd, path, h.pathlen) != (ssize_t)h.pathlen) {
-			rc = sc_fail(err, errno, "copy stream ended early");
+		got = sc_read_all(fd, path, h.pathlen);
+		if (got != (ssize_t)h.pathlen) {
+			rc = sc_fail(err, got < 0 ? errno : 0, "copy stream ended early");
 			break;
 		}
 		path[h.pathlen] = '\0';
@@ -403,6 +448,9 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 		rc = recv_entry(&r, &h, path);
 	}
 	sc_closep(&r.top_parent);
+	if (r.skipped > COPY_MAX_SKIP_LINES)
+		sc_log(log, SC_LOG_WARN, "left out %zu more FIFOs, sockets or devices",
+		       r.skipped - COPY_MAX_SKIP_LINES);
 	if (r.dropped)
 		sc_log(log, SC_LOG_WARN,
 		       "left out %zu symlink%s pointing outside the copied tree (%s); "

@@ -11,9 +11,11 @@
 
 #define COPY_MAX_PATH 4096
 #define COPY_MAX_ENTRIES 1000000
+#define COPY_MAX_SKIP_LINES 20 /* lines about FIFOs/devices left out; then a count */
 
 /* Send `path` (a file, symlink or directory tree; symlinks are sent as
- * symlinks, never followed) to fd. Fails past max_size bytes of data. */
+ * symlinks, never followed; FIFOs, sockets and devices are named but not
+ * copied, and the receiver logs one line for each) to fd. Fails past max_size bytes of data. */
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err);
 /* rt_copy_receive flags */
 #define COPY_STRIP_SPECIAL 1u /* drop setuid/setgid/sticky bits (host side) */

@@ -84,6 +84,8 @@ static int wait_msg(struct rt_start *st, int want, struct sc_err *err)
 	return 0;
 }
 
+/* A handle: the name, the state directory and the token read from it
+ * (without one, every request is refused by the cell). */
 static struct cell *cell_alloc(const char *name, const char *dir)
 {
 	struct cell *c = calloc(1, sizeof(*c));
@@ -92,6 +94,8 @@ static struct cell *cell_alloc(const char *name, const char *dir)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
 	c->pidfd = -1;
+	struct sc_err ignored;
+	c->have_token = rt_state_read_token(dir, c->token, &ignored) == 0;
 	return c;
 }
 
@@ -123,7 +127,7 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	info.created = (double)now.tv_sec + now.tv_nsec / 1e9;
 	/* info is written once, when init is ready: until then the directory
 	 * has none, and ps skips it */
-	if ((lfd = listen_at(dir, err)) < 0)
+	if (rt_state_make_token(dir, st.plan.token, err) < 0 || (lfd = listen_at(dir, err)) < 0)
 		goto fail;
 	if (spec.upper_dir) {
 		/* "persist": the caller asks for an on-disk layer; we place it. */

@@ -37,6 +37,7 @@ struct cell_plan {
 	bool range_map;   /* root caller: cell ids are an unprivileged host range */
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
+	uint8_t token[32]; /* what every request to it must carry (proto.h) */
 	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */
 	bool use_trampoline; /* exec commands through the trampoline */
 	int tramp_fd;     /* the exec trampoline's memfd, or -1 (child side) */

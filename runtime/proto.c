@@ -39,3 +39,25 @@ int rt_proto_decode_request(char *msg, size_t len, struct proto_request *q)
 		return -1;
 	return parse_strings(q, msg + sizeof(q->h), q->h.data_len);
 }
+
+bool rt_proto_token_equal(const uint8_t *a, const uint8_t *b)
+{
+	volatile uint8_t diff = 0;
+	for (size_t i = 0; i < PROTO_TOKEN_LEN; i++)
+		diff |= (uint8_t)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+uint64_t rt_proto_timeout_ms(double seconds)
+{
+	if (!(seconds > 0))
+		return 0;
+	/* 2^53 ms (285,000 years): exact in a double, no wrap anywhere */
+	double ms = seconds * 1000.0;
+	if (!(ms < 9007199254740992.0))
+		return UINT64_C(9007199254740992);
+	uint64_t whole = (uint64_t)ms;
+	if ((double)whole < ms)
+		whole++;
+	return whole ? whole : 1;
+}

@@ -2,6 +2,7 @@
  * ps, rm, the agent) and a long-lived cell's init, over the cell's unix
  * SOCK_SEQPACKET socket. One connection carries one request. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,6 +10,12 @@
 
 #define PROTO_MAX_REQ (128 * 1024) /* request header + strings */
 #define PROTO_MAX_ARGS 4096
+/* Every request carries the cell's token: PROTO_TOKEN_LEN random bytes
+ * that create wrote, hex-encoded, to the 0600 file `token` in the cell's
+ * state directory. Only its creator (and root) can read that file; the
+ * peer's uid cannot tell host users apart when the cell's ids are a range
+ * (everyone outside it is the overflow uid), the token can. */
+#define PROTO_TOKEN_LEN 32
 
 enum proto_req_kind {
 	REQ_EXEC = 1,     /* fds: stdin, stdout, stderr */
@@ -28,10 +35,12 @@ struct proto_req {
 	uint32_t kind;
 	uint32_t argc;       /* EXEC: argv strings first in data */
 	uint32_t envc;       /* then env strings (0: the cell's environment) */
-	uint32_t timeout_ms; /* 0: none */
+	uint32_t flags;      /* PROTO_FILE_CREATE, PROTO_COPY_AS_DEST */
+	uint64_t timeout_ms; /* 0: none (a positive timeout is at least 1) */
 	uint64_t max_size;   /* COPY_*: bound on bytes copied */
 	uint32_t data_len;   /* bytes of NUL-terminated strings after the header */
-	uint32_t flags;      /* PROTO_FILE_CREATE, PROTO_COPY_AS_DEST */
+	uint32_t pad;
+	uint8_t token[PROTO_TOKEN_LEN];
 	/* data: argv[argc], env[envc], cwd-or-path (each NUL-terminated) */
 };
 
@@ -69,3 +78,12 @@ struct proto_request {
  * the message and the message must end with the last. 0, or -1 for a
  * malformed message. Pure (proto.c); the fds are the caller's. */
 int rt_proto_decode_request(char *msg, size_t len, struct proto_request *q);
+
+/* Whether two tokens are equal, in time that does not depend on where
+ * they differ. Pure (proto.c). */
+bool rt_proto_token_equal(const uint8_t *a, const uint8_t *b);
+
+/* A timeout in seconds as the header's milliseconds: 0 for none (<= 0 or
+ * not a number), a positive one rounded up to at least 1 ms, and capped
+ * far beyond any real timeout instead of wrapping. Pure (proto.c). */
+uint64_t rt_proto_timeout_ms(double seconds);

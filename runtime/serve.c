@@ -24,18 +24,22 @@
 
 #define MAX_CONNS 1024
 
+_Static_assert(sizeof(((struct cell_plan *)0)->token) == PROTO_TOKEN_LEN, "token sizes");
+
 struct conn {
 	int fd;
 	pid_t pid;       /* >0 while its command or worker runs */
 	double deadline; /* 0: none */
 	bool timed_out;
 	bool gone;       /* the client hung up: nobody to answer */
+	bool peer_ok;    /* SO_PEERCRED showed the creator's uid */
 };
 
 struct server {
 	const struct cell_plan *plan;
 	int listen_fd, sig_fd;
 	uid_t peer_uid; /* the only uid (as seen in the cell) allowed to connect */
+	uint8_t token[PROTO_TOKEN_LEN]; /* every request must carry it */
 	struct conn conns[MAX_CONNS];
 	size_t nconns;
 };
@@ -192,7 +196,7 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	int rc;
 	if (q->h.kind == REQ_COPY_IN)
 		rc = rt_copy_receive(q->fds[0], q->path, q->h.max_size,
-				  COPY_KEEP_LINKS |
+				  COPY_KEEP_LINKS | COPY_STRIP_SPECIAL |
 				  (q->h.flags & PROTO_COPY_AS_DEST ? COPY_AS_DEST : 0), NULL, &err);
 	else if (q->h.kind == REQ_COPY_OUT)
 		rc = rt_copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
@@ -225,6 +229,14 @@ static void handle_request(struct server *s, size_t i)
 		return;
 	}
 	pid_t pid = 0;
+	if (!c->peer_ok || !rt_proto_token_equal(q.h.token, s->token)) {
+		/* not the creator: another uid, or one that could not read the
+		 * token file */
+		send_error(c->fd, "%s", "permission denied: this cell belongs to another user");
+		close_request_fds(&q);
+		drop_conn(s, i);
+		return;
+	}
 	if (q.h.kind == REQ_INFO) {
 		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
 				      .nexecs = (uint32_t)s->nconns - 1};
@@ -253,19 +265,18 @@ static void accept_client(struct server *s)
 	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != s->peer_uid) {
-		send_error(fd, "%s", "permission denied: this cell belongs to another user");
-		close(fd);
-		return;
-	}
 	if (s->nconns >= MAX_CONNS) {
 		send_error(fd, "%s", "too many requests in flight");
 		close(fd);
 		return;
 	}
-	s->conns[s->nconns++] = (struct conn){.fd = fd};
+	/* A stranger is turned away once its request is read: closing with
+	 * it unread would reset the connection and lose the answer. */
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	bool peer_ok = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+		       cred.uid == s->peer_uid;
+	s->conns[s->nconns++] = (struct conn){.fd = fd, .peer_ok = peer_ok};
 }
 
 static void reap(struct server *s)
@@ -316,7 +327,11 @@ static int next_timeout_ms(struct server *s)
 		if (soonest == 0 || c->deadline < soonest)
 			soonest = c->deadline;
 	}
-	return soonest > 0 ? (int)((soonest - now) * 1000) + 1 : -1;
+	if (soonest <= 0)
+		return -1;
+	/* a far deadline: wake up within the hour and look again */
+	double ms = (soonest - now) * 1000 + 1;
+	return ms < 3600000 ? (int)ms : 3600000;
 }
 
 static void serve_loop(struct server *s)
@@ -385,6 +400,7 @@ void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid)
 	s->plan = plan;
 	s->listen_fd = plan->serve_fd;
 	s->peer_uid = peer_uid;
+	memcpy(s->token, plan->token, sizeof(s->token));
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "../common/parse.h"
@@ -11,9 +12,16 @@
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
 {
-	if (!sc_valid_name(name))
-		return sc_fail(err, 0, "bad cell name '%.64s': use letters, digits, '.', '_' and '-' (at most 63)",
-			       name);
+	if (!sc_valid_name(name)) {
+		/* shown with control bytes as '?': the error stays one line */
+		char shown[65];
+		size_t k = 0;
+		for (; name[k] && k + 1 < sizeof(shown); k++)
+			shown[k] = (unsigned char)name[k] < 0x20 || name[k] == 0x7f ? '?' : name[k];
+		shown[k] = '\0';
+		return sc_fail(err, 0, "bad cell name '%s': use letters, digits, '.', '_' and '-' (at most 63)",
+			       shown);
+	}
 	if (sc_path(buf, size, "%s/%s", cell_state_root(), name) < 0)
 		return sc_fail(err, ENAMETOOLONG, "state directory for %s", name);
 	return 0;
@@ -44,6 +52,64 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 		return sc_fail(err, errno, "write %s", tmp);
 	if (rename(tmp, path) < 0)
 		return sc_fail(err, errno, "rename %s", tmp);
+	return 0;
+}
+
+int rt_state_make_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
+{
+	char path[4200], hex[2 * RT_TOKEN_LEN + 2];
+	if (sc_path(path, sizeof(path), "%s/token", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "token path");
+	size_t got = 0;
+	while (got < RT_TOKEN_LEN) {
+		ssize_t n = getrandom(token + got, RT_TOKEN_LEN - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return sc_fail(err, n < 0 ? errno : EIO, "random bytes for the cell's token");
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < RT_TOKEN_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", token[i]);
+	hex[2 * RT_TOKEN_LEN] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sc_fail(err, errno, "create %s", path);
+	int rc = sc_write_all(fd, hex, 2 * RT_TOKEN_LEN + 1);
+	int e = errno;
+	if (close(fd) < 0 && rc == 0) {
+		rc = -1;
+		e = errno;
+	}
+	return rc < 0 ? sc_fail(err, e, "write %s", path) : 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
+{
+	char path[4200], hex[2 * RT_TOKEN_LEN + 8];
+	if (sc_path(path, sizeof(path), "%s/token", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "token path");
+	ssize_t n = sc_read_small(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, hex,
+				  sizeof(hex), err);
+	if (n < 0)
+		return -1;
+	if (n < 2 * RT_TOKEN_LEN)
+		return sc_fail(err, 0, "%s: not a cell token", path);
+	for (size_t i = 0; i < RT_TOKEN_LEN; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return sc_fail(err, 0, "%s: not a cell token", path);
+		token[i] = (uint8_t)(hi << 4 | lo);
+	}
 	return 0;
 }
 

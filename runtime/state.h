@@ -1,5 +1,6 @@
 /* Private to runtime/: a long-lived cell's state directory
- * (<state root>/<name>/, mode 0700): `sock` (init's socket) and `info`
+ * (<state root>/<name>/, mode 0700): `sock` (init's socket), `token`
+ * (mode 0600: the secret every request carries, proto.h) and `info`
  * (key=value lines, written atomically). */
 #pragma once
 #include <stdbool.h>
@@ -22,6 +23,11 @@ struct cell_info {
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
 int rt_state_write_info(const char *dir, const struct cell_info *info, struct sc_err *err);
 int rt_state_read_info(const char *dir, struct cell_info *info, struct sc_err *err);
+/* The cell's token: 32 random bytes, made once (the file must not exist)
+ * or read back. */
+#define RT_TOKEN_LEN 32
+int rt_state_make_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
+int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 /* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
 uint64_t rt_state_pid_starttime(pid_t pid);
 bool rt_state_alive(const struct cell_info *info);

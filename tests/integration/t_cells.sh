@@ -9,6 +9,22 @@ sc create "$c"
 check "creating the same name again is a one-line 125 error" bash -c '[ '$RC' -eq 125 ] && grep -q "already exists" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
 sc create "bad/name"
 check "a bad name is refused" expect_rc 125
+sc create "$(printf 'bad\nname')"
+check "a name with a newline is refused in one line" bash -c '[ '$RC' -eq 125 ] && [ "$(grep -c . <<<"$0")" -eq 1 ] && grep -q "bad?name" <<<"$0"' "$ERR"
+sc create -- "dash$$"
+check "create -- NAME takes the name" bash -c '[ '$RC' -eq 0 ] && [ "$0" = "dash'$$'" ]' "$OUT"
+sc rm "dash$$"
+# a lifted limit shows as unlimited, an age is never negative
+sc create --memory 0 --pids 0 "unl$$"
+sc ps --json
+check "ps --json shows lifted limits as null and no negative age" bash -c 'printf "%s" "$0" | python3 -c "
+import json, sys
+d = [x for x in json.load(sys.stdin) if x[\"name\"] == \"unl'$$'\"][0]
+assert d[\"limits\"][\"memory\"] is None and d[\"limits\"][\"pids\"] is None, d
+assert d[\"age_s\"] >= 0, d"' "$OUT"
+sc ps
+check "ps shows lifted limits as unlimited" bash -c 'grep -q "^unl'$$' .*unlimited *unlimited" <<<"$0" && ! grep -q -- " -[0-9]*s " <<<"$0"' "$OUT"
+sc rm "unl$$"
 
 # --- exec ---
 sc exec "$c" -- sh -c 'echo hello; echo oops >&2; exit 3'
@@ -37,6 +53,12 @@ sc exec -e FOO=bar -w /tmp "$c" -- sh -c 'echo $FOO; pwd; echo $PATH'
 check "-e and -w apply" bash -c '[ "$(sed -n 1p <<<"$0")" = bar ] && [ "$(sed -n 2p <<<"$0")" = /tmp ] && grep -q /usr/bin <<<"$0"' "$OUT"
 sc exec --timeout 1 "$c" -- sleep 30
 check "exec --timeout gives 124" expect_rc 124
+# milliseconds once wrapped at 32 bits (8589934.6 s became 8 ms) and a
+# sub-millisecond timeout became none
+sc exec --timeout 8589934.6 "$c" -- sleep 1
+check "exec --timeout past 2^32 ms does not wrap" expect_rc 0
+sc exec --timeout 0.0009 "$c" -- sleep 30
+check "exec --timeout under 1 ms still fires" expect_rc 124
 sc exec "$c" -- echo alive
 check "the cell lives on after a timed-out command" out_is alive
 sc exec --json "$c" -- sh -c 'echo j; exit 2'
@@ -113,6 +135,44 @@ check "a symlink already at the host destination is never written through" bash 
 sc exec "$c" -- sh -c 'head -c 3000000 /dev/zero > /testbed/big'
 sc cp --max-size 1M "$c:/testbed/big" "$out/big"
 check "--max-size bounds a copy" expect_rc 125
+# A FIFO the cell put in the way must not hang the copy (timeout: a
+# backstop so that a hang fails the check instead of the suite)
+sc exec "$c" -- mkfifo /testbed/fifo
+echo data >"$T_WORK/plain"
+chmod 644 "$T_WORK/plain"
+ERR=$(as_user timeout 120 "$SC_BIN" cp "$T_WORK/plain" "$c:/testbed/fifo" 2>&1 >/dev/null </dev/null)
+RC=$?
+check "copy-in onto a FIFO fails at once, saying why" bash -c '[ '$RC' -eq 125 ] && grep -q FIFO <<<"$0"' "$ERR"
+# copy-out leaves out FIFOs and devices, one line each
+sc exec "$c" -- sh -c 'mkdir -p /testbed/sp && echo k > /testbed/sp/keep && mkfifo /testbed/sp/pipe'
+sc cp "$c:/testbed/sp" "$out/sp"
+check "copy-out names a FIFO it leaves out" bash -c '[ '$RC' -eq 0 ] && [ "$(cat "$1/sp/keep")" = k ] && [ ! -e "$1/sp/pipe" ] && [ "$(grep -c "left out sp/pipe: a FIFO" <<<"$0")" -eq 1 ]' "$ERR" "$out"
+# Copy-in drops setuid/setgid/sticky bits (README)
+echo s >"$T_WORK/suid"
+chmod 6755 "$T_WORK/suid"
+mkdir -p "$T_WORK/stickyd"
+chmod 1777 "$T_WORK/stickyd"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$T_WORK/suid" "$T_WORK/stickyd"
+sc cp "$T_WORK/suid" "$c:/testbed/suid"
+sc cp "$T_WORK/stickyd" "$c:/testbed/stickyd"
+sc exec "$c" -- stat -c %a /testbed/suid /testbed/stickyd
+check "copy-in drops setuid, setgid and sticky bits" out_is "$(printf '755\n777')"
+# A sparse file over the limit: the message says so
+truncate -s 5G "$T_WORK/sparse"
+chmod 644 "$T_WORK/sparse"
+sc cp "$T_WORK/sparse" "$c:/testbed/sparse"
+check "a file over the copy limit is named as over the limit" bash -c '[ '$RC' -eq 125 ] && grep -q "exceeds the size limit" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
+rm -f "$T_WORK/sparse"
+# A copy that fills the cell's disk leaves no partial file behind
+sm="small$$"
+sc create --disk 1M "$sm"
+head -c 3000000 /dev/zero >"$T_WORK/three"
+chmod 644 "$T_WORK/three"
+sc cp "$T_WORK/three" "$sm:/testbed/three"
+check "a copy onto a full disk fails" bash -c '[ '$RC' -eq 125 ] && grep -qi "space" <<<"$0"' "$ERR"
+sc exec "$sm" -- test -e /testbed/three
+check "and leaves no partial file in the cell" expect_rc 1
+sc rm -f "$sm"
 
 # --- ps ---
 sc ps
@@ -161,26 +221,50 @@ sc rm "$p"
 check "rm removes the on-disk layer" test ! -e "$SANDCELL_ROOT/data/cells/$p"
 
 # --- another user cannot exec into your cell ---
+# Through the socket itself: every directory opened up and the socket made
+# world-writable, another host user sends a well-formed exec request (no
+# client-side check in the way). For a root caller's cell every host uid
+# outside its range looks the same to the init (the overflow uid), so only
+# the token (0600, the creator's) can turn it away.
 o="own$$"
 sc create "$o"
+if [ "$SANDCELL_TEST_AS" = root ]; then other=65534; else other=65533; fi
+chmod 755 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run" "$SANDCELL_ROOT/run/$o"
+chmod 777 "$SANDCELL_ROOT/run/$o/sock"
+check "the token file is the creator's alone" bash -c '[ "$(stat -c %a "$0")" = 600 ]' "$SANDCELL_ROOT/run/$o/token"
+r=$(setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/bin cat "$SANDCELL_ROOT/run/$o/token" 2>&1)
+RC=$? OUT=$r
+check "another user cannot read the token" bash -c '[ '$RC' -ne 0 ] && [ -z "$(grep -E "^[0-9a-f]{64}$" <<<"$0")" ]' "$r"
+# The header as runtime/proto.h lays it out: kind, argc, envc, flags,
+# timeout_ms, max_size, data_len, pad, token[32] (all zero here); then
+# the strings; the three fds go with it. The reply's text starts at 40.
+raw_exec() {
+	setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/bin /usr/bin/python3 -c '
+import os, socket, struct, sys
+argv = [b"/bin/sh", b"-c", b"echo pwned > /testbed/pwned"]
+data = b"".join(a + b"\0" for a in argv) + b"\0"
+hdr = struct.pack("=IIIIQQII32s", 1, len(argv), 0, 0, 0, 0, len(data), 0, b"\0" * 32)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+fds = [os.open("/dev/null", os.O_RDWR) for _ in range(3)]
+try:
+    s.sendmsg([hdr + data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", *fds))])
+except (BrokenPipeError, ConnectionResetError):
+    pass  # turned away at accept: the answer is already here
+r = s.recv(512)
+print(struct.unpack("=I", r[:4])[0], r[40:].split(b"\0")[0].decode())' "$SANDCELL_ROOT/run/$o/sock" 2>&1
+}
+r=$(raw_exec)
+RC=$? OUT=$r
+check "another user's exec request through the socket is refused" bash -c '[ '$RC' -eq 0 ] && grep -q "^2 .*another user" <<<"$0"' "$r"
+sc exec "$o" -- test -e /testbed/pwned
+check "and nothing ran in the cell" expect_rc 1
 if [ "$SANDCELL_TEST_AS" = root ]; then
 	r=$(setpriv --reuid=65534 --regid=65534 --clear-groups env -i SANDCELL_ROOT="$SANDCELL_ROOT" "$SC_BIN" exec "$o" -- true 2>&1)
 	RC=$? ERR=$r
-	check "another user cannot exec into root's cell" expect_rc 125
-else
-	# Even with every directory opened up, the cell's init checks the
-	# peer: a raw client of another user is turned away.
-	chmod 755 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run" "$SANDCELL_ROOT/run/$o"
-	chmod 777 "$SANDCELL_ROOT/run/$o/sock"
-	r=$(setpriv --reuid=65533 --regid=65533 --clear-groups env -i PATH=/usr/bin:/bin python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-print(s.recv(512)[40:].split(b"\0")[0].decode())' "$SANDCELL_ROOT/run/$o/sock" 2>&1)
-	RC=0 OUT=$r
-	check "another user cannot exec into your cell (SO_PEERCRED)" out_has "another user"
-	chmod 700 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run/$o"
+	check "sandcell exec as another user is a 125 error" expect_rc 125
 fi
+chmod 700 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run/$o"
 sc rm "$o"
 check "nothing is left in the state root" bash -c '[ -z "$(ls -A "$SANDCELL_ROOT/run")" ]'
 

@@ -23,6 +23,17 @@ check "at most the limit is kept" bash -c '[ "$(json_field stdout | wc -c)" -le 
 sc run --json -- sh -c 'printf "\001\377binary\"q\\\\"'
 export OUT
 check "binary and special bytes still make valid JSON" bash -c 'printf "%s" "$OUT" | python3 -c "import json,sys; json.load(sys.stdin)"'
+# overlong "/", a surrogate, a code point above U+10FFFF: each is replaced
+# by U+FFFD, so that a strict UTF-8 decoder takes the output
+sc run --json -- sh -c 'printf "\300\257|\355\240\200|\364\220\200\200|\303\251ok"'
+export OUT
+check "ill-formed UTF-8 in --json output becomes U+FFFD" bash -c 'printf "%s" "$OUT" | /usr/bin/python3 -c "
+import json, sys
+d = json.loads(sys.stdin.buffer.read().decode(\"utf-8\", \"strict\"))
+parts = d[\"stdout\"].split(\"|\")
+assert len(parts) == 4 and parts[3] == \"\u00e9ok\", parts
+assert all(p and set(p) == {\"\ufffd\"} for p in parts[:3]), parts
+"'
 
 sc run --json -- sh -c 'kill -KILL $$'
 export OUT

@@ -130,6 +130,29 @@ static void test_bind_env_name(void **state)
 	assert_false(sc_valid_name(longname));
 }
 
+static void test_utf8_len(void **state)
+{
+	(void)state;
+	const struct {
+		const char *s;
+		size_t want;
+	} cases[] = {
+		{"a", 1},           {"\xc3\xa9", 2},        {"\xe2\x82\xac", 3},
+		{"\xf0\x9f\x98\x80", 4}, {"\xf4\x8f\xbf\xbf", 4}, /* U+10FFFF */
+		{"\xc0\xaf", 0},     /* overlong '/' */
+		{"\xc1\xbf", 0},     {"\xe0\x80\xaf", 0}, {"\xf0\x80\x80\xaf", 0},
+		{"\xed\xa0\x80", 0}, /* U+D800 */
+		{"\xed\xbf\xbf", 0}, /* U+DFFF */
+		{"\xf4\x90\x80\x80", 0}, /* U+110000 */
+		{"\xf5\x80\x80\x80", 0}, {"\x80", 0}, {"\xff", 0}, {"\xc3", 0},
+		{"\xe2\x82", 0},     {"\xc3(", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(sc_utf8_len((const unsigned char *)cases[i].s, strlen(cases[i].s)),
+				 cases[i].want);
+	assert_int_equal(sc_utf8_len((const unsigned char *)"\xc3\xa9", 1), 0); /* cut off */
+}
+
 static void test_capture_keeps_head_and_tail(void **state)
 {
 	struct capture c;
@@ -171,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_idmap_format),
 		cmocka_unit_test(test_bind_env_name),
 		cmocka_unit_test(test_capture_keeps_head_and_tail),
+		cmocka_unit_test(test_utf8_len),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
