@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell_priv.h"
 #include "cgroup_probe.h"
 
 #define CG_SUBTREE "sandcell"
@@ -482,4 +483,23 @@ int rt_cgroup_gc(struct sc_err *err)
 			removed += gc_one(sub, e->d_name, (double)now.tv_sec, CG_GC_MIN_AGE_S);
 	closedir(d);
 	return removed;
+}
+
+int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
+{
+	if (!bytes)
+		return sc_fail(err, EINVAL, "a memory limit of 0 bytes");
+	if (!c->info.cgroup[0]) /* the rlimit stand-in, as the cell was made */
+		return rt_set_command_memory(c, bytes, err);
+	_cleanup_fd_ int dfd = open(c->info.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return sc_fail(err, errno, "open the cgroup of cell %s", c->name);
+	char val[32];
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)bytes);
+	if (write_at(dfd, "memory.max", val) < 0)
+		return sc_fail(err, errno == ENOENT ? ENOTSUP : errno,
+			       "cannot set memory.max of cell %s (made without a memory limit?)", c->name);
+	if (write_at(dfd, "memory.swap.max", "0") < 0 && errno != ENOENT)
+		return sc_fail(err, errno, "cannot set memory.swap.max of cell %s", c->name);
+	return 0;
 }
