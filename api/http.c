@@ -116,7 +116,7 @@ static int parse_listen(const char *s, struct listen_addr *la, struct sc_err *er
 		struct sockaddr_un *un = (struct sockaddr_un *)&la->ss;
 		const char *p = s + 5;
 		if (p[0] != '/' || strlen(p) >= sizeof(un->sun_path))
-			return sc_fail(err, EINVAL, "--listen unix:PATH needs an absolute path of at most %zu bytes",
+			return sc_fail(err, 0, "--listen unix:PATH needs an absolute path of at most %zu bytes",
 				       sizeof(un->sun_path) - 1);
 		un->sun_family = AF_UNIX;
 		memcpy(un->sun_path, p, strlen(p) + 1);
@@ -128,19 +128,19 @@ static int parse_listen(const char *s, struct listen_addr *la, struct sc_err *er
 	char host[256];
 	const char *colon = strrchr(s, ':');
 	if (!colon || colon == s || strlen(colon + 1) == 0 || (size_t)(colon - s) >= sizeof(host))
-		return sc_fail(err, EINVAL, "--listen %.100s: expected HOST:PORT, [V6]:PORT or unix:PATH", s);
+		return sc_fail(err, 0, "--listen %.100s: expected HOST:PORT, [V6]:PORT or unix:PATH", s);
 	memcpy(host, s, (size_t)(colon - s));
 	host[colon - s] = '\0';
 	if (host[0] == '[') {
 		size_t n = strlen(host);
 		if (n < 3 || host[n - 1] != ']')
-			return sc_fail(err, EINVAL, "--listen %.100s: bad [V6] address", s);
+			return sc_fail(err, 0, "--listen %.100s: bad [V6] address", s);
 		memmove(host, host + 1, n - 2);
 		host[n - 2] = '\0';
 	}
 	uint64_t port;
 	if (sc_parse_uint(colon + 1, 0, 65535, &port) < 0)
-		return sc_fail(err, EINVAL, "--listen %.100s: bad port", s);
+		return sc_fail(err, 0, "--listen %.100s: bad port", s);
 	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
 	if (strcmp(host, "localhost") != 0)
 		hints.ai_flags |= AI_NUMERICHOST;
@@ -149,7 +149,7 @@ static int parse_listen(const char *s, struct listen_addr *la, struct sc_err *er
 	snprintf(portbuf, sizeof(portbuf), "%u", (unsigned)port);
 	int rc = getaddrinfo(!strcmp(host, "localhost") ? "127.0.0.1" : host, portbuf, &hints, &ai);
 	if (rc != 0 || !ai)
-		return sc_fail(err, EINVAL, "--listen %.100s: %s (give a numeric address)", s,
+		return sc_fail(err, 0, "--listen %.100s: %s (give a numeric address)", s,
 			       gai_strerror(rc));
 	memcpy(&la->ss, ai->ai_addr, ai->ai_addrlen);
 	la->len = ai->ai_addrlen;
@@ -171,12 +171,12 @@ int api_http_check(const struct api_config *cfg, const struct api_http_opts *o, 
 		return -1;
 	bool tls = o->tls_cert || o->tls_key;
 	if (tls && !(o->tls_cert && o->tls_key))
-		return sc_fail(err, EINVAL, "TLS needs both --tls-cert and --tls-key");
+		return sc_fail(err, 0, "TLS needs both --tls-cert and --tls-key");
 	if (!la.unix_socket && !cfg->token)
-		return sc_fail(err, EINVAL,
+		return sc_fail(err, 0,
 			       "a TCP listener needs a token (--token-file FILE); or listen on unix:PATH");
 	if (!la.loopback && !tls && !o->insecure_plaintext)
-		return sc_fail(err, EINVAL,
+		return sc_fail(err, 0,
 			       "listening on %.100s (not loopback) needs --tls-cert and --tls-key, "
 			       "or --insecure-plaintext",
 			       o->listen);
