@@ -373,6 +373,30 @@ def busy(c):
     ok(st == 200 and got == "pong", "the unix socket needs no token", (st, got))
 
 
+def slow(c):
+    """One request that runs for a few seconds: it must be answered even if
+    the server is told to stop meanwhile."""
+    st, _, got = c.request("POST", "/run_code", {"code": "import time\ntime.sleep(4)\nprint('drained')",
+                                                  "run_timeout": 60})
+    ok(st == 200 and got["run_result"]["stdout"] == "drained\n", "the request in flight at SIGTERM is answered",
+       (st, got))
+
+
+def tls(c, cafile):
+    import ssl
+    ctx = ssl.create_default_context(cafile=cafile)
+    conn = http.client.HTTPSConnection("127.0.0.1", c.port, timeout=60, context=ctx)
+    conn.request("GET", "/v1/ping", headers={"Authorization": "Bearer " + c.token})
+    r = conn.getresponse()
+    ok(r.status == 200 and json.loads(r.read()) == "pong", "GET /v1/ping over TLS", r.status)
+    conn.close()
+    try:
+        st, _, _ = c.request("GET", "/v1/ping")
+        ok(st != 200, "plain HTTP to the TLS port is not served", st)
+    except (http.client.HTTPException, OSError):
+        ok(True, "plain HTTP to the TLS port is not served")
+
+
 def main():
     url, token, cmd = sys.argv[1], sys.argv[2], sys.argv[3]
     c = Client(url, token)
@@ -388,6 +412,10 @@ def main():
         hostile(c)
     elif cmd == "busy":
         busy(c)
+    elif cmd == "slow":
+        slow(c)
+    elif cmd == "tls":
+        tls(c, sys.argv[4])
     else:
         sys.exit("unknown subcommand " + cmd)
     sys.exit(1 if FAILS else 0)

@@ -74,7 +74,14 @@ check "the token is not in the log" bash -c '! grep -q "$0" "$1"' "$TOKEN" "$T_W
 sc ps --json
 check "the server's pool cells exist while it runs" bash -c \
 	'printf "%s" "$OUT" | python3 -c "import json,sys; assert len(json.load(sys.stdin)) >= 1"'
+# a request in flight when SIGTERM comes is answered (drain)
+python3 "$CLIENT" "$URL" "$TOKEN" slow >"$T_WORK/slow.out" 2>&1 &
+SLOW=$!
+running() { sc ps --json; printf '%s' "$OUT" | python3 -c 'import json,sys; sys.exit(0 if any(c["running_commands"] > 0 for c in json.load(sys.stdin)) else 1)'; }
+check "the slow request is running" wait_for running
 kill -TERM "$SERVER"
+wait "$SLOW"
+check "the request in flight at SIGTERM is answered" grep -q "^ok   - the request in flight" "$T_WORK/slow.out"
 check "SIGTERM: the server exits" wait_for gone_pid "$SERVER"
 wait "$SERVER"
 RC=$?
@@ -95,6 +102,25 @@ kill -TERM "$SERVER2"
 check "SIGTERM: the second server exits" wait_for gone_pid "$SERVER2"
 check "... removing its socket" bash -c '! test -e "$1"' _ "$SOCK"
 check "... and its cells" wait_for no_cells
+
+# --- TLS (libmicrohttpd's GnuTLS) ---
+if command -v openssl >/dev/null 2>&1; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T_WORK/key.pem" -out "$T_WORK/cert.pem" 2>/dev/null
+	chmod 644 "$T_WORK/key.pem" "$T_WORK/cert.pem"
+	rm -f "$T_WORK/port"
+	as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+		--port-file "$T_WORK/port" --pool 1 --tls-cert "$T_WORK/cert.pem" --tls-key "$T_WORK/key.pem" \
+		>/dev/null 2>"$T_WORK/serve4.err" &
+	SERVER4=$!
+	check "a TLS server starts" wait_for test -s "$T_WORK/port"
+	check "TLS" python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" tls "$T_WORK/cert.pem"
+	kill -TERM "$SERVER4"
+	check "the TLS server exits" wait_for gone_pid "$SERVER4"
+	check "... leaving no cell" wait_for no_cells
+else
+	echo "skip - TLS (no openssl)"
+fi
 
 # --- SIGKILL leaves nothing that gc cannot remove ---
 rm -f "$T_WORK/port"
