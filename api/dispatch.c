@@ -192,7 +192,7 @@ void api_response_error(struct api_response *resp, int status, const char *detai
 	fputs("}\n", f);
 	fclose(f);
 	set_body(resp, status, "application/json", buf, len);
-	if (status == 503) {
+	if (status == 503 || status == 504) {
 		add_header(resp, "Retry-After", "1");
 	} else if (status == 401) {
 		add_header(resp, "WWW-Authenticate", "Bearer");

@@ -368,8 +368,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			snprintf(msg, sizeof(msg), "a request body of at most %zu bytes", cfg->max_body);
 			return early(conn, st, 413, msg);
 		}
-		if (!api_enter(s->a))
-			return early(conn, st, 503, "the server is busy: retry");
+		if (!api_enter(s->a)) {
+			/* SandboxFusion's clients retry a 504 on /run_code; the
+			 * other routes say 503. Both carry Retry-After. */
+			bool sf = !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code");
+			return early(conn, st, sf ? 504 : 503, "the server is busy: retry");
+		}
 		st->gated = true;
 		return MHD_YES;
 	}

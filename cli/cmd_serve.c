@@ -57,7 +57,7 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	{"--pool", NULL, CLI_COUNT, SV(pool), .min = 1, .max = 256, .metavar = "N",
 	 .help = "ready cells kept (default 4)"},
 	{"--max-concurrency", NULL, CLI_COUNT, SV(max_concurrency), .min = 1, .max = 4096,
-	 .metavar = "N", .help = "requests at once; more get 503 (default 16)"},
+	 .metavar = "N", .help = "requests at once; more get 503 (504 on\n/run_code) (default 16)"},
 	{"--max-cells", NULL, CLI_COUNT, SV(max_cells), .min = 1, .max = 4096, .metavar = "N",
 	 .help = "cells of POST /cells alive at once (default 64)"},
 	{"--cell-idle-timeout", NULL, CLI_SECONDS, SV(cell_idle), .metavar = "SECS",

@@ -96,7 +96,7 @@ as_user_exec "$SC_BIN" serve --listen "unix:$SOCK" --pool 1 --max-concurrency 1 
 SERVER2=$!
 check "the unix socket appears" wait_for test -S "$SOCK"
 check "the socket is mode 0600" bash -c '[ "$(stat -c %a "$1")" = 600 ]' _ "$SOCK"
-check "503 with Retry-After when full; the unix socket needs no token" \
+check "503 (504 on /run_code) with Retry-After when full; the unix socket needs no token" \
 	python3 "$CLIENT" "unix:$SOCK" - busy
 kill -TERM "$SERVER2"
 check "SIGTERM: the second server exits" wait_for gone_pid "$SERVER2"
