@@ -261,6 +261,8 @@ static int open_listener(const struct listen_addr *la, char *shown, size_t shown
 
 /* ---- requests ---- */
 
+#define API_REFUSED_BODY 65536 /* bytes of a refused request's body read anyway */
+
 struct server {
 	struct api *a;
 	const struct api_http_opts *o;
@@ -273,6 +275,8 @@ struct req_state {
 	size_t len, cap;
 	bool gated;        /* holds a concurrency slot */
 	bool answered;
+	int pending;       /* an error to answer once the (small) body is read */
+	const char *pending_msg;
 	int status;
 	size_t out_len;
 	char method[16];
@@ -358,24 +362,44 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		clock_gettime(CLOCK_MONOTONIC, &st->start);
 		snprintf(st->method, sizeof(st->method), "%s", method);
 		snprintf(st->path, sizeof(st->path), "%s", url);
-		/* Before any body byte: who, how much, and is there room. */
-		if (!api_token_ok(s->a, given_token(conn)))
-			return early(conn, st, 401, "a token is required (Authorization: Bearer TOKEN)");
+		/* Before any body byte: how much, who, and is there room. */
 		const char *cl = mhd.lookup(conn, MHD_HEADER_KIND, "Content-Length");
-		uint64_t n;
+		uint64_t n = 0;
 		if (cl && (sc_parse_uint(cl, 0, UINT64_MAX, &n) < 0 || n > cfg->max_body)) {
 			char msg[128];
 			snprintf(msg, sizeof(msg), "a request body of at most %zu bytes", cfg->max_body);
 			return early(conn, st, 413, msg);
 		}
-		if (!api_enter(s->a)) {
+		if (!api_token_ok(s->a, given_token(conn))) {
+			st->pending = 401;
+			st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
+		} else if (!api_enter(s->a)) {
 			/* SandboxFusion's clients retry a 504 on /run_code; the
 			 * other routes say 503. Both carry Retry-After. */
 			bool sf = !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code");
-			return early(conn, st, sf ? 504 : 503, "the server is busy: retry");
+			st->pending = sf ? 504 : 503;
+			st->pending_msg = "the server is busy: retry";
+		} else {
+			st->gated = true;
+			return MHD_YES;
 		}
-		st->gated = true;
+		/* Refused. A small body is read (and dropped) first so that the
+		 * client, still sending it, gets the answer; a large one is not
+		 * read at all: answer now, and MHD closes the connection. */
+		if (n > API_REFUSED_BODY)
+			return early(conn, st, st->pending, st->pending_msg);
 		return MHD_YES;
+	}
+	if (*upload_size && st->pending) {
+		st->len += *upload_size; /* dropped */
+		*upload_size = 0;
+		return st->len > API_REFUSED_BODY ? MHD_NO : MHD_YES;
+	}
+	if (st->pending) {
+		size_t dropped = st->len;
+		enum MHD_Result rc = early(conn, st, st->pending, st->pending_msg);
+		st->len = dropped;
+		return rc;
 	}
 	if (*upload_size) {
 		if (since(&st->start) > s->o->request_deadline_s)
@@ -415,6 +439,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	};
 	struct api_response r;
 	api_handle(s->a, &req, &r);
+	/* The slot goes back before the answer is queued: a client that has
+	 * its answer may send the next request at once and must find it free. */
+	if (st->gated) {
+		api_leave(s->a);
+		st->gated = false;
+	}
 	return send_response(conn, st, &r);
 }
 
@@ -432,21 +462,29 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	const union MHD_ConnectionInfo *ci = mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr)
 		addr_string(ci->client_addr, peer, sizeof(peer));
-	/* the path as JSON: it came from the network */
+	/* The path as JSON (it came from the network), cut until the line
+	 * fits in one log message (a cut character becomes U+FFFD). */
 	char *pj = NULL;
-	size_t pl = 0;
-	FILE *f = open_memstream(&pj, &pl);
-	if (f) {
-		api_json_string(f, st->path, strlen(st->path));
+	for (size_t n = strlen(st->path);; n = n * 2 / 3) {
+		size_t pl = 0;
+		free(pj);
+		pj = NULL;
+		FILE *f = open_memstream(&pj, &pl);
+		if (!f)
+			break;
+		api_json_string(f, st->path, n);
 		if (fclose(f) != 0) {
 			free(pj);
 			pj = NULL;
+			break;
 		}
+		if (pl <= 200 || n == 0)
+			break;
 	}
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	sc_log(s->log, SC_LOG_INFO,
-	       "{\"ts\":%lld.%03ld,\"peer\":\"%s\",\"method\":\"%.15s\",\"path\":%.600s,"
+	       "{\"ts\":%lld.%03ld,\"peer\":\"%s\",\"method\":\"%.15s\",\"path\":%s,"
 	       "\"status\":%d,\"bytes_in\":%zu,\"bytes_out\":%zu,\"ms\":%.1f,\"completed\":%s}",
 	       (long long)now.tv_sec, now.tv_nsec / 1000000, peer,
 	       strspn(st->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(st->method) ? st->method : "?",

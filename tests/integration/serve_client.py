@@ -326,6 +326,9 @@ def hostile(c):
         out = raw(c, ("GET %s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % (p, auth_h)).encode())
         ok(out.startswith(b"HTTP/1.1 400") or out.startswith(b"HTTP/1.1 404"),
            "path %s is refused (400/404)" % p, out[:120])
+    # a long path of quotes and newlines: refused, and its log line stays one JSON line
+    out = raw(c, ("GET /%s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % ("%0a%22%01" * 80, auth_h)).encode())
+    ok(out[9:12] in (b"404", b"400", b"414"), "a long path of control characters is refused", out[:120])
     # a header section that never ends, and a body that never finishes
     for name, data in (("a request head that never ends", b"GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Slow: 1"),
                        ("a body that never finishes", ("POST /run_code HTTP/1.1\r\nHost: x\r\n%s"
