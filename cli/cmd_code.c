@@ -1,10 +1,12 @@
 /* sandcell code: run source code of a language in a cell (lang/). The
- * JSON encoding of lang's results (SandboxFusion's shape) lives here. */
+ * JSON encoding of lang's results (SandboxFusion's shape) is api/json.c's,
+ * shared with the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../api/api.h"
 #include "../lang/lang.h"
 #include "cli.h"
 
@@ -95,91 +97,6 @@ static const struct cli_option CODE_OPTIONS[] = {
 	{"--help", "-h", CLI_FLAG, CD(help), .help = "this help"},
 	{0},
 };
-
-/* ---- JSON ---- */
-
-static void base64(FILE *f, const unsigned char *p, size_t n)
-{
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	fputc('"', f);
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		fputc(a[(v >> 18) & 63], f);
-		fputc(a[(v >> 12) & 63], f);
-		fputc(i + 1 < n ? a[(v >> 6) & 63] : '=', f);
-		fputc(i + 2 < n ? a[v & 63] : '=', f);
-	}
-	fputc('"', f);
-}
-
-static void json_opt_string(FILE *f, const char *s)
-{
-	if (s)
-		cli_json_string(f, s, strlen(s));
-	else
-		fputs("null", f);
-}
-
-static void json_exec(FILE *f, const struct lang_exec *ex)
-{
-	if (!ex->present) {
-		fputs("null", f);
-		return;
-	}
-	fputs("{\"status\":", f);
-	json_opt_string(f, lang_exec_status_name(ex->status));
-	fprintf(f, ",\"execution_time\":%.6f,\"return_code\":%d,\"stdout\":", ex->execution_time,
-		ex->return_code);
-	cli_json_string(f, ex->out, ex->out_len);
-	fputs(",\"stderr\":", f);
-	cli_json_string(f, ex->err, ex->err_len);
-	fprintf(f, ",\"stdout_truncated\":%s,\"stderr_truncated\":%s}",
-		ex->out_truncated ? "true" : "false", ex->err_truncated ? "true" : "false");
-}
-
-static void json_result(FILE *f, const struct lang_result *r, bool session)
-{
-	fputs("{\"status\":", f);
-	json_opt_string(f, lang_status_name(r->status));
-	fputs(",\"message\":", f);
-	cli_json_string(f, r->message, strlen(r->message));
-	fputs(",\"compile_result\":", f);
-	json_exec(f, &r->compile);
-	fputs(",\"run_result\":", f);
-	json_exec(f, &r->run);
-	fputs(",\"files\":{", f);
-	for (size_t i = 0; i < r->nfiles; i++) {
-		if (i)
-			fputc(',', f);
-		cli_json_string(f, r->files[i].path, strlen(r->files[i].path));
-		fputc(':', f);
-		base64(f, (const unsigned char *)r->files[i].data, r->files[i].len);
-	}
-	fputs("},\"files_truncated\":[", f);
-	for (size_t i = 0, k = 0; i < r->nfiles; i++)
-		if (r->files[i].truncated) {
-			if (k++)
-				fputc(',', f);
-			cli_json_string(f, r->files[i].path, strlen(r->files[i].path));
-		}
-	fputs("],\"plots\":[", f);
-	for (size_t i = 0; i < r->nplots; i++) {
-		fprintf(f, "%s{\"format\":\"%s\",\"content_base64\":", i ? "," : "", r->plots[i].format);
-		base64(f, (const unsigned char *)r->plots[i].data, r->plots[i].len);
-		fputc('}', f);
-	}
-	fprintf(f, "],\"plots_truncated\":%s", r->plots_truncated ? "true" : "false");
-	if (session)
-		fprintf(f, ",\"session_restarted\":%s", r->session_restarted ? "true" : "false");
-	fputs(",\"limit_hit\":", f);
-	json_opt_string(f, r->limit_hit);
-	fprintf(f, ",\"peak_memory\":%llu,\"wall_s\":%.6f}", (unsigned long long)r->peak_memory,
-		r->wall_s);
-}
 
 /* ---- languages ---- */
 
@@ -341,12 +258,12 @@ static void stream_sink(void *ctx, const struct lang_event *ev)
 		break;
 	case LANG_EV_PLOT:
 		fputs("{\"type\":\"plot\",\"format\":\"png\",\"content_base64\":", stdout);
-		base64(stdout, (const unsigned char *)ev->data, ev->len);
+		api_json_base64(stdout, (const unsigned char *)ev->data, ev->len);
 		fputs("}\n", stdout);
 		break;
 	case LANG_EV_RESULT:
 		fputs("{\"type\":\"result\",\"result\":", stdout);
-		json_result(stdout, ev->result, sc->session);
+		api_json_lang_result(stdout, ev->result, NULL, sc->session);
 		fputs("}\n", stdout);
 		break;
 	}
@@ -511,7 +428,7 @@ static int cmd_code_run(int argc, char **argv)
 		goto out;
 	}
 	if (o.json) {
-		json_result(stdout, &res, false);
+		api_json_lang_result(stdout, &res, NULL, false);
 		fputc('\n', stdout);
 	} else if (o.stream) {
 		/* the result was an event */
@@ -721,7 +638,7 @@ static int session_run(int argc, char **argv)
 		return cli_fail(&err);
 	}
 	if (json) {
-		json_result(stdout, &res, true);
+		api_json_lang_result(stdout, &res, NULL, true);
 		fputc('\n', stdout);
 	} else if (!stream && res.status == LANG_SANDBOX_ERROR) {
 		cli_error("%s", res.message);

@@ -22,6 +22,7 @@ static const struct command COMMANDS[] = {
 	{"code", cmd_code, "run source code of a language in a cell"},
 	{"agent", cmd_agent, "let a model solve a problem in a cell (LLM-in-Sandbox)"},
 	{"batch", cmd_batch, "run and score many agent episodes from a task file"},
+	{"serve", cmd_serve, "serve the HTTP API (SandboxFusion-compatible)"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},
 };

@@ -19,6 +19,7 @@
  *    cell_spec_* setters, cell_result_free, the *_root getters,
  *    cell_ensure_private_dir, cell_open, cell_exec, cell_copy_*,
  *    cell_read_file, cell_write_file, cell_export_layer, cell_name,
+ *    cell_set_memory_limit,
  *    cell_status_get, cell_list, cell_remove, cell_close, cell_destroy,
  *    cell_pool_acquire and cell_pool_release on one shared pool. One
  *    struct cell is used by one thread at a time (or by several with the
@@ -252,6 +253,14 @@ int cell_list(struct cell_status **out, size_t *n, struct sc_err *err);
  * name goes into who. The shape of struct rootfs_in_use's fn (ctx unused),
  * which callers of rootfs_image_* pass on. */
 bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size);
+/* Change a running cell's memory limit: its cgroup's memory.max (no
+ * swap), or, for a cell without a cgroup, the address-space rlimit of the
+ * commands it runs from now on. A server sets a request's limit on a ready
+ * cell of its pool. Fails with ENOTSUP when the cell has a cgroup made
+ * without a memory limit (the memory controller is enabled only for cells
+ * that have one).
+ * Thread-safe, one struct cell per thread. */
+int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err);
 /* Stop and remove a cell by name; refuses a busy cell unless force. */
 int cell_remove(const char *name, bool force, struct sc_err *err);
 /* Remove what crashed cells left behind (state, cgroups, layers). */

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell_priv.h"
 #include "cgroup_probe.h"
 #include "state.h"
 
@@ -592,4 +593,25 @@ const char *cell_limit_how_name(enum cell_limit_how how)
 		break;
 	}
 	return "rlimit";
+}
+
+int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
+{
+	if (!bytes)
+		return sc_fail(err, EINVAL, "a memory limit of 0 bytes");
+	if (!c->info.cgroup[0]) /* the rlimit stand-in, as the cell was made */
+		return rt_set_command_memory(c, bytes, err);
+	if (!strncmp(c->info.cgroup, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)))
+		return rt_cg1_set_memory(c->info.cgroup, bytes, err);
+	_cleanup_fd_ int dfd = open(c->info.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return sc_fail(err, errno, "open the cgroup of cell %s", c->name);
+	char val[32];
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)bytes);
+	if (write_at(dfd, "memory.max", val) < 0)
+		return sc_fail(err, errno == ENOENT ? ENOTSUP : errno,
+			       "cannot set memory.max of cell %s (made without a memory limit?)", c->name);
+	if (write_at(dfd, "memory.swap.max", "0") < 0 && errno != ENOENT)
+		return sc_fail(err, errno, "cannot set memory.swap.max of cell %s", c->name);
+	return 0;
 }

@@ -69,4 +69,6 @@ int rt_cg1_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err);
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res);
 int rt_cg1_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 void rt_cg1_join(const struct cell_cgroup *cg);
+/* A new memory limit for a live v1 cell (saved: its "v1:DIR:DIR..." record). */
+int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err);
 int rt_cg1_gc(const struct cg_host *h);

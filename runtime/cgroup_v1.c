@@ -57,6 +57,29 @@ static int write_u64(int dfd, const char *name, unsigned long long v)
 	return rt_cg_write_at(dfd, name, val);
 }
 
+int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err)
+{
+	struct cg1_dirs d;
+	if (split_dirs(saved, &d) < 0)
+		return sc_fail(err, EINVAL, "a bad cgroup record '%.100s'", saved);
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_fd_ int dfd = open(d.dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd < 0 || faccessat(dfd, "memory.limit_in_bytes", F_OK, 0) < 0)
+			continue;
+		/* memsw may never be below the limit: lower the limit first, set
+		 * memsw, then the limit again (for a raise) */
+		(void)write_u64(dfd, "memory.limit_in_bytes", (unsigned long long)bytes);
+		if (faccessat(dfd, "memory.memsw.limit_in_bytes", F_OK, 0) == 0 &&
+		    write_u64(dfd, "memory.memsw.limit_in_bytes", (unsigned long long)bytes) < 0)
+			return sc_fail(err, errno, "cannot set memory.memsw.limit_in_bytes in %s",
+				       d.dir[i]);
+		if (write_u64(dfd, "memory.limit_in_bytes", (unsigned long long)bytes) < 0)
+			return sc_fail(err, errno, "cannot set memory.limit_in_bytes in %s", d.dir[i]);
+		return 0;
+	}
+	return sc_fail(err, ENOTSUP, "the cell has no v1 memory cgroup");
+}
+
 /* The limits of the controllers in `ctrls` (those of this hierarchy). */
 static int write_limits(int dfd, unsigned ctrls, const struct policy_limits *l, struct sc_err *err)
 {

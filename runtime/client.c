@@ -146,6 +146,26 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 	return 0;
 }
 
+int rt_set_command_memory(struct cell *c, uint64_t bytes, struct sc_err *err)
+{
+	_cleanup_fd_ int sock = connect_cell(c, err);
+	if (sock < 0)
+		return -1;
+	struct proto_req h = {.kind = REQ_SET_MEMORY, .max_size = bytes};
+	size_t len;
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
+	if (!buf)
+		return sc_fail(err, errno, "request");
+	if (send_request(sock, buf, len, NULL, 0, err) < 0)
+		return -1;
+	struct proto_rsp r;
+	if (recv_rsp(sock, &r) < 0)
+		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
+	if (r.kind != RSP_EXIT)
+		return rsp_error(c, &r, err);
+	return 0;
+}
+
 struct exec_io {
 	int rd[2];
 	struct capture cap[2];

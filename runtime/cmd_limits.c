@@ -8,8 +8,16 @@
  * memory limit must not starve init itself. */
 void rt_apply_command_limits(const struct cell_plan *plan)
 {
+	rt_apply_command_limits_mem(plan, 0);
+}
+
+void rt_apply_command_limits_mem(const struct cell_plan *plan, uint64_t memory)
+{
 	struct sc_err err;
-	if (rt_lockdown_rlimits(&plan->limits, !plan->use_rlimits, &err) < 0) {
+	struct policy_limits l = plan->limits;
+	if (memory)
+		l.memory = memory;
+	if (rt_lockdown_rlimits(&l, !plan->use_rlimits, &err) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: %s\n", err.msg);
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

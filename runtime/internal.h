@@ -80,6 +80,8 @@ int rt_exec_failure_status(int errnum);
 /* cmd_limits.c: the cell's limits as rlimits (and nofile/fsize), in a
  * command's process before exec; exits 125 on failure. */
 void rt_apply_command_limits(const struct cell_plan *plan);
+/* The same with the memory limit replaced (0: the plan's). */
+void rt_apply_command_limits_mem(const struct cell_plan *plan, uint64_t memory);
 /* init.c: PID 1 of a one-shot cell: start the command, reap, forward
  * signals, report the command's wait status, exit. Never returns. */
 void rt_init_run_once(const struct cell_plan *plan) __attribute__((noreturn));

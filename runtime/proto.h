@@ -25,6 +25,7 @@ enum proto_req_kind {
 	REQ_LAYER_OUT = 5, /* fds: write end for a tar of the writable layer */
 	REQ_FILE_READ = 6,  /* fds: write end for a regular file's bytes; path */
 	REQ_FILE_WRITE = 7, /* fds: read end of the new contents; path, flags */
+	REQ_SET_MEMORY = 8, /* max_size = the memory limit (rlimit) of later commands */
 };
 
 /* proto_req.flags */

@@ -40,6 +40,7 @@ struct server {
 	int listen_fd, sig_fd;
 	uid_t peer_uid; /* the only uid (as seen in the cell) allowed to connect */
 	uint8_t token[PROTO_TOKEN_LEN]; /* every request must carry it */
+	uint64_t memory; /* REQ_SET_MEMORY: later commands' memory rlimit, 0: the plan's */
 	struct conn conns[MAX_CONNS];
 	size_t nconns;
 };
@@ -165,7 +166,7 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		_exit(CELL_EXIT_INTERNAL);
 	}
-	rt_apply_command_limits(s->plan);
+	rt_apply_command_limits_mem(s->plan, s->memory);
 	rt_lockdown_close_fds(3);
 	rt_exec_command(s->plan->tramp_fd, q->argv, env);
 	int e = errno;
@@ -240,6 +241,10 @@ static void handle_request(struct server *s, size_t i)
 	if (q.h.kind == REQ_INFO) {
 		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
 				      .nexecs = (uint32_t)s->nconns - 1};
+		send_rsp(c->fd, &r);
+	} else if (q.h.kind == REQ_SET_MEMORY && q.nfds == 0 && q.h.max_size) {
+		s->memory = q.h.max_size;
+		struct proto_rsp r = {.kind = RSP_EXIT};
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
 		pid = start_exec(s, &q);

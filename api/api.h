@@ -1,0 +1,142 @@
+/* sandcell api: one request dispatcher (method, path, query, headers and
+ * body in; status, headers and a JSON body out; no HTTP in it) and its HTTP
+ * transport (api/http.c, libmicrohttpd loaded at run time). The
+ * SandboxFusion shapes (/run_code, /v1/ping) and the JSON encoding of
+ * lang's results (shared with `sandcell code run --json`) live here.
+ * Above batch/, lang/ and runtime/; only cli/ calls it.
+ *
+ * Typical use (cli/cmd_serve.c):
+ *   struct api_config cfg; api_config_init(&cfg); cfg.spec = &spec; ...
+ *   struct api *a; api_new(&cfg, &a, &err);       // forks the pool: no threads yet
+ *   api_http_serve(a, &http, &stop, &err);        // until stop is set
+ *   api_free(a);                                  // removes every cell it made
+ *
+ * Threads. api_new and api_free: from one thread, while no request runs
+ * (api_new forks the pool's workers: call it before any thread starts).
+ * api_handle and api_tick are thread-safe (one request per call; the
+ * cell table is locked inside). The encoders are thread-safe.
+ */
+#pragma once
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/sc.h"
+#include "../lang/lang.h"
+#include "../runtime/cell.h"
+
+#define API_DEFAULT_MAX_BODY (16u << 20)    /* bytes of a request body */
+#define API_DEFAULT_MAX_CONCURRENCY 16
+#define API_DEFAULT_POOL 4
+#define API_DEFAULT_MAX_CELLS 64
+#define API_DEFAULT_CELL_IDLE 600.0         /* seconds */
+#define API_DEFAULT_MAX_TIMEOUT 300.0       /* seconds a request may ask for */
+#define API_MAX_FILE (16u << 20)            /* GET/PUT /cells/{id}/files */
+#define API_MAX_HEADERS 32
+
+/* ---- encoders (JSON) ---- */
+
+/* s as a JSON string literal (quotes included): control characters
+ * escaped, valid UTF-8 passed through, invalid bytes as U+FFFD. */
+void api_json_string(FILE *f, const char *s, size_t len);
+/* n bytes as a JSON string of their base64 (quotes included). */
+void api_json_base64(FILE *f, const unsigned char *p, size_t n);
+/* A command's result (exit_code, signal, timed_out, stdout, stderr, ...;
+ * `run --json`, /cells/{id}/exec), no newline. */
+void api_json_cell_result(FILE *f, const struct cell_result *res);
+/* The SandboxFusion result object of a lang run (no newline).
+ * pod: executor_pod_name, NULL: null; session: add session_restarted. */
+void api_json_lang_result(FILE *f, const struct lang_result *r, const char *pod, bool session);
+
+/* ---- the dispatcher ---- */
+
+struct api_config {
+	const struct cell_spec *spec; /* the cells it makes (must outlive the api) */
+	size_t pool;                  /* ready cells kept (1..256) */
+	size_t max_concurrency;       /* requests at once; more get 503 */
+	size_t max_cells;             /* cells made by POST /cells alive at once */
+	double cell_idle_s;           /* such a cell idle this long is removed */
+	double max_timeout_s;         /* timeouts a request may ask for */
+	size_t max_body;              /* bytes of a request body */
+	const char *token;            /* NULL: no authentication (a unix socket) */
+	const char *pod_name;         /* executor_pod_name in results, or NULL */
+	struct sc_log log;            /* one JSON line per request (SC_LOG_INFO),
+				       * warnings */
+};
+void api_config_init(struct api_config *cfg);
+
+struct api;
+int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err);
+/* Remove every cell the api made (the pool's and POST /cells's). */
+void api_free(struct api *a);
+const struct api_config *api_get_config(const struct api *a);
+
+struct api_header {
+	const char *name, *value;
+};
+
+struct api_request {
+	const char *method;           /* "GET", "POST", ... */
+	const char *path;             /* without the query: "/run_code" */
+	/* query parameters, already %-decoded, by name (NULL: absent) */
+	const char *(*query)(void *ctx, const char *name);
+	/* request headers by name, case-insensitive (NULL: absent) */
+	const char *(*header)(void *ctx, const char *name);
+	void *ctx;
+	const char *body;             /* NUL-terminated, may hold NULs */
+	size_t body_len;
+	const char *peer;             /* for the log: "127.0.0.1:5555", "unix" */
+};
+
+struct api_response {
+	int status;                   /* HTTP status */
+	const char *content_type;     /* static string */
+	char *body;                   /* malloc'd */
+	size_t body_len;
+	struct api_header headers[4]; /* static strings or ones in hbuf */
+	size_t nheaders;
+	char hbuf[64];
+};
+/* Answer one request. Never fails: an error is a response (4xx/5xx with
+ * {"detail": "..."}). Free the response with api_response_free. */
+void api_handle(struct api *a, const struct api_request *req, struct api_response *resp);
+void api_response_free(struct api_response *resp);
+/* An answer made outside api_handle (the transport's 413, 503, ...). */
+void api_response_error(struct api_response *resp, int status, const char *detail);
+/* Is the token right? Constant time in the token's content. */
+bool api_token_ok(const struct api *a, const char *given);
+/* Housekeeping, every second or so: removes idle cells. */
+void api_tick(struct api *a);
+/* Requests being answered now (for draining). */
+size_t api_in_flight(const struct api *a);
+/* Take one of max_concurrency slots (false: full, answer 503) / give it back. */
+bool api_enter(struct api *a);
+void api_leave(struct api *a);
+
+/* ---- the HTTP transport (api/http.c) ---- */
+
+struct api_http_opts {
+	const char *listen;           /* "127.0.0.1:8080", "[::1]:0", "unix:/path" */
+	const char *tls_cert, *tls_key; /* PEM files, or NULL */
+	bool insecure_plaintext;      /* allow a non-loopback listener without TLS */
+	double connection_timeout_s;  /* an idle (or slow) connection is dropped */
+	double request_deadline_s;    /* a request must be received within this */
+	size_t max_header;            /* bytes of a request's head */
+	size_t max_connections;
+	double drain_s;               /* on stop: wait this long for requests */
+	/* Called once the listener is up with its address ("127.0.0.1:PORT",
+	 * "unix:/path"), before requests are served. */
+	void (*on_listen)(void *ctx, const char *addr);
+	void *on_listen_ctx;
+};
+void api_http_opts_init(struct api_http_opts *o);
+/* Check the options (token, TLS, address) without listening. */
+int api_http_check(const struct api_config *cfg, const struct api_http_opts *o,
+		   struct sc_err *err);
+/* Serve until *stop is set, then stop taking connections, let requests
+ * in flight finish (up to drain_s) and return 0; -1 (err) when the
+ * listener cannot start. */
+int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
+		   struct sc_err *err);

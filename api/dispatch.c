@@ -1,0 +1,1042 @@
+/* The request dispatcher: routes, authentication, the cell table. No HTTP
+ * here: a transport hands in a struct api_request and sends the response.
+ *
+ * Cells come from one pool of the configured spec (a threaded process
+ * never calls cell_create: the pool's single-threaded workers do). A cell
+ * serves one /run_code request and is then released (destroyed in the
+ * background, a fresh one takes its place); a cell of POST /cells lives
+ * until DELETE, idleness or the server's end. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/parse.h"
+#include "api.h"
+
+#define API_ID_LEN 16
+#define API_MAX_ARGV 256
+
+struct api_cell {
+	char id[API_ID_LEN + 1];
+	char name[64];
+	double created, last_used;
+	double idle_s;
+	unsigned busy; /* exec/file requests on it now */
+};
+
+struct api {
+	struct api_config cfg;
+	char *token;
+	struct cell_pool *pool;
+	pthread_mutex_t mu; /* guards cells, ncells */
+	struct api_cell *cells;
+	size_t ncells;
+	atomic_size_t in_flight;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void api_config_init(struct api_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pool = API_DEFAULT_POOL;
+	cfg->max_concurrency = API_DEFAULT_MAX_CONCURRENCY;
+	cfg->max_cells = API_DEFAULT_MAX_CELLS;
+	cfg->cell_idle_s = API_DEFAULT_CELL_IDLE;
+	cfg->max_timeout_s = API_DEFAULT_MAX_TIMEOUT;
+	cfg->max_body = API_DEFAULT_MAX_BODY;
+}
+
+int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
+{
+	if (!cfg->spec)
+		return sc_fail(err, EINVAL, "api: no cell spec");
+	if (!cfg->max_concurrency || !cfg->max_cells || !cfg->max_body)
+		return sc_fail(err, EINVAL, "api: limits must be at least 1");
+	struct api *a = calloc(1, sizeof(*a));
+	if (!a)
+		return sc_fail(err, ENOMEM, "api");
+	a->cfg = *cfg;
+	if (cfg->token && !(a->token = strdup(cfg->token))) {
+		free(a);
+		return sc_fail(err, ENOMEM, "api");
+	}
+	a->cfg.token = a->token;
+	a->cells = calloc(cfg->max_cells, sizeof(*a->cells));
+	if (!a->cells) {
+		free(a->token);
+		free(a);
+		return sc_fail(err, ENOMEM, "api");
+	}
+	pthread_mutex_init(&a->mu, NULL);
+	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
+	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, &a->pool, err) < 0) {
+		api_free(a);
+		return sc_err_wrap(err, "the cell pool");
+	}
+	*out = a;
+	return 0;
+}
+
+void api_free(struct api *a)
+{
+	if (!a)
+		return;
+	if (a->pool) {
+		/* Each table cell goes back to be destroyed; freeing the pool
+		 * waits until its workers removed everything they made. */
+		for (size_t i = 0; i < a->ncells; i++) {
+			struct cell *c;
+			struct sc_err e;
+			if (cell_open(a->cells[i].name, &c, &e) == 0)
+				cell_pool_release(a->pool, c);
+		}
+		cell_pool_free(a->pool);
+	}
+	pthread_mutex_destroy(&a->mu);
+	free(a->cells);
+	if (a->token)
+		explicit_bzero(a->token, strlen(a->token));
+	free(a->token);
+	free(a);
+}
+
+const struct api_config *api_get_config(const struct api *a)
+{
+	return &a->cfg;
+}
+
+size_t api_in_flight(const struct api *a)
+{
+	return atomic_load(&a->in_flight);
+}
+
+bool api_enter(struct api *a)
+{
+	size_t n = atomic_fetch_add(&a->in_flight, 1);
+	if (n >= a->cfg.max_concurrency) {
+		atomic_fetch_sub(&a->in_flight, 1);
+		return false;
+	}
+	return true;
+}
+
+void api_leave(struct api *a)
+{
+	atomic_fetch_sub(&a->in_flight, 1);
+}
+
+bool api_token_ok(const struct api *a, const char *given)
+{
+	if (!a->token)
+		return true;
+	if (!given)
+		return false;
+	/* Every byte of the token is looked at whatever was given. */
+	size_t tl = strlen(a->token), gl = strnlen(given, 4096);
+	unsigned char diff = tl != gl;
+	for (size_t i = 0; i < tl; i++)
+		diff |= (unsigned char)a->token[i] ^ (unsigned char)(i < gl ? given[i] : 0);
+	return diff == 0;
+}
+
+/* ---- responses ---- */
+
+void api_response_free(struct api_response *resp)
+{
+	free(resp->body);
+	resp->body = NULL;
+}
+
+static void set_body(struct api_response *resp, int status, const char *type, char *body,
+		     size_t len)
+{
+	free(resp->body);
+	resp->status = status;
+	resp->content_type = type;
+	resp->body = body;
+	resp->body_len = len;
+}
+
+static void add_header(struct api_response *resp, const char *name, const char *value)
+{
+	if (resp->nheaders < SC_ARRAY_LEN(resp->headers))
+		resp->headers[resp->nheaders++] = (struct api_header){name, value};
+}
+
+void api_response_error(struct api_response *resp, int status, const char *detail)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		set_body(resp, status, "application/json", NULL, 0);
+		return;
+	}
+	fputs("{\"detail\":", f);
+	api_json_string(f, detail, strlen(detail));
+	fputs("}\n", f);
+	fclose(f);
+	set_body(resp, status, "application/json", buf, len);
+	if (status == 503 || status == 504) {
+		add_header(resp, "Retry-After", "1");
+	} else if (status == 401) {
+		add_header(resp, "WWW-Authenticate", "Bearer");
+	}
+}
+
+static void errorf(struct api_response *resp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void errorf(struct api_response *resp, int status, const char *fmt, ...)
+{
+	char msg[SC_ERR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	api_response_error(resp, status, msg);
+}
+
+/* A JSON body built with stdio. */
+struct jbuf {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *jopen(struct jbuf *j)
+{
+	j->buf = NULL;
+	j->len = 0;
+	j->f = open_memstream(&j->buf, &j->len);
+	return j->f;
+}
+
+static void jsend(struct jbuf *j, struct api_response *resp, int status)
+{
+	fputc('\n', j->f);
+	if (fclose(j->f) != 0) {
+		free(j->buf);
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	set_body(resp, status, "application/json", j->buf, j->len);
+}
+
+/* ---- request parsing ---- */
+
+static cJSON *parse_body(const struct api_request *req, struct api_response *resp, bool empty_ok)
+{
+	if (req->body_len == 0 && empty_ok)
+		return cJSON_CreateObject();
+	cJSON *j = cJSON_ParseWithLength(req->body, req->body_len);
+	if (!j) {
+		api_response_error(resp, 422, "the body is not valid JSON (or nested too deeply)");
+		return NULL;
+	}
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		api_response_error(resp, 422, "the body must be a JSON object");
+		return NULL;
+	}
+	return j;
+}
+
+/* A field as a number, with a default for absent or null; false: wrong type. */
+static bool get_number(const cJSON *o, const char *key, double dflt, double *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v || cJSON_IsNull(v)) {
+		*out = dflt;
+		return true;
+	}
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return false;
+	*out = v->valuedouble;
+	return true;
+}
+
+/* A field as a string or absent/null (*out NULL); false: wrong type. */
+static bool get_string(const cJSON *o, const char *key, const char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsString(v))
+		return false;
+	*out = v->valuestring;
+	return true;
+}
+
+/* A cell path given by a client: absolute, or relative to /testbed; no
+ * ".." component, no NUL, bounded. Filled into out, else false. */
+static bool cell_path(const char *p, char *out, size_t size)
+{
+	if (!p || !p[0] || strnlen(p, LANG_MAX_PATH) >= LANG_MAX_PATH)
+		return false;
+	for (const char *s = p; *s;) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 2 && s[0] == '.' && s[1] == '.')
+			return false;
+		s += n;
+		while (*s == '/')
+			s++;
+	}
+	int w = p[0] == '/' ? snprintf(out, size, "%s", p) : snprintf(out, size, "/testbed/%s", p);
+	return w > 0 && (size_t)w < size;
+}
+
+static double clamp_timeout(const struct api *a, double t, double dflt)
+{
+	if (!(t > 0))
+		t = dflt;
+	if (t > a->cfg.max_timeout_s)
+		t = a->cfg.max_timeout_s;
+	return t;
+}
+
+/* The bytes of s in a sealed-off memfd at offset 0 (a program's stdin). */
+static int memfd_of(const char *s, size_t len)
+{
+	int fd = memfd_create("stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (sc_write_all(fd, s, len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+/* Decode base64 (padding optional, whitespace skipped); malloc'd. */
+static char *b64_decode(const char *s, size_t *out_len)
+{
+	size_t n = strlen(s);
+	char *out = malloc(n / 4 * 3 + 4);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	unsigned acc = 0;
+	int bits = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '=')
+			break;
+		if (c == '\n' || c == '\r' || c == ' ' || c == '\t')
+			continue;
+		int v = b64_value(c);
+		if (v < 0) {
+			free(out);
+			return NULL;
+		}
+		acc = (acc << 6) | (unsigned)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	*out_len = o;
+	return out;
+}
+
+/* ---- /run_code ---- */
+
+static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
+{
+	struct lang_result r;
+	memset(&r, 0, sizeof(r));
+	r.status = LANG_SANDBOX_ERROR;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r.message, sizeof(r.message), fmt, ap);
+	va_end(ap);
+	struct jbuf j;
+	if (!jopen(&j)) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	api_json_lang_result(j.f, &r, a->cfg.pod_name, false);
+	jsend(&j, resp, 200);
+}
+
+/* memory_limit_MB on a ready cell: lowered (or raised up to the server's
+ * --memory) through its cgroup. */
+static int apply_memory(struct api *a, struct cell *c, double mb, char *why, size_t why_size)
+{
+	if (!(mb > 0))
+		return 0;
+	uint64_t want = mb >= (double)(1ULL << 43) ? (1ULL << 63) : (uint64_t)(mb * 1048576.0);
+	uint64_t cap = a->cfg.spec->limits.memory;
+	if (want < (1u << 20))
+		want = 1u << 20;
+	if (cap && want > cap)
+		want = cap;
+	struct sc_err err = {0};
+	if (cell_set_memory_limit(c, want, &err) == 0)
+		return 0;
+	if (cap && cap <= want)
+		return 0; /* the cell's own limit is already this tight */
+	snprintf(why, why_size, "memory_limit_MB cannot be enforced: %.400s", err.msg);
+	return -1;
+}
+
+static int write_files(struct cell *c, const cJSON *files, char *why, size_t why_size)
+{
+	const cJSON *f;
+	cJSON_ArrayForEach(f, files)
+	{
+		char path[LANG_MAX_PATH + 16];
+		if (!cell_path(f->string, path, sizeof(path))) {
+			snprintf(why, why_size, "files: bad path '%.200s'", f->string ? f->string : "");
+			return -1;
+		}
+		if (!cJSON_IsString(f)) {
+			snprintf(why, why_size, "files['%.200s']: expected a base64 string", f->string);
+			return -1;
+		}
+		size_t len;
+		char *data = b64_decode(f->valuestring, &len);
+		if (!data) {
+			snprintf(why, why_size, "files['%.200s']: not base64", f->string);
+			return -1;
+		}
+		struct sc_err err = {0};
+		int rc = cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, &err);
+		if (rc < 0 && err.errnum == EEXIST)
+			rc = cell_write_file(c, path, data, len, 0, 30, &err);
+		free(data);
+		if (rc < 0) {
+			snprintf(why, why_size, "files['%.200s']: %.250s", f->string, err.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void run_code(struct api *a, const struct api_request *req, struct api_response *resp)
+{
+	cJSON *j = parse_body(req, resp, false);
+	if (!j)
+		return;
+	const char *code, *lang_name, *stdin_s;
+	double compile_t, run_t, mem_mb;
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files");
+	const cJSON *fetch = cJSON_GetObjectItemCaseSensitive(j, "fetch_files");
+	if (!get_string(j, "code", &code) || !code) {
+		api_response_error(resp, 422, "code: a string is required");
+		goto out;
+	}
+	if (!get_string(j, "language", &lang_name) || !get_string(j, "stdin", &stdin_s) ||
+	    !get_number(j, "compile_timeout", 10, &compile_t) ||
+	    !get_number(j, "run_timeout", 10, &run_t) ||
+	    !get_number(j, "memory_limit_MB", -1, &mem_mb) ||
+	    (files && !cJSON_IsNull(files) && !cJSON_IsObject(files)) ||
+	    (fetch && !cJSON_IsNull(fetch) && !cJSON_IsArray(fetch))) {
+		api_response_error(resp, 422,
+				   "expected language, stdin: strings; compile_timeout, run_timeout, "
+				   "memory_limit_MB: numbers; files: an object; fetch_files: a list");
+		goto out;
+	}
+	const struct lang_def *l = lang_find(lang_name ? lang_name : "python");
+	if (!l) {
+		errorf(resp, 422, "language: unknown language '%.64s'", lang_name);
+		goto out;
+	}
+	struct lang_run_req lr;
+	lang_run_req_init(&lr);
+	lr.lang = l;
+	lr.source = code;
+	lr.source_len = strlen(code);
+	lr.compile_timeout_s = clamp_timeout(a, compile_t, 10);
+	lr.run_timeout_s = clamp_timeout(a, run_t, 10);
+	lr.output_limit = a->cfg.spec->limits.output;
+	if (fetch && cJSON_IsArray(fetch)) {
+		const cJSON *p;
+		cJSON_ArrayForEach(p, fetch)
+		{
+			if (!cJSON_IsString(p) || lr.nfetch >= LANG_MAX_FETCH) {
+				errorf(resp, 422, "fetch_files: at most %d strings", LANG_MAX_FETCH);
+				goto out;
+			}
+			lr.fetch[lr.nfetch++] = p->valuestring;
+		}
+	}
+	int stdin_fd = -1;
+	if (stdin_s && (stdin_fd = memfd_of(stdin_s, strlen(stdin_s))) < 0) {
+		api_response_error(resp, 500, "cannot hold stdin");
+		goto out;
+	}
+	lr.stdin_fd = stdin_fd;
+
+	struct cell *c;
+	struct sc_err err = {0};
+	if (cell_pool_acquire(a->pool, &c, &err) < 0) {
+		if (stdin_fd >= 0)
+			close(stdin_fd);
+		sc_log(&a->cfg.log, SC_LOG_WARN, "run_code: %s", err.msg);
+		errorf(resp, 503, "no cell ready: %s", err.msg);
+		goto out;
+	}
+	char why[SC_ERR_MAX];
+	if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0 ||
+	    (files && cJSON_IsObject(files) && write_files(c, files, why, sizeof(why)) < 0)) {
+		sandbox_error(a, resp, "%s", why);
+	} else {
+		struct lang_result res;
+		if (lang_run_in(c, &lr, &res, &err) < 0) {
+			sandbox_error(a, resp, "%s", err.msg);
+		} else {
+			struct jbuf jb;
+			if (jopen(&jb)) {
+				api_json_lang_result(jb.f, &res, a->cfg.pod_name, false);
+				jsend(&jb, resp, 200);
+			} else {
+				api_response_error(resp, 500, "out of memory");
+			}
+			lang_result_free(&res);
+		}
+	}
+	cell_pool_release(a->pool, c); /* never reused: destroyed, replaced */
+	if (stdin_fd >= 0)
+		close(stdin_fd);
+out:
+	cJSON_Delete(j);
+}
+
+/* ---- /cells ---- */
+
+static struct api_cell *find_cell(struct api *a, const char *id)
+{
+	for (size_t i = 0; i < a->ncells; i++)
+		if (!strcmp(a->cells[i].id, id))
+			return &a->cells[i];
+	return NULL;
+}
+
+static bool valid_id(const char *s, size_t n)
+{
+	if (n != API_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static void cell_json(FILE *f, const struct api_cell *c, double now)
+{
+	fputs("{\"id\":", f);
+	api_json_string(f, c->id, strlen(c->id));
+	fprintf(f, ",\"age_s\":%.3f,\"idle_s\":%.3f,\"idle_timeout_s\":%.3f,\"busy\":%u}",
+		now - c->created, c->busy ? 0.0 : now - c->last_used, c->idle_s, c->busy);
+}
+
+static void cells_create(struct api *a, const struct api_request *req, struct api_response *resp)
+{
+	cJSON *j = parse_body(req, resp, true);
+	if (!j)
+		return;
+	const char *image;
+	double mem_mb, idle;
+	if (!get_string(j, "image", &image) || !get_number(j, "memory_limit_MB", -1, &mem_mb) ||
+	    !get_number(j, "idle_timeout", a->cfg.cell_idle_s, &idle)) {
+		api_response_error(resp, 422, "expected image: a string; memory_limit_MB, idle_timeout: numbers");
+		goto out;
+	}
+	const char *mine = a->cfg.spec->image_name ? a->cfg.spec->image_name : "host";
+	if (image && strcmp(image, mine) != 0) {
+		errorf(resp, 422, "image: this server makes cells of image '%s' only", mine);
+		goto out;
+	}
+	if (!(idle > 0) || idle > a->cfg.cell_idle_s)
+		idle = a->cfg.cell_idle_s;
+	pthread_mutex_lock(&a->mu);
+	bool full = a->ncells >= a->cfg.max_cells;
+	if (!full)
+		a->ncells++; /* the slot is ours; filled below */
+	pthread_mutex_unlock(&a->mu);
+	if (full) {
+		errorf(resp, 429, "at most %zu cells at once (DELETE one)", a->cfg.max_cells);
+		goto out;
+	}
+	struct api_cell nc = {0};
+	unsigned char rnd[API_ID_LEN / 2];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		api_response_error(resp, 500, "getrandom failed");
+		goto undo;
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(nc.id + 2 * i, 3, "%02x", rnd[i]);
+	struct cell *c;
+	struct sc_err err = {0};
+	if (cell_pool_acquire(a->pool, &c, &err) < 0) {
+		errorf(resp, 503, "no cell ready: %s", err.msg);
+		goto undo;
+	}
+	char why[SC_ERR_MAX];
+	if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0) {
+		cell_pool_release(a->pool, c);
+		api_response_error(resp, 422, why);
+		goto undo;
+	}
+	snprintf(nc.name, sizeof(nc.name), "%s", cell_name(c));
+	cell_close(c);
+	nc.created = nc.last_used = now_s();
+	nc.idle_s = idle;
+	pthread_mutex_lock(&a->mu);
+	/* place the cell in a reserved (empty) slot */
+	size_t slot = a->ncells - 1;
+	for (size_t i = 0; i < a->ncells; i++)
+		if (!a->cells[i].id[0]) {
+			slot = i;
+			break;
+		}
+	a->cells[slot] = nc;
+	pthread_mutex_unlock(&a->mu);
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		goto out;
+	}
+	cell_json(jb.f, &nc, nc.created);
+	jsend(&jb, resp, 201);
+	goto out;
+undo:
+	pthread_mutex_lock(&a->mu);
+	/* give the reserved slot back: the last empty one goes */
+	for (size_t i = a->ncells; i-- > 0;)
+		if (!a->cells[i].id[0]) {
+			a->cells[i] = a->cells[a->ncells - 1];
+			memset(&a->cells[a->ncells - 1], 0, sizeof(a->cells[0]));
+			break;
+		}
+	a->ncells--;
+	pthread_mutex_unlock(&a->mu);
+out:
+	cJSON_Delete(j);
+}
+
+static void cells_list(struct api *a, struct api_response *resp)
+{
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	double now = now_s();
+	fputs("{\"cells\":[", jb.f);
+	pthread_mutex_lock(&a->mu);
+	size_t k = 0;
+	for (size_t i = 0; i < a->ncells; i++) {
+		if (!a->cells[i].id[0])
+			continue;
+		if (k++)
+			fputc(',', jb.f);
+		cell_json(jb.f, &a->cells[i], now);
+	}
+	pthread_mutex_unlock(&a->mu);
+	fputs("]}", jb.f);
+	jsend(&jb, resp, 200);
+}
+
+/* Drop entry i (under mu) and hand its cell back to be destroyed. */
+static void drop_cell_locked(struct api *a, size_t i, char name[64])
+{
+	snprintf(name, 64, "%s", a->cells[i].name);
+	a->cells[i] = a->cells[a->ncells - 1];
+	memset(&a->cells[a->ncells - 1], 0, sizeof(a->cells[0]));
+	a->ncells--;
+}
+
+static void release_by_name(struct api *a, const char *name)
+{
+	struct cell *c;
+	struct sc_err err = {0};
+	if (cell_open(name, &c, &err) == 0)
+		cell_pool_release(a->pool, c);
+	else
+		cell_remove(name, true, &err);
+}
+
+static void cells_delete(struct api *a, const char *id, struct api_response *resp)
+{
+	char name[64] = "";
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->ncells; i++)
+		if (a->cells[i].id[0] && !strcmp(a->cells[i].id, id)) {
+			drop_cell_locked(a, i, name);
+			break;
+		}
+	pthread_mutex_unlock(&a->mu);
+	if (!name[0]) {
+		api_response_error(resp, 404, "no such cell");
+		return;
+	}
+	release_by_name(a, name);
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	fputs("{\"id\":", jb.f);
+	api_json_string(jb.f, id, strlen(id));
+	fputs(",\"deleted\":true}", jb.f);
+	jsend(&jb, resp, 200);
+}
+
+/* Mark the cell busy and open a handle of our own (cells serve many
+ * connections at once; one handle per thread). */
+static int cell_begin(struct api *a, const char *id, struct cell **out, struct api_response *resp)
+{
+	char name[64] = "";
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *e = find_cell(a, id);
+	if (e) {
+		e->busy++;
+		snprintf(name, sizeof(name), "%s", e->name);
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (!e) {
+		api_response_error(resp, 404, "no such cell");
+		return -1;
+	}
+	struct sc_err err = {0};
+	if (cell_open(name, out, &err) < 0) {
+		errorf(resp, 410, "the cell is gone: %s", err.msg);
+		pthread_mutex_lock(&a->mu);
+		if ((e = find_cell(a, id)) && e->busy)
+			e->busy--;
+		pthread_mutex_unlock(&a->mu);
+		return -1;
+	}
+	return 0;
+}
+
+static void cell_end(struct api *a, const char *id, struct cell *c)
+{
+	cell_close(c);
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *e = find_cell(a, id);
+	if (e) {
+		if (e->busy)
+			e->busy--;
+		e->last_used = now_s();
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void cells_exec(struct api *a, const char *id, const struct api_request *req,
+		       struct api_response *resp)
+{
+	cJSON *j = parse_body(req, resp, false);
+	if (!j)
+		return;
+	char *argv[API_MAX_ARGV + 1];
+	const char *envs[CELL_MAX_ENV + 1];
+	char *envbuf[CELL_MAX_ENV];
+	size_t nargs = 0, nenv = 0;
+	const char *cmd, *cwd, *stdin_s;
+	double timeout;
+	const cJSON *jargv = cJSON_GetObjectItemCaseSensitive(j, "argv");
+	const cJSON *jenv = cJSON_GetObjectItemCaseSensitive(j, "env");
+	if (!get_string(j, "cmd", &cmd) || !get_string(j, "cwd", &cwd) ||
+	    !get_string(j, "stdin", &stdin_s) || !get_number(j, "timeout", 30, &timeout)) {
+		api_response_error(resp, 422, "expected cmd, cwd, stdin: strings; timeout: a number");
+		goto out;
+	}
+	if (cmd && !jargv) {
+		argv[nargs++] = "/bin/sh";
+		argv[nargs++] = "-c";
+		argv[nargs++] = (char *)cmd;
+	} else if (cJSON_IsArray(jargv) && !cmd) {
+		const cJSON *v;
+		cJSON_ArrayForEach(v, jargv)
+		{
+			if (!cJSON_IsString(v) || nargs >= API_MAX_ARGV) {
+				errorf(resp, 422, "argv: at most %d strings", API_MAX_ARGV);
+				goto out;
+			}
+			argv[nargs++] = v->valuestring;
+		}
+	}
+	if (!nargs) {
+		api_response_error(resp, 422, "give argv (a list of strings) or cmd (a shell command)");
+		goto out;
+	}
+	argv[nargs] = NULL;
+	char cwdbuf[LANG_MAX_PATH + 16];
+	if (cwd && !cell_path(cwd, cwdbuf, sizeof(cwdbuf))) {
+		api_response_error(resp, 422, "cwd: a path without '..'");
+		goto out;
+	}
+	if (jenv && !cJSON_IsNull(jenv)) {
+		const cJSON *v;
+		if (!cJSON_IsObject(jenv)) {
+			api_response_error(resp, 422, "env: an object of strings");
+			goto out;
+		}
+		cJSON_ArrayForEach(v, jenv)
+		{
+			if (!cJSON_IsString(v) || nenv >= CELL_MAX_ENV) {
+				errorf(resp, 422, "env: at most %d strings", CELL_MAX_ENV);
+				goto out_env;
+			}
+			if (asprintf(&envbuf[nenv], "%s=%s", v->string, v->valuestring) < 0) {
+				api_response_error(resp, 500, "out of memory");
+				goto out_env;
+			}
+			envs[nenv] = envbuf[nenv];
+			nenv++;
+			if (!sc_valid_env(envbuf[nenv - 1])) {
+				errorf(resp, 422, "env: bad variable '%.64s'", v->string);
+				goto out_env;
+			}
+		}
+	}
+	envs[nenv] = NULL;
+	struct cell *c;
+	if (cell_begin(a, id, &c, resp) < 0)
+		goto out_env;
+	int stdin_fd = -1;
+	if (stdin_s && (stdin_fd = memfd_of(stdin_s, strlen(stdin_s))) < 0) {
+		api_response_error(resp, 500, "cannot hold stdin");
+		cell_end(a, id, c);
+		goto out_env;
+	}
+	struct cell_exec_req er = {
+		.argv = argv,
+		.env = nenv ? envs : NULL,
+		.cwd = cwd ? cwdbuf : NULL,
+		.timeout_s = clamp_timeout(a, timeout, 30),
+		.output_limit = a->cfg.spec->limits.output,
+		.stdin_fd = stdin_fd,
+		.stdout_fd = -1,
+		.stderr_fd = -1,
+	};
+	struct cell_result res;
+	struct sc_err err = {0};
+	if (cell_exec(c, &er, &res, &err) < 0) {
+		errorf(resp, 500, "exec: %s", err.msg);
+	} else {
+		struct jbuf jb;
+		if (jopen(&jb)) {
+			api_json_cell_result(jb.f, &res);
+			jsend(&jb, resp, 200);
+		} else {
+			api_response_error(resp, 500, "out of memory");
+		}
+		cell_result_free(&res);
+	}
+	if (stdin_fd >= 0)
+		close(stdin_fd);
+	cell_end(a, id, c);
+out_env:
+	for (size_t i = 0; i < nenv; i++)
+		free(envbuf[i]);
+out:
+	cJSON_Delete(j);
+}
+
+static void cells_files(struct api *a, const char *id, const struct api_request *req,
+			struct api_response *resp)
+{
+	const char *p = req->query ? req->query(req->ctx, "path") : NULL;
+	char path[LANG_MAX_PATH + 16];
+	if (!cell_path(p, path, sizeof(path))) {
+		api_response_error(resp, 400, "path: a cell path without '..' (?path=/testbed/x)");
+		return;
+	}
+	bool put = !strcmp(req->method, "PUT");
+	if (put && req->body_len > API_MAX_FILE) {
+		errorf(resp, 413, "a file of at most %u bytes", API_MAX_FILE);
+		return;
+	}
+	struct cell *c;
+	if (cell_begin(a, id, &c, resp) < 0)
+		return;
+	struct sc_err err = {0};
+	if (put) {
+		int rc = cell_write_file(c, path, req->body, req->body_len, CELL_FILE_CREATE, 30, &err);
+		if (rc < 0 && err.errnum == EEXIST)
+			rc = cell_write_file(c, path, req->body, req->body_len, 0, 30, &err);
+		if (rc < 0) {
+			errorf(resp, err.errnum == EISDIR || err.errnum == EINVAL ? 400 : 500, "%s", err.msg);
+		} else {
+			struct jbuf jb;
+			if (jopen(&jb)) {
+				fputs("{\"path\":", jb.f);
+				api_json_string(jb.f, path, strlen(path));
+				fprintf(jb.f, ",\"size\":%zu}", req->body_len);
+				jsend(&jb, resp, 200);
+			} else {
+				api_response_error(resp, 500, "out of memory");
+			}
+		}
+	} else {
+		struct cell_file f;
+		if (cell_read_file(c, path, API_MAX_FILE, 30, &f, &err) < 0) {
+			int st = err.errnum == ENOENT ? 404 :
+				 (err.errnum == EISDIR || err.errnum == EINVAL) ? 400 :
+				 err.errnum == EACCES ? 403 : 500;
+			errorf(resp, st, "%s%s", err.msg,
+			       err.errnum == EISDIR ? " (this version serves regular files only)" : "");
+		} else if (f.truncated) {
+			free(f.data);
+			errorf(resp, 413, "the file is larger than %u bytes", API_MAX_FILE);
+		} else {
+			set_body(resp, 200, "application/octet-stream", f.data, f.len);
+		}
+	}
+	cell_end(a, id, c);
+}
+
+void api_tick(struct api *a)
+{
+	char names[8][64];
+	size_t n = 0;
+	double now = now_s();
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->ncells && n < SC_ARRAY_LEN(names);) {
+		struct api_cell *e = &a->cells[i];
+		if (e->id[0] && !e->busy && now - e->last_used > e->idle_s) {
+			sc_log(&a->cfg.log, SC_LOG_INFO,
+			       "{\"event\":\"cell_idle_removed\",\"id\":\"%s\"}", e->id);
+			drop_cell_locked(a, i, names[n++]);
+			continue; /* entry i is now another cell */
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&a->mu);
+	for (size_t i = 0; i < n; i++)
+		release_by_name(a, names[i]);
+}
+
+/* ---- routing ---- */
+
+static bool has_dotdot(const char *path)
+{
+	for (const char *s = path; *s;) {
+		while (*s == '/')
+			s++;
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if ((n == 2 && s[0] == '.' && s[1] == '.') || (n == 1 && s[0] == '.'))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+static const char *given_token(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Authorization") : NULL;
+	if (h && !strncasecmp(h, "Bearer ", 7)) {
+		h += 7;
+		while (*h == ' ')
+			h++;
+		return h;
+	}
+	return req->query ? req->query(req->ctx, "token") : NULL;
+}
+
+void api_handle(struct api *a, const struct api_request *req, struct api_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	const char *m = req->method, *p = req->path;
+	if (!api_token_ok(a, given_token(req))) {
+		api_response_error(resp, 401, "a token is required (Authorization: Bearer TOKEN)");
+		return;
+	}
+	if (!p || p[0] != '/' || has_dotdot(p) || strnlen(p, 4096) >= 4096) {
+		api_response_error(resp, 400, "bad path");
+		return;
+	}
+	if (!strcmp(p, "/v1/ping") || !strcmp(p, "/ping")) {
+		if (strcmp(m, "GET") && strcmp(m, "HEAD"))
+			goto bad_method;
+		char *b = strdup("\"pong\"\n");
+		set_body(resp, 200, "application/json", b, b ? strlen(b) : 0);
+		return;
+	}
+	if (!strcmp(p, "/run_code") || !strcmp(p, "/v1/run_code")) {
+		if (strcmp(m, "POST"))
+			goto bad_method;
+		run_code(a, req, resp);
+		return;
+	}
+	if (!strcmp(p, "/cells") || !strcmp(p, "/cells/")) {
+		if (!strcmp(m, "POST"))
+			cells_create(a, req, resp);
+		else if (!strcmp(m, "GET"))
+			cells_list(a, resp);
+		else
+			goto bad_method;
+		return;
+	}
+	if (!strncmp(p, "/cells/", 7)) {
+		const char *id = p + 7, *slash = strchr(id, '/');
+		size_t idlen = slash ? (size_t)(slash - id) : strlen(id);
+		if (!valid_id(id, idlen)) {
+			api_response_error(resp, 404, "no such cell");
+			return;
+		}
+		char idbuf[API_ID_LEN + 1];
+		memcpy(idbuf, id, API_ID_LEN);
+		idbuf[API_ID_LEN] = '\0';
+		const char *rest = slash ? slash : "";
+		if (!rest[0]) {
+			if (strcmp(m, "DELETE"))
+				goto bad_method;
+			cells_delete(a, idbuf, resp);
+		} else if (!strcmp(rest, "/exec")) {
+			if (strcmp(m, "POST"))
+				goto bad_method;
+			cells_exec(a, idbuf, req, resp);
+		} else if (!strcmp(rest, "/files")) {
+			if (strcmp(m, "GET") && strcmp(m, "PUT"))
+				goto bad_method;
+			cells_files(a, idbuf, req, resp);
+		} else {
+			api_response_error(resp, 404, "no such route");
+		}
+		return;
+	}
+	api_response_error(resp, 404, "no such route (see docs/api.md)");
+	return;
+bad_method:
+	errorf(resp, 405, "method %.16s is not allowed on %.200s", m, p);
+}

@@ -1,0 +1,590 @@
+/* The HTTP transport: libmicrohttpd (one thread per connection, so a
+ * handler may block for as long as its program runs), loaded with dlopen
+ * when `serve` starts: no other command loads it (or GnuTLS under it).
+ *
+ * A request: the first call checks the token, the declared body size and
+ * the concurrency gate before any body byte is read (401, 413, 503 are
+ * answered at once, and MHD closes the connection after them); the body
+ * is gathered up to max_body within request_deadline_s; the last call
+ * hands it to api_handle. An idle connection is dropped after
+ * connection_timeout_s (MHD), a head larger than max_header gets 431. */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/parse.h"
+#include "api.h"
+
+/* ---- the library, resolved at run time ---- */
+
+struct mhd_dl {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
+	__typeof__(MHD_lookup_connection_value) *lookup;
+	__typeof__(MHD_create_response_from_buffer) *response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+	__typeof__(MHD_get_connection_info) *connection_info;
+};
+
+static struct mhd_dl mhd;
+static bool mhd_loaded;
+static char mhd_error[SC_ERR_MAX];
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+
+static void mhd_load_once(void)
+{
+	void *lib = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(mhd_error, sizeof(mhd_error),
+			 "cannot load libmicrohttpd.so.12: %s (install the libmicrohttpd12 package)",
+			 dlerror());
+		return;
+	}
+	struct {
+		const char *name;
+		void **slot;
+	} syms[] = {
+		{"MHD_start_daemon", (void **)&mhd.start_daemon},
+		{"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+		{"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
+		{"MHD_lookup_connection_value", (void **)&mhd.lookup},
+		{"MHD_create_response_from_buffer", (void **)&mhd.response_from_buffer},
+		{"MHD_add_response_header", (void **)&mhd.add_header},
+		{"MHD_queue_response", (void **)&mhd.queue_response},
+		{"MHD_destroy_response", (void **)&mhd.destroy_response},
+		{"MHD_get_connection_info", (void **)&mhd.connection_info},
+	};
+	for (size_t i = 0; i < SC_ARRAY_LEN(syms); i++) {
+		/* POSIX: dlsym's result converts to a function pointer */
+		*syms[i].slot = dlsym(lib, syms[i].name);
+		if (!*syms[i].slot) {
+			snprintf(mhd_error, sizeof(mhd_error), "libmicrohttpd lacks %s (too old?)",
+				 syms[i].name);
+			dlclose(lib);
+			return;
+		}
+	}
+	mhd_loaded = true; /* stays loaded for the process */
+}
+
+static int mhd_load(struct sc_err *err)
+{
+	pthread_once(&mhd_once, mhd_load_once);
+	return mhd_loaded ? 0 : sc_fail(err, ENOENT, "%s", mhd_error);
+}
+
+/* ---- options and the listener ---- */
+
+void api_http_opts_init(struct api_http_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->listen = "127.0.0.1:8080";
+	o->connection_timeout_s = 30;
+	o->request_deadline_s = 60;
+	o->max_header = 32768;
+	o->max_connections = 256;
+	o->drain_s = 30;
+}
+
+struct listen_addr {
+	bool unix_socket;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool loopback;
+};
+
+static int parse_listen(const char *s, struct listen_addr *la, struct sc_err *err)
+{
+	memset(la, 0, sizeof(*la));
+	if (!strncmp(s, "unix:", 5)) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&la->ss;
+		const char *p = s + 5;
+		if (p[0] != '/' || strlen(p) >= sizeof(un->sun_path))
+			return sc_fail(err, 0, "--listen unix:PATH needs an absolute path of at most %zu bytes",
+				       sizeof(un->sun_path) - 1);
+		un->sun_family = AF_UNIX;
+		memcpy(un->sun_path, p, strlen(p) + 1);
+		la->len = sizeof(*un);
+		la->unix_socket = true;
+		la->loopback = true;
+		return 0;
+	}
+	char host[256];
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s || strlen(colon + 1) == 0 || (size_t)(colon - s) >= sizeof(host))
+		return sc_fail(err, 0, "--listen %.100s: expected HOST:PORT, [V6]:PORT or unix:PATH", s);
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	if (host[0] == '[') {
+		size_t n = strlen(host);
+		if (n < 3 || host[n - 1] != ']')
+			return sc_fail(err, 0, "--listen %.100s: bad [V6] address", s);
+		memmove(host, host + 1, n - 2);
+		host[n - 2] = '\0';
+	}
+	uint64_t port;
+	if (sc_parse_uint(colon + 1, 0, 65535, &port) < 0)
+		return sc_fail(err, 0, "--listen %.100s: bad port", s);
+	struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
+	if (strcmp(host, "localhost") != 0)
+		hints.ai_flags |= AI_NUMERICHOST;
+	struct addrinfo *ai = NULL;
+	char portbuf[8];
+	snprintf(portbuf, sizeof(portbuf), "%u", (unsigned)port);
+	int rc = getaddrinfo(!strcmp(host, "localhost") ? "127.0.0.1" : host, portbuf, &hints, &ai);
+	if (rc != 0 || !ai)
+		return sc_fail(err, 0, "--listen %.100s: %s (give a numeric address)", s,
+			       gai_strerror(rc));
+	memcpy(&la->ss, ai->ai_addr, ai->ai_addrlen);
+	la->len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	if (la->ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&la->ss;
+		la->loopback = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	} else if (la->ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&la->ss;
+		la->loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+	}
+	return 0;
+}
+
+int api_http_check(const struct api_config *cfg, const struct api_http_opts *o, struct sc_err *err)
+{
+	struct listen_addr la;
+	if (parse_listen(o->listen, &la, err) < 0)
+		return -1;
+	bool tls = o->tls_cert || o->tls_key;
+	if (tls && !(o->tls_cert && o->tls_key))
+		return sc_fail(err, 0, "TLS needs both --tls-cert and --tls-key");
+	if (!la.unix_socket && !cfg->token)
+		return sc_fail(err, 0,
+			       "a TCP listener needs a token (--token-file FILE); or listen on unix:PATH");
+	if (!la.loopback && !tls && !o->insecure_plaintext)
+		return sc_fail(err, 0,
+			       "listening on %.100s (not loopback) needs --tls-cert and --tls-key, "
+			       "or --insecure-plaintext",
+			       o->listen);
+	return 0;
+}
+
+static void addr_string(const struct sockaddr *sa, char *out, size_t size)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		snprintf(out, size, "%s:%u", ip, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+		snprintf(out, size, "[%s]:%u", ip, ntohs(in6->sin6_port));
+	} else {
+		snprintf(out, size, "unix");
+	}
+}
+
+/* A listening socket: a unix socket of mode 0600 (a stale one is replaced,
+ * a live one refused), or TCP (port 0: the kernel picks). */
+static int open_listener(const struct listen_addr *la, char *shown, size_t shown_size,
+			 struct sc_err *err)
+{
+	int fd = socket(la->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return sc_fail(err, errno, "socket");
+	if (la->unix_socket) {
+		const struct sockaddr_un *un = (const struct sockaddr_un *)&la->ss;
+		struct stat st;
+		if (lstat(un->sun_path, &st) == 0) {
+			if (!S_ISSOCK(st.st_mode)) {
+				close(fd);
+				return sc_fail(err, EEXIST, "%s exists and is not a socket", un->sun_path);
+			}
+			int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			bool live = probe >= 0 && connect(probe, (const struct sockaddr *)un, la->len) == 0;
+			if (probe >= 0)
+				close(probe);
+			if (live) {
+				close(fd);
+				return sc_fail(err, EADDRINUSE, "%s: another server listens there", un->sun_path);
+			}
+			unlink(un->sun_path);
+		}
+		mode_t old = umask(0177); /* before any thread: the mode is 0600 from the start */
+		int rc = bind(fd, (const struct sockaddr *)un, la->len);
+		umask(old);
+		if (rc < 0) {
+			int e = errno;
+			close(fd);
+			return sc_fail(err, e, "bind %s", un->sun_path);
+		}
+		snprintf(shown, shown_size, "unix:%s", un->sun_path);
+	} else {
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&la->ss, la->len) < 0) {
+			int e = errno;
+			close(fd);
+			return sc_fail(err, e, "bind");
+		}
+		struct sockaddr_storage got;
+		socklen_t gl = sizeof(got);
+		if (getsockname(fd, (struct sockaddr *)&got, &gl) < 0) {
+			int e = errno;
+			close(fd);
+			return sc_fail(err, e, "getsockname");
+		}
+		addr_string((const struct sockaddr *)&got, shown, shown_size);
+	}
+	if (listen(fd, 128) < 0) {
+		int e = errno;
+		close(fd);
+		return sc_fail(err, e, "listen");
+	}
+	return fd;
+}
+
+/* ---- requests ---- */
+
+#define API_REFUSED_BODY 65536 /* bytes of a refused request's body read anyway */
+
+struct server {
+	struct api *a;
+	const struct api_http_opts *o;
+	const struct sc_log *log;
+};
+
+struct req_state {
+	struct timespec start;
+	char *body;
+	size_t len, cap;
+	bool gated;        /* holds a concurrency slot */
+	bool answered;
+	int pending;       /* an error to answer once the (small) body is read */
+	const char *pending_msg;
+	int status;
+	size_t out_len;
+	char method[16];
+	char path[256];
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static const char *lookup_query(void *ctx, const char *name)
+{
+	return mhd.lookup(ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static const char *lookup_header(void *ctx, const char *name)
+{
+	return mhd.lookup(ctx, MHD_HEADER_KIND, name);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_state *st,
+				     struct api_response *r)
+{
+	struct MHD_Response *mr;
+	if (r->body && r->body_len) {
+		mr = mhd.response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
+		if (mr)
+			r->body = NULL; /* MHD frees it */
+	} else {
+		mr = mhd.response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	}
+	if (!mr) {
+		api_response_free(r);
+		return MHD_NO;
+	}
+	mhd.add_header(mr, "Content-Type", r->content_type ? r->content_type : "application/json");
+	for (size_t i = 0; i < r->nheaders; i++)
+		mhd.add_header(mr, r->headers[i].name, r->headers[i].value);
+	st->status = r->status;
+	st->out_len = r->body_len;
+	st->answered = true;
+	enum MHD_Result rc = mhd.queue_response(conn, (unsigned)r->status, mr);
+	mhd.destroy_response(mr);
+	api_response_free(r);
+	return rc;
+}
+
+static enum MHD_Result early(struct MHD_Connection *conn, struct req_state *st, int status,
+			     const char *detail)
+{
+	struct api_response r = {0};
+	api_response_error(&r, status, detail);
+	return send_response(conn, st, &r);
+}
+
+static const char *given_token(struct MHD_Connection *conn)
+{
+	const char *h = mhd.lookup(conn, MHD_HEADER_KIND, "Authorization");
+	if (h && !strncasecmp(h, "Bearer ", 7)) {
+		h += 7;
+		while (*h == ' ')
+			h++;
+		return h;
+	}
+	return mhd.lookup(conn, MHD_GET_ARGUMENT_KIND, "token");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct server *s = cls;
+	const struct api_config *cfg = api_get_config(s->a);
+	struct req_state *st = *con_cls;
+	if (!st) {
+		st = calloc(1, sizeof(*st));
+		if (!st)
+			return MHD_NO;
+		*con_cls = st;
+		clock_gettime(CLOCK_MONOTONIC, &st->start);
+		snprintf(st->method, sizeof(st->method), "%s", method);
+		snprintf(st->path, sizeof(st->path), "%s", url);
+		/* Before any body byte: how much, who, and is there room. */
+		const char *cl = mhd.lookup(conn, MHD_HEADER_KIND, "Content-Length");
+		uint64_t n = 0;
+		if (cl && (sc_parse_uint(cl, 0, UINT64_MAX, &n) < 0 || n > cfg->max_body)) {
+			char msg[128];
+			snprintf(msg, sizeof(msg), "a request body of at most %zu bytes", cfg->max_body);
+			return early(conn, st, 413, msg);
+		}
+		if (!api_token_ok(s->a, given_token(conn))) {
+			st->pending = 401;
+			st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
+		} else if (!api_enter(s->a)) {
+			/* SandboxFusion's clients retry a 504 on /run_code; the
+			 * other routes say 503. Both carry Retry-After. */
+			bool sf = !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code");
+			st->pending = sf ? 504 : 503;
+			st->pending_msg = "the server is busy: retry";
+		} else {
+			st->gated = true;
+			return MHD_YES;
+		}
+		/* Refused. A small body is read (and dropped) first so that the
+		 * client, still sending it, gets the answer; a large one is not
+		 * read at all: answer now, and MHD closes the connection. */
+		if (n > API_REFUSED_BODY)
+			return early(conn, st, st->pending, st->pending_msg);
+		return MHD_YES;
+	}
+	if (*upload_size && st->pending) {
+		st->len += *upload_size; /* dropped */
+		*upload_size = 0;
+		return st->len > API_REFUSED_BODY ? MHD_NO : MHD_YES;
+	}
+	if (st->pending) {
+		size_t dropped = st->len;
+		enum MHD_Result rc = early(conn, st, st->pending, st->pending_msg);
+		st->len = dropped;
+		return rc;
+	}
+	if (*upload_size) {
+		if (since(&st->start) > s->o->request_deadline_s)
+			return MHD_NO; /* too slow: drop the connection */
+		size_t add = *upload_size;
+		if (st->len + add > cfg->max_body)
+			return MHD_NO; /* a chunked body over the limit: drop it */
+		if (st->len + add + 1 > st->cap) {
+			size_t cap = st->cap ? st->cap : 4096;
+			while (cap < st->len + add + 1)
+				cap *= 2;
+			char *nb = realloc(st->body, cap);
+			if (!nb)
+				return MHD_NO;
+			st->body = nb;
+			st->cap = cap;
+		}
+		memcpy(st->body + st->len, upload, add);
+		st->len += add;
+		st->body[st->len] = '\0';
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	char peer[80] = "unix";
+	const union MHD_ConnectionInfo *ci = mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr)
+		addr_string(ci->client_addr, peer, sizeof(peer));
+	struct api_request req = {
+		.method = method,
+		.path = url,
+		.query = lookup_query,
+		.header = lookup_header,
+		.ctx = conn,
+		.body = st->body ? st->body : "",
+		.body_len = st->len,
+		.peer = peer,
+	};
+	struct api_response r;
+	api_handle(s->a, &req, &r);
+	/* The slot goes back before the answer is queued: a client that has
+	 * its answer may send the next request at once and must find it free. */
+	if (st->gated) {
+		api_leave(s->a);
+		st->gated = false;
+	}
+	return send_response(conn, st, &r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct req_state *st = *con_cls;
+	if (!st)
+		return;
+	*con_cls = NULL;
+	if (st->gated)
+		api_leave(s->a);
+	char peer[80] = "unix";
+	const union MHD_ConnectionInfo *ci = mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr)
+		addr_string(ci->client_addr, peer, sizeof(peer));
+	/* The path as JSON (it came from the network), cut until the line
+	 * fits in one log message (a cut character becomes U+FFFD). */
+	char *pj = NULL;
+	for (size_t n = strlen(st->path);; n = n * 2 / 3) {
+		size_t pl = 0;
+		free(pj);
+		pj = NULL;
+		FILE *f = open_memstream(&pj, &pl);
+		if (!f)
+			break;
+		api_json_string(f, st->path, n);
+		if (fclose(f) != 0) {
+			free(pj);
+			pj = NULL;
+			break;
+		}
+		if (pl <= 200 || n == 0)
+			break;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	sc_log(s->log, SC_LOG_INFO,
+	       "{\"ts\":%lld.%03ld,\"peer\":\"%s\",\"method\":\"%.15s\",\"path\":%s,"
+	       "\"status\":%d,\"bytes_in\":%zu,\"bytes_out\":%zu,\"ms\":%.1f,\"completed\":%s}",
+	       (long long)now.tv_sec, now.tv_nsec / 1000000, peer,
+	       strspn(st->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(st->method) ? st->method : "?",
+	       pj ? pj : "\"?\"", st->answered ? st->status : 0, st->len, st->out_len,
+	       since(&st->start) * 1000.0,
+	       toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "true" : "false");
+	free(pj);
+	free(st->body);
+	free(st);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	const struct sc_log *log = cls;
+	char msg[SC_ERR_MAX];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	sc_log(log, SC_LOG_WARN, "http: %s", msg);
+}
+
+int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
+		   struct sc_err *err)
+{
+	if (api_http_check(api_get_config(a), o, err) < 0 || mhd_load(err) < 0)
+		return -1;
+	struct listen_addr la;
+	if (parse_listen(o->listen, &la, err) < 0)
+		return -1;
+	char *cert = NULL, *key = NULL;
+	if (o->tls_cert) {
+		if (sc_read_small_alloc(AT_FDCWD, o->tls_cert, 0, 1 << 20, &cert, NULL, err) < 0)
+			return sc_err_wrap(err, "--tls-cert");
+		if (sc_read_small_alloc(AT_FDCWD, o->tls_key, 0, 1 << 20, &key, NULL, err) < 0) {
+			free(cert);
+			return sc_err_wrap(err, "--tls-key");
+		}
+	}
+	char shown[160];
+	int lfd = open_listener(&la, shown, sizeof(shown), err);
+	if (lfd < 0) {
+		free(cert);
+		free(key);
+		return sc_err_wrap(err, "--listen %.100s", o->listen);
+	}
+	const struct api_config *cfg = api_get_config(a);
+	struct server s = {.a = a, .o = o, .log = &cfg->log};
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
+	struct MHD_Daemon *d;
+	if (cert)
+		d = mhd.start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, &s,
+				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
+				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+				     MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
+				     MHD_OPTION_END);
+	else
+		d = mhd.start_daemon(flags, 0, NULL, NULL, on_request, &s,
+				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
+				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+				     MHD_OPTION_END);
+	if (!d) {
+		close(lfd);
+		if (la.unix_socket)
+			unlink(((const struct sockaddr_un *)&la.ss)->sun_path);
+		free(cert);
+		free(key);
+		return sc_fail(err, 0, "cannot start the HTTP server on %s (TLS files valid?)", shown);
+	}
+	if (o->on_listen)
+		o->on_listen(o->on_listen_ctx, shown);
+	for (unsigned ticks = 1; !atomic_load(stop); ticks++) {
+		struct timespec ts = {0, 250 * 1000000};
+		nanosleep(&ts, NULL);
+		if (ticks % 4 == 0)
+			api_tick(a);
+	}
+	/* Drain: no new connections; let the requests in flight finish. */
+	mhd.quiesce_daemon(d);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (api_in_flight(a) > 0 && since(&t0) < o->drain_s) {
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
+	}
+	mhd.stop_daemon(d);
+	close(lfd);
+	if (la.unix_socket)
+		unlink(((const struct sockaddr_un *)&la.ss)->sun_path);
+	free(cert);
+	free(key);
+	return 0;
+}

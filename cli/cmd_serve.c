@@ -1,0 +1,269 @@
+/* sandcell serve: the HTTP API (api/) in the foreground. Parsing, the
+ * signals and the log lines only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../api/api.h"
+#include "cli.h"
+
+static const char SERVE_HELP[] =
+	"usage: sandcell serve [--listen ADDR] [--token-file FILE] [OPTIONS]\n"
+	"\n"
+	"Serve the HTTP API (docs/api.md) in the foreground: SandboxFusion's\n"
+	"/run_code and /v1/ping, and /cells for long-lived cells. Requests run in\n"
+	"ready cells of a pool (the cell options below are their defaults); a\n"
+	"cell serves one /run_code request and is then destroyed. One JSON line\n"
+	"per request goes to stdout. SIGTERM or SIGINT: stop listening, let the\n"
+	"requests in flight finish, remove every cell made, exit 0.\n"
+	"\n"
+	"A TCP listener needs --token-file (clients send 'Authorization: Bearer\n"
+	"TOKEN' or ?token=TOKEN); an address other than loopback also needs\n"
+	"--tls-cert/--tls-key or --insecure-plaintext. A unix socket (mode 0600)\n"
+	"needs no token.\n"
+	"\n"
+	"Options:\n"
+	"%s"
+	"\n"
+	"Cell options (defaults of the cells it makes):\n"
+	"%s";
+
+struct serve_opts {
+	const char *listen;
+	const char *token_file;
+	const char *port_file;
+	const char *tls_cert, *tls_key;
+	const char *pod_name;
+	bool insecure_plaintext;
+	size_t pool, max_concurrency, max_cells;
+	uint64_t max_body, max_header, max_connections;
+	double cell_idle, max_timeout, connection_timeout, request_deadline, drain;
+	bool help;
+};
+
+#define SV(member) CLI_FIELD(struct serve_opts, member)
+
+static const struct cli_option SERVE_OPTIONS[] = {
+	{"--listen", NULL, CLI_STRING, SV(listen), .metavar = "ADDR",
+	 .help = "127.0.0.1:PORT (0: any free port), [::1]:PORT or\nunix:PATH (default 127.0.0.1:8080)"},
+	{"--token-file", NULL, CLI_STRING, SV(token_file), .metavar = "FILE",
+	 .help = "the bearer token (first line of FILE)"},
+	{"--port-file", NULL, CLI_STRING, SV(port_file), .metavar = "FILE",
+	 .help = "write the port listened on to FILE once up"},
+	{"--pool", NULL, CLI_COUNT, SV(pool), .min = 1, .max = 256, .metavar = "N",
+	 .help = "ready cells kept (default 4)"},
+	{"--max-concurrency", NULL, CLI_COUNT, SV(max_concurrency), .min = 1, .max = 4096,
+	 .metavar = "N", .help = "requests at once; more get 503 (504 on\n/run_code) (default 16)"},
+	{"--max-cells", NULL, CLI_COUNT, SV(max_cells), .min = 1, .max = 4096, .metavar = "N",
+	 .help = "cells of POST /cells alive at once (default 64)"},
+	{"--cell-idle-timeout", NULL, CLI_SECONDS, SV(cell_idle), .metavar = "SECS",
+	 .help = "remove such a cell idle this long (default 600)"},
+	{"--max-timeout", NULL, CLI_SECONDS, SV(max_timeout), .metavar = "SECS",
+	 .help = "the longest timeout a request may ask for (default 300)"},
+	{"--max-body", NULL, CLI_SIZE, SV(max_body), .metavar = "SIZE",
+	 .help = "largest request body (default 16M)"},
+	{"--max-header", NULL, CLI_SIZE, SV(max_header), .metavar = "SIZE",
+	 .help = "memory for a request's head (default 32K)"},
+	{"--max-connections", NULL, CLI_COUNT, SV(max_connections), .min = 1, .max = 65536,
+	 .metavar = "N", .help = "open connections at once (default 256)"},
+	{"--connection-timeout", NULL, CLI_SECONDS, SV(connection_timeout), .metavar = "SECS",
+	 .help = "drop a connection idle this long (default 30)"},
+	{"--request-deadline", NULL, CLI_SECONDS, SV(request_deadline), .metavar = "SECS",
+	 .help = "a request's body must arrive within SECS (default 60)"},
+	{"--drain-timeout", NULL, CLI_SECONDS, SV(drain), .metavar = "SECS",
+	 .help = "on SIGTERM, wait this long for requests (default 30)"},
+	{"--tls-cert", NULL, CLI_STRING, SV(tls_cert), .metavar = "FILE", .help = "TLS certificate (PEM)"},
+	{"--tls-key", NULL, CLI_STRING, SV(tls_key), .metavar = "FILE", .help = "TLS private key (PEM)"},
+	{"--insecure-plaintext", NULL, CLI_FLAG, SV(insecure_plaintext),
+	 .help = "allow a non-loopback address without TLS"},
+	{"--pod-name", NULL, CLI_STRING, SV(pod_name), .metavar = "NAME",
+	 .help = "executor_pod_name in results (default $HOSTNAME or null)"},
+	{"--help", "-h", CLI_FLAG, SV(help), .help = "this help"},
+	{0},
+};
+
+/* Request lines (JSON) to stdout, everything else as sandcell: lines. */
+static void serve_log(void *ctx, enum sc_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == SC_LOG_INFO) {
+		fprintf(stdout, "%s\n", msg); /* one locked call per line */
+		fflush(stdout);
+	} else {
+		fprintf(stderr, "sandcell: %s%s\n", level == SC_LOG_ERROR ? "" : "warning: ", msg);
+	}
+}
+
+static void on_listen(void *ctx, const char *addr)
+{
+	const char *port_file = ctx;
+	fprintf(stderr, "sandcell: listening on %s\n", addr);
+	if (!port_file)
+		return;
+	const char *colon = strrchr(addr, ':');
+	char tmp[4096];
+	if (!colon || snprintf(tmp, sizeof(tmp), "%s.tmp", port_file) >= (int)sizeof(tmp))
+		return;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		cli_warn("--port-file: %s: %s", tmp, strerror(errno));
+		return;
+	}
+	char line[32];
+	int n = snprintf(line, sizeof(line), "%s\n", strncmp(addr, "unix:", 5) ? colon + 1 : "0");
+	bool ok = sc_write_all(fd, line, (size_t)n) == 0;
+	close(fd);
+	if (!ok || rename(tmp, port_file) < 0)
+		cli_warn("--port-file: cannot write %s", port_file);
+}
+
+static atomic_int stop_flag;
+
+static void *signal_thread(void *arg)
+{
+	sigset_t *set = arg;
+	int sig;
+	while (sigwait(set, &sig) != 0)
+		;
+	atomic_store(&stop_flag, 1);
+	return NULL;
+}
+
+static int read_token(const char *path, char **out)
+{
+	struct sc_err err = {0};
+	char *t = NULL;
+	size_t len = 0;
+	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_REGULAR, 4096, &t, &len, &err) < 0) {
+		cli_error("--token-file: %s", err.msg);
+		return -1;
+	}
+	t[strcspn(t, "\r\n")] = '\0';
+	if (strlen(t) < 8) {
+		cli_error("--token-file %.200s: the token must be at least 8 characters", path);
+		explicit_bzero(t, len);
+		free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = {0};
+	_cleanup_cell_opts_ struct cell_opts co = {0};
+	struct cli_table tables[] = {{SERVE_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	for (int i = 1; i < argc; i++) {
+		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (o.help) {
+			char *h = cli_options_help(SERVE_OPTIONS, 24);
+			printf(SERVE_HELP, h ? h : "", cell_opts_help());
+			free(h);
+			return 0;
+		}
+		if (r == 0) {
+			cli_error("serve: unexpected argument '%.64s' (see 'sandcell serve --help')", argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+
+	struct api_http_opts http;
+	api_http_opts_init(&http);
+	if (o.listen)
+		http.listen = o.listen;
+	http.tls_cert = o.tls_cert;
+	http.tls_key = o.tls_key;
+	http.insecure_plaintext = o.insecure_plaintext;
+	if (o.connection_timeout > 0)
+		http.connection_timeout_s = o.connection_timeout;
+	if (o.request_deadline > 0)
+		http.request_deadline_s = o.request_deadline;
+	if (o.drain > 0)
+		http.drain_s = o.drain;
+	if (o.max_header)
+		http.max_header = o.max_header;
+	if (o.max_connections)
+		http.max_connections = o.max_connections;
+	http.on_listen = on_listen;
+	http.on_listen_ctx = (void *)o.port_file;
+
+	char *token = NULL;
+	if (o.token_file && read_token(o.token_file, &token) < 0)
+		return CLI_EXIT_USAGE;
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	int rc = CLI_EXIT_USAGE;
+	struct api *a = NULL;
+	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+		goto out;
+	spec.image_name = co.img.name;
+
+	struct api_config cfg;
+	api_config_init(&cfg);
+	cfg.spec = &spec;
+	if (o.pool)
+		cfg.pool = o.pool;
+	if (o.max_concurrency)
+		cfg.max_concurrency = o.max_concurrency;
+	if (o.max_cells)
+		cfg.max_cells = o.max_cells;
+	if (o.cell_idle > 0)
+		cfg.cell_idle_s = o.cell_idle;
+	if (o.max_timeout > 0)
+		cfg.max_timeout_s = o.max_timeout;
+	if (o.max_body)
+		cfg.max_body = o.max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o.max_body;
+	cfg.token = token;
+	cfg.pod_name = o.pod_name ? o.pod_name : getenv("HOSTNAME");
+	cfg.log = (struct sc_log){.fn = serve_log};
+
+	struct sc_err err = {0};
+	/* The checks first, so that a refused listener makes no cell. */
+	if (api_http_check(&cfg, &http, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	/* The pool's workers are forked here: before any thread. */
+	if (api_new(&cfg, &a, &err) < 0) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	/* Signals: taken by one thread; the server's threads inherit the mask. */
+	static sigset_t set; /* the signal thread's, for the process */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_t sig_thread;
+	if (pthread_create(&sig_thread, NULL, signal_thread, &set) != 0) {
+		cli_error("serve: cannot start the signal thread");
+		goto out;
+	}
+	pthread_detach(sig_thread);
+	if (api_http_serve(a, &http, &stop_flag, &err) < 0)
+		rc = cli_fail(&err);
+	else
+		rc = 0;
+	fprintf(stderr, "sandcell: stopped; removing cells\n");
+out:
+	api_free(a); /* removes every cell it made */
+	if (token) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	policy_filter_free(&filter);
+	policy_free(&pol);
+	return rc;
+}

@@ -1,0 +1,436 @@
+#!/usr/bin/python3
+"""A client of `sandcell serve` for tests/integration/t_serve.sh (standard
+library only). Each subcommand prints "ok - ..." / "FAIL - ..." lines and
+exits 1 when something failed.
+
+  serve_client.py URL TOKEN golden GOLDEN.json [--no-cpp]
+  serve_client.py URL TOKEN auth
+  serve_client.py URL TOKEN cells
+  serve_client.py URL TOKEN concurrency CLIENTS REQUESTS
+  serve_client.py URL TOKEN hostile
+  serve_client.py unix:PATH - busy          (a server with --max-concurrency 1)
+URL is http://127.0.0.1:PORT.
+"""
+import http.client
+import json
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+FAILS = 0
+
+
+def ok(cond, what, detail=""):
+    global FAILS
+    if cond:
+        print("ok   - " + what)
+    else:
+        FAILS += 1
+        print("FAIL - " + what + (": " + str(detail)[:800] if detail else ""))
+    sys.stdout.flush()
+    return cond
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=120):
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.unix_path)
+        self.sock = s
+
+
+class Client:
+    def __init__(self, url, token):
+        self.url = url
+        self.token = None if token == "-" else token
+        if url.startswith("unix:"):
+            self.unix = url[5:]
+        else:
+            self.unix = None
+            u = urllib.parse.urlparse(url)
+            self.host, self.port = u.hostname, u.port
+
+    def conn(self, timeout=120):
+        if self.unix:
+            return UnixConnection(self.unix, timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, token=True, headers=None, raw=False):
+        """(status, headers, parsed JSON or bytes)"""
+        h = dict(headers or {})
+        if token and self.token:
+            h["Authorization"] = "Bearer " + self.token
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            h["Content-Type"] = "application/json"
+        elif isinstance(body, str):
+            body = body.encode()
+        c = self.conn()
+        try:
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+            data = r.read()
+            hdrs = {k.lower(): v for k, v in r.getheaders()}
+            if raw:
+                return r.status, hdrs, data
+            try:
+                return r.status, hdrs, json.loads(data) if data else None
+            except ValueError:
+                return r.status, hdrs, data
+        finally:
+            c.close()
+
+
+# ---- golden contract ----
+
+def matches(expect, got, path="$"):
+    """expect is a subset of got; "<str>", "<number>", "<nonzero>", "<any>",
+    "~TEXT" (a string containing TEXT) match kinds of values."""
+    if isinstance(expect, str) and expect.startswith("<"):
+        if expect == "<any>":
+            return None
+        if expect == "<str>":
+            return None if isinstance(got, str) else "%s: not a string" % path
+        if expect == "<number>":
+            return None if isinstance(got, (int, float)) and not isinstance(got, bool) else \
+                "%s: not a number" % path
+        if expect == "<nonzero>":
+            return None if isinstance(got, int) and got != 0 else "%s: %r is not non-zero" % (path, got)
+    if isinstance(expect, str) and expect.startswith("~"):
+        return None if isinstance(got, str) and expect[1:] in got else \
+            "%s: %r lacks %r" % (path, got, expect[1:])
+    if isinstance(expect, dict):
+        if not isinstance(got, dict):
+            return "%s: not an object" % path
+        for k, v in expect.items():
+            if k not in got:
+                return "%s.%s: missing" % (path, k)
+            m = matches(v, got[k], path + "." + k)
+            if m:
+                return m
+        return None
+    return None if expect == got else "%s: %r != %r" % (path, got, expect)
+
+
+RESULT_KEYS = {"status", "message", "compile_result", "run_result", "executor_pod_name", "files"}
+EXEC_KEYS = {"status", "execution_time", "return_code", "stdout", "stderr"}
+
+
+def golden(c, file, no_cpp):
+    cases = json.load(open(file))
+    for case in cases:
+        name = case["name"]
+        if no_cpp and case.get("needs") == "g++":
+            print("skip - golden %s (no g++ here)" % name)
+            continue
+        body = case["request"]
+        if isinstance(body, dict) and "raw" in body:
+            body = body["raw"]
+        st, _, got = c.request("POST", "/run_code", body)
+        want = case["response"]
+        if not ok(st == case.get("http", 200), "golden %s: HTTP %d" % (name, case.get("http", 200)),
+                  "got %d %r" % (st, got)):
+            continue
+        m = matches(want, got)
+        ok(m is None, "golden %s: the response matches" % name, "%s; got %s" % (m, json.dumps(got)))
+        if st == 200:
+            ok(RESULT_KEYS <= set(got), "golden %s: every SandboxFusion key is there" % name, got)
+            for step in ("compile_result", "run_result"):
+                r = got.get(step)
+                if r is not None:
+                    ok(EXEC_KEYS <= set(r) and isinstance(r["stdout"], str) and isinstance(r["stderr"], str),
+                       "golden %s: %s has its keys, stdout/stderr are strings" % (name, step), r)
+
+
+# ---- auth ----
+
+ROUTES = [("GET", "/v1/ping"), ("POST", "/run_code"), ("POST", "/cells"), ("GET", "/cells"),
+          ("POST", "/cells/0123456789abcdef/exec"), ("PUT", "/cells/0123456789abcdef/files?path=x"),
+          ("GET", "/cells/0123456789abcdef/files?path=x"), ("DELETE", "/cells/0123456789abcdef"),
+          ("GET", "/no/such/route")]
+
+
+def auth(c):
+    for m, p in ROUTES:
+        body = b'{"code":"print(1)"}' if m in ("POST", "PUT") else None
+        st, h, _ = c.request(m, p, body, token=False)
+        ok(st == 401, "no token: %s %s is 401" % (m, p), st)
+        st, h, _ = c.request(m, p, body, token=False, headers={"Authorization": "Bearer wrong-token-x"})
+        ok(st == 401, "a wrong token: %s %s is 401" % (m, p), st)
+    st, _, got = c.request("GET", "/v1/ping?token=" + urllib.parse.quote(c.token), token=False)
+    ok(st == 200 and got == "pong", "?token= is accepted", (st, got))
+    st, _, got = c.request("GET", "/v1/ping")
+    ok(st == 200 and got == "pong", "GET /v1/ping is \"pong\" with the token", (st, got))
+
+
+# ---- cells ----
+
+def cells(c):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201 and isinstance(got, dict) and "id" in got, "POST /cells makes a cell", (st, got)):
+        return
+    cid = got["id"]
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "echo one > f; cat f; echo $FOO; pwd", "env": {"FOO": "bar"}})
+    ok(st == 200 and got["exit_code"] == 0 and got["stdout"] == "one\nbar\n/testbed\n",
+       "exec cmd with env in the cell", got)
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["cat", "f"]})
+    ok(st == 200 and got["stdout"] == "one\n", "files persist between execs of one cell", got)
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["cat"], "stdin": "in\x01put", "cwd": "/tmp"})
+    ok(st == 200 and got["stdout"] == "in\x01put", "exec argv with stdin", got)
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["sh", "-c", "exit 3"]})
+    ok(st == 200 and got["exit_code"] == 3, "exec reports the exit status", got)
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["sleep", "30"], "timeout": 1})
+    ok(st == 200 and got["timed_out"] is True and got["exit_code"] == 124, "exec timeout is 124", got)
+    data = bytes(range(256)) * 40
+    st, _, got = c.request("PUT", "/cells/%s/files?path=/testbed/d/bin.dat" % cid, data)
+    ok(st == 200 and got["size"] == len(data), "PUT a binary file (parents made)", (st, got))
+    st, _, got = c.request("GET", "/cells/%s/files?path=d/bin.dat" % cid, raw=True)
+    ok(st == 200 and got == data, "GET it back, byte for byte", (st, len(got)))
+    st, _, got = c.request("GET", "/cells/%s/files?path=/no/such" % cid)
+    ok(st == 404, "GET a missing file is 404", (st, got))
+    st, _, got = c.request("GET", "/cells/%s/files?path=../../etc/shadow" % cid)
+    ok(st == 400, "a file path with .. is 400", (st, got))
+    st, _, got = c.request("GET", "/cells")
+    ok(st == 200 and [x["id"] for x in got["cells"]] == [cid], "GET /cells lists it", got)
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200 and got.get("deleted") is True, "DELETE /cells/{id}", (st, got))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["true"]})
+    ok(st == 404, "a deleted cell is 404", (st, got))
+    st, _, got = c.request("GET", "/cells")
+    ok(st == 200 and got["cells"] == [], "GET /cells is empty again", got)
+    st, _, got = c.request("POST", "/cells", {"image": "no-such-image"})
+    ok(st == 422, "POST /cells with another image is 422", (st, got))
+    # idleness
+    st, _, got = c.request("POST", "/cells", {"idle_timeout": 1})
+    if ok(st == 201, "POST /cells with idle_timeout 1", (st, got)):
+        cid = got["id"]
+        gone = False
+        for _ in range(120):
+            st, _, got = c.request("GET", "/cells")
+            if cid not in [x["id"] for x in got["cells"]]:
+                gone = True
+                break
+            time.sleep(0.5)
+        ok(gone, "an idle cell is removed", got)
+
+
+# ---- concurrency ----
+
+def concurrency(c, nclients, nreq):
+    wrong, errors, busy = [], [], [0]
+    lock = threading.Lock()
+
+    def worker(k):
+        for i in range(nreq):
+            a, b = 1000 + k, 7 + i
+            body = {"code": "import sys\nx=int(sys.stdin.read())\nprint(x*%d)" % b,
+                    "language": "python", "stdin": str(a), "run_timeout": 60}
+            for attempt in range(600):
+                try:
+                    st, h, got = c.request("POST", "/run_code", body)
+                except Exception as e:  # noqa: BLE001 - a test reports every failure
+                    with lock:
+                        errors.append(repr(e))
+                    break
+                if st in (503, 504):
+                    with lock:
+                        busy[0] += 1
+                    time.sleep(float(h.get("retry-after", "1")))
+                    continue
+                if st != 200 or got.get("status") != "Success" or \
+                        got["run_result"]["stdout"] != "%d\n" % (a * b):
+                    with lock:
+                        wrong.append((st, got))
+                break
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(nclients)]
+    t0 = time.time()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = time.time() - t0
+    ok(not errors, "%d clients x %d requests: no transport errors" % (nclients, nreq), errors[:3])
+    ok(not wrong, "%d clients x %d requests: every answer is right" % (nclients, nreq), wrong[:2])
+    print("# %d requests in %.1f s (%.1f/s), %d answered 503 and retried" %
+          (nclients * nreq, dt, nclients * nreq / dt, busy[0]))
+
+
+# ---- hostile input ----
+
+def raw(c, data, timeout=60, read=True):
+    s = socket.create_connection((c.host, c.port), timeout=timeout)
+    try:
+        s.sendall(data)
+        if not read:
+            return s
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        return out
+    finally:
+        if read:
+            s.close()
+
+
+def alive(c, what):
+    st, _, got = c.request("GET", "/v1/ping")
+    ok(st == 200 and got == "pong", "the server still answers after " + what, (st, got))
+
+
+def hostile(c):
+    auth_h = "Authorization: Bearer %s\r\n" % c.token
+    # a declared 100 MB body: refused before it is read
+    out = raw(c, ("POST /run_code HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\n"
+                  "Content-Length: 104857600\r\n\r\n" % auth_h).encode() + b"{" * 1000)
+    ok(out.startswith(b"HTTP/1.1 413"), "a declared 100 MB body is 413 at once", out[:200])
+    alive(c, "a 100 MB Content-Length")
+    # 100 MB sent chunked: the connection is dropped past the limit
+    s = raw(c, ("POST /run_code HTTP/1.1\r\nHost: x\r\n%sTransfer-Encoding: chunked\r\n\r\n" % auth_h).encode(),
+            read=False)
+    chunk = b"%x\r\n" % (1 << 20) + b"a" * (1 << 20) + b"\r\n"
+    sent, dropped = 0, False
+    try:
+        for _ in range(100):
+            s.sendall(chunk)
+            sent += 1
+        s.sendall(b"0\r\n\r\n")
+        reply = s.recv(4096)
+        dropped = reply == b"" or reply.startswith(b"HTTP/1.1 413")
+    except (BrokenPipeError, ConnectionResetError):
+        dropped = True
+    s.close()
+    ok(dropped, "a 100 MB chunked body is cut off (after %d MB)" % sent)
+    alive(c, "a 100 MB chunked body")
+    # deep JSON
+    for name, body in (("[[[...]]] 100000 deep", "[" * 100000 + "]" * 100000),
+                       ('{"code": ..., "x": {{{...}}}}', '{"code":"print(1)","x":' + '{"a":' * 50000 + "1" + "}" * 50001)):
+        st, _, got = c.request("POST", "/run_code", body)
+        ok(st == 422, "deep JSON (%s) is 422" % name, (st, got))
+    alive(c, "deep JSON")
+    # paths with ..
+    for p in ("/cells/../v1/ping", "/v1/../run_code", "/cells/%2e%2e/exec", "/./v1/ping"):
+        out = raw(c, ("GET %s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % (p, auth_h)).encode())
+        ok(out.startswith(b"HTTP/1.1 400") or out.startswith(b"HTTP/1.1 404"),
+           "path %s is refused (400/404)" % p, out[:120])
+    # a long path of quotes and newlines: refused, and its log line stays one JSON line
+    out = raw(c, ("GET /%s HTTP/1.1\r\nHost: x\r\n%sConnection: close\r\n\r\n" % ("%0a%22%01" * 80, auth_h)).encode())
+    ok(out[9:12] in (b"404", b"400", b"414"), "a long path of control characters is refused", out[:120])
+    # a header section that never ends, and a body that never finishes
+    for name, data in (("a request head that never ends", b"GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Slow: 1"),
+                       ("a body that never finishes", ("POST /run_code HTTP/1.1\r\nHost: x\r\n%s"
+                                                      "Content-Length: 100\r\n\r\n{\"code\":" % auth_h).encode())):
+        s = raw(c, data, read=False)
+        s.settimeout(120)
+        t0 = time.time()
+        try:
+            closed = s.recv(4096) is not None
+        except (ConnectionResetError, socket.timeout):
+            closed = False
+        s.close()
+        ok(closed, "%s: the server drops the connection (after %.0f s)" % (name, time.time() - t0))
+    # a head larger than the limit
+    out = raw(c, ("GET /v1/ping HTTP/1.1\r\nHost: x\r\n%sX-Big: %s\r\n\r\n" % (auth_h, "a" * 200000)).encode())
+    ok(out == b"" or out[9:12] in (b"431", b"413", b"400"), "a 200 KB header is refused", out[:120])
+    alive(c, "the slow and large requests")
+
+
+def busy(c):
+    """--max-concurrency 1: a second request while one runs gets 503 + Retry-After."""
+    result = {}
+
+    def slow():
+        for _ in range(600):  # a ping may hold the one slot for a moment
+            result["slow"] = c.request("POST", "/run_code", {"code": "import time\ntime.sleep(20)\nprint('done')",
+                                                              "run_timeout": 60})
+            if result["slow"][0] not in (503, 504):
+                break
+            time.sleep(0.1)
+    t = threading.Thread(target=slow)
+    t.start()
+    seen = None
+    while t.is_alive() and seen is None:
+        st, h, got = c.request("GET", "/v1/ping")
+        if st == 503:
+            seen = (st, h, got)
+        time.sleep(0.05)
+    seen_sf = None
+    while t.is_alive() and seen_sf is None:
+        st, h, got = c.request("POST", "/run_code", {"code": "print(1)"})
+        if st == 504:
+            seen_sf = (st, h, got)
+        time.sleep(0.05)
+    t.join()
+    ok(seen is not None and "retry-after" in seen[1], "a request over --max-concurrency is 503 with Retry-After",
+       seen)
+    ok(seen_sf is not None and "retry-after" in seen_sf[1],
+       "... and /run_code says 504 (SandboxFusion's clients retry it) with Retry-After", seen_sf)
+    st, _, got = result.get("slow", (0, 0, 0))
+    ok(st == 200 and got["run_result"]["stdout"] == "done\n", "the request in flight is answered", got)
+    st, _, got = c.request("GET", "/v1/ping")
+    ok(st == 200 and got == "pong", "the unix socket needs no token", (st, got))
+
+
+def slow(c):
+    """One request that runs for a few seconds: it must be answered even if
+    the server is told to stop meanwhile."""
+    st, _, got = c.request("POST", "/run_code", {"code": "import time\ntime.sleep(4)\nprint('drained')",
+                                                  "run_timeout": 60})
+    ok(st == 200 and got["run_result"]["stdout"] == "drained\n", "the request in flight at SIGTERM is answered",
+       (st, got))
+
+
+def tls(c, cafile):
+    import ssl
+    ctx = ssl.create_default_context(cafile=cafile)
+    conn = http.client.HTTPSConnection("127.0.0.1", c.port, timeout=60, context=ctx)
+    conn.request("GET", "/v1/ping", headers={"Authorization": "Bearer " + c.token})
+    r = conn.getresponse()
+    ok(r.status == 200 and json.loads(r.read()) == "pong", "GET /v1/ping over TLS", r.status)
+    conn.close()
+    try:
+        st, _, _ = c.request("GET", "/v1/ping")
+        ok(st != 200, "plain HTTP to the TLS port is not served", st)
+    except (http.client.HTTPException, OSError):
+        ok(True, "plain HTTP to the TLS port is not served")
+
+
+def main():
+    url, token, cmd = sys.argv[1], sys.argv[2], sys.argv[3]
+    c = Client(url, token)
+    if cmd == "golden":
+        golden(c, sys.argv[4], "--no-cpp" in sys.argv)
+    elif cmd == "auth":
+        auth(c)
+    elif cmd == "cells":
+        cells(c)
+    elif cmd == "concurrency":
+        concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
+    elif cmd == "hostile":
+        hostile(c)
+    elif cmd == "busy":
+        busy(c)
+    elif cmd == "slow":
+        slow(c)
+    elif cmd == "tls":
+        tls(c, sys.argv[4])
+    else:
+        sys.exit("unknown subcommand " + cmd)
+    sys.exit(1 if FAILS else 0)
+
+
+if __name__ == "__main__":
+    main()
