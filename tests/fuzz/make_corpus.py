@@ -194,8 +194,9 @@ def proto():
 
     def req(kind, argv=(), env=(), path="", timeout=0, max_size=0, flags=0):
         data = b"".join(s.encode() + b"\0" for s in list(argv) + list(env) + [path])
-        return struct.pack("<IIIIQII", kind, len(argv), len(env), timeout, max_size, len(data),
-                           flags) + data
+        # struct proto_req: kind argc envc flags timeout_ms max_size data_len pad token[32]
+        return struct.pack("<IIIIQQII32s", kind, len(argv), len(env), flags, timeout, max_size,
+                           len(data), 0, b"\x5a" * 32) + data
 
     put(d, "exec", req(1, ["/bin/sh", "-c", "echo hi"], ["PATH=/bin"], "/testbed", 5000))
     put(d, "exec_cellenv", req(1, ["true"]))
@@ -205,6 +206,8 @@ def proto():
     put(d, "layer_out", req(5))
     put(d, "file_read", req(6, path="/etc/hostname"))
     put(d, "file_write", req(7, path="/testbed/new", flags=1))
+    put(d, "set_memory", req(8, max_size=256 << 20))
+    put(d, "far_timeout", req(1, ["true"], timeout=(1 << 63) + 5))
     bad = bytearray(req(1, ["a", "b"]))
     bad[4] = 200  # argc beyond the strings
     put(d, "bad_argc", bytes(bad))
