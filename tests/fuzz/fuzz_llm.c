@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *body = (const char *)data + 1;
 	size_t len = size - 1;
 	char msg[400];
-	llm_error_message(body, len, msg, sizeof(msg));
+	llm_error_message(body, len, "sk-fuzz-secret", msg, sizeof(msg));
 	if (strlen(msg) >= sizeof(msg) || strchr(msg, '\n'))
 		abort();
 
