@@ -108,6 +108,12 @@ check "--net none overrides the policy's allowlist" out_is 0
 cp "$SRCDIR/docs/policies/pypi.json" "$T_DIR/pypi.json" && chmod 644 "$T_DIR/pypi.json"
 sc policy check "$T_DIR/pypi.json"
 check "the shipped PyPI policy is valid" bash -c '[ "$0" -eq 0 ] && grep -q files.pythonhosted.org <<<"$1"' "$RC" "$OUT"
+for f in "$SRCDIR"/docs/policies/*.json; do
+	cp "$f" "$T_DIR/shipped.json" && chmod 644 "$T_DIR/shipped.json"
+	sc policy check "$T_DIR/shipped.json"
+	check "the shipped policy $(basename "$f") is valid and an allowlist" \
+		bash -c '[ "$0" -eq 0 ] && grep -q "\"mode\": *\"allowlist\"" <<<"$1"' "$RC" "$OUT"
+done
 
 # --- end to end: pip install from a local HTTPS package index ---
 /usr/bin/python3 - "$FX/www" <<'PY'
