@@ -171,8 +171,29 @@ static unsigned redact_tree(int dirfd, const char *secret, int depth)
 	return changed;
 }
 
+/* The cell's egress decisions (what the model tried to reach) into the
+ * run directory as egress.jsonl, the key blanked; nothing without egress. */
+#define EGRESS_LOG_MAX (17u << 20)
+static void keep_egress_log(struct episode *e)
+{
+	_cleanup_fd_ int in = cell_egress_log_open(e->cell, false, NULL);
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	char path[4200];
+	if (in < 0 || sc_read_small_alloc_fd(in, "egress.jsonl", 0, EGRESS_LOG_MAX, &buf, &len,
+					     NULL) < 0 ||
+	    sc_path(path, sizeof(path), "%s/egress.jsonl", e->rec.dir) < 0)
+		return;
+	agent_text_redact(buf, len, e->cfg->api_key);
+	_cleanup_fd_ int out =
+		open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out >= 0)
+		(void)sc_write_all(out, buf, len);
+}
+
 static void collect(struct episode *e)
 {
+	keep_egress_log(e);
 	struct agent_result *res = e->res;
 	char path[4200];
 	struct sc_err err = {0};

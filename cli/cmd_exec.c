@@ -108,7 +108,7 @@ int cmd_exec(int argc, char **argv)
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	struct cell_result res;
-	_cleanup_fd_ int net_log = json ? cell_egress_log_open(cell, NULL) : -1;
+	_cleanup_fd_ int net_log = json ? cell_egress_log_open(cell, true, NULL) : -1;
 	if (req.tty && req.stdin_fd == 0)
 		cli_term_raw(0);
 	int rc = cell_exec(cell, &req, &res, &err);

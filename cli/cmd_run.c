@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "cli.h"
@@ -16,12 +18,17 @@ static const char RUN_HELP[] =
 	"  --json                capture stdout/stderr and print one JSON object:\n"
 	"                        exit_code, signal, timed_out, stdout, stderr,\n"
 	"                        truncated, wall_s, cpu_s, peak_memory, limit_hit\n"
+	"                        (and network, with an allowlist)\n"
+	"  --net-log FILE        with an allowlist: append each egress decision to\n"
+	"                        FILE as a JSON line (see docs/policy.md)\n"
 	"  -h, --help            this help\n";
 
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_cell_opts_ struct cell_opts opts = {0};
 	bool json = false, tty = false;
+	const char *net_log = NULL;
+	_cleanup_fd_ int net_log_fd = -1;
 	int i = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
@@ -35,6 +42,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (!strcmp(a, "--json")) {
 			json = true;
+			continue;
+		}
+		if (!strcmp(a, "--net-log") && i + 1 < argc) {
+			net_log = argv[++i];
 			continue;
 		}
 		if (!strcmp(a, "-t") || !strcmp(a, "--tty")) {
@@ -65,6 +76,19 @@ int cmd_run(int argc, char **argv)
 	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
 		goto out;
 	spec.argv = argv + i;
+	if (net_log) {
+		if (!spec.egress) {
+			cli_error("--net-log: the cell has no allowlist (add --allow-net or a policy "
+				  "with \"network\")");
+			goto out;
+		}
+		net_log_fd = open(net_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (net_log_fd < 0) {
+			cli_error("--net-log: cannot open %s: %s", net_log, strerror(errno));
+			goto out;
+		}
+		spec.egress_log_fd = net_log_fd;
+	}
 	if (json && tty) {
 		cli_error("run: -t cannot go with --json (a pty's output is not captured)");
 		goto out;

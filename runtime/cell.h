@@ -99,6 +99,10 @@ struct cell_spec {
 	 * net_proxy_serve on the host side with these rules (runtime/egress.c).
 	 * NULL: loopback only. Must outlive the cell's start (and the run). */
 	const struct net_rules *egress;
+	/* cell_run with egress: the decisions are also appended to this fd as
+	 * JSON lines (the caller's, O_APPEND; -1: none). Long-lived cells
+	 * keep theirs in their state directory (cell_egress_log_open). */
+	int egress_log_fd;
 
 	/* stdio for cell_run: fds to pass, or -1 to capture (stdout/stderr)
 	 * or to use /dev/null (stdin). */
@@ -223,10 +227,10 @@ int cell_write_file(struct cell *c, const char *cell_path, const void *data, siz
 const char *cell_name(const struct cell *c);
 /* The egress decision log of a cell made with an allowlist (egress.jsonl
  * in its state directory: one JSON line per decision, see net.h), opened
- * read-only at its current end, so what the caller reads after an exec is
- * what was decided while it ran. -1 with errnum ENOENT when the cell has
- * no egress. Thread-safe. */
-int cell_egress_log_open(const struct cell *c, struct sc_err *err);
+ * read-only; at_end: at its current end, so what the caller reads after an
+ * exec is what was decided while it ran. -1 with errnum ENOENT when the
+ * cell has no egress. Thread-safe. */
+int cell_egress_log_open(const struct cell *c, bool at_end, struct sc_err *err);
 /* Stream the cell's writable layer as a tar (OCI whiteouts for deleted
  * files, .wh..wh..opq for replaced directories) to consume(fd), which reads
  * it to the end; e.g. into rootfs_image_commit. Cells of the host image

@@ -98,7 +98,7 @@ int rt_egress_run_start(struct egress_run *e, const struct cell_spec *spec, int 
 		return sc_fail(err, ENOMEM, "egress proxy");
 	e->cfg.rules = spec->egress;
 	e->cfg.cell = cell;
-	e->cfg.log_fd = -1;
+	e->cfg.log_fd = spec->egress_log_fd;
 	e->cfg.stop_fd = e->stop_rd;
 	/* The thread must not take the relayed signals cell_run blocked. */
 	sigset_t all, old;
@@ -214,7 +214,7 @@ int rt_egress_spawn_helper(const struct cell_spec *spec, int listen_fd, int cell
 	return 0;
 }
 
-int cell_egress_log_open(const struct cell *c, struct sc_err *err)
+int cell_egress_log_open(const struct cell *c, bool at_end, struct sc_err *err)
 {
 	char path[PATH_MAX];
 	if (sc_path(path, sizeof(path), "%s/egress.jsonl", c->dir) < 0)
@@ -225,7 +225,7 @@ int cell_egress_log_open(const struct cell *c, struct sc_err *err)
 		return sc_fail(err, errno, "open %s", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return sc_fail(err, EINVAL, "%s is not a regular file", path);
-	if (lseek(fd, 0, SEEK_END) < 0)
+	if (at_end && lseek(fd, 0, SEEK_END) < 0)
 		return sc_fail(err, errno, "seek %s", path);
 	return steal_fd(&fd);
 }

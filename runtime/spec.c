@@ -22,6 +22,7 @@ void cell_spec_init(struct cell_spec *spec)
 	spec->stdin_fd = 0;
 	spec->stdout_fd = 1;
 	spec->stderr_fd = 2;
+	spec->egress_log_fd = -1;
 }
 
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err)

@@ -24,6 +24,7 @@ qtrue "the system prompt names answer.txt and /testbed/output" \
 	'"/testbed/answer.txt" in log[0]["body"]["messages"][0]["content"] and "/testbed/output" in log[0]["body"]["messages"][0]["content"]'
 qtrue "the system prompt says the machine has no network" \
 	'"no network access" in log[0]["body"]["messages"][0]["content"]'
+check "... and its run directory has no egress log" test ! -e "$RUN/egress.jsonl"
 qtrue "exactly the three reference tools are offered" \
 	'[x["function"]["name"] for x in log[0]["body"]["tools"]] == ["execute_bash", "str_replace_editor", "submit"]'
 qtrue "each turn carries Steps remaining" \
@@ -43,6 +44,7 @@ check "no cell is left behind" no_cells_left
 # with an allowlist the prompt says where packages may come from
 agent solve-net solve --allow-net pypi.org --allow-net '*.example.org:8443' -q "What is 1 + 2 + ... + 100?"
 check "an episode with an allowlist exits 0" expect_rc 0
+check "... its run directory keeps the cell's egress decision log" test -f "$RUN/egress.jsonl"
 qtrue "... and its system prompt names the allowed hosts, not 'no network'" \
 	'"only these hosts: pypi.org, *.example.org:8443." in log[0]["body"]["messages"][0]["content"] and "no network access" not in log[0]["body"]["messages"][0]["content"]'
 

@@ -43,6 +43,15 @@ before=$(conns)
 
 sc run --json "${NET[@]}" -- "${CURL[@]}" "https://OK.test.:$HP/hello.txt"
 check "run --json counts the allowed connection" bash -c '[ "$0" = "{\"allowed\": 1, \"denied\": []}" ]' "$(net_field)"
+# --net-log: a one-shot run's decisions as JSON lines in a file of the caller's
+NETLOG="$T_DIR/netlog.jsonl"
+rm -f "$NETLOG"
+: >"$NETLOG" && chmod 666 "$NETLOG"
+sc run --net-log "$NETLOG" "${NET[@]}" -- sh -c "${CURL[*]} https://ok.test:$HP/hello.txt; ${CURL[*]} https://bad.test:$HP/hello.txt; true"
+check "run --net-log writes the run's decisions: allow, close, deny" bash -c \
+	'python3 -c "import json,sys; v=[json.loads(l)[\"verdict\"] for l in open(sys.argv[1])]; sys.exit(sorted(v) != [\"allow\", \"close\", \"deny\"])" "$0"' "$NETLOG"
+sc run --net-log "$NETLOG" -- true
+check "--net-log without an allowlist is a usage error" bash -c '[ "$0" -eq 125 ] && grep -q "^sandcell: --net-log: the cell has no allowlist" <<<"$1"' "$RC" "$ERR"
 before=$(conns)
 
 sc run "${NET[@]}" -- "${CURL[@]}" -o /dev/null -w '%{http_code}' "http://ok.test:$PP/hello.txt"
