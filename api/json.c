@@ -3,6 +3,9 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "../common/base64.h"
 #include "../common/parse.h"
 #include "api.h"
 
@@ -64,20 +67,13 @@ void api_json_cell_result(FILE *f, const struct cell_result *res)
 
 void api_json_base64(FILE *f, const unsigned char *p, size_t n)
 {
-	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t len = 0;
+	char *b = sc_base64_encode(p, n, &len);
 	fputc('"', f);
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		fputc(a[(v >> 18) & 63], f);
-		fputc(a[(v >> 12) & 63], f);
-		fputc(i + 1 < n ? a[(v >> 6) & 63] : '=', f);
-		fputc(i + 2 < n ? a[v & 63] : '=', f);
-	}
+	if (b)
+		fwrite(b, 1, len, f);
 	fputc('"', f);
+	free(b);
 }
 
 static void json_opt_string(FILE *f, const char *s)

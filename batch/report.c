@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/base64.h"
 #include "batch_priv.h"
 
 extern const unsigned char batch_report_js[], batch_report_css[];
@@ -255,25 +256,6 @@ static int put_block(FILE *f, const char *id, const cJSON *j)
 
 /* ---- attempt files ---- */
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *base64(const unsigned char *p, size_t n)
-{
-	char *out = malloc((n + 2) / 3 * 4 + 1), *w = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-			     (i + 2 < n ? p[i + 2] : 0);
-		*w++ = B64[v >> 18 & 63];
-		*w++ = B64[v >> 12 & 63];
-		*w++ = i + 1 < n ? B64[v >> 6 & 63] : '=';
-		*w++ = i + 2 < n ? B64[v & 63] : '=';
-	}
-	*w = '\0';
-	return out;
-}
-
 /* The raster image type by its first bytes, or NULL. */
 static const char *image_mime(const unsigned char *p, size_t n)
 {
@@ -343,7 +325,7 @@ static void add_file(struct ctx *c, cJSON *arr, int dfd, const char *name, const
 		cJSON_AddStringToObject(e, "kind", "image");
 		cJSON_AddStringToObject(e, "mime", mime);
 		if (whole && len <= o->max_image) {
-			char *b = base64(buf, len);
+			char *b = sc_base64_encode(buf, len, NULL);
 			if (b)
 				cJSON_AddStringToObject(e, "data", b);
 			free(b);
@@ -356,7 +338,7 @@ static void add_file(struct ctx *c, cJSON *arr, int dfd, const char *name, const
 		/* an SVG is shown as an <img> (no script runs in an image) and
 		 * as its source */
 		if (svg && whole && len <= o->max_image) {
-			char *b = base64(buf, len);
+			char *b = sc_base64_encode(buf, len, NULL);
 			if (b)
 				cJSON_AddStringToObject(e, "data", b);
 			free(b);

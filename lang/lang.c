@@ -310,7 +310,7 @@ static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const 
 	uint64_t limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
 	struct grow go = {.limit = limit}, ge = {.limit = limit};
 	bool open_o = true, open_e = true, done = false;
-	static char buf[65536];
+	char buf[16384]; /* per call: streams run on many threads at once */
 	while (open_o || open_e) {
 		struct pollfd p[3] = {{.fd = open_o ? po[0] : -1, .events = POLLIN},
 				      {.fd = open_e ? pe[0] : -1, .events = POLLIN},
