@@ -8,7 +8,9 @@
  * until DELETE, idleness or the server's end. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -160,6 +162,9 @@ void api_response_free(struct api_response *resp)
 {
 	free(resp->body);
 	resp->body = NULL;
+	if (resp->stream && resp->stream_free)
+		resp->stream_free(resp->stream_ctx);
+	resp->stream = NULL;
 }
 
 static void set_body(struct api_response *resp, int status, const char *type, char *body,
@@ -759,6 +764,320 @@ static void cell_end(struct api *a, const char *id, struct cell *c)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* ---- POST /cells/{id}/exec, streamed (Accept: application/x-ndjson) ----
+ * cell_exec runs in a helper thread with two pipes for stdout and stderr;
+ * the transport's thread (the reader) turns what comes into one JSON line
+ * per chunk, then a result line. The client going away (its socket's
+ * POLLRDHUP) or the transport giving up cancels the command (cancel pipe:
+ * cell_exec closes its socket to the cell, whose init kills it). */
+
+#define STREAM_CHUNK 16384
+
+struct exec_stream {
+	struct api *a;
+	char id[API_ID_LEN + 1];
+	struct cell *c;
+	cJSON *j;                        /* owns the strings argv/env point to */
+	char *envbuf[CELL_MAX_ENV];
+	size_t nenv;
+	char *argv[API_MAX_ARGV + 1];
+	const char *envs[CELL_MAX_ENV + 1];
+	char cwd[LANG_MAX_PATH + 16];
+	int stdin_fd;
+	struct cell_exec_req er;
+	struct cell_result res;
+	struct sc_err err;
+	int rc;
+	int po[2], pe[2], pd[2], pc[2];  /* stdout, stderr, done, cancel */
+	pthread_t th;
+	bool running;                    /* th started, not joined */
+	bool open[2], done, finished;
+	double drain_until;              /* after done: a background writer's bound */
+	uint64_t sent[2], limit;
+	bool trunc[2];
+	unsigned char carry[2][4];       /* an unfinished UTF-8 sequence */
+	size_t ncarry[2];
+	char *ev;                        /* encoded bytes not yet handed out */
+	size_t ev_len, ev_off;
+	char buf[STREAM_CHUNK + 4];
+};
+
+static void *exec_stream_main(void *arg)
+{
+	struct exec_stream *x = arg;
+	x->rc = cell_exec(x->c, &x->er, &x->res, &x->err);
+	sc_closep(&x->po[1]);
+	sc_closep(&x->pe[1]);
+	(void)!write(x->pd[1], "x", 1);
+	return NULL;
+}
+
+/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that is not
+ * complete yet (0..3). */
+static size_t utf8_unfinished(const unsigned char *p, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char b = p[n - back];
+		if ((b & 0xc0) == 0x80)
+			continue; /* a continuation byte: look further back */
+		size_t want = (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 1;
+		return want > back ? back : 0;
+	}
+	return 0;
+}
+
+static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
+{
+	struct jbuf jb;
+	if (!jopen(&jb))
+		return -1;
+	fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
+	api_json_string(jb.f, d, n);
+	fputs("}\n", jb.f);
+	if (fclose(jb.f) != 0) {
+		free(jb.buf);
+		return -1;
+	}
+	x->ev = jb.buf;
+	x->ev_len = jb.len;
+	x->ev_off = 0;
+	return 0;
+}
+
+static int stream_result(struct exec_stream *x)
+{
+	struct jbuf jb;
+	if (!jopen(&jb))
+		return -1;
+	if (x->rc < 0) {
+		fputs("{\"type\":\"error\",\"detail\":", jb.f);
+		api_json_string(jb.f, x->err.msg, strlen(x->err.msg));
+		fputc('}', jb.f);
+	} else {
+		x->res.out_truncated = x->trunc[0];
+		x->res.err_truncated = x->trunc[1];
+		char *obj = NULL;
+		size_t olen = 0;
+		FILE *f = open_memstream(&obj, &olen);
+		if (f) {
+			api_json_cell_result(f, &x->res);
+			if (fclose(f) != 0) {
+				free(obj);
+				obj = NULL;
+			}
+		}
+		if (!obj || olen < 2) {
+			free(obj);
+			fclose(jb.f);
+			free(jb.buf);
+			return -1;
+		}
+		fprintf(jb.f, "{\"type\":\"result\",%s", obj + 1);
+		free(obj);
+	}
+	fputc('\n', jb.f);
+	if (fclose(jb.f) != 0) {
+		free(jb.buf);
+		return -1;
+	}
+	x->ev = jb.buf;
+	x->ev_len = jb.len;
+	x->ev_off = 0;
+	return 0;
+}
+
+/* One chunk read from pipe k (n 0: its end) into an event, bounded by the
+ * output limit; whole UTF-8 sequences only. 1: an event is ready. */
+static int stream_chunk(struct exec_stream *x, int k, ssize_t n)
+{
+	char *d = x->buf;
+	size_t len = x->ncarry[k];
+	memcpy(d, x->carry[k], len);
+	x->ncarry[k] = 0;
+	len += n > 0 ? (size_t)n : 0;
+	if (n > 0) {
+		size_t hold = utf8_unfinished((const unsigned char *)d, len);
+		memcpy(x->carry[k], d + len - hold, hold);
+		x->ncarry[k] = hold;
+		len -= hold;
+	}
+	if (x->sent[k] + len > x->limit) {
+		x->trunc[k] = true;
+		len = x->limit > x->sent[k] ? (size_t)(x->limit - x->sent[k]) : 0;
+	}
+	if (!len)
+		return 0;
+	x->sent[k] += len;
+	return stream_event(x, k, d, len) < 0 ? -1 : 1;
+}
+
+static ssize_t exec_stream_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	struct exec_stream *x = ctx;
+	for (;;) {
+		if (x->ev && x->ev_off < x->ev_len) {
+			size_t n = x->ev_len - x->ev_off < max ? x->ev_len - x->ev_off : max;
+			memcpy(buf, x->ev + x->ev_off, n);
+			x->ev_off += n;
+			return (ssize_t)n;
+		}
+		free(x->ev);
+		x->ev = NULL;
+		if (x->finished)
+			return API_STREAM_END;
+		if (!x->open[0] && !x->open[1]) {
+			if (x->running) {
+				pthread_join(x->th, NULL);
+				x->running = false;
+			}
+			x->finished = true;
+			if (stream_result(x) < 0)
+				return API_STREAM_ERROR;
+			continue;
+		}
+		struct pollfd p[4] = {
+			{.fd = x->open[0] ? x->po[0] : -1, .events = POLLIN},
+			{.fd = x->open[1] ? x->pe[0] : -1, .events = POLLIN},
+			{.fd = x->done ? -1 : x->pd[0], .events = POLLIN},
+			{.fd = client_fd, .events = POLLRDHUP},
+		};
+		/* Once the command ended, what is in the pipes is read without
+		 * waiting: a process it left behind may hold them open. */
+		int r = poll(p, 4, x->done ? 0 : -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return API_STREAM_ERROR;
+		if (x->done && now_s() > x->drain_until)
+			r = 0;
+		if (p[3].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			return API_STREAM_ERROR; /* the client is gone: free cancels */
+		if (r == 0) {
+			for (int k = 0; k < 2; k++)
+				if (x->open[k]) {
+					x->open[k] = false;
+					if (stream_chunk(x, k, 0) < 0)
+						return API_STREAM_ERROR;
+				}
+			continue;
+		}
+		if (p[2].revents) {
+			x->done = true;
+			x->drain_until = now_s() + 1.0;
+		}
+		for (int k = 0; k < 2 && r > 0; k++) {
+			if (!p[k].revents || x->ev)
+				continue;
+			ssize_t n = read(k ? x->pe[0] : x->po[0], x->buf + x->ncarry[k], STREAM_CHUNK);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0)
+				x->open[k] = false;
+			if (stream_chunk(x, k, n > 0 ? n : 0) < 0)
+				return API_STREAM_ERROR;
+		}
+	}
+}
+
+static void exec_stream_free(void *ctx)
+{
+	struct exec_stream *x = ctx;
+	if (x->running) {
+		(void)!write(x->pc[1], "x", 1);
+		pthread_join(x->th, NULL);
+	}
+	if (x->rc == 0)
+		cell_result_free(&x->res);
+	int *fds[] = {x->po, x->pe, x->pd, x->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++) {
+		sc_closep(&fds[i][0]);
+		sc_closep(&fds[i][1]);
+	}
+	if (x->stdin_fd >= 0)
+		close(x->stdin_fd);
+	cell_end(x->a, x->id, x->c);
+	for (size_t i = 0; i < x->nenv; i++)
+		free(x->envbuf[i]);
+	cJSON_Delete(x->j);
+	free(x->ev);
+	free(x);
+}
+
+static bool wants_ndjson(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Accept") : NULL;
+	return h && strstr(h, "application/x-ndjson");
+}
+
+/* Start the stream; it owns j, envbuf, c and stdin_fd from here on, even
+ * when this fails (then resp is an error). */
+static void exec_stream_start(struct api *a, const char *id, struct cell *c, cJSON *j,
+			      char **envbuf, size_t nenv, int stdin_fd,
+			      const struct cell_exec_req *er, struct api_response *resp)
+{
+	struct exec_stream *x = calloc(1, sizeof(*x));
+	if (!x) {
+		api_response_error(resp, 500, "out of memory");
+		for (size_t i = 0; i < nenv; i++)
+			free(envbuf[i]);
+		if (stdin_fd >= 0)
+			close(stdin_fd);
+		cell_end(a, id, c);
+		cJSON_Delete(j);
+		return;
+	}
+	x->a = a;
+	snprintf(x->id, sizeof(x->id), "%s", id);
+	x->c = c;
+	x->j = j;
+	memcpy(x->envbuf, envbuf, nenv * sizeof(*envbuf));
+	x->nenv = nenv;
+	x->stdin_fd = stdin_fd;
+	int *fds[] = {x->po, x->pe, x->pd, x->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++)
+		fds[i][0] = fds[i][1] = -1;
+	x->er = *er;
+	size_t n = 0;
+	for (; er->argv[n]; n++)
+		x->argv[n] = er->argv[n];
+	x->argv[n] = NULL;
+	x->er.argv = x->argv;
+	if (er->env) {
+		for (n = 0; er->env[n]; n++)
+			x->envs[n] = er->env[n];
+		x->envs[n] = NULL;
+		x->er.env = x->envs;
+	}
+	if (er->cwd) {
+		snprintf(x->cwd, sizeof(x->cwd), "%s", er->cwd);
+		x->er.cwd = x->cwd;
+	}
+	x->limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
+	x->open[0] = x->open[1] = true;
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++)
+		if (pipe2(fds[i], O_CLOEXEC) < 0) {
+			errorf(resp, 500, "pipe: %s", strerror(errno));
+			exec_stream_free(x);
+			return;
+		}
+	x->er.stdout_fd = x->po[1];
+	x->er.stderr_fd = x->pe[1];
+	x->er.has_cancel = true;
+	x->er.cancel_fd = x->pc[0];
+	int e = pthread_create(&x->th, NULL, exec_stream_main, x);
+	if (e) {
+		errorf(resp, 500, "thread: %s", strerror(e));
+		exec_stream_free(x);
+		return;
+	}
+	x->running = true;
+	resp->status = 200;
+	resp->content_type = "application/x-ndjson";
+	resp->stream = exec_stream_read;
+	resp->stream_free = exec_stream_free;
+	resp->stream_ctx = x;
+}
+
 static void cells_exec(struct api *a, const char *id, const struct api_request *req,
 		       struct api_response *resp)
 {
@@ -847,6 +1166,10 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 		.stdout_fd = -1,
 		.stderr_fd = -1,
 	};
+	if (wants_ndjson(req)) {
+		exec_stream_start(a, id, c, j, envbuf, nenv, stdin_fd, &er, resp);
+		return; /* the stream owns j, envbuf, c, stdin_fd */
+	}
 	struct cell_result res;
 	struct sc_err err = {0};
 	if (cell_exec(c, &er, &res, &err) < 0) {
