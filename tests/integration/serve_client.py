@@ -221,6 +221,94 @@ def cells(c):
         ok(gone, "an idle cell is removed", got)
 
 
+# ---- streamed exec (Accept: application/x-ndjson) ----
+
+def stream_open(c, cid, body):
+    h = {"Authorization": "Bearer " + c.token} if c.token else {}
+    h["Accept"] = "application/x-ndjson"
+    h["Content-Type"] = "application/json"
+    conn = c.conn(timeout=120)
+    conn.request("POST", "/cells/%s/exec" % cid, body=json.dumps(body).encode(), headers=h)
+    return conn, conn.getresponse()
+
+
+def stream_events(r):
+    while True:
+        line = r.readline()
+        if not line:
+            return
+        yield json.loads(line)
+
+
+def procs(c, cid):
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"})
+    return got.get("stdout", "") if isinstance(got, dict) else ""
+
+
+def stream(c):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for streaming", (st, got)):
+        return
+    cid = got["id"]
+    conn, r = stream_open(c, cid, {"cmd": "echo first; echo oops >&2; "
+                                          "while [ ! -e /tmp/go ]; do sleep 0.1; done; echo second; exit 4",
+                                   "timeout": 120})
+    ok(r.status == 200 and r.getheader("Content-Type") == "application/x-ndjson",
+       "a streamed exec answers 200 application/x-ndjson", (r.status, r.getheaders()))
+    ev = stream_events(r)
+    seen = []
+    for e in ev:
+        seen.append(e)
+        if e.get("type") == "stdout" and "first" in e.get("data", ""):
+            break
+        if e.get("type") == "result":
+            break
+    ok(seen and seen[-1] == {"type": "stdout", "data": "first\n"},
+       "the first line arrives while the command still runs (before the result)", seen)
+    # the command waits for this file: it cannot have finished yet
+    st, _, got = c.request("PUT", "/cells/%s/files?path=/tmp/go" % cid, b"")
+    ok(st == 200, "PUT the file the command waits for", (st, got))
+    seen += list(ev)
+    conn.close()
+    kinds = [e.get("type") for e in seen]
+    out = "".join(e["data"] for e in seen if e.get("type") == "stdout")
+    err = "".join(e["data"] for e in seen if e.get("type") == "stderr")
+    ok(out == "first\nsecond\n" and err == "oops\n", "stdout and stderr events carry the output, in order",
+       seen)
+    ok(kinds[-1] == "result" and kinds.count("result") == 1, "one result event, the last", kinds)
+    ok(seen[-1].get("exit_code") == 4, "the result has the exit status", seen[-1])
+
+    conn, r = stream_open(c, cid, {"argv": ["sh", "-c", "echo a; sleep 60"], "timeout": 1})
+    seen = list(stream_events(r))
+    conn.close()
+    ok(seen and seen[0] == {"type": "stdout", "data": "a\n"} and seen[-1].get("type") == "result"
+       and seen[-1].get("timed_out") is True, "a streamed command's timeout ends in a timed-out result", seen)
+
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"cmd": "echo plain"},
+                           headers={"Accept": "application/json"})
+    ok(st == 200 and got.get("stdout") == "plain\n", "without the ndjson Accept exec answers one JSON", got)
+
+    # a client that goes away ends the command
+    conn, r = stream_open(c, cid, {"cmd": "echo started; exec sleep 612", "timeout": 300})
+    first = r.readline()
+    ok(json.loads(first) == {"type": "stdout", "data": "started\n"}, "the long command started", first)
+    ok("sleep 612" in procs(c, cid), "its process runs in the cell")
+    r.close()
+    conn.close()
+    idle = False
+    for _ in range(240):
+        st, _, got = c.request("GET", "/cells")
+        mine = [x for x in got["cells"] if x["id"] == cid]
+        if mine and mine[0]["busy"] == 0 and "sleep 612" not in procs(c, cid):
+            idle = True
+            break
+        time.sleep(0.5)
+    ok(idle, "a client that goes away ends the command (the cell is idle, no process left)", got)
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the streaming cell", (st, got))
+
+
 # ---- concurrency ----
 
 def concurrency(c, nclients, nreq):
@@ -417,6 +505,8 @@ def main():
         auth(c)
     elif cmd == "cells":
         cells(c)
+    elif cmd == "stream":
+        stream(c)
     elif cmd == "concurrency":
         concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "hostile":

@@ -60,6 +60,7 @@ command -v g++ >/dev/null 2>&1 || nocpp=--no-cpp
 check "golden SandboxFusion contract cases" client golden "$T_DIR/serve_golden.json" $nocpp
 check "auth: 401 on every route without the token" client auth
 check "cells over HTTP" client cells
+check "streamed exec (ndjson)" client stream
 check "concurrency" client concurrency "${SERVE_CLIENTS:-16}" "${SERVE_REQUESTS:-5}"
 check "hostile input" client hostile
 check "one JSON log line per request" python3 -c '
