@@ -40,6 +40,7 @@ struct api {
 	char *token;
 	struct cell_pool *pool;
 	pthread_mutex_t mu; /* guards cells, ncells */
+	pthread_mutex_t session_mu; /* one session being installed at a time */
 	struct api_cell *cells;
 	size_t ncells;
 	atomic_size_t in_flight;
@@ -85,6 +86,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 		return sc_fail(err, ENOMEM, "api");
 	}
 	pthread_mutex_init(&a->mu, NULL);
+	pthread_mutex_init(&a->session_mu, NULL);
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
 	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, &a->pool, err) < 0) {
 		api_free(a);
@@ -110,6 +112,7 @@ void api_free(struct api *a)
 		cell_pool_free(a->pool);
 	}
 	pthread_mutex_destroy(&a->mu);
+	pthread_mutex_destroy(&a->session_mu);
 	free(a->cells);
 	if (a->token)
 		explicit_bzero(a->token, strlen(a->token));
@@ -1247,6 +1250,81 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 	cell_end(a, id, c);
 }
 
+/* POST /cells/{id}/code: Python in a session kept in the cell, started on
+ * the first call (lang_session_install); the answer is `code session run
+ * --json`'s. */
+static void cells_code(struct api *a, const char *id, const struct api_request *req,
+		       struct api_response *resp)
+{
+	cJSON *j = parse_body(req, resp, false);
+	if (!j)
+		return;
+	const char *code, *lang_name;
+	double timeout;
+	const cJSON *jclear = cJSON_GetObjectItemCaseSensitive(j, "clear_plots");
+	if (!get_string(j, "code", &code) || !code) {
+		api_response_error(resp, 422, "code: a string is required");
+		goto out;
+	}
+	if (!get_string(j, "language", &lang_name) || !get_number(j, "timeout", 30, &timeout) ||
+	    (jclear && !cJSON_IsNull(jclear) && !cJSON_IsBool(jclear))) {
+		api_response_error(resp, 422, "expected language: a string; timeout: a number; clear_plots: a boolean");
+		goto out;
+	}
+	const struct lang_def *l = lang_find(lang_name ? lang_name : "python");
+	if (!l) {
+		errorf(resp, 422, "language: unknown language '%.64s'", lang_name);
+		goto out;
+	}
+	if (strcmp(l->name, "python") != 0) {
+		errorf(resp, 422, "language: sessions keep state for python only (%.32s: use /run_code)",
+		       l->name);
+		goto out;
+	}
+	if (strlen(code) > LANG_MAX_SOURCE) {
+		errorf(resp, 413, "code: at most %u bytes", (unsigned)LANG_MAX_SOURCE);
+		goto out;
+	}
+	struct cell *c;
+	if (cell_begin(a, id, &c, resp) < 0)
+		goto out;
+	struct sc_err err = {0};
+	int rc = 0;
+	if (!lang_session_is(c)) {
+		pthread_mutex_lock(&a->session_mu);
+		if (!lang_session_is(c))
+			rc = lang_session_install(c, l, &err);
+		pthread_mutex_unlock(&a->session_mu);
+	}
+	if (rc < 0) {
+		errorf(resp, 500, "starting the session: %s", err.msg);
+	} else {
+		struct lang_session_req sr;
+		lang_session_req_init(&sr);
+		sr.source = code;
+		sr.source_len = strlen(code);
+		sr.timeout_s = clamp_timeout(a, timeout, 30);
+		sr.clear_plots = cJSON_IsTrue(jclear);
+		sr.output_limit = a->cfg.spec->limits.output;
+		struct lang_result res;
+		if (lang_session_run_in(c, &sr, &res, &err) < 0) {
+			errorf(resp, err.errnum == EINVAL ? 422 : 500, "%s", err.msg);
+		} else {
+			struct jbuf jb;
+			if (jopen(&jb)) {
+				api_json_lang_result(jb.f, &res, a->cfg.pod_name, true);
+				jsend(&jb, resp, 200);
+			} else {
+				api_response_error(resp, 500, "out of memory");
+			}
+			lang_result_free(&res);
+		}
+	}
+	cell_end(a, id, c);
+out:
+	cJSON_Delete(j);
+}
+
 void api_tick(struct api *a)
 {
 	char names[8][64];
@@ -1349,6 +1427,10 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 			if (strcmp(m, "POST"))
 				goto bad_method;
 			cells_exec(a, idbuf, req, resp);
+		} else if (!strcmp(rest, "/code")) {
+			if (strcmp(m, "POST"))
+				goto bad_method;
+			cells_code(a, idbuf, req, resp);
 		} else if (!strcmp(rest, "/files")) {
 			if (strcmp(m, "GET") && strcmp(m, "PUT"))
 				goto bad_method;

@@ -11,6 +11,7 @@ exits 1 when something failed.
   serve_client.py unix:PATH - busy          (a server with --max-concurrency 1)
 URL is http://127.0.0.1:PORT.
 """
+import base64
 import http.client
 import json
 import socket
@@ -309,6 +310,45 @@ def stream(c):
     ok(st == 200, "DELETE the streaming cell", (st, got))
 
 
+# ---- code sessions (POST /cells/{id}/code) ----
+
+def code(c, with_plots):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for a code session", (st, got)):
+        return
+    cid = got["id"]
+    path = "/cells/%s/code" % cid
+    st, _, got = c.request("POST", path, {"code": "x = 41\nprint('set')", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "set\n"
+       and got.get("session_restarted") is False and got.get("compile_result") is None,
+       "the first /code call starts the session and runs", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(x + 1)", "language": "python", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "42\n",
+       "state is kept across calls", (st, got))
+    st, _, got = c.request("POST", path, {"code": "raise ValueError('boom')", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Failed" and got["run_result"]["return_code"] != 0
+       and "ValueError: boom" in got["run_result"]["stderr"], "an error is Failed with its traceback", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(x)", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "41\n",
+       "the session recovers after the error, state intact", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(1)", "language": "cpp"})
+    ok(st == 422, "a language without sessions is 422", (st, got))
+    st, _, got = c.request("POST", path, {"language": "python"})
+    ok(st == 422, "a body without code is 422", (st, got))
+    if with_plots:
+        src = "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\n"
+        st, _, got = c.request("POST", path, {"code": src, "timeout": 120, "clear_plots": True})
+        p = got.get("plots") if isinstance(got, dict) else None
+        ok(st == 200 and got.get("status") == "Success" and isinstance(p, list) and len(p) == 1
+           and p[0]["format"] == "png"
+           and base64.b64decode(p[0]["content_base64"])[:8] == b"\x89PNG\r\n\x1a\n",
+           "a plot comes back as a PNG", (st, got))
+    else:
+        print("skip - plots (no matplotlib in the cell's python3)")
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the session's cell", (st, got))
+
+
 # ---- concurrency ----
 
 def concurrency(c, nclients, nreq):
@@ -507,6 +547,8 @@ def main():
         cells(c)
     elif cmd == "stream":
         stream(c)
+    elif cmd == "code":
+        code(c, "--plots" in sys.argv)
     elif cmd == "concurrency":
         concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "hostile":

@@ -61,6 +61,9 @@ check "golden SandboxFusion contract cases" client golden "$T_DIR/serve_golden.j
 check "auth: 401 on every route without the token" client auth
 check "cells over HTTP" client cells
 check "streamed exec (ndjson)" client stream
+plots=
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plots=--plots
+check "code sessions in a cell" client code $plots
 check "concurrency" client concurrency "${SERVE_CLIENTS:-16}" "${SERVE_REQUESTS:-5}"
 check "hostile input" client hostile
 check "one JSON log line per request" python3 -c '
