@@ -18,10 +18,14 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/parse.h"
+#include "../common/tarwrite.h"
+#include "../rootfs/rootfs.h"
 #include "api.h"
 
 #define API_ID_LEN 16
@@ -1197,6 +1201,152 @@ out:
 	cJSON_Delete(j);
 }
 
+/* ---- a directory as a tar stream (GET/PUT /cells/{id}/files) ----
+ * Through a private (0700) directory on the host: GET copies the cell's
+ * directory out with the runtime's copy (links out of the tree are left
+ * out, nothing is followed) and writes it as tar (common/tarwrite.c); PUT
+ * unpacks the body with rootfs's checked extractor (no absolute or ".."
+ * names) and copies the tree in. Both are bounded by the cell's disk
+ * limit (API_MAX_TAR when it has none). */
+
+#define API_MAX_TAR (1ull << 30)
+
+static uint64_t tar_bound(const struct api *a)
+{
+	uint64_t d = a->cfg.spec->limits.disk;
+	return d && d < API_MAX_TAR ? d : API_MAX_TAR;
+}
+
+static int tar_tmpdir(char *out, size_t size)
+{
+	const char *t = getenv("TMPDIR");
+	if (!t || t[0] != '/')
+		t = "/tmp";
+	if (snprintf(out, size, "%s/sandcell-files-XXXXXX", t) >= (int)size)
+		return -1;
+	return mkdtemp(out) ? 0 : -1;
+}
+
+struct fd_stream {
+	int fd;
+};
+
+static ssize_t fd_stream_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	(void)client_fd;
+	struct fd_stream *s = ctx;
+	for (;;) {
+		ssize_t n = read(s->fd, buf, max);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n > 0 ? n : n == 0 ? API_STREAM_END : API_STREAM_ERROR;
+	}
+}
+
+static void fd_stream_free(void *ctx)
+{
+	struct fd_stream *s = ctx;
+	close(s->fd);
+	free(s);
+}
+
+static void files_get_tar(struct api *a, struct cell *c, const char *path,
+			  struct api_response *resp)
+{
+	char tmp[PATH_MAX], tree[PATH_MAX + 8];
+	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
+		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+		return;
+	}
+	snprintf(tree, sizeof(tree), "%s/t", tmp);
+	struct sc_err err = {0};
+	int out = -1, dfd = -1;
+	uint64_t max = tar_bound(a);
+	if (cell_copy_out_flags(c, path, tree, max, 0, &a->cfg.log, &err) < 0) {
+		errorf(resp, err.errnum == ENOENT ? 404 : err.errnum == EFBIG ? 413 : 500, "%s", err.msg);
+		goto out;
+	}
+	dfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	out = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (dfd < 0 || out < 0) {
+		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	struct tarw_opts o = {.max_bytes = max};
+	if (sc_tarw_tree(out, dfd, &o, &err) < 0 || lseek(out, 0, SEEK_SET) < 0) {
+		errorf(resp, 500, "tar: %s", err.msg[0] ? err.msg : strerror(errno));
+		goto out;
+	}
+	struct fd_stream *fs = malloc(sizeof(*fs));
+	if (!fs) {
+		api_response_error(resp, 500, "out of memory");
+		goto out;
+	}
+	fs->fd = out;
+	out = -1;
+	resp->status = 200;
+	resp->content_type = "application/x-tar";
+	resp->stream = fd_stream_read;
+	resp->stream_free = fd_stream_free;
+	resp->stream_ctx = fs;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (out >= 0)
+		close(out);
+	sc_remove_tree_path(tmp, NULL);
+}
+
+static void files_put_tar(struct api *a, struct cell *c, const char *path,
+			  const struct api_request *req, struct api_response *resp)
+{
+	char tmp[PATH_MAX], tree[PATH_MAX + 8];
+	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
+		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+		return;
+	}
+	snprintf(tree, sizeof(tree), "%s/t", tmp);
+	struct sc_err err = {0};
+	int in = -1, dfd = -1;
+	uint64_t files = 0, max = tar_bound(a);
+	if (mkdir(tree, 0700) < 0 ||
+	    (dfd = open(tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (in = memfd_of(req->body, req->body_len)) < 0) {
+		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (rootfs_tar_unpack(dfd, in, max, 100000, &files, &err) < 0) {
+		errorf(resp, 400, "the tar is refused: %s", err.msg);
+		goto out;
+	}
+	if (cell_copy_in_as(c, tree, path, max, &err) < 0) {
+		errorf(resp, err.errnum == EFBIG || err.errnum == ENOSPC || err.errnum == EDQUOT ? 413 : 500,
+		       "%s", err.msg);
+		goto out;
+	}
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		goto out;
+	}
+	fputs("{\"path\":", jb.f);
+	api_json_string(jb.f, path, strlen(path));
+	fprintf(jb.f, ",\"size\":%zu,\"entries\":%llu}", req->body_len, (unsigned long long)files);
+	jsend(&jb, resp, 200);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (in >= 0)
+		close(in);
+	sc_remove_tree_path(tmp, NULL);
+}
+
+static bool is_tar_type(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Content-Type") : NULL;
+	return h && !strncasecmp(h, "application/x-tar", 17) && (!h[17] || h[17] == ';' || h[17] == ' ');
+}
+
 static void cells_files(struct api *a, const char *id, const struct api_request *req,
 			struct api_response *resp)
 {
@@ -1215,7 +1365,9 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 	if (cell_begin(a, id, &c, resp) < 0)
 		return;
 	struct sc_err err = {0};
-	if (put) {
+	if (put && is_tar_type(req)) {
+		files_put_tar(a, c, path, req, resp);
+	} else if (put) {
 		int rc = cell_write_file(c, path, req->body, req->body_len, CELL_FILE_CREATE, 30, &err);
 		if (rc < 0 && err.errnum == EEXIST)
 			rc = cell_write_file(c, path, req->body, req->body_len, 0, 30, &err);
@@ -1234,12 +1386,14 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 		}
 	} else {
 		struct cell_file f;
-		if (cell_read_file(c, path, API_MAX_FILE, 30, &f, &err) < 0) {
+		int rc = cell_read_file(c, path, API_MAX_FILE, 30, &f, &err);
+		if (rc < 0 && err.errnum == EISDIR) {
+			files_get_tar(a, c, path, resp);
+		} else if (rc < 0) {
 			int st = err.errnum == ENOENT ? 404 :
 				 (err.errnum == EISDIR || err.errnum == EINVAL) ? 400 :
 				 err.errnum == EACCES ? 403 : 500;
-			errorf(resp, st, "%s%s", err.msg,
-			       err.errnum == EISDIR ? " (this version serves regular files only)" : "");
+			errorf(resp, st, "%s", err.msg);
 		} else if (f.truncated) {
 			free(f.data);
 			errorf(resp, 413, "the file is larger than %u bytes", API_MAX_FILE);

@@ -13,9 +13,11 @@ URL is http://127.0.0.1:PORT.
 """
 import base64
 import http.client
+import io
 import json
 import socket
 import sys
+import tarfile
 import threading
 import time
 import urllib.parse
@@ -349,6 +351,78 @@ def code(c, with_plots):
     ok(st == 200, "DELETE the session's cell", (st, got))
 
 
+# ---- a directory as a tar stream (GET/PUT /cells/{id}/files) ----
+
+def tar_of(entries):
+    """entries: (name, bytes or None for a directory, or ("link", target))"""
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in entries:
+            i = tarfile.TarInfo(name)
+            if data is None:
+                i.type, i.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(i)
+            elif isinstance(data, tuple):
+                i.type, i.linkname = tarfile.SYMTYPE, data[1]
+                t.addfile(i)
+            else:
+                i.size, i.mode = len(data), 0o644
+                t.addfile(i, io.BytesIO(data))
+    return b.getvalue()
+
+
+def tars(c):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for tar streams", (st, got)):
+        return
+    cid = got["id"]
+    files = "/cells/%s/files?path=" % cid
+    tarh = {"Content-Type": "application/x-tar"}
+    blob = bytes(range(256)) * 100
+    up = tar_of([("top", None), ("top/a.txt", b"alpha\n"), ("top/sub", None), ("top/sub/bin", blob),
+                 ("top/rel", ("link", "a.txt"))])
+    st, _, got = c.request("PUT", files + "tree", up, headers=tarh)
+    ok(st == 200 and got.get("entries") == 5, "PUT a tar unpacks it into the directory", (st, got))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "cat tree/top/a.txt; readlink tree/top/rel; wc -c < tree/top/sub/bin"})
+    ok(st == 200 and got["stdout"] == "alpha\na.txt\n25600\n", "the unpacked files are in the cell", got)
+    st, h, data = c.request("GET", files + "tree", raw=True)
+    ok(st == 200 and h.get("content-type") == "application/x-tar", "GET a directory answers a tar", (st, h))
+    if st == 200:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as t:
+            m = {x.name.rstrip("/").lstrip("./"): x for x in t.getmembers()}
+            ok(set(m) >= {"top", "top/a.txt", "top/sub", "top/sub/bin", "top/rel"},
+               "the round trip keeps every entry", sorted(m))
+            ok(t.extractfile(m["top/sub/bin"]).read() == blob and t.extractfile(m["top/a.txt"]).read() == b"alpha\n"
+               and m["top/rel"].issym() and m["top/rel"].linkname == "a.txt",
+               "... byte for byte, the inside link as a link", sorted(m))
+    # a link out of the cell is not followed (nor kept) on GET
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "mkdir -p esc && echo mine > esc/f && ln -s /etc/passwd esc/pw && ln -s / esc/root"})
+    st, h, data = c.request("GET", files + "esc", raw=True)
+    if ok(st == 200, "GET a directory with links out of it", (st, data[:200])):
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as t:
+            ms = t.getmembers()
+            names = sorted(x.name.lstrip("./") for x in ms)
+            ok("f" in names and all(not x.isfile() or x.size < 100 for x in ms)
+               and not any(b"root:" in (t.extractfile(x).read() if x.isfile() else b"") for x in ms)
+               and "pw" not in names and "root" not in names,
+               "links out of the cell are left out, never followed", names)
+    # refused tars
+    for what, bad in (("a '..' name", [("ok", b"x"), ("../evil", b"x")]),
+                      ("an absolute name", [("/abs-evil", b"x")]),
+                      ("a '..' inside a name", [("a/../../evil2", b"x")])):
+        st, _, got = c.request("PUT", files + "bad", tar_of(bad), headers=tarh)
+        ok(st == 400 and "refused" in str(got.get("detail", "")), "a tar with %s is refused" % what, (st, got))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "ls -a /testbed/bad 2>&1; ls / /testbed | grep -c evil"})
+    ok(st == 200 and got["stdout"].strip().endswith("0"), "... and nothing of it is in the cell", got)
+    st, _, got = c.request("PUT", files + "notar", b"this is not a tar at all" * 40, headers=tarh)
+    ok(st == 400, "a body that is not a tar is 400", (st, got))
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the tar cell", (st, got))
+
+
 # ---- concurrency ----
 
 def concurrency(c, nclients, nreq):
@@ -547,6 +621,8 @@ def main():
         cells(c)
     elif cmd == "stream":
         stream(c)
+    elif cmd == "tar":
+        tars(c)
     elif cmd == "code":
         code(c, "--plots" in sys.argv)
     elif cmd == "concurrency":
