@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../common/sc.h"
 #include "../lang/lang.h"
@@ -98,11 +99,24 @@ struct api_response {
 	struct api_header headers[4]; /* static strings or ones in hbuf */
 	size_t nheaders;
 	char hbuf[64];
+	/* A streamed body (body NULL) instead: the transport calls stream
+	 * from the connection's thread until it returns API_STREAM_END (or
+	 * API_STREAM_ERROR: drop the connection); it may block. client_fd:
+	 * the connection's socket (-1: unknown), to notice a client that
+	 * went away (POLLRDHUP). stream_free is called once, always, after
+	 * the last call or when the client is gone; it ends what the stream
+	 * runs. A response with a stream keeps its concurrency slot until
+	 * stream_free. */
+	ssize_t (*stream)(void *ctx, char *buf, size_t max, int client_fd);
+	void (*stream_free)(void *ctx);
+	void *stream_ctx;
 };
+#define API_STREAM_END ((ssize_t)-1)
+#define API_STREAM_ERROR ((ssize_t)-2)
 /* Answer one request. Never fails: an error is a response (4xx/5xx with
  * {"detail": "..."}). Free the response with api_response_free. */
 void api_handle(struct api *a, const struct api_request *req, struct api_response *resp);
-void api_response_free(struct api_response *resp);
+void api_response_free(struct api_response *resp); /* stream_free too */
 /* An answer made outside api_handle (the transport's 413, 503, ...). */
 void api_response_error(struct api_response *resp, int status, const char *detail);
 /* Is the token right? Constant time in the token's content. */

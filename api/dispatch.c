@@ -8,7 +8,9 @@
  * until DELETE, idleness or the server's end. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -16,10 +18,14 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/parse.h"
+#include "../common/tarwrite.h"
+#include "../rootfs/rootfs.h"
 #include "api.h"
 
 #define API_ID_LEN 16
@@ -38,6 +44,7 @@ struct api {
 	char *token;
 	struct cell_pool *pool;
 	pthread_mutex_t mu; /* guards cells, ncells */
+	pthread_mutex_t session_mu; /* one session being installed at a time */
 	struct api_cell *cells;
 	size_t ncells;
 	atomic_size_t in_flight;
@@ -83,6 +90,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 		return sc_fail(err, ENOMEM, "api");
 	}
 	pthread_mutex_init(&a->mu, NULL);
+	pthread_mutex_init(&a->session_mu, NULL);
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
 	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, &a->pool, err) < 0) {
 		api_free(a);
@@ -108,6 +116,7 @@ void api_free(struct api *a)
 		cell_pool_free(a->pool);
 	}
 	pthread_mutex_destroy(&a->mu);
+	pthread_mutex_destroy(&a->session_mu);
 	free(a->cells);
 	if (a->token)
 		explicit_bzero(a->token, strlen(a->token));
@@ -160,6 +169,9 @@ void api_response_free(struct api_response *resp)
 {
 	free(resp->body);
 	resp->body = NULL;
+	if (resp->stream && resp->stream_free)
+		resp->stream_free(resp->stream_ctx);
+	resp->stream = NULL;
 }
 
 static void set_body(struct api_response *resp, int status, const char *type, char *body,
@@ -759,6 +771,320 @@ static void cell_end(struct api *a, const char *id, struct cell *c)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* ---- POST /cells/{id}/exec, streamed (Accept: application/x-ndjson) ----
+ * cell_exec runs in a helper thread with two pipes for stdout and stderr;
+ * the transport's thread (the reader) turns what comes into one JSON line
+ * per chunk, then a result line. The client going away (its socket's
+ * POLLRDHUP) or the transport giving up cancels the command (cancel pipe:
+ * cell_exec closes its socket to the cell, whose init kills it). */
+
+#define STREAM_CHUNK 16384
+
+struct exec_stream {
+	struct api *a;
+	char id[API_ID_LEN + 1];
+	struct cell *c;
+	cJSON *j;                        /* owns the strings argv/env point to */
+	char *envbuf[CELL_MAX_ENV];
+	size_t nenv;
+	char *argv[API_MAX_ARGV + 1];
+	const char *envs[CELL_MAX_ENV + 1];
+	char cwd[LANG_MAX_PATH + 16];
+	int stdin_fd;
+	struct cell_exec_req er;
+	struct cell_result res;
+	struct sc_err err;
+	int rc;
+	int po[2], pe[2], pd[2], pc[2];  /* stdout, stderr, done, cancel */
+	pthread_t th;
+	bool running;                    /* th started, not joined */
+	bool open[2], done, finished;
+	double drain_until;              /* after done: a background writer's bound */
+	uint64_t sent[2], limit;
+	bool trunc[2];
+	unsigned char carry[2][4];       /* an unfinished UTF-8 sequence */
+	size_t ncarry[2];
+	char *ev;                        /* encoded bytes not yet handed out */
+	size_t ev_len, ev_off;
+	char buf[STREAM_CHUNK + 4];
+};
+
+static void *exec_stream_main(void *arg)
+{
+	struct exec_stream *x = arg;
+	x->rc = cell_exec(x->c, &x->er, &x->res, &x->err);
+	sc_closep(&x->po[1]);
+	sc_closep(&x->pe[1]);
+	(void)!write(x->pd[1], "x", 1);
+	return NULL;
+}
+
+/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that is not
+ * complete yet (0..3). */
+static size_t utf8_unfinished(const unsigned char *p, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char b = p[n - back];
+		if ((b & 0xc0) == 0x80)
+			continue; /* a continuation byte: look further back */
+		size_t want = (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 1;
+		return want > back ? back : 0;
+	}
+	return 0;
+}
+
+static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
+{
+	struct jbuf jb;
+	if (!jopen(&jb))
+		return -1;
+	fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
+	api_json_string(jb.f, d, n);
+	fputs("}\n", jb.f);
+	if (fclose(jb.f) != 0) {
+		free(jb.buf);
+		return -1;
+	}
+	x->ev = jb.buf;
+	x->ev_len = jb.len;
+	x->ev_off = 0;
+	return 0;
+}
+
+static int stream_result(struct exec_stream *x)
+{
+	struct jbuf jb;
+	if (!jopen(&jb))
+		return -1;
+	if (x->rc < 0) {
+		fputs("{\"type\":\"error\",\"detail\":", jb.f);
+		api_json_string(jb.f, x->err.msg, strlen(x->err.msg));
+		fputc('}', jb.f);
+	} else {
+		x->res.out_truncated = x->trunc[0];
+		x->res.err_truncated = x->trunc[1];
+		char *obj = NULL;
+		size_t olen = 0;
+		FILE *f = open_memstream(&obj, &olen);
+		if (f) {
+			api_json_cell_result(f, &x->res);
+			if (fclose(f) != 0) {
+				free(obj);
+				obj = NULL;
+			}
+		}
+		if (!obj || olen < 2) {
+			free(obj);
+			fclose(jb.f);
+			free(jb.buf);
+			return -1;
+		}
+		fprintf(jb.f, "{\"type\":\"result\",%s", obj + 1);
+		free(obj);
+	}
+	fputc('\n', jb.f);
+	if (fclose(jb.f) != 0) {
+		free(jb.buf);
+		return -1;
+	}
+	x->ev = jb.buf;
+	x->ev_len = jb.len;
+	x->ev_off = 0;
+	return 0;
+}
+
+/* One chunk read from pipe k (n 0: its end) into an event, bounded by the
+ * output limit; whole UTF-8 sequences only. 1: an event is ready. */
+static int stream_chunk(struct exec_stream *x, int k, ssize_t n)
+{
+	char *d = x->buf;
+	size_t len = x->ncarry[k];
+	memcpy(d, x->carry[k], len);
+	x->ncarry[k] = 0;
+	len += n > 0 ? (size_t)n : 0;
+	if (n > 0) {
+		size_t hold = utf8_unfinished((const unsigned char *)d, len);
+		memcpy(x->carry[k], d + len - hold, hold);
+		x->ncarry[k] = hold;
+		len -= hold;
+	}
+	if (x->sent[k] + len > x->limit) {
+		x->trunc[k] = true;
+		len = x->limit > x->sent[k] ? (size_t)(x->limit - x->sent[k]) : 0;
+	}
+	if (!len)
+		return 0;
+	x->sent[k] += len;
+	return stream_event(x, k, d, len) < 0 ? -1 : 1;
+}
+
+static ssize_t exec_stream_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	struct exec_stream *x = ctx;
+	for (;;) {
+		if (x->ev && x->ev_off < x->ev_len) {
+			size_t n = x->ev_len - x->ev_off < max ? x->ev_len - x->ev_off : max;
+			memcpy(buf, x->ev + x->ev_off, n);
+			x->ev_off += n;
+			return (ssize_t)n;
+		}
+		free(x->ev);
+		x->ev = NULL;
+		if (x->finished)
+			return API_STREAM_END;
+		if (!x->open[0] && !x->open[1]) {
+			if (x->running) {
+				pthread_join(x->th, NULL);
+				x->running = false;
+			}
+			x->finished = true;
+			if (stream_result(x) < 0)
+				return API_STREAM_ERROR;
+			continue;
+		}
+		struct pollfd p[4] = {
+			{.fd = x->open[0] ? x->po[0] : -1, .events = POLLIN},
+			{.fd = x->open[1] ? x->pe[0] : -1, .events = POLLIN},
+			{.fd = x->done ? -1 : x->pd[0], .events = POLLIN},
+			{.fd = client_fd, .events = POLLRDHUP},
+		};
+		/* Once the command ended, what is in the pipes is read without
+		 * waiting: a process it left behind may hold them open. */
+		int r = poll(p, 4, x->done ? 0 : -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return API_STREAM_ERROR;
+		if (x->done && now_s() > x->drain_until)
+			r = 0;
+		if (p[3].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			return API_STREAM_ERROR; /* the client is gone: free cancels */
+		if (r == 0) {
+			for (int k = 0; k < 2; k++)
+				if (x->open[k]) {
+					x->open[k] = false;
+					if (stream_chunk(x, k, 0) < 0)
+						return API_STREAM_ERROR;
+				}
+			continue;
+		}
+		if (p[2].revents) {
+			x->done = true;
+			x->drain_until = now_s() + 1.0;
+		}
+		for (int k = 0; k < 2 && r > 0; k++) {
+			if (!p[k].revents || x->ev)
+				continue;
+			ssize_t n = read(k ? x->pe[0] : x->po[0], x->buf + x->ncarry[k], STREAM_CHUNK);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (n <= 0)
+				x->open[k] = false;
+			if (stream_chunk(x, k, n > 0 ? n : 0) < 0)
+				return API_STREAM_ERROR;
+		}
+	}
+}
+
+static void exec_stream_free(void *ctx)
+{
+	struct exec_stream *x = ctx;
+	if (x->running) {
+		(void)!write(x->pc[1], "x", 1);
+		pthread_join(x->th, NULL);
+	}
+	if (x->rc == 0)
+		cell_result_free(&x->res);
+	int *fds[] = {x->po, x->pe, x->pd, x->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++) {
+		sc_closep(&fds[i][0]);
+		sc_closep(&fds[i][1]);
+	}
+	if (x->stdin_fd >= 0)
+		close(x->stdin_fd);
+	cell_end(x->a, x->id, x->c);
+	for (size_t i = 0; i < x->nenv; i++)
+		free(x->envbuf[i]);
+	cJSON_Delete(x->j);
+	free(x->ev);
+	free(x);
+}
+
+static bool wants_ndjson(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Accept") : NULL;
+	return h && strstr(h, "application/x-ndjson");
+}
+
+/* Start the stream; it owns j, envbuf, c and stdin_fd from here on, even
+ * when this fails (then resp is an error). */
+static void exec_stream_start(struct api *a, const char *id, struct cell *c, cJSON *j,
+			      char **envbuf, size_t nenv, int stdin_fd,
+			      const struct cell_exec_req *er, struct api_response *resp)
+{
+	struct exec_stream *x = calloc(1, sizeof(*x));
+	if (!x) {
+		api_response_error(resp, 500, "out of memory");
+		for (size_t i = 0; i < nenv; i++)
+			free(envbuf[i]);
+		if (stdin_fd >= 0)
+			close(stdin_fd);
+		cell_end(a, id, c);
+		cJSON_Delete(j);
+		return;
+	}
+	x->a = a;
+	snprintf(x->id, sizeof(x->id), "%s", id);
+	x->c = c;
+	x->j = j;
+	memcpy(x->envbuf, envbuf, nenv * sizeof(*envbuf));
+	x->nenv = nenv;
+	x->stdin_fd = stdin_fd;
+	int *fds[] = {x->po, x->pe, x->pd, x->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++)
+		fds[i][0] = fds[i][1] = -1;
+	x->er = *er;
+	size_t n = 0;
+	for (; er->argv[n]; n++)
+		x->argv[n] = er->argv[n];
+	x->argv[n] = NULL;
+	x->er.argv = x->argv;
+	if (er->env) {
+		for (n = 0; er->env[n]; n++)
+			x->envs[n] = er->env[n];
+		x->envs[n] = NULL;
+		x->er.env = x->envs;
+	}
+	if (er->cwd) {
+		snprintf(x->cwd, sizeof(x->cwd), "%s", er->cwd);
+		x->er.cwd = x->cwd;
+	}
+	x->limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
+	x->open[0] = x->open[1] = true;
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++)
+		if (pipe2(fds[i], O_CLOEXEC) < 0) {
+			errorf(resp, 500, "pipe: %s", strerror(errno));
+			exec_stream_free(x);
+			return;
+		}
+	x->er.stdout_fd = x->po[1];
+	x->er.stderr_fd = x->pe[1];
+	x->er.has_cancel = true;
+	x->er.cancel_fd = x->pc[0];
+	int e = pthread_create(&x->th, NULL, exec_stream_main, x);
+	if (e) {
+		errorf(resp, 500, "thread: %s", strerror(e));
+		exec_stream_free(x);
+		return;
+	}
+	x->running = true;
+	resp->status = 200;
+	resp->content_type = "application/x-ndjson";
+	resp->stream = exec_stream_read;
+	resp->stream_free = exec_stream_free;
+	resp->stream_ctx = x;
+}
+
 static void cells_exec(struct api *a, const char *id, const struct api_request *req,
 		       struct api_response *resp)
 {
@@ -847,6 +1173,10 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 		.stdout_fd = -1,
 		.stderr_fd = -1,
 	};
+	if (wants_ndjson(req)) {
+		exec_stream_start(a, id, c, j, envbuf, nenv, stdin_fd, &er, resp);
+		return; /* the stream owns j, envbuf, c, stdin_fd */
+	}
 	struct cell_result res;
 	struct sc_err err = {0};
 	if (cell_exec(c, &er, &res, &err) < 0) {
@@ -871,6 +1201,152 @@ out:
 	cJSON_Delete(j);
 }
 
+/* ---- a directory as a tar stream (GET/PUT /cells/{id}/files) ----
+ * Through a private (0700) directory on the host: GET copies the cell's
+ * directory out with the runtime's copy (links out of the tree are left
+ * out, nothing is followed) and writes it as tar (common/tarwrite.c); PUT
+ * unpacks the body with rootfs's checked extractor (no absolute or ".."
+ * names) and copies the tree in. Both are bounded by the cell's disk
+ * limit (API_MAX_TAR when it has none). */
+
+#define API_MAX_TAR (1ull << 30)
+
+static uint64_t tar_bound(const struct api *a)
+{
+	uint64_t d = a->cfg.spec->limits.disk;
+	return d && d < API_MAX_TAR ? d : API_MAX_TAR;
+}
+
+static int tar_tmpdir(char *out, size_t size)
+{
+	const char *t = getenv("TMPDIR");
+	if (!t || t[0] != '/')
+		t = "/tmp";
+	if (snprintf(out, size, "%s/sandcell-files-XXXXXX", t) >= (int)size)
+		return -1;
+	return mkdtemp(out) ? 0 : -1;
+}
+
+struct fd_stream {
+	int fd;
+};
+
+static ssize_t fd_stream_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	(void)client_fd;
+	struct fd_stream *s = ctx;
+	for (;;) {
+		ssize_t n = read(s->fd, buf, max);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n > 0 ? n : n == 0 ? API_STREAM_END : API_STREAM_ERROR;
+	}
+}
+
+static void fd_stream_free(void *ctx)
+{
+	struct fd_stream *s = ctx;
+	close(s->fd);
+	free(s);
+}
+
+static void files_get_tar(struct api *a, struct cell *c, const char *path,
+			  struct api_response *resp)
+{
+	char tmp[PATH_MAX], tree[PATH_MAX + 8];
+	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
+		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+		return;
+	}
+	snprintf(tree, sizeof(tree), "%s/t", tmp);
+	struct sc_err err = {0};
+	int out = -1, dfd = -1;
+	uint64_t max = tar_bound(a);
+	if (cell_copy_out_flags(c, path, tree, max, 0, &a->cfg.log, &err) < 0) {
+		errorf(resp, err.errnum == ENOENT ? 404 : err.errnum == EFBIG ? 413 : 500, "%s", err.msg);
+		goto out;
+	}
+	dfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	out = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (dfd < 0 || out < 0) {
+		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	struct tarw_opts o = {.max_bytes = max};
+	if (sc_tarw_tree(out, dfd, &o, &err) < 0 || lseek(out, 0, SEEK_SET) < 0) {
+		errorf(resp, 500, "tar: %s", err.msg[0] ? err.msg : strerror(errno));
+		goto out;
+	}
+	struct fd_stream *fs = malloc(sizeof(*fs));
+	if (!fs) {
+		api_response_error(resp, 500, "out of memory");
+		goto out;
+	}
+	fs->fd = out;
+	out = -1;
+	resp->status = 200;
+	resp->content_type = "application/x-tar";
+	resp->stream = fd_stream_read;
+	resp->stream_free = fd_stream_free;
+	resp->stream_ctx = fs;
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (out >= 0)
+		close(out);
+	sc_remove_tree_path(tmp, NULL);
+}
+
+static void files_put_tar(struct api *a, struct cell *c, const char *path,
+			  const struct api_request *req, struct api_response *resp)
+{
+	char tmp[PATH_MAX], tree[PATH_MAX + 8];
+	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
+		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+		return;
+	}
+	snprintf(tree, sizeof(tree), "%s/t", tmp);
+	struct sc_err err = {0};
+	int in = -1, dfd = -1;
+	uint64_t files = 0, max = tar_bound(a);
+	if (mkdir(tree, 0700) < 0 ||
+	    (dfd = open(tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (in = memfd_of(req->body, req->body_len)) < 0) {
+		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (rootfs_tar_unpack(dfd, in, max, 100000, &files, &err) < 0) {
+		errorf(resp, 400, "the tar is refused: %s", err.msg);
+		goto out;
+	}
+	if (cell_copy_in_as(c, tree, path, max, &err) < 0) {
+		errorf(resp, err.errnum == EFBIG || err.errnum == ENOSPC || err.errnum == EDQUOT ? 413 : 500,
+		       "%s", err.msg);
+		goto out;
+	}
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		goto out;
+	}
+	fputs("{\"path\":", jb.f);
+	api_json_string(jb.f, path, strlen(path));
+	fprintf(jb.f, ",\"size\":%zu,\"entries\":%llu}", req->body_len, (unsigned long long)files);
+	jsend(&jb, resp, 200);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (in >= 0)
+		close(in);
+	sc_remove_tree_path(tmp, NULL);
+}
+
+static bool is_tar_type(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Content-Type") : NULL;
+	return h && !strncasecmp(h, "application/x-tar", 17) && (!h[17] || h[17] == ';' || h[17] == ' ');
+}
+
 static void cells_files(struct api *a, const char *id, const struct api_request *req,
 			struct api_response *resp)
 {
@@ -889,7 +1365,9 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 	if (cell_begin(a, id, &c, resp) < 0)
 		return;
 	struct sc_err err = {0};
-	if (put) {
+	if (put && is_tar_type(req)) {
+		files_put_tar(a, c, path, req, resp);
+	} else if (put) {
 		int rc = cell_write_file(c, path, req->body, req->body_len, CELL_FILE_CREATE, 30, &err);
 		if (rc < 0 && err.errnum == EEXIST)
 			rc = cell_write_file(c, path, req->body, req->body_len, 0, 30, &err);
@@ -908,12 +1386,14 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 		}
 	} else {
 		struct cell_file f;
-		if (cell_read_file(c, path, API_MAX_FILE, 30, &f, &err) < 0) {
+		int rc = cell_read_file(c, path, API_MAX_FILE, 30, &f, &err);
+		if (rc < 0 && err.errnum == EISDIR) {
+			files_get_tar(a, c, path, resp);
+		} else if (rc < 0) {
 			int st = err.errnum == ENOENT ? 404 :
 				 (err.errnum == EISDIR || err.errnum == EINVAL) ? 400 :
 				 err.errnum == EACCES ? 403 : 500;
-			errorf(resp, st, "%s%s", err.msg,
-			       err.errnum == EISDIR ? " (this version serves regular files only)" : "");
+			errorf(resp, st, "%s", err.msg);
 		} else if (f.truncated) {
 			free(f.data);
 			errorf(resp, 413, "the file is larger than %u bytes", API_MAX_FILE);
@@ -922,6 +1402,81 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 		}
 	}
 	cell_end(a, id, c);
+}
+
+/* POST /cells/{id}/code: Python in a session kept in the cell, started on
+ * the first call (lang_session_install); the answer is `code session run
+ * --json`'s. */
+static void cells_code(struct api *a, const char *id, const struct api_request *req,
+		       struct api_response *resp)
+{
+	cJSON *j = parse_body(req, resp, false);
+	if (!j)
+		return;
+	const char *code, *lang_name;
+	double timeout;
+	const cJSON *jclear = cJSON_GetObjectItemCaseSensitive(j, "clear_plots");
+	if (!get_string(j, "code", &code) || !code) {
+		api_response_error(resp, 422, "code: a string is required");
+		goto out;
+	}
+	if (!get_string(j, "language", &lang_name) || !get_number(j, "timeout", 30, &timeout) ||
+	    (jclear && !cJSON_IsNull(jclear) && !cJSON_IsBool(jclear))) {
+		api_response_error(resp, 422, "expected language: a string; timeout: a number; clear_plots: a boolean");
+		goto out;
+	}
+	const struct lang_def *l = lang_find(lang_name ? lang_name : "python");
+	if (!l) {
+		errorf(resp, 422, "language: unknown language '%.64s'", lang_name);
+		goto out;
+	}
+	if (strcmp(l->name, "python") != 0) {
+		errorf(resp, 422, "language: sessions keep state for python only (%.32s: use /run_code)",
+		       l->name);
+		goto out;
+	}
+	if (strlen(code) > LANG_MAX_SOURCE) {
+		errorf(resp, 413, "code: at most %u bytes", (unsigned)LANG_MAX_SOURCE);
+		goto out;
+	}
+	struct cell *c;
+	if (cell_begin(a, id, &c, resp) < 0)
+		goto out;
+	struct sc_err err = {0};
+	int rc = 0;
+	if (!lang_session_is(c)) {
+		pthread_mutex_lock(&a->session_mu);
+		if (!lang_session_is(c))
+			rc = lang_session_install(c, l, &err);
+		pthread_mutex_unlock(&a->session_mu);
+	}
+	if (rc < 0) {
+		errorf(resp, 500, "starting the session: %s", err.msg);
+	} else {
+		struct lang_session_req sr;
+		lang_session_req_init(&sr);
+		sr.source = code;
+		sr.source_len = strlen(code);
+		sr.timeout_s = clamp_timeout(a, timeout, 30);
+		sr.clear_plots = cJSON_IsTrue(jclear);
+		sr.output_limit = a->cfg.spec->limits.output;
+		struct lang_result res;
+		if (lang_session_run_in(c, &sr, &res, &err) < 0) {
+			errorf(resp, err.errnum == EINVAL ? 422 : 500, "%s", err.msg);
+		} else {
+			struct jbuf jb;
+			if (jopen(&jb)) {
+				api_json_lang_result(jb.f, &res, a->cfg.pod_name, true);
+				jsend(&jb, resp, 200);
+			} else {
+				api_response_error(resp, 500, "out of memory");
+			}
+			lang_result_free(&res);
+		}
+	}
+	cell_end(a, id, c);
+out:
+	cJSON_Delete(j);
 }
 
 void api_tick(struct api *a)
@@ -1026,6 +1581,10 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 			if (strcmp(m, "POST"))
 				goto bad_method;
 			cells_exec(a, idbuf, req, resp);
+		} else if (!strcmp(rest, "/code")) {
+			if (strcmp(m, "POST"))
+				goto bad_method;
+			cells_code(a, idbuf, req, resp);
 		} else if (!strcmp(rest, "/files")) {
 			if (strcmp(m, "GET") && strcmp(m, "PUT"))
 				goto bad_method;

@@ -40,6 +40,7 @@ struct mhd_dl {
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_get_connection_info) *connection_info;
+	__typeof__(MHD_create_response_from_callback) *response_from_callback;
 };
 
 static struct mhd_dl mhd;
@@ -69,6 +70,7 @@ static void mhd_load_once(void)
 		{"MHD_queue_response", (void **)&mhd.queue_response},
 		{"MHD_destroy_response", (void **)&mhd.destroy_response},
 		{"MHD_get_connection_info", (void **)&mhd.connection_info},
+		{"MHD_create_response_from_callback", (void **)&mhd.response_from_callback},
 	};
 	for (size_t i = 0; i < SC_ARRAY_LEN(syms); i++) {
 		/* POSIX: dlsym's result converts to a function pointer */
@@ -300,11 +302,56 @@ static const char *lookup_header(void *ctx, const char *name)
 	return mhd.lookup(ctx, MHD_HEADER_KIND, name);
 }
 
+/* A streamed body: the api's stream, called from the connection's thread
+ * (one per connection, so it may block), with the client's socket. */
+struct stream_box {
+	ssize_t (*fn)(void *ctx, char *buf, size_t max, int client_fd);
+	void (*free_fn)(void *ctx);
+	void *ctx;
+	int client_fd;
+	size_t *out_len;
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)pos;
+	struct stream_box *b = cls;
+	ssize_t n = b->fn(b->ctx, buf, max, b->client_fd);
+	if (n == API_STREAM_END)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	*b->out_len += (size_t)n;
+	return n;
+}
+
+static void stream_done(void *cls)
+{
+	struct stream_box *b = cls;
+	b->free_fn(b->ctx);
+	free(b);
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_state *st,
 				     struct api_response *r)
 {
 	struct MHD_Response *mr;
-	if (r->body && r->body_len) {
+	if (r->stream) {
+		struct stream_box *b = calloc(1, sizeof(*b));
+		const union MHD_ConnectionInfo *ci =
+			mhd.connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mr = NULL;
+		if (b) {
+			*b = (struct stream_box){r->stream, r->stream_free, r->stream_ctx,
+						 ci ? ci->connect_fd : -1, &st->out_len};
+			mr = mhd.response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_read, b,
+							stream_done);
+			if (mr)
+				r->stream = NULL; /* stream_done frees it */
+			else
+				free(b);
+		}
+	} else if (r->body && r->body_len) {
 		mr = mhd.response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE);
 		if (mr)
 			r->body = NULL; /* MHD frees it */
@@ -440,8 +487,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct api_response r;
 	api_handle(s->a, &req, &r);
 	/* The slot goes back before the answer is queued: a client that has
-	 * its answer may send the next request at once and must find it free. */
-	if (st->gated) {
+	 * its answer may send the next request at once and must find it free.
+	 * A streamed answer keeps it until on_completed. */
+	if (st->gated && !r.stream) {
 		api_leave(s->a);
 		st->gated = false;
 	}

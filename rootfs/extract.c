@@ -557,3 +557,27 @@ int rootfs_extractor_finish(struct extractor *x, struct extract_stats *st, struc
 		*st = x->st;
 	return 0;
 }
+
+int rootfs_tar_unpack(int dir_fd, int tar_fd, uint64_t max_bytes, uint64_t max_files,
+		      uint64_t *files, struct sc_err *err)
+{
+	struct extract_limits lim = {.max_bytes = max_bytes, .max_files = max_files};
+	struct idshift ids = {.chown = false};
+	struct stream s;
+	if (rootfs_stream_open(&s, tar_fd, 0, UINT64_MAX, max_bytes, err) < 0)
+		return -1;
+	struct extractor *x = rootfs_extractor_new(dir_fd, &lim, &ids, err);
+	if (!x) {
+		rootfs_stream_close(&s);
+		return -1;
+	}
+	struct extract_stats st = {0};
+	int rc = rootfs_extractor_layer(x, &s, false, false, err);
+	if (rc == 0)
+		rc = rootfs_extractor_finish(x, &st, err);
+	rootfs_extractor_free(x);
+	rootfs_stream_close(&s);
+	if (rc == 0 && files)
+		*files = st.files;
+	return rc;
+}

@@ -111,3 +111,12 @@ int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_us
  * SANDCELL_RECIPES environment variable, else the installed or source
  * scripts/images directory. */
 const char *rootfs_recipe_dir(void);
+
+/* Unpack a tar stream read from tar_fd (plain or gzip) into the directory
+ * dir_fd (not owned) with the checked extractor of image layers: absolute
+ * and ".." names are refused (the call fails), nothing is written through a
+ * symlink, devices are skipped, setuid/setgid stripped, owners not changed
+ * (the caller's). max_bytes bounds the unpacked bytes, max_files the
+ * entries. *files (may be NULL): entries made. */
+int rootfs_tar_unpack(int dir_fd, int tar_fd, uint64_t max_bytes, uint64_t max_files,
+		      uint64_t *files, struct sc_err *err);

@@ -180,6 +180,11 @@ struct cell_exec_req {
 	int stdout_fd, stderr_fd; /* -1: capture into the result */
 	bool tty;               /* a pty of the cell's own, relayed as for
 				 * cell_spec.tty (stdout_fd >= 0) */
+	/* has_cancel: cancel_fd becoming readable ends the command (killed
+	 * in the cell, as when the caller goes away); cell_exec then fails
+	 * with ECANCELED. Another thread writes to a pipe to cancel. */
+	bool has_cancel;
+	int cancel_fd;
 };
 
 int cell_create(const struct cell_spec *spec, const char *name,

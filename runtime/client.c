@@ -170,6 +170,8 @@ struct exec_io {
 	int rd[2];
 	struct capture cap[2];
 	struct rt_tty tty; /* req->tty: the command's pty */
+	int cancel;        /* readable: give up the command (-1: none) */
+	bool cancelled;
 };
 
 /* Wait for the exit record while draining the capture pipes. Once it has
@@ -182,10 +184,12 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 	*have = false;
 	double drain_until = 0;
 	for (;;) {
-		struct pollfd p[5];
-		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1;
+		struct pollfd p[6];
+		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1, icancel = -1;
 		if (!*have)
 			p[isock = n++] = (struct pollfd){.fd = sock, .events = POLLIN};
+		if (!*have && io->cancel >= 0)
+			p[icancel = n++] = (struct pollfd){.fd = io->cancel, .events = POLLIN};
 		if (io->rd[0] >= 0)
 			p[i0 = n++] = (struct pollfd){.fd = io->rd[0], .events = POLLIN};
 		if (io->rd[1] >= 0)
@@ -224,6 +228,11 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 			continue;
 		if (rc <= 0)
 			return -1;
+		if (icancel >= 0 && p[icancel].revents) {
+			/* closing the socket (the caller's) kills the command */
+			io->cancelled = true;
+			return -1;
+		}
 		if (isock >= 0 && p[isock].revents) {
 			if (recv_rsp(sock, r) < 0)
 				return -1;
@@ -256,7 +265,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!buf)
 		return sc_fail(err, errno, "request");
 	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
-	struct exec_io io = {.rd = {-1, -1}};
+	struct exec_io io = {.rd = {-1, -1}, .cancel = req->has_cancel ? req->cancel_fd : -1};
 	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
 	int rc = -1;
 	_cleanup_fd_ int sock = -1;
@@ -292,6 +301,10 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	struct proto_rsp r;
 	bool have;
 	if (exec_wait(sock, &io, req->timeout_s > 0 ? t0 + req->timeout_s : 0, &r, &have) < 0 || !have) {
+		if (io.cancelled) {
+			sc_fail(err, ECANCELED, "the command in cell '%s' was cancelled", c->name);
+			goto out;
+		}
 		sc_fail(err, 0, "cell '%s' went away during the command (its init died?)", c->name);
 		goto out;
 	}

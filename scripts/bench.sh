@@ -14,7 +14,9 @@
 #   5. the agent's per-step overhead (scripts/bench_agent.sh);
 #   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh);
 #   7. egress: an allowlist's cold-start cost and the proxy's download
-#      throughput against a direct download (scripts/bench_egress.sh).
+#      throughput against a direct download (scripts/bench_egress.sh);
+#   8. serve: /run_code print(1) at concurrency 16 against host spawns of
+#      python3, exec through the API against a host spawn (scripts/bench_serve.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,4 +79,7 @@ if [ -x scripts/bench_batch.sh ]; then
 fi
 if [ -x scripts/bench_egress.sh ]; then
 	scripts/bench_egress.sh "$rounds"
+fi
+if [ -x scripts/bench_serve.sh ]; then
+	scripts/bench_serve.sh "$rounds"
 fi

@@ -11,10 +11,13 @@ exits 1 when something failed.
   serve_client.py unix:PATH - busy          (a server with --max-concurrency 1)
 URL is http://127.0.0.1:PORT.
 """
+import base64
 import http.client
+import io
 import json
 import socket
 import sys
+import tarfile
 import threading
 import time
 import urllib.parse
@@ -221,6 +224,205 @@ def cells(c):
         ok(gone, "an idle cell is removed", got)
 
 
+# ---- streamed exec (Accept: application/x-ndjson) ----
+
+def stream_open(c, cid, body):
+    h = {"Authorization": "Bearer " + c.token} if c.token else {}
+    h["Accept"] = "application/x-ndjson"
+    h["Content-Type"] = "application/json"
+    conn = c.conn(timeout=120)
+    conn.request("POST", "/cells/%s/exec" % cid, body=json.dumps(body).encode(), headers=h)
+    return conn, conn.getresponse()
+
+
+def stream_events(r):
+    while True:
+        line = r.readline()
+        if not line:
+            return
+        yield json.loads(line)
+
+
+def procs(c, cid):
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done"})
+    return got.get("stdout", "") if isinstance(got, dict) else ""
+
+
+def stream(c):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for streaming", (st, got)):
+        return
+    cid = got["id"]
+    conn, r = stream_open(c, cid, {"cmd": "echo first; echo oops >&2; "
+                                          "while [ ! -e /tmp/go ]; do sleep 0.1; done; echo second; exit 4",
+                                   "timeout": 120})
+    ok(r.status == 200 and r.getheader("Content-Type") == "application/x-ndjson",
+       "a streamed exec answers 200 application/x-ndjson", (r.status, r.getheaders()))
+    ev = stream_events(r)
+    seen = []
+    for e in ev:
+        seen.append(e)
+        if e.get("type") == "stdout" and "first" in e.get("data", ""):
+            break
+        if e.get("type") == "result":
+            break
+    ok(seen and seen[-1] == {"type": "stdout", "data": "first\n"},
+       "the first line arrives while the command still runs (before the result)", seen)
+    # the command waits for this file: it cannot have finished yet
+    st, _, got = c.request("PUT", "/cells/%s/files?path=/tmp/go" % cid, b"")
+    ok(st == 200, "PUT the file the command waits for", (st, got))
+    seen += list(ev)
+    conn.close()
+    kinds = [e.get("type") for e in seen]
+    out = "".join(e["data"] for e in seen if e.get("type") == "stdout")
+    err = "".join(e["data"] for e in seen if e.get("type") == "stderr")
+    ok(out == "first\nsecond\n" and err == "oops\n", "stdout and stderr events carry the output, in order",
+       seen)
+    ok(kinds[-1] == "result" and kinds.count("result") == 1, "one result event, the last", kinds)
+    ok(seen[-1].get("exit_code") == 4, "the result has the exit status", seen[-1])
+
+    conn, r = stream_open(c, cid, {"argv": ["sh", "-c", "echo a; sleep 60"], "timeout": 1})
+    seen = list(stream_events(r))
+    conn.close()
+    ok(seen and seen[0] == {"type": "stdout", "data": "a\n"} and seen[-1].get("type") == "result"
+       and seen[-1].get("timed_out") is True, "a streamed command's timeout ends in a timed-out result", seen)
+
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"cmd": "echo plain"},
+                           headers={"Accept": "application/json"})
+    ok(st == 200 and got.get("stdout") == "plain\n", "without the ndjson Accept exec answers one JSON", got)
+
+    # a client that goes away ends the command
+    conn, r = stream_open(c, cid, {"cmd": "echo started; exec sleep 612", "timeout": 300})
+    first = r.readline()
+    ok(json.loads(first) == {"type": "stdout", "data": "started\n"}, "the long command started", first)
+    ok("sleep 612" in procs(c, cid), "its process runs in the cell")
+    r.close()
+    conn.close()
+    idle = False
+    for _ in range(240):
+        st, _, got = c.request("GET", "/cells")
+        mine = [x for x in got["cells"] if x["id"] == cid]
+        if mine and mine[0]["busy"] == 0 and "sleep 612" not in procs(c, cid):
+            idle = True
+            break
+        time.sleep(0.5)
+    ok(idle, "a client that goes away ends the command (the cell is idle, no process left)", got)
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the streaming cell", (st, got))
+
+
+# ---- code sessions (POST /cells/{id}/code) ----
+
+def code(c, with_plots):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for a code session", (st, got)):
+        return
+    cid = got["id"]
+    path = "/cells/%s/code" % cid
+    st, _, got = c.request("POST", path, {"code": "x = 41\nprint('set')", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "set\n"
+       and got.get("session_restarted") is False and got.get("compile_result") is None,
+       "the first /code call starts the session and runs", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(x + 1)", "language": "python", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "42\n",
+       "state is kept across calls", (st, got))
+    st, _, got = c.request("POST", path, {"code": "raise ValueError('boom')", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Failed" and got["run_result"]["return_code"] != 0
+       and "ValueError: boom" in got["run_result"]["stderr"], "an error is Failed with its traceback", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(x)", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "41\n",
+       "the session recovers after the error, state intact", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(1)", "language": "cpp"})
+    ok(st == 422, "a language without sessions is 422", (st, got))
+    st, _, got = c.request("POST", path, {"language": "python"})
+    ok(st == 422, "a body without code is 422", (st, got))
+    if with_plots:
+        src = "import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\n"
+        st, _, got = c.request("POST", path, {"code": src, "timeout": 120, "clear_plots": True})
+        p = got.get("plots") if isinstance(got, dict) else None
+        ok(st == 200 and got.get("status") == "Success" and isinstance(p, list) and len(p) == 1
+           and p[0]["format"] == "png"
+           and base64.b64decode(p[0]["content_base64"])[:8] == b"\x89PNG\r\n\x1a\n",
+           "a plot comes back as a PNG", (st, got))
+    else:
+        print("skip - plots (no matplotlib in the cell's python3)")
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the session's cell", (st, got))
+
+
+# ---- a directory as a tar stream (GET/PUT /cells/{id}/files) ----
+
+def tar_of(entries):
+    """entries: (name, bytes or None for a directory, or ("link", target))"""
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in entries:
+            i = tarfile.TarInfo(name)
+            if data is None:
+                i.type, i.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(i)
+            elif isinstance(data, tuple):
+                i.type, i.linkname = tarfile.SYMTYPE, data[1]
+                t.addfile(i)
+            else:
+                i.size, i.mode = len(data), 0o644
+                t.addfile(i, io.BytesIO(data))
+    return b.getvalue()
+
+
+def tars(c):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for tar streams", (st, got)):
+        return
+    cid = got["id"]
+    files = "/cells/%s/files?path=" % cid
+    tarh = {"Content-Type": "application/x-tar"}
+    blob = bytes(range(256)) * 100
+    up = tar_of([("top", None), ("top/a.txt", b"alpha\n"), ("top/sub", None), ("top/sub/bin", blob),
+                 ("top/rel", ("link", "a.txt"))])
+    st, _, got = c.request("PUT", files + "tree", up, headers=tarh)
+    ok(st == 200 and got.get("entries") == 5, "PUT a tar unpacks it into the directory", (st, got))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "cat tree/top/a.txt; readlink tree/top/rel; wc -c < tree/top/sub/bin"})
+    ok(st == 200 and got["stdout"] == "alpha\na.txt\n25600\n", "the unpacked files are in the cell", got)
+    st, h, data = c.request("GET", files + "tree", raw=True)
+    ok(st == 200 and h.get("content-type") == "application/x-tar", "GET a directory answers a tar", (st, h))
+    if st == 200:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as t:
+            m = {x.name.rstrip("/").lstrip("./"): x for x in t.getmembers()}
+            ok(set(m) >= {"top", "top/a.txt", "top/sub", "top/sub/bin", "top/rel"},
+               "the round trip keeps every entry", sorted(m))
+            ok(t.extractfile(m["top/sub/bin"]).read() == blob and t.extractfile(m["top/a.txt"]).read() == b"alpha\n"
+               and m["top/rel"].issym() and m["top/rel"].linkname == "a.txt",
+               "... byte for byte, the inside link as a link", sorted(m))
+    # a link out of the cell is not followed (nor kept) on GET
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "mkdir -p esc && echo mine > esc/f && ln -s /etc/passwd esc/pw && ln -s / esc/root"})
+    st, h, data = c.request("GET", files + "esc", raw=True)
+    if ok(st == 200, "GET a directory with links out of it", (st, data[:200])):
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as t:
+            ms = t.getmembers()
+            names = sorted(x.name.lstrip("./") for x in ms)
+            ok("f" in names and all(not x.isfile() or x.size < 100 for x in ms)
+               and not any(b"root:" in (t.extractfile(x).read() if x.isfile() else b"") for x in ms)
+               and "pw" not in names and "root" not in names,
+               "links out of the cell are left out, never followed", names)
+    # refused tars
+    for what, bad in (("a '..' name", [("ok", b"x"), ("../evil", b"x")]),
+                      ("an absolute name", [("/abs-evil", b"x")]),
+                      ("a '..' inside a name", [("a/../../evil2", b"x")])):
+        st, _, got = c.request("PUT", files + "bad", tar_of(bad), headers=tarh)
+        ok(st == 400 and "refused" in str(got.get("detail", "")), "a tar with %s is refused" % what, (st, got))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "ls -a /testbed/bad 2>&1; ls / /testbed | grep -c evil"})
+    ok(st == 200 and got["stdout"].strip().endswith("0"), "... and nothing of it is in the cell", got)
+    st, _, got = c.request("PUT", files + "notar", b"this is not a tar at all" * 40, headers=tarh)
+    ok(st == 400, "a body that is not a tar is 400", (st, got))
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the tar cell", (st, got))
+
+
 # ---- concurrency ----
 
 def concurrency(c, nclients, nreq):
@@ -417,6 +619,12 @@ def main():
         auth(c)
     elif cmd == "cells":
         cells(c)
+    elif cmd == "stream":
+        stream(c)
+    elif cmd == "tar":
+        tars(c)
+    elif cmd == "code":
+        code(c, "--plots" in sys.argv)
     elif cmd == "concurrency":
         concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "hostile":
