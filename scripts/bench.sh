@@ -14,7 +14,9 @@
 #   5. the agent's per-step overhead (scripts/bench_agent.sh);
 #   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh);
 #   7. egress: an allowlist's cold-start cost and the proxy's download
-#      throughput against a direct download (scripts/bench_egress.sh).
+#      throughput against a direct download (scripts/bench_egress.sh);
+#   8. code: a warm session's print(1) round trip and a one-shot code run
+#      against python3 spawned on the host (scripts/bench_code.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,4 +79,7 @@ if [ -x scripts/bench_batch.sh ]; then
 fi
 if [ -x scripts/bench_egress.sh ]; then
 	scripts/bench_egress.sh "$rounds"
+fi
+if [ -x scripts/bench_code.sh ]; then
+	scripts/bench_code.sh "$rounds"
 fi
