@@ -306,6 +306,7 @@ size_t rt_state_gc_orphans(const char *state_root)
 		}
 	}
 	closedir(d);
+	rmdir(reg); /* when it is empty */
 	return killed;
 }
 
