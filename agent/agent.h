@@ -90,6 +90,13 @@ struct agent_result {
 	uint64_t input_tokens, output_tokens;
 	double wall_s;
 	char error[SC_ERR_MAX]; /* with AGENT_ERROR */
+	/* The answer file could not be kept (over 4 MiB, ...): why, and what to
+	 * do; "" when it was read or there was none. The status stays. */
+	char answer_error[320];
+	/* The output directory was larger than files_limit: only part of it
+	 * was copied out; files_note says so and what to do. */
+	bool files_truncated;
+	char files_note[320];
 };
 
 void agent_config_init(struct agent_config *cfg);

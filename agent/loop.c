@@ -225,13 +225,16 @@ static void collect(struct episode *e)
 			}
 			cJSON_AddBoolToObject(ev, "answer", res->answer != NULL);
 		} else {
-			cJSON_AddStringToObject(ev, "answer_error", err.msg);
 			if (strstr(err.msg, "size limit"))
-				sc_log(&e->cfg->log, SC_LOG_WARN,
-				       "agent: %s is larger than %u MiB and was not kept, so the run has "
-				       "no answer; the answer file is for the short final answer (large "
-				       "results belong in the output directory)",
-				       answer, ANSWER_MAX >> 20);
+				snprintf(res->answer_error, sizeof(res->answer_error),
+					 "answer.txt is larger than %u MiB: not read, so the run has no "
+					 "answer; the answer file is for the short final answer (large "
+					 "results belong in the output directory)",
+					 ANSWER_MAX >> 20);
+			cJSON_AddStringToObject(ev, "answer_error",
+						res->answer_error[0] ? res->answer_error : err.msg);
+			if (res->answer_error[0])
+				sc_log(&e->cfg->log, SC_LOG_WARN, "agent: %s", res->answer_error);
 		}
 	}
 	err = (struct sc_err){0};
@@ -249,11 +252,16 @@ static void collect(struct episode *e)
 			cJSON_AddBoolToObject(ev, "files", true);
 		else {
 			cJSON_AddStringToObject(ev, "files_error", err.msg);
-			if (strstr(err.msg, "size limit"))
-				sc_log(&e->cfg->log, SC_LOG_WARN,
-				       "agent: %s holds more than --files-limit (%llu bytes): only part of "
-				       "it was copied to %s; raise --files-limit to keep it all",
-				       output, (unsigned long long)e->cfg->files_limit, path);
+			if (strstr(err.msg, "size limit")) {
+				res->files_truncated = true;
+				snprintf(res->files_note, sizeof(res->files_note),
+					 "%.100s holds more than --files-limit (%llu bytes): only part "
+					 "of it was copied out; raise --files-limit to keep it all",
+					 output, (unsigned long long)e->cfg->files_limit);
+				cJSON_AddBoolToObject(ev, "files_truncated", true);
+				sc_log(&e->cfg->log, SC_LOG_WARN, "agent: %s (to %s)", res->files_note,
+				       path);
+			}
 		}
 	}
 	agent_record_event(&e->rec, ev);

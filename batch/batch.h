@@ -88,7 +88,10 @@ struct batch_summary {
 	unsigned npass;            /* pass@k for k = pass_k[i] */
 	unsigned pass_k[16];
 	double pass_at[16];
-	size_t submitted, max_steps, episode_timeout, errors, other;
+	size_t submitted, max_steps, episode_timeout, errors, checker_timeout, other;
+	/* attempts, whatever their status, whose answer file was not kept
+	 * (answer_error) or whose output was copied in part (files_truncated) */
+	size_t answer_errors, files_truncated;
 	double p50_s, p95_s, total_wall_s;
 	uint64_t input_tokens, output_tokens;
 	size_t expected_attempts;  /* from batch.json, 0 when unknown */

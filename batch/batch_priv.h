@@ -97,6 +97,8 @@ struct batch_record {
 	unsigned steps;
 	uint64_t input_tokens, output_tokens;
 	double wall_s;
+	bool answer_error;    /* the answer file was not kept (answer_error) */
+	bool files_truncated; /* output over --files-limit, copied in part */
 	char *dir;        /* attempt directory, relative to the run directory */
 	char *run;        /* the run directory it came from (summaries), or NULL */
 	cJSON *json;      /* the whole line */

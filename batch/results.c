@@ -46,6 +46,8 @@ int batch_record_parse(const char *line, size_t len, struct batch_record *r)
 	r->output_tokens = u64_of(j, "output_tokens");
 	const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "wall_s");
 	r->wall_s = cJSON_IsNumber(w) ? w->valuedouble : 0;
+	r->answer_error = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "answer_error"));
+	r->files_truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "files_truncated"));
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dir");
 	if (cJSON_IsString(d))
 		r->dir = strdup(d->valuestring);

@@ -516,6 +516,12 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	add_string_or_null(j, "error", error[0] ? error : note[0] ? note : NULL);
 	if (reward_error[0])
 		cJSON_AddStringToObject(j, "reward_error", reward_error);
+	if (res.answer_error[0])
+		cJSON_AddStringToObject(j, "answer_error", res.answer_error);
+	if (res.files_truncated) {
+		cJSON_AddTrueToObject(j, "files_truncated");
+		cJSON_AddStringToObject(j, "files_note", res.files_note);
+	}
 	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "dir", rel);
 	if (t->metadata)

@@ -225,8 +225,12 @@ void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 			s->episode_timeout++;
 		else if (!strcmp(r->status, "error"))
 			s->errors++;
+		else if (!strcmp(r->status, "checker_timeout"))
+			s->checker_timeout++;
 		else
 			s->other++;
+		s->answer_errors += r->answer_error;
+		s->files_truncated += r->files_truncated;
 		if (r->repeat + 1 > s->repeats)
 			s->repeats = r->repeat + 1;
 		if (r->scored) {
@@ -341,9 +345,16 @@ void batch_summary_print(FILE *f, const struct batch_summary *s, const char *tit
 	}
 	fprintf(f, "  status   submitted %zu, max_steps %zu, episode_timeout %zu, error %zu", s->submitted,
 		s->max_steps, s->episode_timeout, s->errors);
+	if (s->checker_timeout)
+		fprintf(f, ", checker_timeout %zu", s->checker_timeout);
 	if (s->other)
 		fprintf(f, ", other %zu", s->other);
 	fputc('\n', f);
+	if (s->answer_errors || s->files_truncated)
+		fprintf(f,
+			"  outputs  answer not kept %zu (answer.txt over 4 MiB), files cut %zu "
+			"(over --files-limit: raise it to keep them)\n",
+			s->answer_errors, s->files_truncated);
 	fprintf(f, "  time     p50 %.2f s, p95 %.2f s per episode\n", s->p50_s, s->p95_s);
 	char in[32], out[32], pin[32], pout[32];
 	human_count(in, sizeof(in), s->input_tokens);
@@ -389,8 +400,11 @@ void batch_summary_json(FILE *f, const struct batch_summary *s)
 	cJSON_AddNumberToObject(st, "max_steps", (double)s->max_steps);
 	cJSON_AddNumberToObject(st, "episode_timeout", (double)s->episode_timeout);
 	cJSON_AddNumberToObject(st, "error", (double)s->errors);
+	cJSON_AddNumberToObject(st, "checker_timeout", (double)s->checker_timeout);
 	if (s->other)
 		cJSON_AddNumberToObject(st, "other", (double)s->other);
+	cJSON_AddNumberToObject(o, "answer_errors", (double)s->answer_errors);
+	cJSON_AddNumberToObject(o, "files_truncated", (double)s->files_truncated);
 	cJSON_AddNumberToObject(o, "p50_s", s->p50_s);
 	cJSON_AddNumberToObject(o, "p95_s", s->p95_s);
 	cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens);

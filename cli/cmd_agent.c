@@ -90,6 +90,14 @@ static void print_json(const struct agent_result *res)
 	printf(",\"input_tokens\":%llu,\"output_tokens\":%llu,\"wall_s\":%.3f",
 	       (unsigned long long)res->input_tokens, (unsigned long long)res->output_tokens,
 	       res->wall_s);
+	if (res->answer_error[0]) {
+		printf(",\"answer_error\":");
+		cli_json_string(stdout, res->answer_error, strlen(res->answer_error));
+	}
+	if (res->files_truncated) {
+		printf(",\"files_truncated\":true,\"files_note\":");
+		cli_json_string(stdout, res->files_note, strlen(res->files_note));
+	}
 	if (res->status == AGENT_ERROR) {
 		printf(",\"error\":");
 		cli_json_string(stdout, res->error, strlen(res->error));

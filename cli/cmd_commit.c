@@ -26,7 +26,9 @@ struct commit_args {
 static int into_image(int fd, void *ctx, struct sc_err *err)
 {
 	struct commit_args *a = ctx;
-	struct rootfs_limits lim = {.max_size = a->max_size};
+	struct cli_log ls = {0};
+	struct sc_log log = cli_log_sink(&ls);
+	struct rootfs_limits lim = {.max_size = a->max_size, .log = &log};
 	return rootfs_image_commit(cell_data_root(), &CELLS_IN_USE, a->base, a->image, a->cell, fd,
 				   &lim, &a->rep, err);
 }

@@ -6,7 +6,9 @@ static const char GC_HELP[] =
 	"usage: sandcell gc [--root DIR]\n"
 	"\n"
 	"Remove what crashed cells left behind: state directories of cells whose\n"
-	"init is gone, their cgroups and on-disk layers. Running cells are kept.\n";
+	"init is gone, their cgroups and on-disk layers; and the inits of cells whose\n"
+	"state directory was deleted by hand (killed, with their processes). Running\n"
+	"cells are kept.\n";
 
 int cmd_gc(int argc, char **argv)
 {

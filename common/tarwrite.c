@@ -97,6 +97,10 @@ static int put_header(struct writer *w, const char *path, const struct stat *st,
 	octal(h + 124, 12, size);
 	octal(h + 136, 12, st ? (uint64_t)st->st_mtime : 0);
 	h[156] = type;
+	if (st && (type == '3' || type == '4')) {
+		octal(h + 329, 8, major(st->st_rdev));
+		octal(h + 337, 8, minor(st->st_rdev));
+	}
 	if (link)
 		memcpy(h + 157, link, long_link ? 99 : strlen(link));
 	memcpy(h + 257, "ustar", 6);
@@ -187,8 +191,14 @@ static int put_entry(struct writer *w, int dir, const char *name, const char *pa
 			return sc_fail(w->err, ENAMETOOLONG, "tar: path too long");
 		return put_header(w, wh, NULL, '0', 0, NULL);
 	}
+	/* FIFOs and device nodes are written as such: the reader decides (an
+	 * image keeps FIFOs and says which device nodes it skipped) */
+	if (S_ISFIFO(st.st_mode))
+		return put_header(w, path, &st, '6', 0, NULL);
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		return put_header(w, path, &st, S_ISCHR(st.st_mode) ? '3' : '4', 0, NULL);
 	if (!S_ISDIR(st.st_mode))
-		return 0; /* devices, fifos, sockets are not carried */
+		return 0; /* sockets: tar has no type for them, and a socket is not data */
 	if (depth > 256)
 		return sc_fail(w->err, 0, "directories nested too deep at %s", path);
 	char dpath[4200];

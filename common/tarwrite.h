@@ -1,6 +1,7 @@
 /* Writing a directory tree as a tar stream (ustar + pax headers), e.g. a
  * cell's writable layer for `sandcell commit`. Symlinks are written as
- * symlinks and never followed; with overlay set, overlayfs whiteouts (0/0
+ * symlinks and never followed; FIFOs and device nodes as such (sockets are
+ * left out); with overlay set, overlayfs whiteouts (0/0
  * character devices) become OCI whiteout files (.wh.NAME) and opaque
  * directories get a .wh..wh..opq entry. */
 #pragma once

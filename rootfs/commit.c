@@ -73,6 +73,9 @@ static int extract_all(struct store_work *w, const struct layer_source *src,
 		rc = rootfs_extractor_mkdirs(x, m->workdir, err);
 	if (rc == 0)
 		rc = rootfs_extractor_finish(x, stats, err);
+	if (rc == 0 && stats->skipped_devices > SKIPPED_SHOWN)
+		sc_log(el->log, SC_LOG_WARN, "... and %llu more device nodes skipped",
+		       (unsigned long long)(stats->skipped_devices - SKIPPED_SHOWN));
 	rootfs_extractor_free(x);
 	return rc;
 }
@@ -88,6 +91,7 @@ int rootfs_image_make(struct store *st, const struct rootfs_in_use *in_use, stru
 	struct extract_limits el = {
 		.max_bytes = lim && lim->max_size ? lim->max_size : ROOTFS_DEFAULT_MAX_SIZE,
 		.max_files = lim && lim->max_files ? lim->max_files : ROOTFS_DEFAULT_MAX_FILES,
+		.log = lim ? lim->log : NULL,
 	};
 	char id[80] = "";
 	struct extract_stats stats = {0};

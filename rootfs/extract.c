@@ -438,7 +438,11 @@ static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_ent
 	if (x->whiteouts && !strncmp(base, WH_PREFIX, strlen(WH_PREFIX)))
 		return apply_whiteout(x, parent, base, err);
 	if (e->type == TAR_CHAR || e->type == TAR_BLOCK) {
-		x->st.skipped_devices++;
+		if (++x->st.skipped_devices <= SKIPPED_SHOWN)
+			sc_log(x->lim.log, SC_LOG_WARN,
+			       "skipped the %s device node %.200s: images do not carry devices "
+			       "(a cell gets its /dev from the runtime)",
+			       e->type == TAR_CHAR ? "character" : "block", e->path);
 		return 0;
 	}
 	if (e->type == TAR_OTHER)

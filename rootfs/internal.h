@@ -89,7 +89,11 @@ int rootfs_idshift_for_caller(struct idshift *s, struct sc_err *err);
 struct extract_limits {
 	uint64_t max_bytes; /* uncompressed archive bytes, all layers together */
 	uint64_t max_files;
+	const struct sc_log *log; /* skipped entries are told here (NULL: nowhere) */
 };
+
+/* skipped entries told one by one, before a count of the rest */
+#define SKIPPED_SHOWN 20
 
 struct extract_stats {
 	uint64_t files, bytes;        /* entries made, bytes of regular files */

@@ -63,6 +63,9 @@ int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_us
 struct rootfs_limits {
 	uint64_t max_size;  /* uncompressed bytes of all layers (0: default) */
 	uint64_t max_files; /* entries (0: default) */
+	/* one line per device node left out (the first 20, then a count);
+	 * NULL: only rootfs_report.skipped_devices counts them */
+	const struct sc_log *log;
 };
 
 /* What an import or build did, for the CLI to report. */

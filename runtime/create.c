@@ -152,7 +152,8 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		snprintf(info.cgroup, sizeof(info.cgroup), "%s", st.cg.path);
 	/* Release init from dying with us, and wait until it has done so:
 	 * exiting earlier could take it down. */
-	if (rt_state_write_info(dir, &info, err) < 0 || sc_write_all(st.sync_fd, "k", 1) < 0 ||
+	if (rt_state_write_info(dir, &info, err) < 0 || rt_state_register_init(dir, &info, err) < 0 ||
+	    sc_write_all(st.sync_fd, "k", 1) < 0 ||
 	    wait_msg(&st, CELL_MSG_DETACHED, err) < 0) {
 		rt_start_kill(&st);
 		goto fail;
@@ -398,6 +399,8 @@ int cell_gc(size_t *removed, struct sc_err *err)
 			(*removed)++;
 	}
 	closedir(d);
+	/* Inits whose state directory was deleted by hand. */
+	*removed += rt_state_gc_orphans(cell_state_root());
 	/* And the cgroups of one-shot cells whose sandcell was killed. */
 	struct sc_err ignored;
 	int n = rt_cgroup_gc(&ignored);

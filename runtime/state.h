@@ -31,5 +31,14 @@ int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_
 /* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
 uint64_t rt_state_pid_starttime(pid_t pid);
 bool rt_state_alive(const struct cell_info *info);
+/* The register of inits (STATE_ROOT/.inits/PID-STARTTIME, holding the
+ * cell's name): outside the cell's state directory, so that an init whose
+ * directory was deleted by hand can still be found (cell_gc). Only the
+ * caller writes it (the state root is the caller's, 0700); the cell never
+ * sees it. rt_state_remove drops the entry. */
+int rt_state_register_init(const char *dir, const struct cell_info *info, struct sc_err *err);
+/* Kill the registered inits whose state directory is gone (or holds
+ * another cell); drop entries of inits that ended. Returns inits killed. */
+size_t rt_state_gc_orphans(const char *state_root);
 /* Remove the state directory and everything the cell left on the host. */
 int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err);

@@ -17,6 +17,8 @@
 #      throughput against a direct download (scripts/bench_egress.sh);
 #   8. serve: /run_code print(1) at concurrency 16 against host spawns of
 #      python3, exec through the API against a host spawn (scripts/bench_serve.sh).
+#   9. code: a warm session's print(1) round trip and a one-shot code run
+#      against python3 spawned on the host (scripts/bench_code.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,4 +84,7 @@ if [ -x scripts/bench_egress.sh ]; then
 fi
 if [ -x scripts/bench_serve.sh ]; then
 	scripts/bench_serve.sh "$rounds"
+fi
+if [ -x scripts/bench_code.sh ]; then
+	scripts/bench_code.sh "$rounds"
 fi

@@ -111,9 +111,19 @@ sys.exit(1 if re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b) else 0)
 check "escapes: they are shown as \\x1b" err_has '\\x1b\[2J'
 
 # --- an answer over 4 MiB, and output over --files-limit ---
-agent biganswer hostile_big_answer -q --files-limit 100000 "p"
+agent biganswer hostile_big_answer -q --json --files-limit 100000 "p"
 check "big answer: says the answer was too large and not kept" err_has 'answer.txt.*4 MiB'
 check "files limit: says what was left out" err_has 'files-limit'
+printf '%s' "$OUT" >"$T_DIR/biganswer.json"
+check "big answer: --json says so in answer_error (the status stays submitted)" /usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["status"] == "submitted" and j["answer"] is None, j
+assert "larger than 4 MiB" in j["answer_error"] and "not read" in j["answer_error"], j' "$T_DIR/biganswer.json"
+check "files limit: --json has files_truncated and a note saying what to do" /usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["files_truncated"] is True and "--files-limit" in j["files_note"], j' "$T_DIR/biganswer.json"
 
 check "no cell is left behind" no_cells_left
 finish

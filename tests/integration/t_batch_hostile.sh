@@ -25,6 +25,9 @@ cat >"$W/rules.json" <<'JSON'
    {"tool_calls": [{"name": "execute_bash", "arguments": {"command": "echo ok > /testbed/answer.txt"}},
                    {"name": "submit", "arguments": {}},
                    {"name": "execute_bash", "arguments": {"command": "echo never run"}}]}]},
+ {"match": "BIGANSWER", "responses": [
+   {"tool_calls": [{"name": "execute_bash", "arguments": {"command": "head -c 5000000 /dev/zero | tr '\\0' a > /testbed/answer.txt; head -c 300000 /dev/zero > /testbed/output/big.bin"}}]},
+   {"tool_calls": [{"name": "submit", "arguments": {}}]}]},
  {"match": "ANSWER <<(.*?)>>", "responses": [
    {"tool_calls": [{"name": "execute_bash", "arguments": {"command": "echo '{{1}}' > /testbed/answer.txt"}}]},
    {"tool_calls": [{"name": "submit", "arguments": {}}]}]}
@@ -45,13 +48,14 @@ cat >"$W/tasks.jsonl" <<'JSONL'
 {"id": "slow", "problem": "ANSWER <<s>>", "scorer": {"type": "command", "command": "sleep 120", "timeout": 2}}
 {"id": "lnk", "problem": "ANSWER <<l>>", "input_dir": "docslink"}
 {"id": "esc\u001b[2J", "problem": "ANSWER <<e>>"}
+{"id": "big", "problem": "BIGANSWER", "answer": "x"}
 JSONL
 give_to_user
 
 start_conv "$W/rules.json"
 RUN="$W/run"
 T_EXTRA_ENV="OPENAI_API_KEY=$KEY" sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
-	--retry-base-ms 10 --out "$RUN" --concurrency 2
+	--retry-base-ms 10 --out "$RUN" --concurrency 2 --files-limit 100000
 check "the batch runs to the end (exit 1: one attempt failed)" expect_rc 1
 BERR=$ERR
 printf '%s' "$BERR" >"$T_DIR/batch-err"
@@ -88,6 +92,22 @@ check "... and both attempts' conversations are there" \
 # the checker timed out: counted apart, with a message
 rtrue "a checker that timed out: status checker_timeout and a message saying so" "$RUN" \
 	"by[('slow',0)]['status'] == 'checker_timeout' and 'timed out' in by[('slow',0)]['error'] and by[('slow',0)]['score'] == 0"
+
+# an answer over 4 MiB and output over --files-limit: fields of their own
+rtrue "an answer over 4 MiB: answer_error says so, the status stays" "$RUN" \
+	"by[('big',0)]['status'] == 'submitted' and by[('big',0)]['answer'] is None and 'larger than 4 MiB' in by[('big',0)]['answer_error']"
+rtrue "output over --files-limit: files_truncated with a note" "$RUN" \
+	"by[('big',0)]['files_truncated'] is True and '--files-limit' in by[('big',0)]['files_note']"
+sc batch summarize "$RUN" --json
+check "summarize --json exits 0" expect_rc 0
+printf '%s' "$OUT" >"$T_DIR/summary.json"
+check "summarize counts checker_timeout, answer_errors and files_truncated apart" /usr/bin/python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["status"]["checker_timeout"] == 1 and "other" not in j["status"], j
+assert j["answer_errors"] == 1 and j["files_truncated"] == 1, j' "$T_DIR/summary.json"
+sc batch summarize "$RUN"
+check "summarize (text) shows them" bash -c 'grep -q "checker_timeout 1" <<<"$0" && grep -q "answer not kept 1" <<<"$0" && grep -q "files cut 1" <<<"$0"' "$OUT"
 
 # a symlinked input_dir
 check "a symlinked input_dir is refused with its line and what to do" \

@@ -212,6 +212,26 @@ check "exec into it says it is gone" bash -c '[ '$RC' -eq 125 ] && grep -q gone 
 sc gc
 check "gc removes it" bash -c '[ '$RC' -eq 0 ] && [ ! -e "$SANDCELL_ROOT/run/'$d'" ]'
 
+# --- a cell whose state directory was deleted by hand: gc finds its init ---
+o1="orphan$$" live="live$$"
+sc create "$o1"
+sc create "$live"
+opid=$(sed -n 's/^pid=//p' "$SANDCELL_ROOT/run/$o1/info")
+lpid=$(sed -n 's/^pid=//p' "$SANDCELL_ROOT/run/$live/info")
+check "the cells' inits are known" bash -c '[ -n "$0" ] && [ -d "/proc/$0" ] && [ -n "$1" ]' "$opid" "$lpid"
+rm -rf "$SANDCELL_ROOT/run/$o1"
+sc gc
+check "gc says it removed the orphan" bash -c '[ '$RC' -eq 0 ] && grep -q "removed 1 " <<<"$0"' "$OUT"
+gone() { [ ! -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+for _ in $(seq 600); do gone "$opid" && break; sleep 0.1; done
+check "the orphaned init is killed" gone "$opid"
+check "a live cell's init is left alone" bash -c '[ -d "/proc/$0" ] && ! grep -q "^State:.*Z" "/proc/$0/status"' "$lpid"
+sc exec "$live" -- true
+check "... and the live cell still works" expect_rc 0
+sc gc
+check "a second gc finds nothing more" bash -c '[ '$RC' -eq 0 ] && grep -q "removed 0 " <<<"$0"' "$OUT"
+sc rm "$live"
+
 # --- persistent writable layer ---
 p="pers$$"
 sc create --persist "$p"

@@ -23,6 +23,17 @@ sc run --image derived -- sh -c 'test -e /etc/kept && echo present || echo absen
 check "a file the cell deleted is gone from the new image" out_is absent
 sc run --image base -- sh -c 'cat /etc/kept; test -e /etc/added2 && echo leaked || echo clean'
 check "the base image is unchanged" out_is "$(printf 'kept\nclean')"
+# FIFOs were dropped without a word: now they are carried
+c2="fifo$$"
+sc create --image base "$c2"
+sc exec "$c2" -- sh -c 'mkdir -p /data/d && mkfifo /data/pipe /data/d/p2'
+check "the cell makes FIFOs" expect_rc 0
+sc commit "$c2" withfifo
+check "commit of a cell with FIFOs makes an image" expect_rc 0
+sc run --image withfifo -- sh -c 'test -p /data/pipe && test -p /data/d/p2 && echo fifos'
+check "the new image has the cell's FIFOs" out_is fifos
+sc rm "$c2"
+sc image rm withfifo
 sc image ls --json
 check "image ls shows where the image came from" bash -c 'printf "%s" "$0" | python3 -c "
 import json,sys

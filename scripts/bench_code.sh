@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Code benchmarks (issue #16), each against python3 -c 'print(1)' spawned
+# on the host in the same run (alternating, build/tests/alt):
+#   1. a warm session's print(1) round trip (`sandcell code session run`:
+#      the interpreter is already up in its cell; goal: faster than the
+#      host spawn);
+#   2. a one-shot `sandcell code run --lang python` of print(1): a fresh
+#      cell, the source written in, python3 started (goal <= 1.5x the host
+#      spawn).
+# The host spawn uses the python3 the cell runs (/usr/bin/python3 when there,
+# the host image's, not pyenv's shims).
+# usage: scripts/bench_code.sh [ROUNDS]   (default 100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-100}
+[ -x build/sandcell ] || scripts/setup.sh
+cmake --build build --target alt >/dev/null
+alt=build/tests/alt
+sc=$PWD/build/sandcell
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3)
+work=$(mktemp -d /tmp/sandcell-bench-code.XXXXXX)
+chmod 755 "$work"
+export SANDCELL_ROOT="$work/root"
+trap '"$sc" code session rm bench-code >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
+
+echo 'print(1)' >"$work/p.py"
+"$sc" code session start bench-code >/dev/null
+# one run first: the session's first round trip is not a warm one
+"$sc" code session run bench-code "$work/p.py" >/dev/null
+out=$($alt "$rounds" ::: "$sc" code session run bench-code "$work/p.py" ::: "$py" -c 'print(1)')
+s=$(med 1 "$out") h=$(med 2 "$out")
+printf 'code session print(1) warm %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal < 1.00)\n' \
+	"$s" "$h" "$(ratio "$s" "$h")"
+"$sc" code session rm bench-code >/dev/null
+
+out=$($alt "$rounds" ::: "$sc" code run --lang python "$work/p.py" ::: "$py" -c 'print(1)')
+s=$(med 1 "$out") h=$(med 2 "$out")
+printf 'code run print(1) one-shot %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
+	"$s" "$h" "$(ratio "$s" "$h")"
