@@ -11,14 +11,14 @@
 
 SDK_VERSION=1.32.2
 
-# wait_for COND... : poll for up to 120 s
+# wait_for COND... : poll for up to 120 s (by the clock: a check may be slow)
 wait_for() {
-	local i
-	for i in $(seq 1200); do
+	local end=$((SECONDS + 120))
+	while [ "$SECONDS" -lt "$end" ]; do
 		"$@" && return 0
-		sleep 0.1
+		sleep 0.2
 	done
-	return 1
+	"$@"
 }
 no_cells() { sc ps --json; [ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]; }
 gone_pid() { ! kill -0 "$1" 2>/dev/null; }
