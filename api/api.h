@@ -154,3 +154,28 @@ int api_http_check(const struct api_config *cfg, const struct api_http_opts *o,
  * listener cannot start. */
 int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
 		   struct sc_err *err);
+
+/* ---- the MCP server (api/mcp.c, `sandcell mcp`) ----
+ * Newline-delimited JSON-RPC 2.0 (MCP 2024-11-05 .. 2025-11-25) read from
+ * in_fd, answers written to out_fd, one message at a time in the calling
+ * thread (its tools call cell_create: no other threads may exist). Tools:
+ * execute_code, get_supported_languages, get_language_details,
+ * create_session, close_session, run_command, write_file, read_file
+ * (docs/mcp.md). Returns 0 when the input ends or *stop is set (check it
+ * between messages; a signal should interrupt read(): no SA_RESTART),
+ * -1 (err) when the input cannot be read; either way every session's cell
+ * is removed first. */
+#define API_MCP_MAX_LINE (16u << 20)   /* bytes of one message */
+#define API_MCP_MAX_SESSIONS 32
+
+struct api_mcp_config {
+	const struct cell_spec *spec;  /* the cells it makes */
+	double max_timeout_s;          /* the longest timeout a call may ask for */
+	size_t max_line;               /* bytes of one message (>= 64) */
+	const char *version;           /* serverInfo.version */
+	struct sc_log log;             /* sessions started and removed (SC_LOG_INFO),
+					* each call (SC_LOG_PROGRESS) */
+};
+void api_mcp_config_init(struct api_mcp_config *cfg);
+int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd, atomic_int *stop,
+		  struct sc_err *err);

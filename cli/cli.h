@@ -142,6 +142,7 @@ int cmd_code(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 
 /* The agent's options for sandcell batch (cmd_agent.c): one model/episode
  * option at argv[*i] (1 consumed, 0 not an agent option, -1 bad value);

@@ -23,6 +23,7 @@ static const struct command COMMANDS[] = {
 	{"agent", cmd_agent, "let a model solve a problem in a cell (LLM-in-Sandbox)"},
 	{"batch", cmd_batch, "run and score many agent episodes from a task file"},
 	{"serve", cmd_serve, "serve the HTTP API (SandboxFusion-compatible)"},
+	{"mcp", cmd_mcp, "serve MCP tools on stdin/stdout (for MCP hosts)"},
 	{"doctor", cmd_doctor, "check that this host can run cells"},
 	{"version", cmd_version, "print the version"},
 };

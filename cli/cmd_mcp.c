@@ -1,0 +1,137 @@
+/* sandcell mcp: the MCP server (api/mcp.c) on stdin/stdout. Parsing, the
+ * signals and the log lines only. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../api/api.h"
+#include "cli.h"
+
+#ifndef SANDCELL_VERSION
+#define SANDCELL_VERSION "0.1.0"
+#endif
+
+static const char MCP_HELP[] =
+	"usage: sandcell mcp [--max-timeout SECS] [--verbose] [CELL OPTIONS]\n"
+	"\n"
+	"Serve the Model Context Protocol on stdin/stdout (docs/mcp.md): newline-\n"
+	"delimited JSON-RPC 2.0, for MCP hosts such as Claude Desktop, which start\n"
+	"it as {\"command\": \"sandcell\", \"args\": [\"mcp\"]}. Tools: execute_code,\n"
+	"get_supported_languages, get_language_details, create_session,\n"
+	"close_session, run_command, write_file, read_file. Each call runs in a\n"
+	"fresh cell, or in a session's cell. Only JSON-RPC goes to stdout; logs go\n"
+	"to stderr. When stdin ends, or on SIGTERM/SIGINT/SIGHUP, every session's\n"
+	"cell is removed and it exits 0.\n"
+	"\n"
+	"Options:\n"
+	"%s"
+	"\n"
+	"Cell options (the cells it makes):\n"
+	"%s";
+
+struct mcp_opts {
+	double max_timeout;
+	bool verbose;
+	bool help;
+};
+
+#define MO(member) CLI_FIELD(struct mcp_opts, member)
+
+static const struct cli_option MCP_OPTIONS[] = {
+	{"--max-timeout", NULL, CLI_SECONDS, MO(max_timeout), .metavar = "SECS",
+	 .help = "the longest timeout a call may ask for (default 300)"},
+	{"--verbose", "-v", CLI_FLAG, MO(verbose), .help = "log each call to stderr"},
+	{"--help", "-h", CLI_FLAG, MO(help), .help = "this help"},
+	{0},
+};
+
+static void mcp_log(void *ctx, enum sc_log_level level, const char *msg)
+{
+	const bool *verbose = ctx;
+	if (level == SC_LOG_PROGRESS && !*verbose)
+		return;
+	fprintf(stderr, "sandcell: %s%s\n", level == SC_LOG_WARN ? "warning: " : "", msg);
+}
+
+static atomic_int stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_flag, 1);
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+	struct mcp_opts o = {0};
+	_cleanup_cell_opts_ struct cell_opts co = {0};
+	struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	for (int i = 1; i < argc; i++) {
+		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (o.help) {
+			char *h = cli_options_help(MCP_OPTIONS, 24);
+			printf(MCP_HELP, h ? h : "", cell_opts_help());
+			free(h);
+			return 0;
+		}
+		if (r == 0) {
+			cli_error("mcp: unexpected argument '%.64s' (see 'sandcell mcp --help')", argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+
+	/* stdout is the protocol's alone: keep a private copy of it and point
+	 * fd 1 at stderr, so that nothing else can write there; stdin too
+	 * (fd 0 becomes /dev/null for anything that would read it). */
+	int out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	int in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (out_fd < 0 || in_fd < 0 || null_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ||
+	    dup2(null_fd, STDIN_FILENO) < 0) {
+		cli_error("mcp: cannot set up stdin/stdout");
+		return CLI_EXIT_USAGE;
+	}
+	close(null_fd);
+
+	struct cell_spec spec;
+	struct policy pol = {0};
+	struct policy_filter filter = {0};
+	cell_spec_init(&spec);
+	int rc = CLI_EXIT_USAGE;
+	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+		goto out;
+	spec.image_name = co.img.name;
+
+	struct api_mcp_config cfg;
+	api_mcp_config_init(&cfg);
+	cfg.spec = &spec;
+	if (o.max_timeout > 0)
+		cfg.max_timeout_s = o.max_timeout;
+	cfg.version = SANDCELL_VERSION;
+	cfg.log = (struct sc_log){.fn = mcp_log, .ctx = &o.verbose};
+
+	/* No SA_RESTART: a signal interrupts the read of the next message. */
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct sc_err err = {0};
+	if (api_mcp_serve(&cfg, in_fd, out_fd, &stop_flag, &err) < 0)
+		rc = cli_fail(&err);
+	else
+		rc = 0;
+out:
+	close(in_fd);
+	close(out_fd);
+	policy_filter_free(&filter);
+	policy_free(&pol);
+	return rc;
+}
