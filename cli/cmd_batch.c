@@ -338,7 +338,7 @@ static int run(int argc, char **argv)
 {
 	struct batch_args a = {0};
 	/* the prompt config is freed on every way out */
-	__attribute__((cleanup(free_prompts))) struct agent_config *prompts_owner = &a.o.agent;
+	__attribute__((cleanup(free_prompts), unused)) struct agent_config *prompts_owner = &a.o.agent;
 	agent_config_init(&a.o.agent);
 	a.o.concurrency = 8;
 	a.o.repeat = 1;
