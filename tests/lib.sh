@@ -98,6 +98,12 @@ has_process_with() {
 	pgrep -f -- "$1" >/dev/null 2>&1
 }
 
+# A process whose command line begins with the marker: the command itself,
+# not the sandcell client that was given it as an argument.
+has_command() {
+	pgrep -f -- "^$1" >/dev/null 2>&1
+}
+
 # No process of the test user whose command line contains the marker.
 no_process_with() {
 	! pgrep -f -- "$1" >/dev/null 2>&1

@@ -85,8 +85,8 @@ check "100 concurrent execs all complete with the right output and status" [ "$b
 marker="sleep 7373.$$"
 as_user_exec "$SC_BIN" exec "$c" -- sh -c "$marker" </dev/null >/dev/null 2>&1 &
 client=$!
-for _ in $(seq 50); do has_process_with "$marker" && break; sleep 0.1; done
-check "the command runs" has_process_with "$marker"
+for _ in $(seq 600); do has_command "$marker" && break; sleep 0.1; done
+check "the command runs" has_command "$marker"
 kill -KILL "$client"
 wait "$client" 2>/dev/null
 for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done

@@ -154,7 +154,7 @@ if [ -n "$CPU" ]; then
 fi
 as_user "$SC_BIN" exec "$name" -- sh -c "exec $marker" </dev/null >/dev/null 2>&1 &
 execer=$!
-wait_until has_process_with "$marker"
+wait_until has_command "$marker"
 cmd_pid=$(pgrep -f -- "^$marker" | head -1)
 check "an exec'd command is in the cell's memory and pids cgroups" \
 	bash -c 'grep -q ":memory:/sandcell/$1\$" "/proc/$0/cgroup" && grep -q ":pids:/sandcell/$1\$" "/proc/$0/cgroup"' "${cmd_pid:-0}" "$name"
@@ -179,7 +179,7 @@ marker="sleep 4646.$$"
 as_user_exec "$SC_BIN" run --memory 64M -- sh -c "exec $marker" </dev/null >/dev/null 2>&1 &
 runner=$!
 has_cgroup() { [ -n "$(left_like "run-$runner-*")" ]; }
-wait_until eval 'has_cgroup && has_process_with "$marker"'
+wait_until eval 'has_cgroup && has_command "$marker"'
 check "kill -9: the cell runs in its v1 cgroups" has_cgroup
 kill -KILL "$runner"
 wait "$runner" 2>/dev/null

@@ -176,8 +176,8 @@ chmod 666 "$orphan_out"
 as_user "$SC_BIN" run --policy default --timeout 20 -v "$ATTACKS:/attacks:ro" \
 	-- /attacks/res orphan "$marker" </dev/null >"$orphan_out" 2>&1 &
 orphan=$!
-for _ in $(seq 50); do has_process_with "$marker" && break; sleep 0.1; done
-check "orphan: the daemon runs while the cell does (seen from the host)" has_process_with "$marker"
+for _ in $(seq 600); do has_command "res sleeper $marker" && break; sleep 0.1; done
+check "orphan: the daemon runs while the cell does (seen from the host)" has_command "res sleeper $marker"
 wait "$orphan"
 RC=$? OUT=$(cat "$orphan_out") ERR=""
 show_attack

@@ -271,7 +271,7 @@ static void case_orphan(int argc, char **argv)
 	}
 	waitpid(c, NULL, 0);
 	blocked("started; the test checks that it is gone with the cell");
-	sleep(3);
+	sleep(5);
 }
 
 static void case_sleeper(int argc, char **argv)
