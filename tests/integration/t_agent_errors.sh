@@ -33,7 +33,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0))
 open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 time.sleep(600)' "$pf" </dev/null >/dev/null 2>&1 &
 holder=$!
-for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -s "$pf" ] && break; sleep 0.05; done
 port=$(cat "$pf")
 RUN="$T_WORK/refused"
 FAKE_LOG=/dev/null

@@ -39,14 +39,14 @@ head -n "$before" "$RUN/results.jsonl" >"$W/before-kill.jsonl"
 RC=0
 check "the batch was killed with attempts still to run ($before of 24 done)" test "$before" -lt 24
 # the pool's workers see their owner die and remove its cells
-for _ in $(seq 100); do
+for _ in $(seq 600); do
 	sc ps
 	[ "$(printf '%s\n' "$OUT" | grep -vc '^NAME')" -eq 0 ] && break
 	sleep 0.1
 done
 check "the killed batch's cells are gone" no_cells
 # its pool workers and its cells' inits carry its command line (--out)
-for _ in $(seq 100); do no_process_with "--out $RUN " && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "--out $RUN " && break; sleep 0.1; done
 check "no process of the killed batch is left (pool workers, cells' inits)" no_process_with "--out $RUN "
 requests_before_rerun=$(lines_of "$FAKE_LOG")
 sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model --out "$RUN" \

@@ -25,7 +25,7 @@ wait_lines() { # FILE N: until FILE has N lines (at most 60 s)
 # that ignores SIGINT, as every asynchronous command of a script does)
 sandcell_pid() {
 	local c
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		c=$(pgrep -P "$1" | head -n 1)
 		[ -n "$c" ] && { echo "$c"; return 0; }
 		[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$SC_BIN")" ] && { echo "$1"; return 0; }
@@ -33,8 +33,8 @@ sandcell_pid() {
 	done
 	echo "$1"
 }
-cells_gone() { # the pool's workers remove the cells (at most 10 s)
-	for _ in $(seq 100); do
+cells_gone() { # the pool's workers remove the cells (waits up to 60 s)
+	for _ in $(seq 600); do
 		sc ps
 		[ "$(printf '%s\n' "$OUT" | grep -vc '^NAME')" -eq 0 ] && return 0
 		sleep 0.1
@@ -79,7 +79,7 @@ BG_PIDS="$pid"
 wait_lines "$RUN/results.jsonl" 1
 spid=$(sandcell_pid "$pid")
 kill -INT "$spid"
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	grep -q "stopping:" "$W/2.err" && break
 	sleep 0.05
 done

@@ -52,7 +52,7 @@ runuser -u munge -- munged -F --socket="$SD/munge/sock" --key-file="$SD/munge/mu
 	--pid-file="$SD/munge/pid" --log-file="$SD/munge/log" --seed-file="$SD/munge/seed" \
 	>/dev/null 2>&1 &
 MUNGE_PID=$!
-for _ in $(seq 100); do [ -S "$SD/munge/sock" ] && break; sleep 0.05; done
+for _ in $(seq 1200); do [ -S "$SD/munge/sock" ] && break; sleep 0.05; done
 if [ ! -S "$SD/munge/sock" ]; then
 	echo "FAIL - munged did not start: $(tail -2 "$SD/munge/log" 2>/dev/null)"
 	exit 1

@@ -89,7 +89,7 @@ for _ in $(seq 600); do has_command "$marker" && break; sleep 0.1; done
 check "the command runs" has_command "$marker"
 kill -KILL "$client"
 wait "$client" 2>/dev/null
-for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "$marker" && break; sleep 0.1; done
 check "killing the client kills its command" no_process_with "$marker"
 
 # --- cp ---
@@ -188,7 +188,7 @@ running_commands() {
 	sc ps --json
 	printf '%s' "$OUT" | python3 -c 'import json,sys; print([x["running_commands"] for x in json.load(sys.stdin) if x["name"]==sys.argv[1]][0])' "$1" 2>/dev/null
 }
-for _ in $(seq 100); do [ "$(running_commands "$c")" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(running_commands "$c")" = 1 ] && break; sleep 0.1; done
 sc rm "$c"
 check "rm refuses a busy cell without -f" bash -c '[ '$RC' -eq 125 ] && grep -q busy <<<"$0"' "$ERR"
 sc rm -f "$c"
@@ -204,7 +204,7 @@ sc create "$d"
 sc ps --json
 pid=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print([x["pid"] for x in json.load(sys.stdin) if x["name"]=="'$d'"][0])')
 kill -KILL "$pid"
-for _ in $(seq 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+for _ in $(seq 600); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 sc ps
 check "ps shows a cell whose init died as gone" bash -c 'grep -q "^'$d' .*gone" <<<"$0"' "$OUT"
 sc exec "$d" -- true

@@ -21,7 +21,7 @@ chmod -R a+rX "$FX"
 	"$FX/conns" "$FX/ports" &
 FX_PID=$!
 trap 'kill $FX_PID 2>/dev/null; t_cleanup' EXIT
-for _ in $(seq 100); do [ -s "$FX/ports" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$FX/ports" ] && break; sleep 0.1; done
 read -r HP PP <"$FX/ports" || { echo "# fixture did not start"; exit 1; }
 touch "$FX/conns"
 

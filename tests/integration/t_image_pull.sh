@@ -64,7 +64,7 @@ python3 "$TOOL" token-server "$P_TOKEN" "$R/token.key" "$R/token.crt" sandcell-t
 	sandcell-test-issuer "$R/token-requests.log" >"$R/token.log" 2>&1 &
 PIDS+=($!)
 for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
 		sleep 0.1
 	done

@@ -78,7 +78,7 @@ check "failed builds leave no work files and no layers" \
 
 sc image build lingers --recipe "$RC_DIR/lingers.sh"
 check "a recipe that leaves a process holding its output still finishes" expect_rc 0
-for _ in $(seq 50); do no_process_with "sleep 300.$$" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "sleep 300.$$" && break; sleep 0.1; done
 check "what the recipe left running is stopped" no_process_with "sleep 300.$$"
 
 # SIGKILL of sandcell mid-build: what the recipe runs (as mmdebstrap would
@@ -88,11 +88,11 @@ chmod a+r "$RC_DIR/slow.sh"
 both_running() { has_process_with "sleep 4849.$$" && has_process_with "sleep 4848.$$"; }
 as_user_exec "$SC_BIN" image build slow --recipe "$RC_DIR/slow.sh" </dev/null >/dev/null 2>&1 &
 builder=$!
-for _ in $(seq 100); do both_running && break; sleep 0.1; done
+for _ in $(seq 600); do both_running && break; sleep 0.1; done
 check "the slow recipe's processes were running" both_running
 kill -KILL "$builder"
 wait "$builder" 2>/dev/null
-for _ in $(seq 100); do no_process_with "sleep 484[89].$$" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "sleep 484[89].$$" && break; sleep 0.1; done
 check "after SIGKILL of sandcell image build, nothing the recipe started runs on" \
 	no_process_with "sleep 484[89].$$"
 pkill -KILL -f "sleep 484[89].$$" 2>/dev/null || true

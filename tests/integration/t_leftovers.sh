@@ -9,9 +9,9 @@
 # the checks below look for.
 . "$(dirname "$0")/../lib.sh"
 
-# wait_until CMD...: until CMD succeeds (at most ~10 s), then its status.
+# wait_until CMD...: until CMD succeeds (at most ~60 s), then its status.
 wait_until() {
-	for _ in $(seq 100); do
+	for _ in $(seq 600); do
 		"$@" && return 0
 		sleep 0.1
 	done
@@ -57,7 +57,7 @@ if command -v python3 >/dev/null; then
 	python3 -S "$SRCDIR/tests/fakes/fake_llm.py" --scenario "$SRCDIR/tests/fakes/scenarios/solve.json" \
 		--delay 60 --port-file "$pf" --idle-exit 120 </dev/null >/dev/null 2>&1 &
 	fake=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; sleep 0.05; done
 	marker4="agent-leftover-$$"
 	T_EXTRA_ENV="OPENAI_API_KEY=x" as_user_exec "$SC_BIN" agent --base-url "http://127.0.0.1:$(cat "$pf")/v1" \
 		--model m --out "$T_WORK/agent-run" -q "$marker4" </dev/null >/dev/null 2>&1 &

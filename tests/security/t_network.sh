@@ -33,7 +33,7 @@ python3 "$T_DIR/listen_log.py" "$ready" "$log" "$abstract" </dev/null >/dev/null
 server=$!
 stop_server() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; }
 trap 'stop_server; t_cleanup' EXIT
-for _ in $(seq 100); do [ -s "$ready" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$ready" ] && break; sleep 0.1; done
 port=$(cat "$ready" 2>/dev/null)
 check "the host's TCP server is listening" bash -c '[[ "$0" =~ ^[0-9]+$ ]]' "$port"
 # A connection from the host, then until the server has logged it: the
@@ -43,7 +43,7 @@ CONTROLS=0
 host_connects() {
 	CONTROLS=$((CONTROLS + 1))
 	python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()' "$port"
-	for _ in $(seq 100); do [ "$(grep -c . "$log")" -ge "$CONTROLS" ] && break; sleep 0.1; done
+	for _ in $(seq 600); do [ "$(grep -c . "$log")" -ge "$CONTROLS" ] && break; sleep 0.1; done
 }
 only_controls_logged() { [ "$(grep -c . "$log")" -eq "$CONTROLS" ] && ! grep -qv "from ('127.0.0.1'" "$log"; }
 

@@ -46,7 +46,7 @@ check "forkbomb: the bomb was stopped at the process limit" out_has '^BLOCKED: f
 check "forkbomb: it never exceeded the limit" bash -c '! grep -q "^ESCAPED" <<<"$0"' "$OUT"
 check "forkbomb: --timeout ended it (124)" expect_rc 124
 check "forkbomb: the host could start processes meanwhile" [ "$host_forks" -eq 5 ]
-for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "$marker" && break; sleep 0.1; done
 check "forkbomb: no bomb process is left on the host" no_process_with "$marker"
 
 # --- fork bomb under default options (no --pids): the default pids limit
@@ -69,7 +69,7 @@ check "default forkbomb: held at the default 1024 processes" out_has '^BLOCKED: 
 check "default forkbomb: it never exceeded the default" bash -c '! grep -q "^ESCAPED" <<<"$0"' "$OUT"
 check "default forkbomb: --timeout ended it (124)" expect_rc 124
 check "default forkbomb: the host-side probe completed its 20 forks" [ "$probe_forks" -eq 20 ]
-for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "$marker" && break; sleep 0.1; done
 check "default forkbomb: no bomb process is left on the host" no_process_with "$marker"
 
 # --pids 0 lifts the default: the cell may start more than 1024 processes
@@ -153,7 +153,7 @@ rm -f "$T_WORK/fd-control"
 as_user sleep 1000.$$ </dev/null >/dev/null 2>&1 &
 victim_wrapper=$!
 victim=""
-for _ in $(seq 50); do victim=$(pgrep -f "^sleep 1000.$$\$" | head -1); [ -n "$victim" ] && break; sleep 0.1; done
+for _ in $(seq 600); do victim=$(pgrep -f "^sleep 1000.$$\$" | head -1); [ -n "$victim" ] && break; sleep 0.1; done
 check "kill: the host process to attack is running" [ -n "$victim" ]
 run_attack -- /attacks/res kill "${victim:-999999}"
 check "kill: every signal to the host process fails" attack_blocked
@@ -182,7 +182,7 @@ wait "$orphan"
 RC=$? OUT=$(cat "$orphan_out") ERR=""
 show_attack
 check "orphan: the cell ended normally" attack_blocked
-for _ in $(seq 50); do no_process_with "$marker" && break; sleep 0.1; done
+for _ in $(seq 600); do no_process_with "$marker" && break; sleep 0.1; done
 check "orphan: it did not outlive the cell" no_process_with "$marker"
 
 finish
