@@ -21,7 +21,7 @@ start_conv() {
 	python3 -S "$FAKE_PY" --conversations "$rules" --log "$FAKE_LOG" --port-file "$pf" \
 		--idle-exit 300 "$@" >/dev/null 2>>"$T_DIR/fake-stderr" </dev/null &
 	FAKE_PID=$!
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		[ -s "$pf" ] && break
 		sleep 0.05
 	done

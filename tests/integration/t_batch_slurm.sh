@@ -99,7 +99,7 @@ slurmctld -D -i >"$SD/ctld.out" 2>&1 &
 CTLD_PID=$!
 slurmd -D -N localhost >"$SD/slurmd.out" 2>&1 &
 SLURMD_PID=$!
-local deadline=$((SECONDS + 40))
+local deadline=$((SECONDS + 90))
 while [ "$SECONDS" -lt "$deadline" ]; do
 	if timeout 10 scontrol show node localhost 2>/dev/null | grep -q 'State=IDLE'; then return 0; fi
 	# a daemon that could not bind its port exits: try new ports

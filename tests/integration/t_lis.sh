@@ -169,7 +169,7 @@ start_rules() {
 	python3 -S "$FAKE_PY" --conversations "$W/rules.json" --log "$FAKE_LOG" --port-file "$pf" \
 		--idle-exit 300 >/dev/null 2>"$T_DIR/fake-stderr" </dev/null &
 	FAKE_PID=$!
-	for _ in $(seq 400); do
+	for _ in $(seq 1200); do
 		[ -s "$pf" ] && break
 		sleep 0.05
 	done
