@@ -463,8 +463,11 @@ static int do_copy(struct df_state *s, const struct rootfs_df_instr *in)
 	int rc = n < 2 ? sc_fail(s->err, 0, "%s needs a source and a destination",
 				 rootfs_df_op_name(in->op))
 		       : image_path(s, w[n - 1], dest, sizeof(dest));
-	bool into_dir = rc == 0 && (dest[strlen(dest) - 1] == '/' || n > 2);
-	if (rc == 0 && n > 2 && w[n - 1][strlen(w[n - 1]) - 1] != '/')
+	size_t dl = rc == 0 ? strlen(dest) : 0;
+	while (dl > 2 && dest[dl - 1] == '.' && dest[dl - 2] == '/')
+		dest[--dl] = '\0'; /* "DIR/." is "DIR/" */
+	bool into_dir = rc == 0 && dest[dl - 1] == '/';
+	if (rc == 0 && n > 2 && !into_dir)
 		rc = sc_fail(s->err, 0, "with several sources the destination must end in '/'");
 	/* the directory the sources go into (or the file's parent) is made first */
 	if (rc == 0) {

@@ -33,7 +33,7 @@ RUN echo "built by $WHO" >/built.txt && \
     mkdir -p /opt/app
 WORKDIR /opt/app
 RUN ["/bin/sh", "-c", "pwd >where.txt"]
-COPY hello.txt /opt/app/
+COPY hello.txt .
 COPY sub /data/
 ADD hello.txt copied-again.txt
 USER 1000
