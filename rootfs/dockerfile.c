@@ -224,7 +224,8 @@ void rootfs_df_words_free(char **v)
  * takes the shell form). */
 static char **json_argv(const char *text)
 {
-	cJSON *j = cJSON_Parse(text);
+	/* nothing may follow the array: `["a"] && b` is the shell form */
+	cJSON *j = cJSON_ParseWithOpts(text, NULL, true);
 	if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) > ROOTFS_DF_MAX_WORDS) {
 		cJSON_Delete(j);
 		return NULL;

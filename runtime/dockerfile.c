@@ -329,8 +329,11 @@ static int step_commit(struct df_state *s, struct step_cell *c)
 	snprintf(next, sizeof(next), "dfbuild-%d-%u", (int)getpid(), s->step);
 	uint64_t max = s->b->lim && s->b->lim->max_size ? s->b->lim->max_size : ROOTFS_DEFAULT_MAX_SIZE;
 	struct commit_arg a = {.s = s, .next = next};
-	if (cell_export_layer(c->cell, max, into_next, &a, s->err) < 0)
+	if (cell_export_layer(c->cell, max, into_next, &a, s->err) < 0) {
+		/* the image may exist when the cell's side failed after it */
+		(void)rootfs_image_remove(cell_data_root(), s->b->in_use, next, NULL);
 		return -1;
+	}
 	step_cell_end(c);
 	drop_intermediate(s);
 	snprintf(s->cur, sizeof(s->cur), "%s", next);

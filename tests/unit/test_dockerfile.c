@@ -40,10 +40,11 @@ static void test_instructions(void **state)
 			   "    apt-get install -y x\n"
 			   "CMD [\"/bin/sh\", \"-c\", \"echo hi\"]\n"
 			   "ENTRYPOINT [not json\n"
+			   "RUN [\"echo\"] && rm -rf /x\n"
 			   "COPY a b/\r\n"
 			   "RUN last \\";
 	assert_int_equal(parse(text, &df, &err), 0);
-	assert_int_equal(df.n, 7);
+	assert_int_equal(df.n, 8);
 	assert_int_equal(df.v[0].op, ROOTFS_DF_ARG);
 	assert_int_equal(df.v[1].op, ROOTFS_DF_FROM);
 	assert_int_equal(df.v[1].line, 3);
@@ -57,10 +58,12 @@ static void test_instructions(void **state)
 	assert_string_equal(df.v[3].argv[2], "echo hi");
 	assert_null(df.v[3].argv[3]);
 	assert_false(df.v[4].exec_form); /* not JSON: the shell form */
+	assert_false(df.v[5].exec_form); /* JSON, then more: the shell form */
+	assert_string_equal(df.v[5].text, "[\"echo\"] && rm -rf /x");
 	assert_string_equal(df.v[4].text, "[not json");
-	assert_string_equal(df.v[5].text, "a b/");
-	assert_int_equal(df.v[6].line, 11);
-	assert_string_equal(df.v[6].text, "last ");
+	assert_string_equal(df.v[6].text, "a b/");
+	assert_int_equal(df.v[7].line, 12);
+	assert_string_equal(df.v[7].text, "last ");
 	assert_string_equal(rootfs_df_op_name(df.v[3].op), "CMD");
 	rootfs_df_free(&df);
 }
