@@ -5,6 +5,8 @@
  * shares the last intermediate's layer; intermediates are removed as soon
  * as the next one exists, and all of them on failure. */
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -571,6 +573,25 @@ static int build_steps(struct df_state *s)
 	return 0;
 }
 
+/* Intermediates of builds whose process is gone (killed by a signal). */
+static void sweep_stale_intermediates(const struct cell_df_build *b)
+{
+	struct rootfs_image_info *list;
+	size_t n;
+	if (rootfs_image_list(cell_data_root(), &list, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int pid, used = 0;
+		unsigned step;
+		if (sscanf(list[i].name, "dfbuild-%d-%u%n", &pid, &step, &used) != 2 ||
+		    list[i].name[used] || pid <= 0 || pid == getpid())
+			continue;
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			(void)rootfs_image_remove(cell_data_root(), b->in_use, list[i].name, NULL);
+	}
+	rootfs_image_list_free(list, n);
+}
+
 int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *res,
 			  struct sc_err *err)
 {
@@ -581,6 +602,8 @@ int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *
 			       b->name);
 	struct df_state s = {.b = b, .err = err, .ctx_fd = -1};
 	int rc = read_dockerfile(&s);
+	if (rc == 0)
+		sweep_stale_intermediates(b);
 	if (rc == 0 && (s.ctx_fd = open(b->context, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = sc_fail(err, errno, "build context %s", b->context);
 	if (rc == 0)

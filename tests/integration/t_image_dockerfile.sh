@@ -11,7 +11,7 @@ RC_DIR="$T_DIR/recipes"
 CTX="$T_DIR/ctx"
 mkdir -p "$RC_DIR" "$T_DIR/tree/bin" "$CTX/sub/deeper"
 cp /bin/busybox "$T_DIR/tree/bin/busybox"
-for t in sh cat ls pwd echo test mkdir id printf; do ln -s busybox "$T_DIR/tree/bin/$t"; done
+for t in sh cat ls pwd echo test mkdir id printf sleep; do ln -s busybox "$T_DIR/tree/bin/$t"; done
 export T_EXTRA_ENV="SANDCELL_RECIPES=$RC_DIR"
 cat >"$RC_DIR/tiny.sh" <<EOF
 echo "env PATH=/bin" >"\$SANDCELL_CONFIG"
@@ -65,7 +65,7 @@ assert \"GREETING=hello world\" in i[\"env\"], i
 assert i[\"user\"]==\"1000\" and i[\"labels\"]==[\"org.example.k=v\"], i"' "$OUT"
 check "no intermediate image is left" bash -c '! grep -q dfbuild <<<"$0"' "$OUT"
 
-build_fails() { # NAME DOCKERFILE-TEXT: the build must fail and leave no image NAME
+build_fails() { # NAME DOCKERFILE-TEXT: build NAME from the text (checks follow)
 	printf '%s\n' "$2" >"$CTX/Dockerfile.$1"
 	chmod 644 "$CTX/Dockerfile.$1"
 	sc image build "$1" --dockerfile "$CTX/Dockerfile.$1"
@@ -91,6 +91,26 @@ check "... and leaves no image, no intermediate" no_image bad
 sc ps
 check "... and no cell" bash -c '! grep -q dfbuild <<<"$0"' "$OUT"
 check "nothing of the build is mounted on the host" bash -c '! grep -q "$0" /proc/self/mountinfo' "$SANDCELL_ROOT"
+
+# SIGKILL mid-build: the RUN's cell dies with sandcell; the intermediate
+# image it left is removed by the next build (once gc has the dead cell).
+printf '%s\n' 'FROM tiny' 'RUN echo one >/one' "RUN sleep 4747.$$" >"$CTX/Dockerfile.slow"
+chmod 644 "$CTX/Dockerfile.slow"
+as_user_exec "$SC_BIN" image build slow --dockerfile "$CTX/Dockerfile.slow" </dev/null >/dev/null 2>&1 &
+builder=$!
+for _ in $(seq 600); do has_process_with "sleep 4747.$$" && break; sleep 0.1; done
+check "the slow RUN was running" has_process_with "sleep 4747.$$"
+kill -KILL "$builder"
+wait "$builder" 2>/dev/null
+for _ in $(seq 600); do no_process_with "sleep 4747.$$" && break; sleep 0.1; done
+check "after SIGKILL of the build, its RUN does not run on" no_process_with "sleep 4747.$$"
+sc image ls
+check "the killed build left its intermediate image" bash -c 'grep -q "^dfbuild-$1-" <<<"$0"' "$OUT" "$builder"
+sc gc
+build_fails again "$(printf 'FROM tiny\nENV A=1\n')"
+check "a later build succeeds" expect_rc 0
+sc image ls
+check "... and removes the killed build's intermediate image" bash -c '! grep -q "^dfbuild-" <<<"$0"' "$OUT"
 
 sc image build x --dockerfile "$CTX/Dockerfile" --help
 check "--help is true" bash -c '[ '$RC' -eq 0 ] && grep -q -- "--dockerfile FILE" <<<"$0"' "$OUT"
