@@ -354,11 +354,16 @@ static int do_run(struct df_state *s, const struct rootfs_df_instr *in)
 	struct step_cell c;
 	int rc = step_cell_start(s, &c, true, NULL);
 	if (rc == 0) {
+		/* the cells' --timeout (or the policy's) bounds each RUN */
 		struct cell_exec_req req = {.argv = argv, .stdin_fd = -1, .stdout_fd = s->b->out_fd,
-					    .stderr_fd = s->b->out_fd};
+					    .stderr_fd = s->b->out_fd,
+					    .timeout_s = s->b->spec->limits.timeout_s};
 		struct cell_result res = {0};
 		rc = cell_exec(c.cell, &req, &res, s->err);
-		if (rc == 0 && res.exit_code != 0)
+		if (rc == 0 && res.timed_out)
+			rc = sc_fail(s->err, 0, "RUN %.80s%s: timed out after %gs (--timeout)", in->text,
+				     strlen(in->text) > 80 ? "..." : "", req.timeout_s);
+		else if (rc == 0 && res.exit_code != 0)
 			rc = sc_fail(s->err, 0, "RUN %.80s%s: failed with status %d", in->text,
 				     strlen(in->text) > 80 ? "..." : "", res.exit_code);
 		cell_result_free(&res);
@@ -553,7 +558,7 @@ static int read_dockerfile(struct df_state *s)
 	struct sc_err e = {0};
 	if (sc_read_small_alloc(AT_FDCWD, s->b->file, SC_READ_REGULAR, ROOTFS_DF_MAX_SIZE, &text, &len,
 				&e) < 0)
-		return sc_fail(s->err, e.errnum, "Dockerfile %s: %s", s->b->file, e.msg);
+		return sc_fail(s->err, 0, "Dockerfile: %s", e.msg);
 	return rootfs_df_parse(text, len, s->b->file, &s->df, s->err);
 }
 

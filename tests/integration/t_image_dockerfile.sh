@@ -92,6 +92,14 @@ sc ps
 check "... and no cell" bash -c '! grep -q dfbuild <<<"$0"' "$OUT"
 check "nothing of the build is mounted on the host" bash -c '! grep -q "$0" /proc/self/mountinfo' "$SANDCELL_ROOT"
 
+printf '%s\n' 'FROM tiny' "RUN sleep 4646.$$" >"$CTX/Dockerfile.to"
+chmod 644 "$CTX/Dockerfile.to"
+sc image build to --dockerfile "$CTX/Dockerfile.to" --timeout 2
+check "--timeout bounds a RUN" bash -c '[ '$RC' -eq 125 ] && grep -q "Dockerfile.to:2: RUN .*timed out" <<<"$0"' "$ERR"
+check "... and leaves no image" no_image to
+for _ in $(seq 600); do no_process_with "sleep 4646.$$" && break; sleep 0.1; done
+check "... and the timed-out RUN does not run on" no_process_with "sleep 4646.$$"
+
 # SIGKILL mid-build: the RUN's cell dies with sandcell; the intermediate
 # image it left is removed by the next build (once gc has the dead cell).
 printf '%s\n' 'FROM tiny' 'RUN echo one >/one' "RUN sleep 4747.$$" >"$CTX/Dockerfile.slow"
