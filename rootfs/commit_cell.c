@@ -3,6 +3,7 @@
  * becomes a new flattened image. The base tree is streamed as a tar by a
  * child process, so both go through the same checked extractor. */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -199,5 +200,46 @@ int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_us
 	snprintf(source, sizeof(source), "commit:%.100s@%.64s", cell, base);
 	int rc = rootfs_image_derive(data_root, in_use, base, name, source, diff_fd, &cfg, lim, rep, err);
 	rootfs_config_free(&cfg);
+	return rc;
+}
+
+/* An empty tree: a tar stream of just its end-of-archive blocks. */
+static int empty_open(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	int fd = *(int *)ctx;
+	return rootfs_stream_open(s, fd, 0, UINT64_MAX, 0, err);
+}
+
+static int empty_close(void *ctx, size_t i, struct stream *s, struct sc_err *err)
+{
+	return 0;
+}
+
+int rootfs_image_empty(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
+		       const char *source, struct sc_err *err)
+{
+	if (!sc_valid_name(name) || !strcmp(name, "host"))
+		return sc_fail(err, 0, "bad image name '%.64s'", name);
+	static const char zeros[1024];
+	_cleanup_fd_ int fd = memfd_create("empty-layer", MFD_CLOEXEC);
+	if (fd < 0 || sc_write_all(fd, zeros, sizeof(zeros)) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return sc_fail(err, errno, "an empty layer");
+	struct store st;
+	struct store_work w = {.dir_fd = -1};
+	struct image_manifest m = {0};
+	int rc = -1;
+	if (rootfs_store_open(&st, data_root, err) < 0)
+		goto out;
+	if (rootfs_store_work_begin(&st, &w, err) < 0)
+		goto out;
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	m.source = source ? strdup(source) : NULL;
+	struct layer_source src = {.open = empty_open, .close = empty_close, .ctx = &fd, .nlayers = 1,
+				   .no_drain = true};
+	rc = rootfs_image_make(&st, in_use, &w, &src, NULL, &m, NULL, err);
+out:
+	rootfs_store_work_end(&w);
+	rootfs_store_close(&st);
+	rootfs_manifest_free(&m);
 	return rc;
 }

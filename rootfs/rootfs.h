@@ -135,6 +135,10 @@ int rootfs_image_derive(const char *data_root, const struct rootfs_in_use *in_us
 			const struct rootfs_config *cfg, const struct rootfs_limits *lim,
 			struct rootfs_report *rep, struct sc_err *err);
 
+/* Make image `name` with an empty tree and no defaults (FROM scratch). */
+int rootfs_image_empty(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
+		       const char *source, struct sc_err *err);
+
 /* The directory recipes are looked up in when no file is given: the
  * SANDCELL_RECIPES environment variable, else the installed or source
  * scripts/images directory. */

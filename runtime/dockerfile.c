@@ -500,22 +500,35 @@ static int do_copy(struct df_state *s, const struct rootfs_df_instr *in)
 
 /* ---- the build ---- */
 
+/* FROM scratch: an empty intermediate image to start from. */
+static int from_scratch(struct df_state *s)
+{
+	snprintf(s->cur, sizeof(s->cur), "dfbuild-%d-0", (int)getpid());
+	if (rootfs_image_empty(cell_data_root(), s->b->in_use, s->cur, "scratch", s->err) < 0)
+		return -1;
+	s->cur_ours = true;
+	return 0;
+}
+
 static int do_from(struct df_state *s, const struct rootfs_df_instr *in)
 {
 	char **w;
 	if (words(s, in, &w) < 0)
 		return -1;
 	int rc = 0;
-	if (!strcmp(w[0], "host") || !strcmp(w[0], "scratch"))
-		rc = sc_fail(s->err, 0, "FROM %s is not supported: a build starts from a stored image "
-				       "(made by image build, import, pull or commit)", w[0]);
+	if (!strcmp(w[0], "host"))
+		rc = sc_fail(s->err, 0, "FROM host is not supported: the host image is not stored; a "
+				       "build starts from a stored image (made by image build, import, "
+				       "pull or commit) or scratch");
+	else if (!strcmp(w[0], "scratch"))
+		rc = from_scratch(s);
 	else if (!sc_valid_name(w[0]))
 		rc = sc_fail(s->err, 0, "FROM: bad image name '%.64s' (a sandcell image name, see "
 				       "'sandcell image ls')", w[0]);
 	else
 		snprintf(s->base, sizeof(s->base), "%s", w[0]);
 	rootfs_df_words_free(w);
-	if (rc == 0) {
+	if (rc == 0 && !s->cur_ours) {
 		snprintf(s->cur, sizeof(s->cur), "%s", s->base);
 		rc = rootfs_image_config(cell_data_root(), s->base, &s->cfg, s->err);
 	}

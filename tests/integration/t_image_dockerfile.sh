@@ -65,6 +65,18 @@ assert \"GREETING=hello world\" in i[\"env\"], i
 assert i[\"user\"]==\"1000\" and i[\"labels\"]==[\"org.example.k=v\"], i"' "$OUT"
 check "no intermediate image is left" bash -c '! grep -q dfbuild <<<"$0"' "$OUT"
 
+# FROM scratch: an empty tree, a static busybox copied in, then RUN
+cp /bin/busybox "$CTX/busybox"
+chmod 755 "$CTX/busybox"
+printf '%s\n' 'FROM scratch' 'COPY busybox /bin/busybox' \
+	'RUN ["/bin/busybox", "sh", "-c", "/bin/busybox --install -s /bin && echo from-scratch >/s"]' \
+	'ENV PATH=/bin' >"$CTX/Dockerfile.scratch"
+chmod 644 "$CTX/Dockerfile.scratch"
+sc image build scr --dockerfile "$CTX/Dockerfile.scratch"
+check "FROM scratch builds" expect_rc 0
+sc run --image scr -- sh -c 'cat /s'
+check "... an image that runs what was copied into it" out_is "from-scratch"
+
 build_fails() { # NAME DOCKERFILE-TEXT: build NAME from the text (checks follow)
 	printf '%s\n' "$2" >"$CTX/Dockerfile.$1"
 	chmod 644 "$CTX/Dockerfile.$1"
@@ -90,6 +102,8 @@ check "... shows the RUN's output" err_has "about to fail"
 check "... and leaves no image, no intermediate" no_image bad
 sc ps
 check "... and no cell" bash -c '! grep -q dfbuild <<<"$0"' "$OUT"
+build_fails hst "$(printf 'FROM host\nRUN true\n')"
+check "FROM host is refused (the host image is not stored)" bash -c '[ '$RC' -eq 125 ] && grep -q "Dockerfile.hst:1: FROM host is not supported" <<<"$0"' "$ERR"
 check "nothing of the build is mounted on the host" bash -c '! grep -q "$0" /proc/self/mountinfo' "$SANDCELL_ROOT"
 
 printf '%s\n' 'FROM tiny' "RUN sleep 4646.$$" >"$CTX/Dockerfile.to"
