@@ -138,6 +138,8 @@ int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_image(int argc, char **argv);
+/* image build NAME --dockerfile FILE (cli/cmd_image_dockerfile.c) */
+int image_build_dockerfile(int argc, char **argv);
 int cmd_code(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_batch(int argc, char **argv);

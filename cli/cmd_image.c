@@ -17,6 +17,7 @@ static const char IMAGE_HELP[] =
 	"Commands:\n"
 	"  ls [--json]                      list images\n"
 	"  build NAME [--recipe FILE]       build an image from a recipe (scripts/images/NAME.sh)\n"
+	"  build NAME --dockerfile FILE     build an image from a Dockerfile (a common subset)\n"
 	"  import FILE NAME                 import a 'docker save' archive or an OCI image layout\n"
 	"  pull REF NAME [--insecure]       pull an image from a registry (OCI distribution API)\n"
 	"  rm NAME...                       remove images (refused while a cell uses one)\n"
@@ -45,6 +46,9 @@ static const char BUILD_HELP[] =
 	"(python: the LLM-in-Sandbox environment; minimal: Debian with python3).\n"
 	"Shipped recipes use mmdebstrap; without root they need subordinate ids\n"
 	"in /etc/subuid and /etc/subgid. The recipe's output goes to stderr.\n"
+	"\n"
+	"With --dockerfile FILE, build from a Dockerfile instead (see\n"
+	"'sandcell image build --dockerfile FILE --help').\n"
 	"\n"
 	"Options:\n"
 	"  --recipe FILE       the recipe to run (a shell script; see docs/images.md)\n";
@@ -153,6 +157,12 @@ static int image_ls(int argc, char **argv)
 				fputs("null", stdout);
 			json_strv("entrypoint", it->entrypoint);
 			json_strv("cmd", it->cmd);
+			fputs(",\"user\":", stdout);
+			if (it->user)
+				cli_json_string(stdout, it->user, strlen(it->user));
+			else
+				fputs("null", stdout);
+			json_strv("labels", it->labels);
 			putchar('}');
 		}
 		puts("]");
@@ -274,6 +284,9 @@ static int collect(const char *verb, const char *help, int argc, char **argv,
 
 static int image_build(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--dockerfile"))
+			return image_build_dockerfile(argc, argv);
 	struct rootfs_limits lim = {0};
 	const char *pos[1], *vals[1] = {NULL};
 	static const char *const valued[] = {"--recipe", NULL};

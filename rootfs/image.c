@@ -92,6 +92,8 @@ int rootfs_image_list(const char *data_root, struct rootfs_image_info **out, siz
 		it->entrypoint = steal_ptr(&m.entrypoint);
 		it->cmd = steal_ptr(&m.cmd);
 		it->workdir = steal_ptr(&m.workdir);
+		it->user = steal_ptr(&m.user);
+		it->labels = steal_ptr(&m.labels);
 		rootfs_manifest_free(&m);
 	}
 	rootfs_strv_free(names);
@@ -109,6 +111,8 @@ void rootfs_image_list_free(struct rootfs_image_info *list, size_t n)
 		rootfs_strv_free(list[i].entrypoint);
 		rootfs_strv_free(list[i].cmd);
 		free(list[i].workdir);
+		free(list[i].user);
+		rootfs_strv_free(list[i].labels);
 		free(list[i].used_by);
 	}
 	free(list);

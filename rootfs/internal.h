@@ -158,6 +158,8 @@ struct image_manifest {
 	char *workdir;
 	char **entrypoint;
 	char **cmd;
+	char *user;         /* USER of a Dockerfile build, or NULL */
+	char **labels;      /* KEY=VALUE, NULL-terminated or NULL */
 	bool shifted;       /* owned by the root caller's id range */
 	uint32_t uid_start, gid_start;
 };

@@ -38,6 +38,8 @@ struct rootfs_image_info {
 	char *source;         /* "build:RECIPE", "import:FILE", "pull:REF@DIGEST" */
 	char **env, **entrypoint, **cmd; /* NULL-terminated or NULL */
 	char *workdir;
+	char *user;           /* USER of a Dockerfile build, or NULL */
+	char **labels;        /* KEY=VALUE or NULL */
 	char *used_by;        /* a cell using it, or NULL */
 };
 
@@ -110,6 +112,33 @@ int rootfs_image_commit(const char *data_root, const struct rootfs_in_use *in_us
 			const char *name, const char *cell, int diff_fd,
 			const struct rootfs_limits *lim, struct rootfs_report *rep, struct sc_err *err);
 
+/* An image's defaults (its config). Strings are malloc'd; arrays are
+ * NULL-terminated or NULL. */
+struct rootfs_config {
+	char **env;        /* KEY=VALUE */
+	char *workdir;
+	char **entrypoint, **cmd;
+	char *user;        /* recorded (USER), not applied: cells run as their root */
+	char **labels;     /* KEY=VALUE */
+};
+/* The config of stored image `name` (not "host"). */
+int rootfs_image_config(const char *data_root, const char *name, struct rootfs_config *out,
+			struct sc_err *err);
+void rootfs_config_free(struct rootfs_config *c);
+
+/* Make image `name` from stored image `base`: diff_fd (a tar with OCI
+ * whiteouts, as cell_export_layer writes; -1: no new layer, the base's
+ * layer is shared) on top, and cfg as its config. source is recorded
+ * ("dockerfile:FILE"). */
+int rootfs_image_derive(const char *data_root, const struct rootfs_in_use *in_use, const char *base,
+			const char *name, const char *source, int diff_fd,
+			const struct rootfs_config *cfg, const struct rootfs_limits *lim,
+			struct rootfs_report *rep, struct sc_err *err);
+
+/* Make image `name` with an empty tree and no defaults (FROM scratch). */
+int rootfs_image_empty(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
+		       const char *source, struct sc_err *err);
+
 /* The directory recipes are looked up in when no file is given: the
  * SANDCELL_RECIPES environment variable, else the installed or source
  * scripts/images directory. */
@@ -123,3 +152,47 @@ const char *rootfs_recipe_dir(void);
  * entries. *files (may be NULL): entries made. */
 int rootfs_tar_unpack(int dir_fd, int tar_fd, uint64_t max_bytes, uint64_t max_files,
 		      uint64_t *files, struct sc_err *err);
+
+/* ---- Dockerfiles (dockerfile.c): the subset `image build --dockerfile`
+ * builds, parsed without I/O. Errors name FILE:LINE; instructions and
+ * forms outside the subset are refused ("FILE:LINE: HEALTHCHECK is not
+ * supported"). ---- */
+#define ROOTFS_DF_MAX_SIZE (1024 * 1024) /* bytes of a Dockerfile */
+#define ROOTFS_DF_MAX_LINE (64 * 1024)   /* bytes of one instruction */
+#define ROOTFS_DF_MAX_INSTR 1000
+#define ROOTFS_DF_MAX_WORDS 256
+
+enum rootfs_df_op {
+	ROOTFS_DF_FROM, ROOTFS_DF_RUN, ROOTFS_DF_COPY, ROOTFS_DF_ADD, ROOTFS_DF_ENV,
+	ROOTFS_DF_WORKDIR, ROOTFS_DF_USER, ROOTFS_DF_ARG, ROOTFS_DF_LABEL, ROOTFS_DF_CMD,
+	ROOTFS_DF_ENTRYPOINT,
+};
+
+struct rootfs_df_instr {
+	enum rootfs_df_op op;
+	unsigned line;     /* where it starts */
+	bool exec_form;    /* a JSON array of strings: argv */
+	char **argv;       /* exec form's strings (NULL-terminated), else NULL */
+	char *text;        /* the arguments as written, continuations joined */
+};
+
+struct rootfs_dockerfile {
+	struct rootfs_df_instr *v;
+	size_t n;
+};
+
+/* file names the text in messages. One FROM, first (ARGs may come before). */
+int rootfs_df_parse(const char *text, size_t len, const char *file, struct rootfs_dockerfile *out,
+		    struct sc_err *err);
+void rootfs_df_free(struct rootfs_dockerfile *df);
+const char *rootfs_df_op_name(enum rootfs_df_op op);
+
+/* A variable's value, or NULL when it is not set. */
+typedef const char *(*rootfs_df_lookup)(void *ctx, const char *name);
+/* Split shell-form arguments into words: whitespace separates, '...' is
+ * literal, "..." and bare text take backslash escapes and $NAME, ${NAME},
+ * ${NAME:-WORD}, ${NAME:+WORD} (values from fn; NULL fn: none set).
+ * *out is NULL-terminated (rootfs_df_words_free). */
+int rootfs_df_words(const char *text, rootfs_df_lookup fn, void *ctx, char ***out,
+		    struct sc_err *err);
+void rootfs_df_words_free(char **v);

@@ -187,6 +187,8 @@ void rootfs_manifest_free(struct image_manifest *m)
 	free(m->workdir);
 	rootfs_strv_free(m->entrypoint);
 	rootfs_strv_free(m->cmd);
+	free(m->user);
+	rootfs_strv_free(m->labels);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -306,8 +308,12 @@ static int manifest_parse(const char *text, size_t len, const char *want_name,
 	}
 	if (strv_from_json(cJSON_GetObjectItemCaseSensitive(j, "env"), true, &m->env, err) < 0 ||
 	    strv_from_json(cJSON_GetObjectItemCaseSensitive(j, "entrypoint"), false, &m->entrypoint, err) < 0 ||
-	    strv_from_json(cJSON_GetObjectItemCaseSensitive(j, "cmd"), false, &m->cmd, err) < 0)
+	    strv_from_json(cJSON_GetObjectItemCaseSensitive(j, "cmd"), false, &m->cmd, err) < 0 ||
+	    strv_from_json(cJSON_GetObjectItemCaseSensitive(j, "labels"), true, &m->labels, err) < 0)
 		goto out;
+	it = cJSON_GetObjectItemCaseSensitive(j, "user");
+	if (cJSON_IsString(it) && it->valuestring[0] && strlen(it->valuestring) < 256)
+		m->user = strdup(it->valuestring);
 	const cJSON *shift = cJSON_GetObjectItemCaseSensitive(j, "id_shift");
 	if (cJSON_IsArray(shift) && cJSON_GetArraySize(shift) == 2) {
 		m->shifted = true;
@@ -360,6 +366,10 @@ int rootfs_manifest_save(struct store *st, const struct image_manifest *m, struc
 		cJSON_AddStringToObject(j, "workdir", m->workdir);
 	cJSON_AddItemToObject(j, "entrypoint", strv_to_json(m->entrypoint));
 	cJSON_AddItemToObject(j, "cmd", strv_to_json(m->cmd));
+	if (m->user)
+		cJSON_AddStringToObject(j, "user", m->user);
+	if (m->labels)
+		cJSON_AddItemToObject(j, "labels", strv_to_json(m->labels));
 	if (m->shifted) {
 		cJSON *s = cJSON_AddArrayToObject(j, "id_shift");
 		cJSON_AddItemToArray(s, cJSON_CreateNumber(m->uid_start));

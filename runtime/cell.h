@@ -48,6 +48,7 @@
 #include "../common/sc.h"
 #include "../net/net.h"
 #include "../policy/policy.h"
+#include "../rootfs/rootfs.h"
 
 #define CELL_MAX_BINDS 64
 #define CELL_MAX_LAYERS 64
@@ -326,3 +327,31 @@ struct cell_limit_mechanisms {
 void cell_limit_mechanisms(struct cell_limit_mechanisms *out);
 /* "cgroup-v2", "cgroup-v1" or "rlimit". */
 const char *cell_limit_how_name(enum cell_limit_how how);
+
+/* ---- image build --dockerfile (dockerfile.c) ----
+ * Build image `name` from a Dockerfile (the subset rootfs_df_parse takes)
+ * without a daemon: each RUN runs in a cell made from spec (its policy,
+ * limits and filter; image, env and workdir are set per step) and each RUN
+ * and COPY/ADD is committed as a layer of an intermediate image; ENV,
+ * WORKDIR, USER, LABEL, CMD and ENTRYPOINT go to the image's config. COPY
+ * and ADD read only beneath context, never through a symlink. On failure
+ * the intermediate images are removed and no image `name` is made (an
+ * existing one stays). Not from a multi-threaded process (cell_create). */
+struct cell_df_build {
+	const char *name;
+	const char *file;            /* the Dockerfile */
+	const char *context;         /* the build context directory */
+	char *const *build_args;     /* KEY=VALUE (--build-arg), NULL-terminated or NULL */
+	const struct cell_spec *spec;
+	const struct rootfs_in_use *in_use;
+	const struct rootfs_limits *lim;
+	int out_fd;                  /* RUN's stdout and stderr */
+	const struct sc_log *log;    /* a line per step */
+};
+struct cell_df_result {
+	struct rootfs_report rep;    /* of the final image */
+	unsigned steps, layers;
+	double seconds;
+};
+int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *res,
+			  struct sc_err *err);

@@ -458,6 +458,7 @@ static int worker_succeeded(const struct cell *c, int wstatus, const char *what,
 }
 
 struct copy_ctx {
+	int dir_fd; /* host_path is relative to it (AT_FDCWD: as given) */
 	const char *host_path;
 	uint64_t max_size;
 	unsigned recv_flags;
@@ -467,7 +468,7 @@ struct copy_ctx {
 static int send_host_tree(int fd, void *ctx, struct sc_err *err)
 {
 	const struct copy_ctx *x = ctx;
-	return rt_copy_send(fd, AT_FDCWD, x->host_path, x->max_size, err);
+	return rt_copy_send(fd, x->dir_fd, x->host_path, x->max_size, err);
 }
 
 static int receive_host_tree(int fd, void *ctx, struct sc_err *err)
@@ -487,13 +488,13 @@ static double copy_timeout(uint64_t max_size)
 }
 
 /* A copy: the cell's side runs in a worker of init, ours here. */
-static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
-			const char *host_path, uint64_t max_size, unsigned out_flags,
-			const struct sc_log *log, struct sc_err *err)
+static int copy_request_at(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
+			   int dir_fd, const char *host_path, uint64_t max_size, unsigned out_flags,
+			   const struct sc_log *log, struct sc_err *err)
 {
 	if (!cell_path || cell_path[0] != '/')
 		return sc_fail(err, 0, "the cell path must be absolute, got '%.200s'", cell_path ? cell_path : "");
-	struct copy_ctx x = {.host_path = host_path, .max_size = max_size, .log = log,
+	struct copy_ctx x = {.dir_fd = dir_fd, .host_path = host_path, .max_size = max_size, .log = log,
 			     .recv_flags = out_flags & CELL_COPY_KEEP_LINKS ? COPY_KEEP_LINKS : 0};
 	struct pipe_job j = {.kind = kind, .flags = flags, .path = cell_path, .max_size = max_size,
 			     .cell_reads = kind == REQ_COPY_IN, .timeout_s = copy_timeout(max_size),
@@ -622,6 +623,21 @@ int cell_write_file(struct cell *c, const char *cell_path, const void *data, siz
 		return -1;
 	return file_status(c, wstatus, flags & CELL_FILE_CREATE ? "cannot create" : "cannot write",
 			   cell_path, err);
+}
+
+static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const char *cell_path,
+			const char *host_path, uint64_t max_size, unsigned out_flags,
+			const struct sc_log *log, struct sc_err *err)
+{
+	return copy_request_at(c, kind, flags, cell_path, AT_FDCWD, host_path, max_size, out_flags,
+			       log, err);
+}
+
+int rt_copy_in_at(struct cell *c, int dir_fd, const char *name, const char *cell_path,
+		  uint64_t max_size, struct sc_err *err)
+{
+	return copy_request_at(c, REQ_COPY_IN, PROTO_COPY_AS_DEST, cell_path, dir_fd, name, max_size,
+			       0, NULL, err);
 }
 
 int cell_copy_in(struct cell *c, const char *host_path, const char *cell_path, uint64_t max_size,

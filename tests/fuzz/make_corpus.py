@@ -214,7 +214,22 @@ def proto():
     put(d, "short", b"\1\0\0\0")
 
 
+def dockerfile():
+    """The Dockerfiles of t_image_dockerfile.sh: the one that builds, and
+    the short printf'd ones (most of them refused)."""
+    d = out_dir("dockerfile")
+    with open(os.path.join(TESTS, "integration", "t_image_dockerfile.sh")) as f:
+        script = f.read()
+    main = re.search(r"cat >\"\$CTX/Dockerfile\" <<'EOF'\n(.*?)\nEOF\n", script, re.S)
+    put(d, "build", main.group(1) + "\n")
+    for name, fmt in re.findall(r"build_fails (\w+) \"\$\(printf '(.*?)'\)\"", script):
+        put(d, "printf_" + name, fmt.replace("\\\\", "\\").replace("\\n", "\n"))
+    put(d, "forms", 'FROM a\nCMD ["x", "y"]\nENTRYPOINT [broken\nENV K V W\n'
+        'LABEL a="b c" d=e\nARG X\nUSER ${X:-1}:${X:+2}\nCOPY ["a b", "/c/"]\n')
+
+
 if __name__ == "__main__":
+    dockerfile()
     llm()
     tars()
     oci()
