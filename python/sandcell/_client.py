@@ -26,6 +26,7 @@ MAX_JSON = 256 << 20       # one answer or one NDJSON line (output, plots)
 MAX_FILE = (16 << 20) + 1  # the server's per-file limit, one byte over it
 MAX_TAR = (1 << 30) + (1 << 20)
 START_TIMEOUT = 120.0      # seconds for a private server to answer
+DEFAULT_HTTP_TIMEOUT = 300.0  # seconds a request may take (a loaded host is slow)
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -87,7 +88,7 @@ class Client:
         h.update(extra or {})
         return h
 
-    def open(self, method, path, body=None, headers=None, timeout=60.0):
+    def open(self, method, path, body=None, headers=None, timeout=DEFAULT_HTTP_TIMEOUT):
         """Send a request; (connection, response). The caller closes both."""
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
@@ -100,7 +101,7 @@ class Client:
             c.close()
             raise SandboxError("cannot reach the sandcell server: %s" % e) from e
 
-    def call(self, method, path, body=None, headers=None, timeout=60.0, limit=MAX_JSON):
+    def call(self, method, path, body=None, headers=None, timeout=DEFAULT_HTTP_TIMEOUT, limit=MAX_JSON):
         """(status, content type, bytes of the body)."""
         c, r = self.open(method, path, body, headers, timeout)
         try:
@@ -110,7 +111,7 @@ class Client:
         finally:
             c.close()
 
-    def json(self, method, path, body=None, timeout=60.0, ok=(200, 201)):
+    def json(self, method, path, body=None, timeout=DEFAULT_HTTP_TIMEOUT, ok=(200, 201)):
         st, _, data = self.call(method, path, body, timeout=timeout)
         try:
             got = json.loads(data) if data else None

@@ -25,7 +25,7 @@ from .exceptions import (CommandEmptyError, LanguageNotSupportedError, LanguageN
 from .security import check as _check_policy
 
 DEFAULT_TIMEOUT = 30.0
-HTTP_SLACK = 120.0  # seconds the HTTP wait adds to a run's own timeouts
+HTTP_SLACK = 300.0  # seconds the HTTP wait adds to a run's own timeouts (a bound, not a delay)
 
 # runtime_configs keys sandcell maps onto its limits; others are ignored
 _KNOWN_CONFIGS = {"mem_limit", "memory", "cpu_quota", "cpu_period", "nano_cpus", "cpus",
@@ -177,6 +177,7 @@ class SandboxSession:
                 self._warn("argument %r is ignored by sandcell" % k)
         self._client = None
         self.cell_id = None
+        self._workdir_ready = False
         self._lock = threading.Lock()
 
     # -- helpers --
@@ -212,8 +213,8 @@ class SandboxSession:
             body["image"] = self.image
         got = self._client.json("POST", "/cells", body, timeout=HTTP_SLACK)
         self.cell_id = got["id"]
+        self._workdir_ready = False  # made by the first run, or on demand
         try:
-            self._exec({"argv": ["mkdir", "-p", self.workdir], "cwd": "/", "timeout": 30})
             if self.libraries:
                 self.install(self.libraries)
         except BaseException:
@@ -307,7 +308,14 @@ class SandboxSession:
         self._refuse_unsafe(code)
         body, t = self._run_body(code, libraries, timeout, lang)
         res = self._post_code("run", body, 2 * t + HTTP_SLACK, on_stdout, on_stderr)
+        if res.get("status") != "SandboxError":
+            self._workdir_ready = True  # the source was written there
         return self._console(res)
+
+    def _ensure_workdir(self):
+        if not self._workdir_ready:
+            self._exec({"argv": ["mkdir", "-p", self.workdir], "cwd": "/", "timeout": 30})
+            self._workdir_ready = True
 
     def install(self, libraries=None):
         """Install libraries with the language's tool (pip, npm, gem)."""
@@ -320,6 +328,7 @@ class SandboxSession:
                                                        "javascript and ruby, not %s" % self.lang)
         body, _ = self._run_body("", libs, 300)
         res = self._client.json("POST", "/cells/%s/run" % self.cell_id, body, timeout=600 + HTTP_SLACK)
+        self._workdir_ready = True
         if res.get("status") == "SandboxError":
             raise SandboxError(res.get("message") or "installing %s failed" % libs)
 
@@ -356,6 +365,8 @@ class SandboxSession:
             raise CommandEmptyError("empty command")
         self._need_open()
         cwd = check_cell_path(workdir or self.workdir, "workdir")
+        if cwd == self.workdir:
+            self._ensure_workdir()
         body = {"cmd": command, "cwd": cwd, "timeout": self._timeout(timeout)}
         if env:
             body["env"] = dict(env)
@@ -495,6 +506,8 @@ class ArtifactSandboxSession(SandboxSession):
             self._plots = []
         body, t = self._run_body(code, libraries, timeout)
         res = self._post_code("run", body, 2 * t + HTTP_SLACK, on_stdout, on_stderr)
+        if res.get("status") != "SandboxError":
+            self._workdir_ready = True
         if self.enable_plotting:
             self._plots.extend(_plots_of(res))
         return self._console(res, ExecutionResult, plots=list(self._plots))
@@ -517,8 +530,10 @@ class InteractiveSandboxSession(SandboxSession):
             return self
         super().open()
         try:  # starts the interpreter now, in the work directory
-            body = {"code": "import os as _sc_os\n_sc_os.chdir(%r)\ndel _sc_os" % self.workdir, "timeout": 60}
+            body = {"code": "import os as _sc_os\n_sc_os.makedirs(%r, exist_ok=True)\n_sc_os.chdir(%r)\n"
+                            "del _sc_os" % (self.workdir, self.workdir), "timeout": 60}
             self._console(self._post_code("code", body, 60 + 2 * HTTP_SLACK, None, None))
+            self._workdir_ready = True
         except BaseException:
             self.close()
             raise
