@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <limits.h>
 #include <time.h>
@@ -1404,79 +1405,350 @@ static void cells_files(struct api *a, const char *id, const struct api_request 
 	cell_end(a, id, c);
 }
 
-/* POST /cells/{id}/code: Python in a session kept in the cell, started on
- * the first call (lang_session_install); the answer is `code session run
- * --json`'s. */
-static void cells_code(struct api *a, const char *id, const struct api_request *req,
-		       struct api_response *resp)
+/* ---- POST /cells/{id}/run and /cells/{id}/code ----
+ * /run: code of any language run in the cell's work directory
+ * (lang_run_in; files stay between runs, state does not); /code: Python
+ * in a session kept in the cell, started on the first call
+ * (lang_session_install). Both answer `code ... --json`'s result, or, with
+ * Accept: application/x-ndjson, stream: the run goes on in a helper
+ * thread whose sink writes one JSON line per event into a socketpair that
+ * the transport's thread hands out. A client that goes away closes the
+ * read end: later lines are dropped and the run ends at its timeout (lang
+ * has no cancel), which bounds the join. */
+
+struct code_run {
+	struct api *a;
+	char id[API_ID_LEN + 1];
+	struct cell *c;                  /* NULL: not begun */
+	cJSON *j;                        /* owns the strings the requests point to */
+	bool session;
+	struct lang_run_req rr;
+	struct lang_session_req sr;
+	char workdir[LANG_MAX_PATH + 16];
+	int stdin_fd;
+	struct lang_result res;
+	struct sc_err err;
+	int rc;
+	int sp[2];                       /* the helper writes [1], the transport reads [0] */
+	bool gone;                       /* the reader went away: drop lines */
+	unsigned char carry[2][4];       /* an unfinished UTF-8 sequence per stream */
+	size_t ncarry[2];
+	pthread_t th;
+	bool running;
+};
+
+static void code_run_free(void *ctx)
 {
-	cJSON *j = parse_body(req, resp, false);
-	if (!j)
+	struct code_run *r = ctx;
+	sc_closep(&r->sp[0]);
+	if (r->running)
+		pthread_join(r->th, NULL);
+	sc_closep(&r->sp[1]);
+	if (r->rc == 0)
+		lang_result_free(&r->res);
+	if (r->stdin_fd >= 0)
+		close(r->stdin_fd);
+	if (r->c)
+		cell_end(r->a, r->id, r->c);
+	cJSON_Delete(r->j);
+	free(r);
+}
+
+static void code_run_send(struct code_run *r, const char *p, size_t n)
+{
+	while (n && !r->gone) {
+		ssize_t w = send(r->sp[1], p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r->gone = true;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void code_run_line(struct code_run *r, struct jbuf *jb)
+{
+	fputc('\n', jb->f);
+	if (fclose(jb->f) == 0)
+		code_run_send(r, jb->buf, jb->len);
+	else
+		r->gone = true;
+	free(jb->buf);
+}
+
+/* An output event: whole UTF-8 characters only (the rest waits for the
+ * next chunk of the same stream; a stream's end comes with the result). */
+static void code_run_output(struct code_run *r, int k, const char *d, size_t n)
+{
+	size_t total = r->ncarry[k] + n;
+	char *buf = malloc(total ? total : 1);
+	if (!buf) {
+		r->gone = true;
 		return;
-	const char *code, *lang_name;
-	double timeout;
+	}
+	memcpy(buf, r->carry[k], r->ncarry[k]);
+	memcpy(buf + r->ncarry[k], d, n);
+	size_t hold = utf8_unfinished((const unsigned char *)buf, total);
+	memcpy(r->carry[k], buf + total - hold, hold);
+	r->ncarry[k] = hold;
+	struct jbuf jb;
+	if (total - hold && jopen(&jb)) {
+		fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
+		api_json_string(jb.f, buf, total - hold);
+		fputc('}', jb.f);
+		code_run_line(r, &jb);
+	}
+	free(buf);
+}
+
+static void code_run_event(void *ctx, const struct lang_event *ev)
+{
+	struct code_run *r = ctx;
+	if (r->gone)
+		return;
+	if (ev->type == LANG_EV_STDOUT || ev->type == LANG_EV_STDERR) {
+		code_run_output(r, ev->type == LANG_EV_STDERR, ev->data, ev->len);
+		return;
+	}
+	if (ev->type != LANG_EV_RESULT)
+		return; /* plots come with the result */
+	for (int k = 0; k < 2; k++)
+		if (r->ncarry[k]) { /* a stream that ended mid-character */
+			struct jbuf jb;
+			if (jopen(&jb)) {
+				fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
+				api_json_string(jb.f, (const char *)r->carry[k], r->ncarry[k]);
+				fputc('}', jb.f);
+				code_run_line(r, &jb);
+			}
+			r->ncarry[k] = 0;
+		}
+	char *obj = NULL;
+	size_t olen = 0;
+	FILE *f = open_memstream(&obj, &olen);
+	if (!f) {
+		r->gone = true;
+		return;
+	}
+	api_json_lang_result(f, ev->result, r->a->cfg.pod_name, r->session);
+	if (fclose(f) != 0 || olen < 2) {
+		free(obj);
+		r->gone = true;
+		return;
+	}
+	struct jbuf jb;
+	if (jopen(&jb)) {
+		fprintf(jb.f, "{\"type\":\"result\",%s", obj + 1);
+		code_run_line(r, &jb);
+	}
+	free(obj);
+}
+
+static int code_run_do(struct code_run *r)
+{
+	return r->session ? lang_session_run_in(r->c, &r->sr, &r->res, &r->err)
+			  : lang_run_in(r->c, &r->rr, &r->res, &r->err);
+}
+
+static void *code_run_main(void *arg)
+{
+	struct code_run *r = arg;
+	r->rc = code_run_do(r);
+	if (r->rc < 0) {
+		struct jbuf jb;
+		if (jopen(&jb)) {
+			fputs("{\"type\":\"error\",\"detail\":", jb.f);
+			api_json_string(jb.f, r->err.msg, strlen(r->err.msg));
+			fputc('}', jb.f);
+			code_run_line(r, &jb);
+		}
+	}
+	sc_closep(&r->sp[1]);
+	return NULL;
+}
+
+static ssize_t code_run_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	struct code_run *r = ctx;
+	for (;;) {
+		struct pollfd p[2] = {{.fd = r->sp[0], .events = POLLIN},
+				      {.fd = client_fd, .events = POLLRDHUP}};
+		int n = poll(p, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return API_STREAM_ERROR;
+		if (!p[0].revents)
+			continue;
+		ssize_t got = read(r->sp[0], buf, max);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return got > 0 ? got : got == 0 ? API_STREAM_END : API_STREAM_ERROR;
+	}
+}
+
+/* The request's fields into r (its strings stay in r->j); false: resp is
+ * the error. */
+static bool code_run_parse(struct api *a, struct code_run *r, struct api_response *resp)
+{
+	const cJSON *j = r->j;
+	const char *code, *lang_name, *stdin_s, *workdir;
+	double timeout, run_t, compile_t;
 	const cJSON *jclear = cJSON_GetObjectItemCaseSensitive(j, "clear_plots");
+	const cJSON *jlibs = cJSON_GetObjectItemCaseSensitive(j, "libraries");
 	if (!get_string(j, "code", &code) || !code) {
 		api_response_error(resp, 422, "code: a string is required");
-		goto out;
+		return false;
 	}
-	if (!get_string(j, "language", &lang_name) || !get_number(j, "timeout", 30, &timeout) ||
-	    (jclear && !cJSON_IsNull(jclear) && !cJSON_IsBool(jclear))) {
-		api_response_error(resp, 422, "expected language: a string; timeout: a number; clear_plots: a boolean");
-		goto out;
+	if (!get_string(j, "language", &lang_name) || !get_string(j, "stdin", &stdin_s) ||
+	    !get_string(j, "workdir", &workdir) || !get_number(j, "timeout", 30, &timeout) ||
+	    !get_number(j, "run_timeout", timeout, &run_t) ||
+	    !get_number(j, "compile_timeout", LANG_DEFAULT_COMPILE_TIMEOUT, &compile_t) ||
+	    (jclear && !cJSON_IsNull(jclear) && !cJSON_IsBool(jclear)) ||
+	    (jlibs && !cJSON_IsNull(jlibs) && !cJSON_IsArray(jlibs))) {
+		api_response_error(resp, 422, "expected language, stdin, workdir: strings; timeout, "
+					      "run_timeout, compile_timeout: numbers; clear_plots: a "
+					      "boolean; libraries: a list");
+		return false;
 	}
 	const struct lang_def *l = lang_find(lang_name ? lang_name : "python");
 	if (!l) {
 		errorf(resp, 422, "language: unknown language '%.64s'", lang_name);
-		goto out;
+		return false;
 	}
-	if (strcmp(l->name, "python") != 0) {
-		errorf(resp, 422, "language: sessions keep state for python only (%.32s: use /run_code)",
+	if (r->session && strcmp(l->name, "python") != 0) {
+		errorf(resp, 422, "language: sessions keep state for python only (%.32s: use /run)",
 		       l->name);
-		goto out;
+		return false;
 	}
 	if (strlen(code) > LANG_MAX_SOURCE) {
 		errorf(resp, 413, "code: at most %u bytes", (unsigned)LANG_MAX_SOURCE);
-		goto out;
+		return false;
 	}
-	struct cell *c;
-	if (cell_begin(a, id, &c, resp) < 0)
-		goto out;
+	const char *libs[LANG_MAX_LIBRARIES];
+	size_t nlibs = 0;
+	const cJSON *v, *list = cJSON_IsArray(jlibs) ? jlibs : NULL;
+	cJSON_ArrayForEach(v, list)
+	{
+		if (nlibs >= LANG_MAX_LIBRARIES || !cJSON_IsString(v) ||
+		    !lang_library_name_ok(v->valuestring)) {
+			errorf(resp, 422, "libraries: at most %d package names such as \"numpy==2.0\"",
+			       LANG_MAX_LIBRARIES);
+			return false;
+		}
+		libs[nlibs++] = v->valuestring;
+	}
+	if (workdir && (!cell_path(workdir, r->workdir, sizeof(r->workdir)))) {
+		api_response_error(resp, 422, "workdir: a cell path without '..'");
+		return false;
+	}
+	if (stdin_s && (r->stdin_fd = memfd_of(stdin_s, strlen(stdin_s))) < 0) {
+		api_response_error(resp, 500, "cannot hold stdin");
+		return false;
+	}
+	uint64_t out_limit = a->cfg.spec->limits.output;
+	if (r->session) {
+		struct lang_session_req *s = &r->sr;
+		lang_session_req_init(s);
+		s->source = code;
+		s->source_len = strlen(code);
+		s->timeout_s = clamp_timeout(a, run_t, 30);
+		s->clear_plots = cJSON_IsTrue(jclear);
+		s->output_limit = out_limit;
+		memcpy(s->libraries, libs, nlibs * sizeof(*libs));
+		s->nlibraries = nlibs;
+		return true;
+	}
+	struct lang_run_req *q = &r->rr;
+	lang_run_req_init(q);
+	q->lang = l;
+	q->source = code;
+	q->source_len = strlen(code);
+	q->run_timeout_s = clamp_timeout(a, run_t, 30);
+	q->compile_timeout_s = clamp_timeout(a, compile_t, LANG_DEFAULT_COMPILE_TIMEOUT);
+	q->output_limit = out_limit;
+	q->stdin_fd = r->stdin_fd;
+	q->workdir = r->workdir[0] ? r->workdir : NULL;
+	memcpy(q->libraries, libs, nlibs * sizeof(*libs));
+	q->nlibraries = nlibs;
+	q->has_network = a->cfg.spec->egress != NULL;
+	return true;
+}
+
+/* Start the streamed answer; the stream owns r from here on. */
+static void code_run_stream(struct code_run *r, struct api_response *resp)
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sp) < 0) {
+		errorf(resp, 500, "socketpair: %s", strerror(errno));
+		code_run_free(r);
+		return;
+	}
+	struct lang_sink sink = {.fn = code_run_event, .ctx = r};
+	r->rr.sink = r->sr.sink = sink;
+	r->rr.stream = r->sr.stream = true;
+	int e = pthread_create(&r->th, NULL, code_run_main, r);
+	if (e) {
+		errorf(resp, 500, "thread: %s", strerror(e));
+		code_run_free(r);
+		return;
+	}
+	r->running = true;
+	resp->status = 200;
+	resp->content_type = "application/x-ndjson";
+	resp->stream = code_run_read;
+	resp->stream_free = code_run_free;
+	resp->stream_ctx = r;
+}
+
+static void cells_code(struct api *a, const char *id, bool session, const struct api_request *req,
+		       struct api_response *resp)
+{
+	struct code_run *r = calloc(1, sizeof(*r));
+	if (!r) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	r->a = a;
+	r->session = session;
+	r->stdin_fd = r->sp[0] = r->sp[1] = -1;
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	if (!(r->j = parse_body(req, resp, false)) || !code_run_parse(a, r, resp) ||
+	    cell_begin(a, id, &r->c, resp) < 0) {
+		r->c = NULL;
+		code_run_free(r);
+		return;
+	}
 	struct sc_err err = {0};
 	int rc = 0;
-	if (!lang_session_is(c)) {
+	if (session && !lang_session_is(r->c)) {
 		pthread_mutex_lock(&a->session_mu);
-		if (!lang_session_is(c))
-			rc = lang_session_install(c, l, &err);
+		if (!lang_session_is(r->c))
+			rc = lang_session_install(r->c, lang_find("python"), &err);
 		pthread_mutex_unlock(&a->session_mu);
 	}
 	if (rc < 0) {
 		errorf(resp, 500, "starting the session: %s", err.msg);
-	} else {
-		struct lang_session_req sr;
-		lang_session_req_init(&sr);
-		sr.source = code;
-		sr.source_len = strlen(code);
-		sr.timeout_s = clamp_timeout(a, timeout, 30);
-		sr.clear_plots = cJSON_IsTrue(jclear);
-		sr.output_limit = a->cfg.spec->limits.output;
-		struct lang_result res;
-		if (lang_session_run_in(c, &sr, &res, &err) < 0) {
-			errorf(resp, err.errnum == EINVAL ? 422 : 500, "%s", err.msg);
-		} else {
-			struct jbuf jb;
-			if (jopen(&jb)) {
-				api_json_lang_result(jb.f, &res, a->cfg.pod_name, true);
-				jsend(&jb, resp, 200);
-			} else {
-				api_response_error(resp, 500, "out of memory");
-			}
-			lang_result_free(&res);
-		}
+		code_run_free(r);
+		return;
 	}
-	cell_end(a, id, c);
-out:
-	cJSON_Delete(j);
+	if (wants_ndjson(req)) {
+		code_run_stream(r, resp);
+		return;
+	}
+	r->rc = code_run_do(r);
+	struct jbuf jb;
+	if (r->rc < 0) {
+		errorf(resp, r->err.errnum == EINVAL ? 422 : 500, "%s", r->err.msg);
+	} else if (jopen(&jb)) {
+		api_json_lang_result(jb.f, &r->res, a->cfg.pod_name, session);
+		jsend(&jb, resp, 200);
+	} else {
+		api_response_error(resp, 500, "out of memory");
+	}
+	code_run_free(r);
 }
 
 void api_tick(struct api *a)
@@ -1581,10 +1853,10 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 			if (strcmp(m, "POST"))
 				goto bad_method;
 			cells_exec(a, idbuf, req, resp);
-		} else if (!strcmp(rest, "/code")) {
+		} else if (!strcmp(rest, "/code") || !strcmp(rest, "/run")) {
 			if (strcmp(m, "POST"))
 				goto bad_method;
-			cells_code(a, idbuf, req, resp);
+			cells_code(a, idbuf, !strcmp(rest, "/code"), req, resp);
 		} else if (!strcmp(rest, "/files")) {
 			if (strcmp(m, "GET") && strcmp(m, "PUT"))
 				goto bad_method;

@@ -19,6 +19,8 @@
 #      python3, exec through the API against a host spawn (scripts/bench_serve.sh).
 #   9. code: a warm session's print(1) round trip and a one-shot code run
 #      against python3 spawned on the host (scripts/bench_code.sh).
+#  10. python: `with SandboxSession() as s: s.run("print(1)")` from the
+#      Python client against subprocess.run(python3 -c) (scripts/bench_python.sh).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,4 +89,7 @@ if [ -x scripts/bench_serve.sh ]; then
 fi
 if [ -x scripts/bench_code.sh ]; then
 	scripts/bench_code.sh "$rounds"
+fi
+if [ -x scripts/bench_python.sh ]; then
+	scripts/bench_python.sh "$rounds"
 fi

@@ -226,12 +226,12 @@ def cells(c):
 
 # ---- streamed exec (Accept: application/x-ndjson) ----
 
-def stream_open(c, cid, body):
+def stream_open(c, cid, body, route="exec"):
     h = {"Authorization": "Bearer " + c.token} if c.token else {}
     h["Accept"] = "application/x-ndjson"
     h["Content-Type"] = "application/json"
     conn = c.conn(timeout=120)
-    conn.request("POST", "/cells/%s/exec" % cid, body=json.dumps(body).encode(), headers=h)
+    conn.request("POST", "/cells/%s/%s" % (cid, route), body=json.dumps(body).encode(), headers=h)
     return conn, conn.getresponse()
 
 
@@ -349,6 +349,65 @@ def code(c, with_plots):
         print("skip - plots (no matplotlib in the cell's python3)")
     st, _, got = c.request("DELETE", "/cells/%s" % cid)
     ok(st == 200, "DELETE the session's cell", (st, got))
+
+
+# ---- code of any language in a cell (POST /cells/{id}/run), streamed too ----
+
+def run_route(c, with_cpp):
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "POST /cells for /run", (st, got)):
+        return
+    cid = got["id"]
+    path = "/cells/%s/run" % cid
+    st, _, got = c.request("POST", path, {"code": "open('kept.txt', 'w').write('k')\nprint('py')",
+                                          "workdir": "/sandbox", "timeout": 120})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "py\n",
+       "/run runs python in the cell", (st, got))
+    st, _, got = c.request("GET", "/cells/%s/files?path=/sandbox/kept.txt" % cid, raw=True)
+    ok(st == 200 and got == b"k", "/run's workdir is the cell's: files stay", (st, got))
+    st, _, got = c.request("POST", path, {"code": "echo $((6*7)); exit 3", "language": "bash"})
+    ok(st == 200 and got.get("status") == "Failed" and got["run_result"]["return_code"] == 3
+       and got["run_result"]["stdout"] == "42\n", "/run runs bash, exit code kept", (st, got))
+    st, _, got = c.request("POST", path, {"code": "x = 1"})
+    st, _, got = c.request("POST", path, {"code": "print(x)"})
+    ok(st == 200 and "NameError" in got["run_result"]["stderr"], "/run keeps no interpreter state", got)
+    if with_cpp:
+        st, _, got = c.request("POST", path, {"code": "#include <cstdio>\nint main(){std::puts(\"c\");}",
+                                              "language": "cpp", "timeout": 120, "compile_timeout": 120})
+        ok(st == 200 and got.get("status") == "Success" and got["compile_result"] is not None
+           and got["run_result"]["stdout"] == "c\n", "/run compiles and runs cpp", (st, got))
+    st, _, got = c.request("POST", path, {"code": "import time\ntime.sleep(60)", "timeout": 1})
+    ok(st == 200 and got["run_result"]["status"] == "TimeLimitExceeded", "/run's timeout", got)
+    st, _, got = c.request("POST", path, {"code": "print(1)", "language": "klingon"})
+    ok(st == 422, "/run: an unknown language is 422", (st, got))
+    st, _, got = c.request("POST", path, {"code": "print(1)", "workdir": "/sandbox/../etc"})
+    ok(st == 422, "/run: a workdir with '..' is 422", (st, got))
+    src = ("import sys, time\nprint('first', flush=True)\nprint('e\u00e9', file=sys.stderr, flush=True)\n"
+           "import os\nwhile not os.path.exists('/tmp/go'): time.sleep(0.1)\nprint('second')\nsys.exit(4)\n")
+    for route in ("run", "code"):
+        conn, r = stream_open(c, cid, {"code": src, "timeout": 120}, route)
+        ok(r.status == 200 and r.getheader("Content-Type") == "application/x-ndjson",
+           "a streamed /%s answers 200 application/x-ndjson" % route, (r.status, r.getheaders()))
+        ev = stream_events(r)
+        seen = []
+        for e in ev:
+            seen.append(e)
+            if e.get("type") in ("result", "error") or "first" in e.get("data", ""):
+                break
+        ok(seen and seen[-1].get("type") == "stdout" and seen[-1]["data"].startswith("first"),
+           "/%s: the first line arrives while the code still runs" % route, seen)
+        st, _, got = c.request("PUT", "/cells/%s/files?path=/tmp/go" % cid, b"")
+        seen += list(ev)
+        conn.close()
+        c.request("POST", "/cells/%s/exec" % cid, {"cmd": "rm -f /tmp/go"})
+        out = "".join(e["data"] for e in seen if e.get("type") == "stdout")
+        err = "".join(e["data"] for e in seen if e.get("type") == "stderr")
+        last = seen[-1] if seen else {}
+        ok(out == "first\nsecond\n" and err == "e\u00e9\n", "/%s: the events add up to the output" % route, seen)
+        ok(last.get("type") == "result" and last.get("run_result", {}).get("return_code") == 4
+           and last["run_result"]["stdout"] == out, "/%s: one result last, with the exit code" % route, last)
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "DELETE the /run cell", (st, got))
 
 
 # ---- a directory as a tar stream (GET/PUT /cells/{id}/files) ----
@@ -621,6 +680,8 @@ def main():
         cells(c)
     elif cmd == "stream":
         stream(c)
+    elif cmd == "run":
+        run_route(c, "--no-cpp" not in sys.argv)
     elif cmd == "tar":
         tars(c)
     elif cmd == "code":

@@ -64,6 +64,7 @@ check "streamed exec (ndjson)" client stream
 plots=
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plots=--plots
 check "code sessions in a cell" client code $plots
+check "code of any language in a cell (/run), streamed" client run $nocpp
 check "a directory as a tar stream" client tar
 check "concurrency" client concurrency "${SERVE_CLIENTS:-16}" "${SERVE_REQUESTS:-5}"
 check "hostile input" client hostile

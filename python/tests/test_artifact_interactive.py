@@ -1,0 +1,91 @@
+"""ArtifactSandboxSession (plots) and InteractiveSandboxSession (state)."""
+import base64
+import unittest
+
+import _util
+from sandcell import (ArtifactSandboxSession, ExecutionResult, InteractiveSandboxSession,
+                      LanguageNotSupportedError, LanguageNotSupportPlotError, PlotOutput,
+                      SandboxTimeoutError)
+
+PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [%d, 1, 2])\nplt.show()\n"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+class TestArtifact(unittest.TestCase):
+    def setUp(self):
+        if not _util.host_python_has("matplotlib"):
+            self.skipTest("no matplotlib in the cell's python3")
+
+    def test_plots_accumulate_until_clear_plots(self):
+        with ArtifactSandboxSession(lang="python") as s:
+            r1 = s.run(PLOT % 1)
+            self.assertIsInstance(r1, ExecutionResult)
+            self.assertEqual(r1.exit_code, 0)
+            self.assertEqual(len(r1.plots), 1)
+            p = r1.plots[0]
+            self.assertIsInstance(p, PlotOutput)
+            self.assertEqual(p.format, "png")
+            self.assertEqual(base64.b64decode(p.content_base64)[:8], PNG)
+            self.assertGreater(p.width, 0)
+            r2 = s.run(PLOT % 2)
+            self.assertEqual(len(r2.plots), 2)
+            self.assertEqual(r2.plots[0].content_base64, p.content_base64)
+            r3 = s.run("print('no plot')")
+            self.assertEqual((len(r3.plots), r3.stdout), (2, "no plot\n"))
+            r4 = s.run(PLOT % 3, clear_plots=True)
+            self.assertEqual(len(r4.plots), 1)
+            self.assertNotEqual(r4.plots[0].content_base64, p.content_base64)
+
+    def test_two_figures_in_one_run_and_streaming(self):
+        code = ("import matplotlib.pyplot as plt\nprint('a', flush=True)\n"
+                "plt.figure(); plt.plot([1]); plt.figure(); plt.plot([2]); plt.show()\nprint('b')\n")
+        chunks = []
+        with ArtifactSandboxSession() as s:
+            r = s.run(code, on_stdout=chunks.append)
+        self.assertEqual(len(r.plots), 2)
+        self.assertEqual("".join(chunks), r.stdout)
+        self.assertEqual(r.stdout, "a\nb\n")
+
+
+class TestArtifactLanguages(unittest.TestCase):
+    def test_plots_are_python_only(self):
+        with self.assertRaises(LanguageNotSupportPlotError):
+            ArtifactSandboxSession(lang="javascript")
+        # without plotting another language runs
+        if "javascript" in _util.languages():
+            with ArtifactSandboxSession(lang="javascript", enable_plotting=False) as s:
+                r = s.run("console.log(6 * 7)")
+                self.assertEqual((r.stdout, r.plots), ("42\n", []))
+
+
+class TestInteractive(unittest.TestCase):
+    def test_state_is_kept(self):
+        with InteractiveSandboxSession(lang="python") as s:
+            self.assertEqual(s.run("import os\nx = 41\nprint(os.getcwd())").stdout, "/sandbox\n")
+            self.assertEqual(s.run("x += 1\nprint(x)").stdout, "42\n")
+            r = s.run("raise ValueError('boom')")
+            self.assertNotEqual(r.exit_code, 0)
+            self.assertIn("ValueError: boom", r.stderr)
+            self.assertEqual(s.run("print(x)").stdout, "42\n")
+            with self.assertRaises(SandboxTimeoutError):
+                s.run("import time\ntime.sleep(60)", timeout=1)
+            self.assertEqual(s.run("print(x)").stdout, "42\n")
+            chunks = []
+            r = s.run("for i in range(3): print(i, flush=True)", on_stdout=chunks.append)
+            self.assertEqual(("".join(chunks), r.stdout), ("0\n1\n2\n", "0\n1\n2\n"))
+
+    def test_interactive_plots(self):
+        if not _util.host_python_has("matplotlib"):
+            self.skipTest("no matplotlib")
+        with InteractiveSandboxSession() as s:
+            r = s.run(PLOT % 1)
+            self.assertEqual(len(r.plots), 1)
+            self.assertEqual(base64.b64decode(r.plots[0].content_base64)[:8], PNG)
+
+    def test_python_only(self):
+        with self.assertRaises(LanguageNotSupportedError):
+            InteractiveSandboxSession(lang="javascript")
+
+
+if __name__ == "__main__":
+    unittest.main()
