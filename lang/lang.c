@@ -478,8 +478,9 @@ static const struct lang_install INSTALLS[] = {
 	 "--allow-net rubygems.org --allow-net index.rubygems.org"},
 };
 
-/* The tail of a step's output for a message: at most 300 bytes. */
-static void tail_of(const struct lang_exec *ex, const char **p, int *n)
+/* The tail of a step's output for a one-line message: at most 300 bytes,
+ * its line breaks (and other control bytes) as "; ". */
+static void tail_of(const struct lang_exec *ex, char *out, size_t size)
 {
 	const char *s = ex->err_len ? ex->err : ex->out;
 	size_t len = ex->err_len ? ex->err_len : ex->out_len;
@@ -489,8 +490,17 @@ static void tail_of(const struct lang_exec *ex, const char **p, int *n)
 		s += len - 300;
 		len = 300;
 	}
-	*p = s;
-	*n = (int)len;
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 3 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n') {
+			out[o++] = ';';
+			out[o++] = ' ';
+		} else if (ch != '\r') {
+			out[o++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+		}
+	}
+	out[o] = '\0';
 }
 
 int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
@@ -563,13 +573,12 @@ int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 	memset(&ex, 0, sizeof(ex));
 	int rc = lang_i_exec(c, &x, &ex, err);
 	if (rc == 0 && (ex.status != LANG_EXEC_FINISHED || ex.return_code != 0)) {
-		const char *t;
-		int tn;
-		tail_of(&ex, &t, &tn);
-		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%.*s",
+		char t[640];
+		tail_of(&ex, t, sizeof(t));
+		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%s",
 			     !strcmp(in->install[0], "python3") ? "pip" : in->install[0],
 			     ex.status == LANG_EXEC_TIME_LIMIT ? "timed out" : "failed", ex.return_code,
-			     tn ? ": " : "", tn, t);
+			     t[0] ? ": " : "", t);
 	} else if (rc < 0) {
 		sc_err_wrap(err, "--libraries: installing");
 	}
