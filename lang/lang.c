@@ -732,28 +732,33 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
-	/* Python: matplotlib figures come back as plots (lang/py/sc_backend.py) */
+	/* Python's matplotlib figures (lang/py/sc_backend.py) and R's default
+	 * graphics device (lang/r/profile.R) come back as plots */
 	const char *env[SC_ARRAY_LEN(st->env) + 6];
 	size_t ne = 0;
 	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne]; ne++)
 		env[ne] = st->env[ne];
 	char plots_env[128] = "", *plots_dir = NULL;
-	bool python = !strcmp(l->name, "python");
-	if (python) {
+	bool python = !strcmp(l->name, "python"), r_lang = !strcmp(l->name, "r");
+	bool plots = python || r_lang;
+	if (plots) {
 		uint64_t rnd = 0;
 		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			rnd = (uint64_t)(lang_i_now() * 1e6);
 		snprintf(plots_env, sizeof(plots_env), "SANDCELL_PLOTS=/tmp/.sandcell/plots-%016llx",
 			 (unsigned long long)rnd);
 		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
-		/* a cell whose /tmp cannot take the backend runs without plots */
+		/* a cell whose /tmp cannot take the support file runs without plots */
 		struct sc_err pe = {0};
-		if (lang_i_install_py(c, &pe) < 0) {
-			python = false;
-		} else {
+		if ((python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
+			plots = false;
+		} else if (python) {
 			env[ne++] = LANG_PY_ENV_PATH;
 			env[ne++] = LANG_PY_ENV_BACKEND;
 			env[ne++] = LANG_PY_ENV_MPLCONFIG;
+			env[ne++] = plots_env;
+		} else {
+			env[ne++] = LANG_R_ENV_PROFILE;
 			env[ne++] = plots_env;
 		}
 	}
@@ -763,7 +768,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		set_sandbox_error(res, &e);
 		goto done;
 	}
-	if (python && lang_i_read_plots(c, plots_dir, -1, &req.sink, res, &e) < 0) {
+	if (plots && lang_i_read_plots(c, plots_dir, -1, &req.sink, res, &e) < 0) {
 		set_sandbox_error(res, &e);
 		goto done;
 	}

@@ -44,6 +44,11 @@ int lang_i_install_py(struct cell *c, struct sc_err *err)
 			err);
 }
 
+int lang_i_install_r(struct cell *c, struct sc_err *err)
+{
+	return put_file(c, LANG_R_PROFILE, lang_r_profile, lang_r_profile_size, err);
+}
+
 int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
 		      struct lang_result *res, struct sc_err *err)
 {
