@@ -58,7 +58,8 @@ def recv_msg(s):
 
 def count_plots():
     n = 0
-    while n < MAX_PLOTS and os.path.exists(os.path.join(PLOTS, "plot-%04d.png" % (n + 1))):
+    while n < MAX_PLOTS and any(os.path.exists(os.path.join(PLOTS, "plot-%04d.%s" % (n + 1, f)))
+                                for f in ("png", "html")):
         n += 1
     return n
 
