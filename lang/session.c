@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #define DRIVER LANG_SESSION_DIR "/driver.py"
+#define CLIENT LANG_SESSION_DIR "/client.py"
 #define MARKER LANG_SESSION_DIR "/lang"
 #define SESSION_PLOTS LANG_SESSION_DIR "/plots"
 #define GRACE_S 5.0   /* the driver's SIGINT-to-SIGKILL grace */
@@ -18,22 +19,26 @@
 
 static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
 
-/* Write a file into the cell unless it is there with the same bytes. */
+/* Write a file into the cell unless it is there with the same bytes. A
+ * fresh cell has none of them: creating comes first (one round trip). */
 static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
 		    struct sc_err *err)
 {
-	struct cell_file cf;
 	struct sc_err e = {0};
+	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, &e) == 0)
+		return 0;
+	if (e.errnum != EEXIST) {
+		*err = e;
+		return sc_err_wrap(err, "writing %s in the cell", path);
+	}
+	struct cell_file cf;
 	if (cell_read_file(c, path, len + 1, 30, &cf, &e) == 0) {
 		bool same = cf.len == len && !memcmp(cf.data, data, len);
 		free(cf.data);
 		if (same)
 			return 0;
-		if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
-			return sc_err_wrap(err, "writing %s in the cell", path);
-		return 0;
 	}
-	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, err) < 0)
+	if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
 		return sc_err_wrap(err, "writing %s in the cell", path);
 	return 0;
 }
@@ -172,9 +177,10 @@ int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err
 			       "sessions keep state for python only (%.32s: use 'code run', each run is fresh)",
 			       l ? l->name : "no language");
 	if (lang_i_install_py(c, err) < 0 ||
-	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0)
+	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
+	    put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
 		return -1;
-	char *argv[] = {"python3", "-u", DRIVER, "start", NULL};
+	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "start", NULL};
 	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .cwd = NULL, .timeout_s = 90,
 				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	struct cell_result cr;
@@ -295,7 +301,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
 		 (unsigned long long)rnd);
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
-	char *argv[] = {"python3", "-S", "-E", "-u", DRIVER, "run", status_path, timeout,
+	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", status_path, timeout,
 			req->clear_plots ? "1" : "0", NULL};
 	struct lang_i_exec x = {
 		.argv = argv,

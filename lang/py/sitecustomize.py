@@ -4,8 +4,8 @@
 # the host returns as a plot of format "html". The sitecustomize this one
 # shadows (Debian's) still runs. Standard library only; written into the
 # cell by lang/.
-import importlib.abc
-import importlib.machinery
+import importlib.machinery  # loaded by site already; importlib.abc would cost ~30 ms
+import importlib.util
 import os
 import sys
 
@@ -27,7 +27,7 @@ def _register(renderers_mod):
     renderers_mod.renderers.default = "sandcell"
 
 
-class _Loader(importlib.abc.Loader):
+class _Loader:
     def __init__(self, inner):
         self.inner = inner
 
@@ -42,7 +42,7 @@ class _Loader(importlib.abc.Loader):
             pass
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
     def find_spec(self, name, path, target=None):
         if name != "plotly.io._renderers":
             return None
@@ -66,7 +66,6 @@ def _chain():
 
 
 try:
-    import importlib.util
     _chain()
 except Exception:
     pass
