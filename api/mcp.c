@@ -183,8 +183,8 @@ static const char TOOLS[] =
 	"{\"tools\":["
 	"{\"name\":\"execute_code\",\"description\":\"Run source code in a fresh isolated cell (or in a "
 	"session's cell with session_id, where Python state persists between calls). Returns a text "
-	"item with JSON {exit_code, stdout, stderr, limit_hit} and one image/png item per matplotlib "
-	"plot.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+	"item with JSON {exit_code, stdout, stderr, limit_hit} and one image/png item per matplotlib or R "
+	"plot (plotly figures: a text/html resource item).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
 	"\"code\":{\"type\":\"string\",\"description\":\"the source code\"},"
 	"\"language\":{\"type\":\"string\",\"default\":\"python\",\"description\":\"see "
 	"get_supported_languages\"},"
@@ -380,9 +380,14 @@ static void send_lang_result(struct mcp *m, const cJSON *id, const struct lang_r
 	text_item(f, ts, t.n);
 	free(ts);
 	for (size_t i = 0; i < r->nplots; i++) {
-		fputs(",{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":", f);
+		/* PNG: an image item; HTML (plotly): an embedded resource */
+		if (!strcmp(r->plots[i].format, "html"))
+			fprintf(f, ",{\"type\":\"resource\",\"resource\":{\"uri\":\"sandcell:plot/%zu.html\","
+				   "\"mimeType\":\"text/html\",\"blob\":", i + 1);
+		else
+			fputs(",{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":", f);
 		api_json_base64(f, (const unsigned char *)r->plots[i].data, r->plots[i].len);
-		fputc('}', f);
+		fputs(strcmp(r->plots[i].format, "html") ? "}" : "}}", f);
 	}
 	char *s = jb_close(&j);
 	if (s)
@@ -515,7 +520,7 @@ static void language_json(FILE *f, const struct mcp *m, const struct lang_def *l
 	fprintf(f, ",\"available\":%s,\"sessions_keep_state\":%s,\"plots\":%s}",
 		lang_available(l, (const char *const *)m->cfg->spec->layers, m->cfg->spec->nlayers) ? "true" : "false",
 		!strcmp(l->name, "python") ? "true" : "false",
-		!strcmp(l->name, "python") ? "true" : "false");
+		!strcmp(l->name, "python") || !strcmp(l->name, "r") ? "true" : "false");
 }
 
 static void tool_languages(struct mcp *m, const cJSON *id)

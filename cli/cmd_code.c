@@ -90,7 +90,7 @@ static const struct cli_option CODE_OPTIONS[] = {
 	{"--libraries", NULL, CLI_STRING, CD(libraries), .metavar = "A,B",
 	 .help = "install these with the language's tool first (needs --allow-net)"},
 	{"--out", NULL, CLI_STRING, CD(out_dir), .metavar = "DIR",
-	 .help = "also write the plots as DIR/plot-0001.png, ..."},
+	 .help = "also write the plots as DIR/plot-0001.png (.html), ..."},
 	{"--json", NULL, CLI_FLAG, CD(json), .help = "print one JSON result object"},
 	{"--stream", NULL, CLI_FLAG, CD(stream),
 	 .help = "print NDJSON events (stdout, stderr, plot, result) as they come"},
@@ -257,7 +257,8 @@ static void stream_sink(void *ctx, const struct lang_event *ev)
 		fputs("}\n", stdout);
 		break;
 	case LANG_EV_PLOT:
-		fputs("{\"type\":\"plot\",\"format\":\"png\",\"content_base64\":", stdout);
+		printf("{\"type\":\"plot\",\"format\":\"%s\",\"content_base64\":",
+		       ev->format ? ev->format : "png");
 		api_json_base64(stdout, (const unsigned char *)ev->data, ev->len);
 		fputs("}\n", stdout);
 		break;
@@ -270,8 +271,8 @@ static void stream_sink(void *ctx, const struct lang_event *ev)
 	fflush(stdout);
 }
 
-/* --out DIR: the plots as DIR/plot-0001.png, ... (names of our own, no
- * links followed). */
+/* --out DIR: the plots as DIR/plot-0001.png, plot-0002.html, ... (names
+ * of our own, the format's extension; no links followed). */
 static int write_plots(const char *dir, const struct lang_result *r)
 {
 	if (!dir || !r->nplots)
@@ -287,7 +288,8 @@ static int write_plots(const char *dir, const struct lang_result *r)
 	int rc = 0;
 	for (size_t i = 0; i < r->nplots && rc == 0; i++) {
 		char name[32];
-		snprintf(name, sizeof(name), "plot-%04zu.png", i + 1);
+		snprintf(name, sizeof(name), "plot-%04zu.%s", i + 1,
+			 !strcmp(r->plots[i].format, "html") ? "html" : "png");
 		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 || sc_write_all(fd, r->plots[i].data, r->plots[i].len) < 0) {
 			cli_error("--out %.200s/%s: %s", dir, name, strerror(errno));
@@ -475,7 +477,7 @@ static const char SESSION_HELP[] =
 	"  --clear-plots         forget the session's earlier plots first\n"
 	"  --libraries A,B       pip-install these first unless they import (needs the\n"
 	"                        session started with --allow-net)\n"
-	"  --out DIR             also write the plots as DIR/plot-0001.png, ...\n"
+	"  --out DIR             also write the plots as DIR/plot-0001.png (.html), ...\n"
 	"  --json                print one JSON result object\n"
 	"  --stream              print NDJSON events (stdout, stderr, plot, result)\n"
 	"\n"

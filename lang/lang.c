@@ -478,8 +478,9 @@ static const struct lang_install INSTALLS[] = {
 	 "--allow-net rubygems.org --allow-net index.rubygems.org"},
 };
 
-/* The tail of a step's output for a message: at most 300 bytes. */
-static void tail_of(const struct lang_exec *ex, const char **p, int *n)
+/* The tail of a step's output for a one-line message: at most 300 bytes,
+ * its line breaks (and other control bytes) as "; ". */
+static void tail_of(const struct lang_exec *ex, char *out, size_t size)
 {
 	const char *s = ex->err_len ? ex->err : ex->out;
 	size_t len = ex->err_len ? ex->err_len : ex->out_len;
@@ -489,8 +490,17 @@ static void tail_of(const struct lang_exec *ex, const char **p, int *n)
 		s += len - 300;
 		len = 300;
 	}
-	*p = s;
-	*n = (int)len;
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 3 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n') {
+			out[o++] = ';';
+			out[o++] = ' ';
+		} else if (ch != '\r') {
+			out[o++] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+		}
+	}
+	out[o] = '\0';
 }
 
 int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
@@ -563,13 +573,12 @@ int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 	memset(&ex, 0, sizeof(ex));
 	int rc = lang_i_exec(c, &x, &ex, err);
 	if (rc == 0 && (ex.status != LANG_EXEC_FINISHED || ex.return_code != 0)) {
-		const char *t;
-		int tn;
-		tail_of(&ex, &t, &tn);
-		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%.*s",
+		char t[640];
+		tail_of(&ex, t, sizeof(t));
+		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%s",
 			     !strcmp(in->install[0], "python3") ? "pip" : in->install[0],
 			     ex.status == LANG_EXEC_TIME_LIMIT ? "timed out" : "failed", ex.return_code,
-			     tn ? ": " : "", tn, t);
+			     t[0] ? ": " : "", t);
 	} else if (rc < 0) {
 		sc_err_wrap(err, "--libraries: installing");
 	}
@@ -723,28 +732,33 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
-	/* Python: matplotlib figures come back as plots (lang/py/sc_backend.py) */
+	/* Python's matplotlib figures (lang/py/sc_backend.py) and R's default
+	 * graphics device (lang/r/profile.R) come back as plots */
 	const char *env[SC_ARRAY_LEN(st->env) + 6];
 	size_t ne = 0;
 	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne]; ne++)
 		env[ne] = st->env[ne];
 	char plots_env[128] = "", *plots_dir = NULL;
-	bool python = !strcmp(l->name, "python");
-	if (python) {
+	bool python = !strcmp(l->name, "python"), r_lang = !strcmp(l->name, "r");
+	bool plots = python || r_lang;
+	if (plots) {
 		uint64_t rnd = 0;
 		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 			rnd = (uint64_t)(lang_i_now() * 1e6);
 		snprintf(plots_env, sizeof(plots_env), "SANDCELL_PLOTS=/tmp/.sandcell/plots-%016llx",
 			 (unsigned long long)rnd);
 		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
-		/* a cell whose /tmp cannot take the backend runs without plots */
+		/* a cell whose /tmp cannot take the support file runs without plots */
 		struct sc_err pe = {0};
-		if (lang_i_install_py(c, &pe) < 0) {
-			python = false;
-		} else {
+		if ((python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
+			plots = false;
+		} else if (python) {
 			env[ne++] = LANG_PY_ENV_PATH;
 			env[ne++] = LANG_PY_ENV_BACKEND;
 			env[ne++] = LANG_PY_ENV_MPLCONFIG;
+			env[ne++] = plots_env;
+		} else {
+			env[ne++] = LANG_R_ENV_PROFILE;
 			env[ne++] = plots_env;
 		}
 	}
@@ -754,7 +768,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		set_sandbox_error(res, &e);
 		goto done;
 	}
-	if (python && lang_i_read_plots(c, plots_dir, -1, &req.sink, res, &e) < 0) {
+	if (plots && lang_i_read_plots(c, plots_dir, -1, &req.sink, res, &e) < 0) {
 		set_sandbox_error(res, &e);
 		goto done;
 	}

@@ -102,7 +102,7 @@ struct lang_file {
 #define LANG_MAX_PLOTS_TOTAL (64u << 20)    /* all plots of one result */
 
 struct lang_plot {
-	const char *format;        /* "png" */
+	const char *format;        /* "png", or "html" (a plotly figure) */
 	char *data;                /* malloc'd */
 	size_t len;
 };
@@ -117,7 +117,8 @@ struct lang_result {
 	double wall_s;             /* the whole run, cell included */
 	char message[SC_ERR_MAX];  /* SandboxError: what failed; else "" */
 	/* Python: matplotlib figures shown, saved or left open, as PNG
-	 * (checked to start with the PNG signature); a session returns all
+	 * (checked to start with the PNG signature), plotly figures shown, as
+	 * HTML; R: pages of the default device, as PNG; a session returns all
 	 * of its plots since the last clear. */
 	struct lang_plot plots[LANG_MAX_PLOTS];
 	size_t nplots;
@@ -129,7 +130,7 @@ struct lang_result {
 
 /* Events, in order: each step's stdout and stderr (after the step; as
  * they come when the request asks to stream), then one LANG_EV_PLOT per
- * plot (data/len: the PNG), then one result. data/result are valid during
+ * plot (data/len: the PNG or HTML, format says which), then one result. data/result are valid during
  * the call. */
 enum lang_event_type { LANG_EV_STDOUT, LANG_EV_STDERR, LANG_EV_PLOT, LANG_EV_RESULT };
 struct lang_event {
@@ -137,6 +138,7 @@ struct lang_event {
 	const char *data;              /* stdout/stderr bytes */
 	size_t len;
 	const struct lang_result *result; /* LANG_EV_RESULT */
+	const char *format;            /* LANG_EV_PLOT: "png" or "html" */
 };
 struct lang_sink {
 	void (*fn)(void *ctx, const struct lang_event *ev); /* NULL: no events */

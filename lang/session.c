@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #define DRIVER LANG_SESSION_DIR "/driver.py"
+#define CLIENT LANG_SESSION_DIR "/client.py"
 #define MARKER LANG_SESSION_DIR "/lang"
 #define SESSION_PLOTS LANG_SESSION_DIR "/plots"
 #define GRACE_S 5.0   /* the driver's SIGINT-to-SIGKILL grace */
@@ -18,30 +19,79 @@
 
 static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
 
-/* Write a file into the cell unless it is there with the same bytes. */
+/* Write a file into the cell unless it is there with the same bytes. A
+ * fresh cell has none of them: creating comes first (one round trip). */
 static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
 		    struct sc_err *err)
 {
-	struct cell_file cf;
 	struct sc_err e = {0};
+	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, &e) == 0)
+		return 0;
+	if (e.errnum != EEXIST) {
+		*err = e;
+		return sc_err_wrap(err, "writing %s in the cell", path);
+	}
+	struct cell_file cf;
 	if (cell_read_file(c, path, len + 1, 30, &cf, &e) == 0) {
 		bool same = cf.len == len && !memcmp(cf.data, data, len);
 		free(cf.data);
 		if (same)
 			return 0;
-		if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
-			return sc_err_wrap(err, "writing %s in the cell", path);
-		return 0;
 	}
-	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, err) < 0)
+	if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
 		return sc_err_wrap(err, "writing %s in the cell", path);
 	return 0;
 }
 
 int lang_i_install_py(struct cell *c, struct sc_err *err)
 {
+	if (put_file(c, LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots, lang_py_sc_plots_size, err) < 0 ||
+	    put_file(c, LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
+		     lang_py_sitecustomize_size, err) < 0)
+		return -1;
 	return put_file(c, LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend, lang_py_sc_backend_size,
 			err);
+}
+
+int lang_i_install_r(struct cell *c, struct sc_err *err)
+{
+	return put_file(c, LANG_R_PROFILE, lang_r_profile, lang_r_profile_size, err);
+}
+
+/* Does an HTML plot look like one: '<' first (after blanks and a BOM)? */
+static bool html_ok(const char *d, size_t n)
+{
+	size_t i = n >= 3 && !memcmp(d, "\xef\xbb\xbf", 3) ? 3 : 0;
+	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
+		i++;
+	return i < n && d[i] == '<';
+}
+
+/* Plot number i of dir, as PNG or else HTML: 1 with cf filled and *fmt
+ * set; 0 when it is there but over the size bound or not of its format
+ * (cf to be freed); -ENOENT when neither file is there; -1 else. */
+static int read_plot(struct cell *c, const char *dir, long i, struct cell_file *cf,
+		     const char **fmt)
+{
+	static const char *const FMTS[] = {"png", "html"};
+	bool missing = true;
+	for (size_t k = 0; k < SC_ARRAY_LEN(FMTS); k++) {
+		char path[LANG_MAX_PATH + 64];
+		snprintf(path, sizeof(path), "%s/plot-%04ld.%s", dir, i, FMTS[k]);
+		struct sc_err e = {0};
+		if (cell_read_file(c, path, LANG_MAX_PLOT_BYTES, 30, cf, &e) < 0) {
+			if (e.errnum != ENOENT)
+				missing = false;
+			continue;
+		}
+		*fmt = FMTS[k];
+		if (cf->truncated)
+			return 0;
+		if (k == 0)
+			return cf->len >= sizeof(PNG_MAGIC) && !memcmp(cf->data, PNG_MAGIC, sizeof(PNG_MAGIC));
+		return html_ok(cf->data, cf->len);
+	}
+	return missing ? -ENOENT : -1;
 }
 
 int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
@@ -55,28 +105,29 @@ int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct 
 			res->plots_truncated = true;
 			break;
 		}
-		char path[LANG_MAX_PATH + 64];
-		snprintf(path, sizeof(path), "%s/plot-%04ld.png", dir, i);
 		struct cell_file cf;
-		struct sc_err e = {0};
-		if (cell_read_file(c, path, LANG_MAX_PLOT_BYTES, 30, &cf, &e) < 0) {
-			if (count < 0 && e.errnum == ENOENT)
+		const char *fmt;
+		int rc = read_plot(c, dir, i, &cf, &fmt);
+		if (rc < 0) {
+			if (count < 0 && rc == -ENOENT)
 				break;
 			continue; /* gone (cleared meanwhile), or not a file: skip it */
 		}
-		if (cf.truncated || cf.len < sizeof(PNG_MAGIC) ||
-		    memcmp(cf.data, PNG_MAGIC, sizeof(PNG_MAGIC)) != 0 ||
-		    total + cf.len > LANG_MAX_PLOTS_TOTAL) {
-			res->plots_truncated = true; /* over a bound, or not a PNG */
+		if (rc == 0 || total + cf.len > LANG_MAX_PLOTS_TOTAL) {
+			res->plots_truncated = true; /* over a bound, or not a plot */
 			free(cf.data);
 			continue;
 		}
 		total += cf.len;
 		struct lang_plot *p = &res->plots[res->nplots++];
-		p->format = "png";
+		p->format = fmt;
 		p->data = cf.data;
 		p->len = cf.len;
-		lang_i_emit(sink, LANG_EV_PLOT, p->data, p->len, NULL);
+		if (sink && sink->fn) {
+			struct lang_event ev = {.type = LANG_EV_PLOT, .data = p->data, .len = p->len,
+						.format = fmt};
+			sink->fn(sink->ctx, &ev);
+		}
 	}
 	return 0;
 }
@@ -126,9 +177,10 @@ int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err
 			       "sessions keep state for python only (%.32s: use 'code run', each run is fresh)",
 			       l ? l->name : "no language");
 	if (lang_i_install_py(c, err) < 0 ||
-	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0)
+	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
+	    put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
 		return -1;
-	char *argv[] = {"python3", "-u", DRIVER, "start", NULL};
+	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "start", NULL};
 	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .cwd = NULL, .timeout_s = 90,
 				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	struct cell_result cr;
@@ -249,7 +301,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
 		 (unsigned long long)rnd);
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
-	char *argv[] = {"python3", "-S", "-E", "-u", DRIVER, "run", status_path, timeout,
+	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", status_path, timeout,
 			req->clear_plots ? "1" : "0", NULL};
 	struct lang_i_exec x = {
 		.argv = argv,

@@ -5,8 +5,11 @@
 #      the interpreter is already up in its cell; goal: faster than the
 #      host spawn);
 #   2. a one-shot `sandcell code run --lang python` of print(1): a fresh
-#      cell, the source written in, python3 started (goal <= 1.5x the host
-#      spawn).
+#      cell made, the source written in, python3 started, the cell removed
+#      (the goal, <= 1.5x the host spawn, is for pre-warmed cells: 3.);
+#   3. the same through `sandcell serve`'s POST /run_code, whose cells come
+#      from a pool made ahead (pre-warmed), with a spawned curl as the
+#      client (its own start counted too; goal <= 1.5x the host spawn).
 # The host spawn uses the python3 the cell runs (/usr/bin/python3 when there,
 # the host image's, not pyenv's shims).
 # usage: scripts/bench_code.sh [ROUNDS]   (default 100)
@@ -22,7 +25,9 @@ py=/usr/bin/python3
 work=$(mktemp -d /tmp/sandcell-bench-code.XXXXXX)
 chmod 755 "$work"
 export SANDCELL_ROOT="$work/root"
-trap '"$sc" code session rm bench-code >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+srv=
+trap '[ -n "$srv" ] && kill -TERM "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
+	"$sc" code session rm bench-code >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
@@ -41,3 +46,21 @@ out=$($alt "$rounds" ::: "$sc" code run --lang python "$work/p.py" ::: "$py" -c 
 s=$(med 1 "$out") h=$(med 2 "$out")
 printf 'code run print(1) one-shot %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
 	"$s" "$h" "$(ratio "$s" "$h")"
+
+if command -v curl >/dev/null; then
+	head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$work/token"
+	"$sc" serve --listen 127.0.0.1:0 --token-file "$work/token" --port-file "$work/port" \
+		--pool 2 >/dev/null 2>"$work/serve.err" &
+	srv=$!
+	for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
+	[ -s "$work/port" ] || { echo "serve: the server did not start"; cat "$work/serve.err"; exit 1; }
+	url="http://127.0.0.1:$(cat "$work/port")/run_code"
+	printf 'Authorization: Bearer %s\n' "$(cat "$work/token")" >"$work/auth"
+	curl -sf -H @"$work/auth" "$url" -d '{"code": "print(1)"}' | grep -q '"stdout":"1\\n"' ||
+		{ echo "serve: /run_code did not print 1"; exit 1; }
+	out=$($alt "$rounds" ::: curl -sf -o /dev/null -H @"$work/auth" "$url" -d '{"code": "print(1)"}' \
+		::: "$py" -c 'print(1)')
+	s=$(med 1 "$out") h=$(med 2 "$out")
+	printf 'serve /run_code print(1), pool %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
+		"$s" "$h" "$(ratio "$s" "$h")"
+fi

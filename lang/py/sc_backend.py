@@ -1,32 +1,23 @@
 # sandcell: a matplotlib backend (MPLBACKEND=module://sc_backend) that
 # renders with Agg and writes every figure shown, saved or left open as a
-# PNG into $SANDCELL_PLOTS (plot-0001.png, ...), read back by the host.
+# PNG into $SANDCELL_PLOTS (sc_plots: plot-0001.png, ...), read back by
+# the host.
 # Standard library and matplotlib only; written into the cell by lang/.
 import atexit
 import io
-import os
 import weakref
 
 import matplotlib.figure as _mfig
 from matplotlib.backend_bases import FigureManagerBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+import sc_plots
+
 FigureCanvas = FigureCanvasAgg
 FigureManager = FigureManagerBase
 
-MAX_PLOTS = 64
-_DIR = os.environ.get("SANDCELL_PLOTS", "/tmp/.sandcell/plots")
 _done = weakref.WeakSet()
 _orig_savefig = _mfig.Figure.savefig
-
-
-def _next_path():
-    os.makedirs(_DIR, mode=0o700, exist_ok=True)
-    for n in range(1, MAX_PLOTS + 1):
-        p = os.path.join(_DIR, "plot-%04d.png" % n)
-        if not os.path.exists(p):
-            return p
-    return None
 
 
 def emit(fig):
@@ -34,15 +25,9 @@ def emit(fig):
     if fig in _done:
         return
     _done.add(fig)
-    path = _next_path()
-    if path is None:
-        return
     buf = io.BytesIO()
     _orig_savefig(fig, buf, format="png")
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(buf.getvalue())
-    os.rename(tmp, path)
+    sc_plots.write(buf.getvalue(), "png")
 
 
 def _savefig(self, *args, **kwargs):

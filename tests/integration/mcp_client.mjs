@@ -68,6 +68,21 @@ check("a plot arrives as one image/png item",
 check("the image is a PNG (magic bytes)",
 	png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), png.length);
 
+// plotly (when the cell's python has it): one text/html resource item
+r = await call("execute_code", { code: "import plotly" });
+if (json(r)?.exit_code === 0) {
+	r = await call("execute_code", {
+		code: "import plotly.graph_objects as go\ngo.Figure(go.Scatter(y=[1, 3, 2])).show()",
+	});
+	const res = (r.content || []).filter((c) => c.type === "resource");
+	const html = res.length ? Buffer.from(res[0].resource.blob || "", "base64").toString() : "";
+	check("a plotly figure arrives as one text/html resource item",
+		!r.isError && res.length === 1 && res[0].resource.mimeType === "text/html" &&
+		html.includes("</html>"), r.content?.map((c) => c.type));
+} else {
+	console.log("skip - plotly (the cell's python3 has no plotly)");
+}
+
 // bad arguments are tool errors that say what to do
 r = await call("execute_code", {});
 check("execute_code without code is a tool error", r.isError === true && /code/.test(text(r)), r);

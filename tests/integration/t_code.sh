@@ -160,8 +160,130 @@ printf 'read x; echo "got $x"; exit 4\n' | src p.sh
 sc code run --lang bash --stdin "$T_DIR/in.txt" "$T_DIR/p.sh"
 check "bash: stdin and exit code" bash -c '[ "$OUT" = "got 21" ] && [ $RC -eq 4 ]'
 
-for l in go rust r ruby typescript; do
-	case $l in go) t=go ;; rust) t=rustc ;; r) t=Rscript ;; ruby) t=ruby ;; typescript) t=tsc ;; esac
+# --- go, ruby, r: hello with stdin, stdout, stderr and exit code; a timeout;
+# a memory limit (the program does not succeed) ---
+# lang_basics LANG NAME: $T_DIR/NAME reads a number N, prints "hello LANG 2N",
+# "LANG-err" on stderr and exits 3; NAME.spin loops; NAME.hog takes 1 GiB.
+lang_basics() {
+	local l=$1 f=$2
+	sc code run --lang "$l" --stdin "$T_DIR/in.txt" --json "$T_DIR/$f"
+	check "$l: stdin, stdout, stderr and exit code" bash -c \
+		'[ "$(jget "d[\"run_result\"][\"stdout\"], d[\"run_result\"][\"stderr\"], d[\"run_result\"][\"return_code\"]")" = "[\"hello $0 42\\n\", \"$0-err\\n\", 3]" ]' "$l"
+	check "$l: status Failed (exit 3), rc 3" bash -c '[ "$(jget "d[\"status\"]")" = Failed ] && [ $RC -eq 3 ]'
+	sc code run --lang "$l" --run-timeout 1 --json "$T_DIR/$f.spin"
+	check "$l: a run timeout is TimeLimitExceeded, rc 124" bash -c \
+		'[ "$(jget "d[\"run_result\"][\"status\"]")" = TimeLimitExceeded ] && [ $RC -eq 124 ]'
+	sc code run --lang "$l" --memory 64M --json "$T_DIR/$f.hog"
+	# (where the limit is only an address-space rlimit, Go's toolchain
+	# cannot start under it: then the compile step is what fails)
+	check "$l: memory limit: the program does not succeed" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "(d[\"run_result\"] or d[\"compile_result\"])[\"status\"]" | grep -qx Finished &&
+		 [ "$(jget "(d[\"run_result\"] or d[\"compile_result\"])[\"return_code\"]")" != 0 ] &&
+		 ! jget "(d[\"run_result\"] or {\"stdout\": \"\"})[\"stdout\"]" | grep -q "^survived"'
+	check "$l: memory limit: limit_hit is null or memory" bash -c \
+		'l=$(jget "d[\"limit_hit\"]"); [ "$l" = null ] || [ "$l" = memory ]'
+}
+
+if have go; then
+	src m.go <<'EOF'
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	var n int
+	fmt.Scan(&n)
+	fmt.Println("hello go", n*2)
+	fmt.Fprintln(os.Stderr, "go-err")
+	os.Exit(3)
+}
+EOF
+	printf 'package main\n\nfunc main() {\n\tfor {\n\t}\n}\n' | src m.go.spin
+	src m.go.hog <<'EOF'
+package main
+
+import "fmt"
+
+func main() {
+	var keep [][]byte
+	for i := 0; i < 64; i++ {
+		b := make([]byte, 16<<20)
+		for j := range b {
+			b[j] = 1
+		}
+		keep = append(keep, b)
+	}
+	fmt.Println("survived", len(keep))
+}
+EOF
+	lang_basics go m.go
+	sc code run --lang golang --json "$T_DIR/m.go"
+	check "go (alias golang): compiled offline (compile_result Finished, 0)" bash -c \
+		'[ "$(jget "d[\"compile_result\"][\"status\"], d[\"compile_result\"][\"return_code\"]")" = "[\"Finished\", 0]" ]'
+	printf 'package main\n\nfunc main() { var x int = "s"; _ = x }\n' | src bad.go
+	sc code run --lang go --json "$T_DIR/bad.go"
+	check "go compile error: run_result null, status Failed" bash -c \
+		'[ "$(jget "d[\"status\"], d[\"run_result\"]")" = "[\"Failed\", null]" ]'
+	check "go compile error: the compiler's message" bash -c \
+		'jget "d[\"compile_result\"][\"stderr\"]" | grep -q "cannot use"'
+	printf 'package main\n\nimport "example.com/notthere"\n\nfunc main() { notthere.F() }\n' | src net.go
+	sc code run --lang go --json "$T_DIR/net.go"
+	check "go: an import that is not in the cell fails to build (offline, no hang)" bash -c \
+		'[ "$(jget "d[\"status\"], d[\"run_result\"], d[\"compile_result\"][\"status\"]")" = "[\"Failed\", null, \"Finished\"]" ]'
+else
+	skip_line "go (no go on this host)"
+fi
+
+if have ruby; then
+	printf 'n = STDIN.gets.to_i\nputs "hello ruby #{n * 2}"\nSTDERR.puts "ruby-err"\nexit 3\n' | src m.rb
+	printf 'loop { }\n' | src m.rb.spin
+	printf 'a = []\n64.times { a << ("x" * (16 << 20)) }\nputs "survived #{a.size}"\n' | src m.rb.hog
+	lang_basics ruby m.rb
+	printf 'def f(\n' | src bad.rb
+	sc code run --lang rb --json "$T_DIR/bad.rb"
+	check "ruby (alias rb): a syntax error fails with the message" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stderr\"]" | grep -qi "syntax"'
+else
+	skip_line "ruby (no ruby on this host)"
+fi
+
+# plots_ok N: the JSON result has N plots, each a PNG (its magic bytes)
+plots_ok() {
+	printf '%s' "$OUT" | python3 -c 'import json,sys,base64
+d=json.load(sys.stdin); n=int(sys.argv[1]); p=d["plots"]
+assert len(p)==n, (len(p), n)
+assert all(x["format"]=="png" and base64.b64decode(x["content_base64"])[:8]==b"\x89PNG\r\n\x1a\n" for x in p)' "$1"
+}
+export -f plots_ok
+if have Rscript; then
+	printf 'n <- as.integer(readLines(file("stdin"), n = 1))\nwriteLines(paste("hello r", n * 2))\nmessage("r-err")\nquit(status = 3)\n' | src m.R
+	printf 'repeat {}\n' | src m.R.spin
+	printf 'a <- list()\nfor (i in 1:64) a[[i]] <- runif(2e6)\ncat("survived", length(a), "\\n")\n' | src m.R.hog
+	lang_basics r m.R
+	printf 'plot(1:10)\nhist(c(1, 2, 2, 3, 3, 3))\ncat("drawn\\n")\n' | src plot.R
+	sc code run --lang R --json "$T_DIR/plot.R"
+	check "r (alias R): two base-graphics plots give two PNGs" plots_ok 2
+	check "r plots: the program's output is there too" bash -c '[ "$(jget "d[\"run_result\"][\"stdout\"]")" = drawn ]'
+	printf 'plot(1)\ninvisible(dev.off())\nplot(2)\nstop("after plots")\n' | src plot2.R
+	sc code run --lang r --json "$T_DIR/plot2.R"
+	check "r: a closed device and a new one: both plots, also when the script fails" bash -c \
+		'plots_ok 2 && [ "$(jget "d[\"status\"]")" = Failed ]'
+	printf 'cat(1 + 1, "\\n")\n' | src noplot.R
+	sc code run --lang r --json "$T_DIR/noplot.R"
+	check "r: no plot gives no plots" plots_ok 0
+	mkdir -p "$T_WORK/rout" && chmod 777 "$T_WORK/rout"
+	sc code run --lang r --out "$T_WORK/rout" "$T_DIR/plot.R"
+	check "r: --out writes the plots as PNG files" bash -c \
+		'[ "$(head -c 8 "$0/plot-0002.png" | od -An -tx1 | tr -d " \n")" = 89504e470d0a1a0a ]' "$T_WORK/rout"
+else
+	skip_line "r (no Rscript on this host)"
+fi
+
+for l in rust typescript; do
+	case $l in rust) t=rustc ;; typescript) t=tsc ;; esac
 	have $t || skip_line "$l (no $t on this host)"
 done
 

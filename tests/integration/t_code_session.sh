@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sandcell code session: a kept Python interpreter (state, errors, timeouts,
-# crashes), matplotlib plots of runs and sessions, --stream events.
+# crashes), matplotlib and plotly plots of runs and sessions, --stream events.
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
@@ -144,6 +144,46 @@ t=[json.loads(l)[\"type\"] for l in sys.stdin if l.strip()]
 assert t[-1]==\"result\" and \"plot\" in t, t'"
 else
 	echo "skip - plots (the cell's /usr/bin/python3 has no matplotlib: apt-get install python3-matplotlib)"
+fi
+
+# --- plotly figures as HTML (when the cell's python3 has plotly) ---
+# formats_are F1,F2,...: the plots' formats in order, HTML ones a full page
+# that loads plotly.js, PNG ones with the magic bytes
+formats_are() {
+	printf '%s' "$OUT" | python3 -c 'import json,sys,base64
+d=json.load(sys.stdin); want=sys.argv[1].split(",") if sys.argv[1] else []
+got=[p["format"] for p in d["plots"]]
+assert got==want, (got, want)
+for p in d["plots"]:
+    b=base64.b64decode(p["content_base64"])
+    if p["format"]=="png": assert b[:8]==b"\x89PNG\r\n\x1a\n"
+    else: assert b.lstrip().startswith(b"<") and b"plotly" in b and b"</html>" in b, b[:200]' "$1"
+}
+export -f formats_are
+if /usr/bin/python3 -c 'import plotly' 2>/dev/null; then
+	printf 'import plotly.graph_objects as go\ngo.Figure(go.Scatter(y=[1, 3, 2])).show()\nprint("shown")\n' | src ply1.py
+	sc code run --lang python --json "$T_DIR/ply1.py"
+	check "code run: one plotly fig.show() gives one HTML plot" formats_are html
+	check "code run: ... and the program's output" bash -c '[ "$(jget "d[\"run_result\"][\"stdout\"]")" = shown ]'
+	if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+		printf 'import matplotlib.pyplot as plt\nimport plotly.graph_objects as go\nplt.plot([1, 2]); plt.show()\ngo.Figure(go.Bar(y=[2, 1])).show()\nplt.plot([2, 1]); plt.show()\n' | src mixed.py
+		sc code run --lang python --json "$T_DIR/mixed.py"
+		check "code run: matplotlib and plotly plots come back in the order made" formats_are png,html,png
+	fi
+	mkdir -p "$T_DIR/plyout" && chmod 777 "$T_DIR/plyout"
+	sc code run --lang python --out "$T_DIR/plyout" "$T_DIR/ply1.py"
+	check "code run --out DIR writes plot-0001.html" grep -q '</html>' "$T_DIR/plyout/plot-0001.html"
+	run --clear-plots --json "$T_DIR/ply1.py"
+	check "session: a plotly figure is a plot" formats_are html
+	run --json "$T_DIR/ply1.py"
+	check "session: plotly plots accumulate" formats_are html,html
+	run --stream --clear-plots "$T_DIR/ply1.py"
+	check "--stream: the plot event says html" bash -c "printf '%s\n' \"\$OUT\" | python3 -c '
+import json,sys
+e=[json.loads(l) for l in sys.stdin if l.strip()]
+assert [x[\"format\"] for x in e if x[\"type\"]==\"plot\"]==[\"html\"], e'"
+else
+	echo "skip - plotly (the cell's /usr/bin/python3 has no plotly: apt-get install python3-plotly)"
 fi
 
 # --- rm ---
