@@ -43,8 +43,11 @@ fi
 range=$(awk -F: '$1 == "sandcell" { print $2; exit }' /etc/subuid 2>/dev/null)
 range=${range:-524288}
 sc doctor
-if ! printf '%s' "$OUT" | grep -q '^layers .*idmapped'; then
-	echo "skip: this host has no idmapped layers: $(printf '%s' "$OUT" | grep '^layers')"
+layers_line=$(printf '%s\n' "$OUT" | grep '^layers ')
+check "doctor tells a root caller how its layers are stored" bash -c '[ -n "$0" ]' "$layers_line"
+if printf '%s' "$layers_line" | grep -q ' shifted: '; then
+	# the host's kernel or filesystem cannot: the fallback is all there is
+	echo "skip: this host has no idmapped layers: $layers_line"
 	exit 77
 fi
 check "the manifest records no shift" bash -c '[ "$(shift_of owners)" = none ]'
