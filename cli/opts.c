@@ -264,6 +264,7 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 	}
 	for (size_t i = 0; i < o->img.nlayers; i++)
 		spec->layers[spec->nlayers++] = o->img.layers[i];
+	spec->idmap_layers = o->img.idmap;
 	for (char **e = o->img.env; e && *e; e++)
 		if (cell_spec_setenv(spec, *e, &err) < 0) {
 			cli_fail(&err);

@@ -13,16 +13,24 @@
 
 #include "internal.h"
 
-static uint64_t size_of_layer(struct store *st, const char *id)
+/* A shared layer's size and owners (shifted or not) are those of an image
+ * that has it already: the new image must be mounted as that tree is. */
+static uint64_t size_of_layer(struct store *st, const char *id, struct idshift *ids)
 {
 	char **names = rootfs_store_list_names(st->root, NULL);
 	uint64_t size = 0;
-	for (char **n = names; n && *n && !size; n++) {
+	bool found = false;
+	for (char **n = names; n && *n && !found; n++) {
 		struct image_manifest m;
 		if (rootfs_manifest_load(st->root, *n, &m, NULL) < 0)
 			continue;
-		if (m.nlayers == 1 && !strcmp(m.layers[0], id))
+		if (m.nlayers == 1 && !strcmp(m.layers[0], id)) {
+			found = true;
 			size = m.size;
+			ids->shifted = m.shifted;
+			ids->uid_start = m.uid_start;
+			ids->gid_start = m.gid_start;
+		}
 		rootfs_manifest_free(&m);
 	}
 	rootfs_strv_free(names);
@@ -86,7 +94,7 @@ int rootfs_image_make(struct store *st, const struct rootfs_in_use *in_use, stru
 {
 	double t0 = sc_now();
 	struct idshift ids;
-	if (rootfs_idshift_for_caller(&ids, err) < 0)
+	if (rootfs_idshift_for_caller(&ids, st->root, err) < 0)
 		return -1;
 	struct extract_limits el = {
 		.max_bytes = lim && lim->max_size ? lim->max_size : ROOTFS_DEFAULT_MAX_SIZE,
@@ -119,8 +127,8 @@ int rootfs_image_make(struct store *st, const struct rootfs_in_use *in_use, stru
 		goto out;
 	}
 	m->nlayers = 1;
-	m->size = have ? size_of_layer(st, id) : stats.bytes;
-	m->shifted = ids.chown;
+	m->size = have ? size_of_layer(st, id, &ids) : stats.bytes;
+	m->shifted = ids.shifted;
 	m->uid_start = ids.uid_start;
 	m->gid_start = ids.gid_start;
 	rootfs_iso8601_now(m->created);

@@ -34,6 +34,7 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 			rc = sc_fail(err, ENOMEM, "image '%s'", name);
 	}
 	if (rc == 0) {
+		out->idmap = !m.shifted && geteuid() == 0;
 		out->env = steal_ptr(&m.env);
 		out->workdir = steal_ptr(&m.workdir);
 	}

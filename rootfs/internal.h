@@ -79,12 +79,16 @@ ssize_t rootfs_tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_e
 
 struct idshift {
 	bool chown;         /* root: chown entries to start + id */
+	bool shifted;       /* start is the cells' range (else 0: the image's
+			     * own ids, which cells see through idmapped mounts) */
 	uint32_t uid_start, gid_start, count;
 };
 
 /* The id range a root caller's cells map (/etc/subuid "sandcell", else
- * 524288+65536, as runtime/idmap.c); chown=false for other callers. */
-int rootfs_idshift_for_caller(struct idshift *s, struct sc_err *err);
+ * 524288+65536, as runtime/idmap.c), and whether layers under data_root
+ * must be shifted into it (chown): only for root callers whose cells
+ * cannot see them through idmapped mounts (common/idmapfs.h). */
+int rootfs_idshift_for_caller(struct idshift *s, const char *data_root, struct sc_err *err);
 
 struct extract_limits {
 	uint64_t max_bytes; /* uncompressed archive bytes, all layers together */

@@ -19,6 +19,8 @@ struct rootfs_image {
 	char name[64];
 	char *layers[ROOTFS_MAX_LAYERS]; /* absolute paths, top first; 0 for host */
 	size_t nlayers;
+	bool idmap;       /* the layers keep the image's own owners (root
+			   * caller, not shifted): cells see them idmapped */
 	char **env;       /* image default env (KEY=VAL), NULL-terminated or NULL */
 	char *workdir;    /* image default workdir or NULL */
 };

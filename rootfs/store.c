@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../common/parse.h"
+#include "../common/subid.h"
 #include "internal.h"
 
 #define MANIFEST_MAX (1024 * 1024)
@@ -25,11 +26,12 @@ static const char *const SUBDIRS[] = {"images", "layers", "blobs", "tmp"};
  * Other host users still cannot enter; images/, blobs/ and tmp/ stay 0700. */
 static int grant_cells_traversal(struct store *st, struct sc_err *err)
 {
-	struct idshift ids;
-	if (rootfs_idshift_for_caller(&ids, err) < 0)
-		return -1;
-	if (!ids.chown)
+	if (geteuid() != 0)
 		return 0;
+	/* also for idmapped layers: images stored shifted still need it */
+	struct sc_subid_range ids;
+	if (sc_subid_range(&ids, err) < 0)
+		return -1;
 	char path[sizeof(st->root) + 16];
 	const char *dirs[] = {st->root, "layers"};
 	for (size_t i = 0; i < SC_ARRAY_LEN(dirs); i++) {

@@ -77,6 +77,9 @@ struct cell_spec {
 	 * top first, used as overlay lower dirs. */
 	const char *layers[CELL_MAX_LAYERS];
 	size_t nlayers;
+	bool idmap_layers;     /* the layers keep the image's own owners: a root
+				* caller's cell sees them through idmapped mounts
+				* onto its user namespace (rootfs_image.idmap) */
 	const char *upper_dir; /* persistent writable layer (a directory that
 				* create fills with upper/ and work/), NULL: tmpfs */
 	const char *image_name; /* recorded for ps and image rm; NULL: "host" */

@@ -14,18 +14,22 @@
 #include "start.h"
 #include "internal.h"
 
-/* Wait for the parent's go; it may carry bind mount fds (root callers,
- * whose binds the parent prepares with host privileges). */
+/* Wait for the parent's go; it may carry bind mount fds and then idmapped
+ * layer clones (root callers, whose binds and layers the parent prepares
+ * with host privileges). */
 static int wait_for_go(struct cell_plan *plan, struct sc_err *err)
 {
 	char byte;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * CELL_MAX_BINDS)];
+		char buf[CMSG_SPACE(sizeof(int) * (CELL_MAX_BINDS + CELL_MAX_LAYERS))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf)};
+	const struct cell_spec *spec = plan->spec;
+	size_t nbinds = plan->range_map ? spec->nbinds : 0;
+	size_t nlayers = plan->idmap_layers ? spec->nlayers : 0;
 	ssize_t n;
 	do
 		n = recvmsg(plan->sync_fd, &msg, MSG_CMSG_CLOEXEC);
@@ -33,12 +37,18 @@ static int wait_for_go(struct cell_plan *plan, struct sc_err *err)
 	if (n != 1)
 		_exit(CELL_EXIT_INTERNAL); /* the parent is gone */
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (nfds != plan->spec->nbinds)
-			return sc_fail(err, 0, "got %zu bind fds, expected %zu", nfds,
-				       plan->spec->nbinds);
-		memcpy(plan->bind_fds, CMSG_DATA(c), nfds * sizeof(int));
+	size_t nfds = 0;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+		nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	if (nfds && nfds != nbinds + nlayers)
+		return sc_fail(err, 0, "got %zu mount fds, expected %zu", nfds, nbinds + nlayers);
+	if (nlayers && (nfds == 0 || (msg.msg_flags & MSG_CTRUNC)))
+		return sc_fail(err, 0, "the parent sent no image layers");
+	if (nfds) {
+		memcpy(plan->bind_fds, CMSG_DATA(c), nbinds * sizeof(int));
+		memcpy(plan->lower_fds, (const int *)(const void *)CMSG_DATA(c) + nbinds,
+		       nlayers * sizeof(int));
+		plan->nlowers = nlayers;
 	}
 	return 0;
 }

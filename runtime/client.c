@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -170,9 +171,35 @@ struct exec_io {
 	int rd[2];
 	struct capture cap[2];
 	struct rt_tty tty; /* req->tty: the command's pty */
+	int winch;         /* req->tty: SIGWINCH as a signalfd, or -1 */
 	int cancel;        /* readable: give up the command (-1: none) */
 	bool cancelled;
 };
+
+/* The caller's window size changed: the command's pty takes it (the
+ * kernel then tells the command's foreground process group). */
+static void take_winch(struct exec_io *io)
+{
+	struct signalfd_siginfo si;
+	while (read(io->winch, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		;
+	rt_tty_winch(&io->tty);
+}
+
+/* exec -t: SIGWINCH as a signalfd, blocked in this thread until the
+ * command is done (old gets the mask to put back). */
+static int catch_winch(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGWINCH);
+	if (pthread_sigmask(SIG_BLOCK, &set, old) != 0)
+		return -1;
+	int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		pthread_sigmask(SIG_SETMASK, old, NULL);
+	return fd;
+}
 
 /* Wait for the exit record while draining the capture pipes. Once it has
  * come, what the command wrote is already in the pipes: read what is there
@@ -184,7 +211,7 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 	*have = false;
 	double drain_until = 0;
 	for (;;) {
-		struct pollfd p[6];
+		struct pollfd p[7];
 		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1, icancel = -1;
 		if (!*have)
 			p[isock = n++] = (struct pollfd){.fd = sock, .events = POLLIN};
@@ -203,6 +230,9 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 			itty = n;
 			n += rt_tty_poll_add(&io->tty, p + n);
 		}
+		int iwinch = -1;
+		if (io->tty.master >= 0 && io->winch >= 0)
+			p[iwinch = n++] = (struct pollfd){.fd = io->winch, .events = POLLIN};
 		if (n == 0)
 			return 0;
 		int timeout = -1;
@@ -246,6 +276,8 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
 		if (itty >= 0)
 			rt_tty_poll_done(&io->tty, p + itty);
+		if (iwinch >= 0 && p[iwinch].revents)
+			take_winch(io);
 	}
 }
 
@@ -265,7 +297,9 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!buf)
 		return sc_fail(err, errno, "request");
 	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
-	struct exec_io io = {.rd = {-1, -1}, .cancel = req->has_cancel ? req->cancel_fd : -1};
+	struct exec_io io = {.rd = {-1, -1}, .winch = -1,
+			     .cancel = req->has_cancel ? req->cancel_fd : -1};
+	sigset_t oldmask;
 	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
 	int rc = -1;
 	_cleanup_fd_ int sock = -1;
@@ -276,6 +310,9 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		if (rt_tty_open_in(&io.tty, c->info.pid, req->stdin_fd, req->stdout_fd, err) < 0)
 			return -1;
 		fds[0] = fds[1] = fds[2] = io.tty.slave;
+		io.winch = catch_winch(&oldmask); /* -1: sizes are not followed */
+	} else if (rt_tty_guard_stdio(fds, ours, err) < 0) {
+		goto out;
 	}
 	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
 		sc_fail(err, errno, "open /dev/null");
@@ -334,6 +371,10 @@ out:
 		sc_capture_free(&io.cap[k]);
 	}
 	rt_tty_close(&io.tty);
+	if (io.winch >= 0) {
+		close(io.winch);
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	}
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/idmapfs.h"
 #include "../common/parse.h"
 #include "cgroup.h"
 #include "cgroup_probe.h"
@@ -561,6 +562,25 @@ static void check_idmap(struct doctor *d)
 		    own ? "the sandcell entry of /etc/subuid" : "the default range");
 }
 
+/* Root callers: whether new image layers keep their own owners and are
+ * idmapped into cells, or are stored shifted into the cells' range. */
+static void check_layers(struct doctor *d)
+{
+	struct idmap map;
+	if (rt_idmap_for_caller(&map, NULL) < 0 || !map.range)
+		return;
+	struct cell_check *c = check_new(d, "layers");
+	struct sc_err why = {0};
+	const char *dir = cell_data_root();
+	if (sc_idmap_layers_supported(dir, map.uid_start, map.gid_start, map.count, &why) == 1)
+		set(c, CELL_CHECK_OK, "",
+		    "idmapped: new image layers stay owned by host root, cells see them through "
+		    "idmapped mounts");
+	else
+		set(c, CELL_CHECK_WARN, "Linux 5.19+ and a data directory on ext4, xfs, btrfs or tmpfs",
+		    "shifted: new image layers are owned by the cells' host range (%s)", why.msg);
+}
+
 /* ---- directories ---- */
 
 static void check_dir(struct doctor *d, const char *name, const char *dir, const char *what)
@@ -599,5 +619,6 @@ size_t cell_doctor(struct cell_check *checks, size_t max)
 	check_idmap(&d);
 	check_dir(&d, "state-dir", cell_state_root(), "cell state in");
 	check_dir(&d, "data-dir", cell_data_root(), "images in");
+	check_layers(&d);
 	return d.n;
 }

@@ -35,6 +35,7 @@ struct cell_plan {
 	bool host_image;
 	bool use_rlimits; /* no cgroup: enforce limits as rlimits */
 	bool range_map;   /* root caller: cell ids are an unprivileged host range */
+	bool idmap_layers; /* the parent sends idmapped clones of the layers */
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	uint8_t token[32]; /* what every request to it must carry (proto.h) */

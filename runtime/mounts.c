@@ -194,14 +194,31 @@ static int mount_host_root(const struct cell_plan *plan, struct sc_err *err)
 	return do_mount(src, ROOT, NULL, MS_BIND, NULL, err);
 }
 
+/* An idmapped layer clone from the parent is a detached mount, which
+ * overlayfs does not take as a lower dir: attach it on the cell's tmpfs
+ * first (in the cell's mount namespace only). */
+static int attach_layer(const struct cell_plan *plan, size_t i, char *path, size_t size,
+			struct sc_err *err)
+{
+	snprintf(path, size, BASE "/l%zu", i);
+	if (make_dir(path, 0555, err) < 0)
+		return -1;
+	if (move_mount(plan->lower_fds[i], "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return sc_fail(err, errno, "attach image layer %zu", i);
+	return 0;
+}
+
 static int mount_layers(struct cell_plan *plan, struct sc_err *err)
 {
-	char lower[8192];
+	char lower[8192], path[64];
 	size_t used = 0;
 	lower[0] = '\0';
 	for (size_t i = 0; i < plan->nlowers; i++) {
-		int n = snprintf(lower + used, sizeof(lower) - used, "%s/proc/self/fd/%d",
-				 i ? ":" : "", plan->lower_fds[i]);
+		if (plan->idmap_layers && attach_layer(plan, i, path, sizeof(path), err) < 0)
+			return -1;
+		if (!plan->idmap_layers)
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", plan->lower_fds[i]);
+		int n = snprintf(lower + used, sizeof(lower) - used, "%s%s", i ? ":" : "", path);
 		if (n < 0 || (size_t)n >= sizeof(lower) - used)
 			return sc_fail(err, 0, "too many image layers");
 		used += (size_t)n;
@@ -343,7 +360,7 @@ static int pivot_into_root(struct sc_err *err)
 static int open_layers(struct cell_plan *plan, struct sc_err *err)
 {
 	const struct cell_spec *spec = plan->spec;
-	for (size_t i = 0; i < spec->nlayers; i++) {
+	for (size_t i = 0; !plan->idmap_layers && i < spec->nlayers; i++) {
 		int fd = open(spec->layers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return sc_fail(err, errno, "image layer %s", spec->layers[i]);

@@ -20,6 +20,7 @@ struct run_io {
 	int out_rd, err_rd; /* capture pipes, -1 when passed through */
 	struct capture out, err;
 	struct rt_tty tty;  /* spec->tty: the cell's pty */
+	int guard[3];       /* stand-ins for the caller's terminal (no pty) */
 };
 
 static int make_capture(int *rd, int *wr, struct capture *cap, uint64_t limit, struct sc_err *err)
@@ -186,6 +187,8 @@ static int prepare_io(const struct cell_spec *spec, struct run_io *io, int stdio
 	stdio[0] = spec->stdin_fd;
 	stdio[1] = spec->stdout_fd;
 	stdio[2] = spec->stderr_fd;
+	if (rt_tty_guard_stdio(stdio, io->guard, err) < 0)
+		return -1;
 	if (spec->stdout_fd < 0 && make_capture(&io->out_rd, &stdio[1], &io->out, limit, err) < 0)
 		return -1;
 	if (spec->stderr_fd < 0 && make_capture(&io->err_rd, &stdio[2], &io->err, limit, err) < 0)
@@ -222,7 +225,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
 	struct rt_start st;
-	struct run_io io = {.out_rd = -1, .err_rd = -1};
+	struct run_io io = {.out_rd = -1, .err_rd = -1, .guard = {-1, -1, -1}};
 	rt_tty_init(&io.tty);
 	int stdio[3] = {-1, -1, -1}, rc = -1;
 	_cleanup_fd_ int sigfd = -1;
@@ -255,6 +258,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	/* Our copies of the capture pipes' write ends (and of the pty's slave)
 	 * must go, or EOF never comes. */
 	sc_closep(&io.tty.slave);
+	for (int k = 0; k < 3; k++)
+		sc_closep(&io.guard[k]);
 	if (spec->stdout_fd < 0)
 		sc_closep(&stdio[1]);
 	if (spec->stderr_fd < 0)
@@ -290,6 +295,8 @@ out:
 	sc_capture_free(&io.out);
 	sc_capture_free(&io.err);
 	rt_tty_close(&io.tty);
+	for (int k = 0; k < 3; k++)
+		sc_closep(&io.guard[k]);
 	return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "../common/idmapfs.h"
 #include "egress.h"
 #include "start.h"
 
@@ -46,13 +47,56 @@ static int plan_check_paths(struct cell_plan *plan, struct sc_err *err)
 	return 0;
 }
 
+static int open_userns(pid_t pid, int *userns, struct sc_err *err)
+{
+	if (*userns >= 0)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	*userns = open(path, O_RDONLY | O_CLOEXEC);
+	if (*userns < 0)
+		return sc_fail(err, errno, "open the cell's user namespace");
+	return 0;
+}
+
+/* Root callers whose image keeps its own owners: the parent clones each
+ * layer with host rights and idmaps the clone onto the cell's user
+ * namespace, read-only. The clones are detached mounts: the child attaches
+ * them in its own mount namespace, the host's table never has them. */
+static int parent_prepare_layers(struct cell_plan *plan, pid_t pid, int *userns,
+				 struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	if (open_userns(pid, userns, err) < 0)
+		return -1;
+	for (size_t i = 0; i < spec->nlayers; i++) {
+		int fd = open_tree(AT_FDCWD, spec->layers[i],
+				   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+		if (fd < 0)
+			return sc_fail(err, errno, "image layer %s", spec->layers[i]);
+		plan->lower_fds[plan->nlowers++] = fd;
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						      MOUNT_ATTR_NODEV | MOUNT_ATTR_IDMAP,
+					  .userns_fd = (uint64_t)*userns};
+		if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+			sc_fail(err, errno, "cannot show image layer %s to the cell through an idmapped mount",
+				spec->layers[i]);
+			sc_err_hint(err, "the data directory's filesystem may not support idmapped mounts: "
+					 "import or build the image again with " SC_IDMAP_ENV "=0 (shifted layers); "
+					 "see 'sandcell doctor'");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Root callers: the parent clones each bind source with host rights; a
  * writable bind is idmapped onto the cell's user namespace so that the
  * cell's root (an unprivileged host id) may write it. */
-static int parent_prepare_binds(struct cell_plan *plan, pid_t pid, struct sc_err *err)
+static int parent_prepare_binds(struct cell_plan *plan, pid_t pid, int *userns,
+				struct sc_err *err)
 {
 	const struct cell_spec *spec = plan->spec;
-	_cleanup_fd_ int userns = -1;
 	for (size_t i = 0; i < spec->nbinds; i++) {
 		const struct cell_bind *b = &spec->binds[i];
 		if (!b->host) {
@@ -67,15 +111,10 @@ static int parent_prepare_binds(struct cell_plan *plan, pid_t pid, struct sc_err
 		if (b->readonly) {
 			attr.attr_set |= MOUNT_ATTR_RDONLY;
 		} else {
-			if (userns < 0) {
-				char path[64];
-				snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-				userns = open(path, O_RDONLY | O_CLOEXEC);
-				if (userns < 0)
-					return sc_fail(err, errno, "open the cell's user namespace");
-			}
+			if (open_userns(pid, userns, err) < 0)
+				return -1;
 			attr.attr_set |= MOUNT_ATTR_IDMAP;
-			attr.userns_fd = (uint64_t)userns;
+			attr.userns_fd = (uint64_t)*userns;
 		}
 		if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
 			if (!b->readonly) {
@@ -90,12 +129,19 @@ static int parent_prepare_binds(struct cell_plan *plan, pid_t pid, struct sc_err
 	return 0;
 }
 
-static int send_go(int sock, const int *fds, size_t nfds, struct sc_err *err)
+/* The go byte, with the parent's bind clones (nbinds) and then its layer
+ * clones (nlayers), as the child expects them (child.c, wait_for_go). */
+static int send_go(int sock, const struct cell_plan *plan, size_t nbinds, size_t nlayers,
+		   struct sc_err *err)
 {
 	char byte = 'g';
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	int fds[CELL_MAX_BINDS + CELL_MAX_LAYERS];
+	size_t nfds = nbinds + nlayers;
+	memcpy(fds, plan->bind_fds, nbinds * sizeof(int));
+	memcpy(fds + nbinds, plan->lower_fds, nlayers * sizeof(int));
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * CELL_MAX_BINDS)];
+		char buf[CMSG_SPACE(sizeof(int) * (CELL_MAX_BINDS + CELL_MAX_LAYERS))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
@@ -174,10 +220,12 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 {
 	struct cell_plan *plan = &st->plan;
 	int status[2] = {-1, -1}, sync[2] = {-1, -1};
+	_cleanup_fd_ int userns = -1;
 	plan->spec = spec;
 	if (rt_idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
 		return -1;
 	plan->range_map = st->map.range;
+	plan->idmap_layers = st->map.range && spec->idmap_layers && spec->nlayers > 0;
 	plan->use_trampoline = binary_reachable(&st->map);
 	if (pipe2(status, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
@@ -224,8 +272,10 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
 	if (rt_cgroup_attach(&st->cg, st->pid, err) < 0 || rt_idmap_write(st->pid, &st->map, err) < 0 ||
-	    (parent_binds && parent_prepare_binds(plan, st->pid, err) < 0) ||
-	    send_go(st->sync_fd, plan->bind_fds, parent_binds ? spec->nbinds : 0, err) < 0 ||
+	    (parent_binds && parent_prepare_binds(plan, st->pid, &userns, err) < 0) ||
+	    (plan->idmap_layers && parent_prepare_layers(plan, st->pid, &userns, err) < 0) ||
+	    send_go(st->sync_fd, plan, parent_binds ? spec->nbinds : 0,
+		    plan->idmap_layers ? spec->nlayers : 0, err) < 0 ||
 	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
 						   &st->egress_fd, err) < 0) ||
 	    (spec->tty && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, 'T', "its pty",

@@ -39,3 +39,11 @@ void rt_tty_winch(struct rt_tty *t);
  * after the last byte (the command has ended). */
 void rt_tty_drain(struct rt_tty *t, int grace_ms);
 void rt_tty_close(struct rt_tty *t);
+
+/* Without a pty of its own (no -t), a cell never gets the caller's
+ * terminal as it is: a terminal on stdin becomes /dev/null (its keys are
+ * the user's, and TIOCSTI, TIOCLINUX and friends would work on it), one on
+ * stdout or stderr is opened again write-only, so that the cell can write
+ * to it but not read what the user types. fds[k] < 0 are left alone; the
+ * fds put in place are stored in ours[k] (to be closed by the caller). */
+int rt_tty_guard_stdio(int fds[3], int ours[3], struct sc_err *err);

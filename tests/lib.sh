@@ -191,3 +191,28 @@ PY
 host_mountpoints() {
 	cut -d' ' -f5 /proc/self/mountinfo | sort -u
 }
+
+# Subordinate ids for the unprivileged test user (rootless mmdebstrap,
+# --mode=unshare, needs them), added by the harness as root before it drops
+# privileges: "nobody:1879048192:65536" in /etc/subuid and /etc/subgid, the
+# first 64K block after systemd's container range (524288-1879048191, where
+# sandcell's own cells map) and below 2^31, a range no user and no cell
+# uses. Idempotent (an existing nobody/65534 entry is kept), atomic (a new
+# file renamed over the old, under a lock, as concurrent tests may do the
+# same), and left in place: only processes that run as nobody can map the
+# range, and no file on the host belongs to it. Fails when it cannot.
+T_SUBID_START=1879048192
+T_SUBID_COUNT=65536
+give_test_user_subids() {
+	[ "$(id -u)" = 0 ] || return 1
+	local f
+	(
+		flock 9
+		for f in /etc/subuid /etc/subgid; do
+			[ -e "$f" ] || { touch "$f" && chmod 644 "$f"; } || exit 1
+			grep -qsE '^(nobody|65534):' "$f" && continue
+			{ cat "$f"; echo "nobody:$T_SUBID_START:$T_SUBID_COUNT"; } >"$f.sandcell-test.$$" &&
+				chmod 644 "$f.sandcell-test.$$" && mv "$f.sandcell-test.$$" "$f" || exit 1
+		done
+	) 9>/run/sandcell-test-subid.lock
+}

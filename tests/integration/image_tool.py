@@ -22,12 +22,14 @@ BUSYBOX = "/bin/busybox"
 
 
 def tar_bytes(entries, fmt=tarfile.PAX_FORMAT):
-    """entries: (name, kind, data, mode) with kind file|dir|sym|hard|chr."""
+    """entries: (name, kind, data, mode[, uid]) with kind file|dir|sym|hard|chr;
+    the owner is uid:uid (default 0:0)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
-        for name, kind, data, mode in entries:
+        for name, kind, data, mode, *owner in entries:
             ti = tarfile.TarInfo(name)
             ti.mode = mode
+            ti.uid = ti.gid = owner[0] if owner else 0
             ti.mtime = 1700000000
             if kind == "file":
                 ti.size = len(data)
@@ -75,6 +77,19 @@ def two_layers():
 
 CONFIG = {"Env": ["PATH=/bin", "IMAGE_VAR=from-image"], "WorkingDir": "/work",
           "Cmd": ["/bin/sh"]}
+
+
+def owners(marker):
+    """One layer whose files belong to root and to uid/gid 1000 (and a
+    root-only file); marker makes the layer's content (its id) unique."""
+    return [tar_bytes(busybox_base() + [
+        ("etc", "dir", None, 0o755),
+        ("etc/marker", "file", marker.encode() + b"\n", 0o644),
+        ("etc/root-only", "file", b"secret\n", 0o600),
+        ("home", "dir", None, 0o755),
+        ("home/dev", "dir", None, 0o755, 1000),
+        ("home/dev/notes", "file", b"dev's\n", 0o644, 1000),
+    ])]
 
 
 def config_json(layers_plain, extra=None):
@@ -256,6 +271,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "docker":
         write_docker(args[0], two_layers())
+    elif cmd == "owners":
+        write_docker(args[0], owners(args[1]))
     elif cmd == "oci":
         write_oci(args[0], two_layers(), compress=True)
     elif cmd == "hostile":

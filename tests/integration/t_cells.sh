@@ -147,6 +147,32 @@ check "copy-in onto a FIFO fails at once, saying why" bash -c '[ '$RC' -eq 125 ]
 sc exec "$c" -- sh -c 'mkdir -p /testbed/sp && echo k > /testbed/sp/keep && mkfifo /testbed/sp/pipe'
 sc cp "$c:/testbed/sp" "$out/sp"
 check "copy-out names a FIFO it leaves out" bash -c '[ '$RC' -eq 0 ] && [ "$(cat "$1/sp/keep")" = k ] && [ ! -e "$1/sp/pipe" ] && [ "$(grep -c "left out sp/pipe: a FIFO" <<<"$0")" -eq 1 ]' "$ERR" "$out"
+# The same FIFO swapped in under a copy while it runs: the cell renames a
+# FIFO and a regular file over /testbed/race/f in a loop (the check-then-
+# open race that once hung copy-out ~1 in 80). Every copy must end (the
+# 120 s timeout is a backstop: 124 means a hang), either with the file or
+# refused, never hung on the FIFO.
+sc exec "$c" -- sh -c 'mkdir -p /testbed/race && (exec python3 -c "
+import os, time
+os.chdir(\"/testbed/race\")
+end = time.monotonic() + 300
+while not os.path.exists(\"stop\") and time.monotonic() < end:
+    os.mkfifo(\"p\"); os.rename(\"p\", \"f\")
+    with open(\"r\", \"w\") as w: w.write(\"reg\")
+    os.rename(\"r\", \"f\")
+" </dev/null >/dev/null 2>&1 &)'
+race_rcs=""
+for i in $(seq 1 40); do
+	as_user timeout 120 "$SC_BIN" cp "$c:/testbed/race/f" "$T_WORK/race-out-$i" </dev/null >/dev/null 2>&1
+	race_rcs="$race_rcs $?"
+	as_user timeout 120 "$SC_BIN" cp "$T_WORK/plain" "$c:/testbed/race/f" </dev/null >/dev/null 2>&1
+	race_rcs="$race_rcs $?"
+done
+sc exec "$c" -- touch /testbed/race/stop
+check "40 copy-outs and 40 copy-ins while the cell swaps a FIFO in: none hangs (rcs:$race_rcs)" \
+	bash -c 'for r in $0; do [ "$r" = 0 ] || [ "$r" = 125 ] || exit 1; done' "$race_rcs"
+check "a copy-out that won the race has a regular file's content (the swapper's or the copy-in's)" \
+	bash -c 'for f in "$0"/race-out-*; do [ -e "$f" ] || continue; [ -f "$f" ] || exit 1; case $(cat "$f") in reg|data) ;; *) exit 1;; esac; done' "$T_WORK"
 # Copy-in drops setuid/setgid/sticky bits (README)
 echo s >"$T_WORK/suid"
 chmod 6755 "$T_WORK/suid"

@@ -2,7 +2,8 @@
 # ctest-timeout: 1500
 # sandcell image build minimal: the shipped recipe, mmdebstrap from the
 # host's Debian mirror. Rootless builds need subordinate ids for the user
-# (mmdebstrap --mode=unshare); without them the unprivileged run is skipped.
+# (mmdebstrap --mode=unshare): the harness gives nobody a range of its own
+# in /etc/subuid and /etc/subgid first (give_test_user_subids, tests/lib.sh).
 # (A range given to nobody in a private mount namespace, bind-mounted over
 # /etc/subuid, was tried: mmdebstrap then failed now and then to mount
 # dev/shm in its chroot, one run in three here, so it is not used.)
@@ -11,10 +12,10 @@
 
 command -v mmdebstrap >/dev/null || { echo "skip: mmdebstrap is not installed"; exit 77; }
 if [ "$SANDCELL_TEST_AS" = nobody ]; then
-	if ! grep -qsE '^(nobody|65534):' /etc/subuid || ! command -v newuidmap >/dev/null; then
-		echo "skip: no subordinate ids for nobody in /etc/subuid (rootless mmdebstrap needs them)"
-		exit 77
-	fi
+	command -v newuidmap >/dev/null || { echo "skip: newuidmap (uidmap) is not installed"; exit 77; }
+	give_test_user_subids
+	check "the test user has subordinate ids (/etc/subuid and /etc/subgid)" \
+		bash -c 'grep -qsE "^(nobody|65534):" /etc/subuid && grep -qsE "^(nobody|65534):" /etc/subgid'
 fi
 RC_DIR="$T_DIR/recipes"
 mkdir -p "$RC_DIR"

@@ -15,9 +15,11 @@
 #              host: each of those settings is unchanged
 #   sysrq      write 'h' to /proc/sysrq-trigger, enable kernel.sysrq
 #              host: no sysrq line appeared in the kernel log
-#   tiocsti    TIOCSTI on the cell's stdin, a pty the cell first makes its
-#              controlling terminal, plain and with high bits set
-#              (TIOCSTI | 1 << 32, | 0xffffffff << 32; CVE-2019-10063)
+#   tiocsti    TIOCSTI on the cell's stdin, a pty (the cell's own: run -t; a
+#              user's terminal is never a cell's stdin, t_tty.sh) that the
+#              cell first makes its controlling terminal, plain and with
+#              high bits set (TIOCSTI | 1 << 32, | 0xffffffff << 32;
+#              CVE-2019-10063): the filter refuses every one
 #              host: nothing is waiting in the terminal's input queue; a
 #              control run of the same program outside a cell shows the
 #              check catches an injection
@@ -80,7 +82,7 @@ if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 0)" = 1 ]; then
 	tty_attack "$ATTACKS/tiocsti" plain "$payload"
 	check "tiocsti control: outside a cell the same program does inject (so the checks below can fail)" tty_injected "$payload"
 	for c in plain highbits; do
-		tty_attack "$SC_BIN" run --policy default --timeout 20 -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti "$c" "$payload"
+		tty_attack "$SC_BIN" run -t --policy default --timeout 20 -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti "$c" "$payload"
 		check "tiocsti $c: the cell made the pty its controlling terminal" out_has "^BLOCKED: setsid() and TIOCSCTTY.*: done"
 		check "tiocsti $c: every TIOCSTI is refused" attack_blocked
 		check "tiocsti $c: nothing was pushed into the host's terminal" tty_clean

@@ -8,13 +8,17 @@
 #              devpts (`tty` names /dev/pts/N), not the user's terminal, and
 #              the command's controlling terminal; typed input arrives; ^C
 #              interrupts the command; the user's terminal mode is restored
-#   tiocsti    with a policy that lets TIOCSTI through (a control shows it
-#              reaching the user's terminal without -t), TIOCSTI under -t
-#              pushes nothing into the user's terminal
+#   no -t      a terminal on stdin becomes /dev/null in the cell (the typed
+#              keys stay the user's), one on stdout is written write-only
+#              (the cell cannot read the keys through it); run and exec -i
+#   winch      a window size change reaches the command (run -t, exec -t)
+#   tiocsti    with a policy that lets TIOCSTI through (a control shows the
+#              attack reaching the user's terminal from a host process),
+#              TIOCSTI with or without -t pushes nothing into the terminal
 . "$(dirname "$0")/../lib.sh"
 
 build_attacks tiocsti
-cp "$(dirname "$0")/tty_session.py" "$(dirname "$0")/tty_attack.py" "$T_DIR/"
+cp "$(dirname "$0")"/tty_{session,attack,winch,stdio}.py "$T_DIR/"
 cat >"$T_DIR/incell.py" <<'PY'
 import os, sys
 st = os.fstat(0)
@@ -70,6 +74,19 @@ check "run -t: ^C interrupts the command (130)" expect_rc 130
 check "run -t: the command did not go on" bash -c '! grep -q not-interrupted <<<"$0"' "$OUT"
 check "run -t: the mode is restored after ^C" [ "$(field HOST-TTY-MODE-RESTORED)" = True ]
 
+# --- without -t, the user's terminal is not the cell's ---
+stdio() { # TIMEOUT in|out CMD...: sets RC and OUT
+	local o
+	o=$(mktemp "$T_DIR/out.XXXXXX")
+	chmod 666 "$o"
+	as_user python3 "$T_DIR/tty_stdio.py" "$@" >"$o" 2>&1
+	RC=$?
+	OUT=$(cat "$o")
+	rm -f "$o"
+}
+keys_left() { printf '%s\n' "$OUT" | grep -qxF "HOST-TTY-INPUT: b'sc-typed-keys\\n'"; }
+reads_stdin='if [ -t 0 ]; then echo STDIN-IS-TTY; else echo STDIN-NOT-TTY; fi; head -c 14; echo END'
+
 name="ttycell$$"
 sc create -v "$T_DIR/incell.py:/t/incell.py:ro" "$name"
 check "create works" expect_rc 0
@@ -77,7 +94,51 @@ session 120 'hello\n' "$SC_BIN" exec -i -t "$name" -- python3 /t/incell.py
 # (a rootless caller cannot open the running cell's devpts: its init is not
 # dumpable; the pty is then the host's, still not the user's terminal)
 own_pty_checks "exec -i -t" "$([ "$T_UID" -eq 0 ] && echo named)"
+stdio 60 in "$SC_BIN" exec -i "$name" -- sh -c "$reads_stdin"
+check "exec -i, stdin a terminal, no -t: the command's stdin is not a terminal" \
+	bash -c '[ "$RC" = 0 ] && grep -q "^STDIN-NOT-TTY" <<<"$0" && grep -q "^END" <<<"$0"' "$OUT"
+check "exec -i, stdin a terminal, no -t: the typed keys are still the user's" keys_left
+
+# --- window size changes (SIGWINCH) reach the command ---
+winch='import os, signal
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])
+print("SIZE0 %d %d" % os.get_terminal_size(0)[::-1])
+print("READY", flush=True)
+signal.sigwait([signal.SIGWINCH])
+print("SIZE1 %d %d" % os.get_terminal_size(0)[::-1], flush=True)'
+winch_session() {
+	local o
+	o=$(mktemp "$T_DIR/out.XXXXXX")
+	chmod 666 "$o"
+	as_user python3 "$T_DIR/tty_winch.py" 60 "$@" >"$o" 2>&1 </dev/null
+	RC=$?
+	OUT=$(cat "$o")
+	rm -f "$o"
+}
+winch_session "$SC_BIN" run -t -- python3 -c "$winch"
+check "run -t: the command starts with the user's window size" out_has "^SIZE0 24 80"
+check "run -t: a window size change reaches the command" \
+	bash -c '[ "$RC" = 0 ] && grep -q "^SIZE1 33 111" <<<"$0"' "$OUT"
+winch_session "$SC_BIN" exec -t "$name" -- python3 -c "$winch"
+check "exec -t: the command starts with the user's window size" out_has "^SIZE0 24 80"
+check "exec -t: a window size change reaches the command" \
+	bash -c '[ "$RC" = 0 ] && grep -q "^SIZE1 33 111" <<<"$0"' "$OUT"
 sc rm -f "$name"
+
+stdio 60 in "$SC_BIN" run -- sh -c "$reads_stdin"
+check "run, stdin a terminal, no -t: the cell's stdin is not a terminal" \
+	bash -c '[ "$RC" = 0 ] && grep -q "^STDIN-NOT-TTY" <<<"$0" && grep -q "^END" <<<"$0"' "$OUT"
+check "run, stdin a terminal, no -t: the cell did not read the typed keys" \
+	bash -c '! grep -q "sc-typed-keys.*END\|^sc-typed" <<<"$0"' "$OUT"
+check "run, stdin a terminal, no -t: the typed keys are still the user's" keys_left
+reads_stdout='if [ -t 1 ]; then echo OUT-IS-TTY; fi; echo written
+if head -c 14 <&1 >&2 2>/dev/null; then echo READ-DONE >&2; else echo READ-REFUSED >&2; fi'
+stdio 60 out "$SC_BIN" run -- sh -c "$reads_stdout"
+check "run, stdout a terminal: the cell writes to it" \
+	bash -c '[ "$RC" = 0 ] && grep -q "^OUT-IS-TTY" <<<"$0" && grep -q "^written" <<<"$0"' "$OUT"
+check "run, stdout a terminal: the cell cannot read the typed keys through it" \
+	bash -c 'grep -q "^READ-REFUSED" <<<"$0" && ! grep -q "^sc-typed" <<<"$0"' "$OUT"
+check "run, stdout a terminal: the typed keys are still the user's" keys_left
 
 sc run -t --json -- true
 check "-t with --json is a usage error (125)" expect_rc 125
@@ -101,9 +162,12 @@ json.dump(p, open(sys.argv[1], "w"))' "$T_DIR/tiocsti-ok.json"
 		OUT=$(cat "$o")
 		rm -f "$o"
 	}
-	attack "$SC_BIN" run --policy "$T_DIR/tiocsti-ok.json" -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti plain "$payload"
-	check "tiocsti control: without -t, that policy lets TIOCSTI reach the user's terminal" \
+	attack "$ATTACKS/tiocsti" plain "$payload"
+	check "tiocsti control: the attack reaches the terminal from a host process" \
 		out_has "^HOST-TTY-INPUT: b'.*$payload"
+	attack "$SC_BIN" run --policy "$T_DIR/tiocsti-ok.json" -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti plain "$payload"
+	check "tiocsti without -t: nothing reaches the user's terminal (stdin is not it)" \
+		out_has "^HOST-TTY-INPUT: b''$"
 	attack "$SC_BIN" run -t --policy "$T_DIR/tiocsti-ok.json" -v "$ATTACKS:/attacks:ro" -- /attacks/tiocsti plain "$payload"
 	check "tiocsti -t: nothing reaches the user's terminal" out_has "^HOST-TTY-INPUT: b''$"
 else
