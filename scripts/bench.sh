@@ -41,7 +41,7 @@ bwrap_cmd+=(--proc /proc --dev /dev --tmpfs /tmp)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# alt prints "INDEX MEDIAN P90" per command.
+# alt prints "INDEX MEDIAN P90 CPU-MEDIAN" per command (ms).
 med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
 
 echo "sandcell benchmarks: $(nproc) cores, kernel $(uname -r), $rounds rounds each"
