@@ -26,7 +26,8 @@
 #define BATCH_MAX_LINE (8U << 20)   /* bytes in one task or result line */
 #define BATCH_MAX_ID 256            /* bytes in a task id */
 #define BATCH_MAX_ANSWER (1U << 20) /* bytes of an answer kept in a result */
-#define BATCH_MAX_CONCURRENCY 1024
+/* what the option takes; the open-file limit is checked against it at start */
+#define BATCH_MAX_CONCURRENCY 65536
 #define BATCH_MAX_REPEAT 10000
 #define BATCH_DEFAULT_TOLERANCE 1e-6
 #define BATCH_DEFAULT_CHECKER_TIMEOUT 60.0

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "../agent/promptcfg.h"
@@ -269,6 +270,38 @@ static void wait_for_signal(void *ctx, double seconds)
 	}
 }
 
+/* Open files a running episode may hold at once: its model connection, its
+ * cell's exec channel, the command's stdio pipes, its event log (about 3
+ * measured at concurrency 32, with room for an exec in flight). */
+#define FDS_PER_EPISODE 6
+#define FDS_BASE 128
+
+/* Thousands of episodes at once need more open files than the usual soft
+ * limit of 1024: raise it towards the hard limit, and refuse up front, in
+ * one line, when even that is too low (rather than failing episodes with
+ * EMFILE half-way through). */
+static int ensure_open_files(unsigned concurrency)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	rlim_t need = (rlim_t)concurrency * FDS_PER_EPISODE + FDS_BASE;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
+		struct rlimit raised = {.rlim_cur = want, .rlim_max = rl.rlim_max};
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			rl.rlim_cur = want;
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+		cli_error("batch: --concurrency %u needs about %llu open files, but the limit is %llu "
+			  "(raise it: ulimit -n %llu, or LimitNOFILE= for a service)",
+			  concurrency, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+			  (unsigned long long)need);
+		return -1;
+	}
+	return 0;
+}
+
 static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 {
 	struct stop_signals st = {0};
@@ -365,6 +398,10 @@ static int run(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (cli_agent_endpoint(cfg, a.key_env) < 0 || cli_agent_llm_temperature(cfg) < 0) {
+		cell_opts_free(&a.cell);
+		return CLI_EXIT_USAGE;
+	}
+	if (ensure_open_files(o->concurrency) < 0) {
 		cell_opts_free(&a.cell);
 		return CLI_EXIT_USAGE;
 	}

@@ -106,6 +106,19 @@ static int add_syscall(scmp_filter_ctx ctx, const struct policy_seccomp *s,
 	return 0;
 }
 
+/* A binary tree of syscall numbers (libseccomp >= 2.5) keeps a 300-rule
+ * filter at ~10 comparisons per syscall instead of a linear scan: every
+ * syscall of a cell pays it. An older library (at build or at run time)
+ * gets the linear filter, which allows and denies the same calls. */
+static void set_binary_tree(scmp_filter_ctx ctx)
+{
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 5)
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+#else
+	(void)ctx;
+#endif
+}
+
 /* Build the filter with libseccomp and export it into fd. */
 static int build_and_export(const struct policy_seccomp *s, int fd, struct sc_err *err)
 {
@@ -120,15 +133,14 @@ static int build_and_export(const struct policy_seccomp *s, int fd, struct sc_er
 		goto out;
 	}
 	/* Only the native architecture: any other (i386, x32) is killed;
-	 * no_new_privs is the runtime's job; a binary tree keeps a 300-rule
-	 * filter at ~10 comparisons per syscall. */
+	 * no_new_privs is the runtime's job. */
 	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0 ||
 	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1)) < 0) {
 		rc = sc_fail(err, -rc, "seccomp: cannot set the filter attributes");
 		goto out;
 	}
+	set_binary_tree(ctx);
 	for (size_t i = 0; i < t.nsys; i++)
 		if ((rc = add_syscall(ctx, s, &t, &t.sys[i], err)) < 0)
 			goto out;

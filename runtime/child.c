@@ -108,17 +108,40 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 
 extern char **environ;
 
-/* The field'th space-separated field (1-based) of /proc/self/stat. */
-static unsigned long stat_field(const char *stat, size_t len, int field)
+/* The field'th space-separated field (1-based) of /proc/self/stat into
+ * *out; false when the line has no such field. */
+static bool stat_field(const char *stat, size_t len, int field, unsigned long *out)
 {
 	const char *p = memrchr(stat, ')', len); /* comm may hold spaces */
 	if (!p)
-		return 0;
+		return false;
 	const char *end = stat + len;
 	for (int f = 2; p < end; p++)
-		if (*p == ' ' && ++f == field)
-			return strtoul(p + 1, NULL, 10);
-	return 0;
+		if (*p == ' ' && ++f == field) {
+			char *e;
+			errno = 0;
+			*out = strtoul(p + 1, &e, 10);
+			return e != p + 1 && errno == 0 && (*e == ' ' || *e == '\n' || *e == '\0');
+		}
+	return false;
+}
+
+/* This process's /proc/self/stat line into buf (one read: the kernel
+ * answers it whole), its length, or 0 when unreadable. */
+static size_t read_own_stat(char *buf, size_t size)
+{
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (size_t)n;
 }
 
 /* The host's environment (API keys among it) must not live on in the
@@ -127,23 +150,27 @@ static unsigned long stat_field(const char *stat, size_t len, int field)
  * and any string environ points to elsewhere. The cell's commands get
  * their environment from the spec, never from ours. No malloc here: the
  * parent may have been multi-threaded. */
-static void scrub_environment(void)
+static void scrub_environment(const char *stat, size_t n)
 {
 	for (char **e = environ; e && *e; e++)
 		memset(*e, 0, strlen(*e));
 	environ = NULL;
-	char stat[2048];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = sc_read_all(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	stat[n] = '\0';
-	unsigned long start = stat_field(stat, (size_t)n, 50), end = stat_field(stat, (size_t)n, 51);
-	if (start && end > start && end - start < (64UL << 20))
+	unsigned long start, end;
+	if (n && stat_field(stat, n, 50, &start) && stat_field(stat, n, 51, &end) && start &&
+	    end > start && end - start < (64UL << 20))
 		memset((void *)start, 0, end - start);
+}
+
+/* The signals ignored from the start (the caller's, inherited through
+ * clone): 1-31 from field 33 of stat (sigignore; the kernel shows only
+ * those), the real-time ones as the parent probed them. Unknown: all, so
+ * that commands reset every one. */
+static uint64_t inherited_ignored(const char *stat, size_t n, uint64_t realtime)
+{
+	unsigned long ign;
+	if (!n || !stat_field(stat, n, 33, &ign))
+		return RT_SIGS_ALL;
+	return ((uint64_t)ign & 0x7fffffffu) | (realtime & ~UINT64_C(0x7fffffff));
 }
 
 /* Long-lived cells: tell the creator we are ready and wait for its word
@@ -207,7 +234,10 @@ void rt_child_main(struct cell_plan *plan)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	die_with_parent(plan);
-	scrub_environment();
+	char stat[2048];
+	size_t n = read_own_stat(stat, sizeof(stat));
+	plan->ignored_sigs = inherited_ignored(stat, n, plan->ignored_sigs);
+	scrub_environment(stat, n);
 	if (wait_for_go(plan, &err) < 0 || become_cell_root(plan, &err) < 0 ||
 	    open_binds_here(plan, &err) < 0)
 		rt_child_die(plan, &err);

@@ -3,6 +3,7 @@
  * that the process exec'ing the command is never the host's sandcell
  * binary. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,27 +64,57 @@ static int search_path(const char *file, const char *const *env, char *buf, size
 }
 
 /* The command starts as a fresh program would: every signal at its default
- * action and none blocked. An ignored disposition survives exec, and init
- * (or the caller of sandcell) may ignore SIGPIPE: a writer to a closed pipe
- * must still die of it. Safe after vfork: the child has its own handler
+ * action and none blocked. Handlers fall back to the default at exec by
+ * themselves; an ignored disposition survives it, and init (or the caller
+ * of sandcell) may ignore SIGPIPE: a writer to a closed pipe must still
+ * die of it. So only the ignored ones are reset: a syscall each, not 60
+ * for every command. Safe after vfork: the child has its own handler
  * table. */
-static void reset_signals(void)
+static void reset_signals(uint64_t ignored)
 {
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+		if ((ignored >> (sig - 1)) & 1 && sig != SIGKILL && sig != SIGSTOP)
 			(void)sigaction(sig, &dfl, NULL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-void rt_exec_command(int tramp_fd, char *const *argv, const char *const *env)
+/* Written once under pthread_once, read-only after (see internal.h). */
+static uint64_t realtime_ignored;
+static pthread_once_t realtime_once = PTHREAD_ONCE_INIT;
+
+static void probe_realtime(void)
 {
-	reset_signals();
+	uint64_t set = 0;
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX && sig <= 64; sig++) {
+		struct sigaction old;
+		if (sigaction(sig, NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+			set |= UINT64_C(1) << (sig - 1);
+	}
+	realtime_ignored = set;
+}
+
+uint64_t rt_realtime_signals_ignored(void)
+{
+	pthread_once(&realtime_once, probe_realtime);
+	return realtime_ignored;
+}
+
+void rt_ignore_signal(uint64_t *ignored, int sig)
+{
+	signal(sig, SIG_IGN);
+	if (sig >= 1 && sig <= 64)
+		*ignored |= UINT64_C(1) << (sig - 1);
+}
+
+void rt_exec_command(int tramp_fd, uint64_t ignored, char *const *argv, const char *const *env)
+{
+	reset_signals(ignored);
 	char *const *envp = (char *const *)env;
 	char path[4096];
 	if (strchr(argv[0], '/')) {

@@ -38,7 +38,7 @@ static void start_command(const struct cell_plan *plan)
 	}
 	rt_apply_command_limits(plan);
 	rt_lockdown_close_fds(3);
-	rt_exec_command(plan->tramp_fd, spec->argv, spec->env);
+	rt_exec_command(plan->tramp_fd, plan->ignored_sigs, spec->argv, spec->env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", spec->argv[0],

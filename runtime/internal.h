@@ -44,7 +44,16 @@ struct cell_plan {
 	int tramp_fd;     /* the exec trampoline's memfd, or -1 (child side) */
 	int layer_fd;     /* the image overlay's upper dir, kept by init for
 			   * commit; -1 for the host image (child side) */
+	/* The signals init ignores (bit N-1 for signal N): an ignored
+	 * disposition is the only one that survives exec, so these are what a
+	 * command's process resets. Signals 1-31 are read from
+	 * /proc/self/stat as the child starts (the caller's at clone time),
+	 * the real-time ones come from rt_realtime_signals_ignored() (filled
+	 * in by the parent), plus what init ignores itself
+	 * (rt_ignore_signal); RT_SIGS_ALL when /proc could not be read. */
+	uint64_t ignored_sigs;
 };
+#define RT_SIGS_ALL UINT64_MAX
 
 /* idmap.c */
 struct idmap {
@@ -73,8 +82,18 @@ void rt_lockdown_close_fds(int keep_from);
 /* execcmd.c: a sealed memfd holding the exec trampoline (-1 on failure). */
 int rt_exec_trampoline_create(void);
 /* Search PATH of env and exec argv through the trampoline (tramp_fd, or
- * directly when -1); returns only on failure with errno set. */
-void rt_exec_command(int tramp_fd, char *const *argv, const char *const *env);
+ * directly when -1), with the signals in `ignored` (a plan's ignored_sigs)
+ * back at their default and none blocked; returns only on failure with
+ * errno set. */
+void rt_exec_command(int tramp_fd, uint64_t ignored, char *const *argv, const char *const *env);
+/* The real-time signals this process ignores (bits as in ignored_sigs).
+ * Probed once per process (pthread_once; the result is immutable and the
+ * call thread-safe): sandcell never changes a real-time signal's
+ * disposition, so what it inherited at exec holds for its lifetime, while
+ * signals 1-31 (SIGPIPE...) change and are read afresh for every cell. */
+uint64_t rt_realtime_signals_ignored(void);
+/* Ignore sig in this process and add it to *ignored (what commands reset). */
+void rt_ignore_signal(uint64_t *ignored, int sig);
 /* exit status for an exec errno: 127 for ENOENT, 126 otherwise. */
 int rt_exec_failure_status(int errnum);
 

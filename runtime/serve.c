@@ -41,6 +41,7 @@ struct server {
 	uid_t peer_uid; /* the only uid (as seen in the cell) allowed to connect */
 	uint8_t token[PROTO_TOKEN_LEN]; /* every request must carry it */
 	uint64_t memory; /* REQ_SET_MEMORY: later commands' memory rlimit, 0: the plan's */
+	uint64_t ignored_sigs; /* the plan's, and what this init ignores itself */
 	struct conn conns[MAX_CONNS];
 	size_t nconns;
 };
@@ -150,7 +151,7 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	if (pid != 0)
 		return pid;
 	const char *cwd = q->path[0] ? q->path : spec->workdir;
-	child_reset_signals();
+	/* the mask is cleared by rt_exec_command, just before exec */
 	setsid();
 	for (int k = 0; k < 3; k++)
 		if (q->fds[k] != k && dup2(q->fds[k], k) < 0)
@@ -168,7 +169,7 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	}
 	rt_apply_command_limits_mem(s->plan, s->memory);
 	rt_lockdown_close_fds(3);
-	rt_exec_command(s->plan->tramp_fd, q->argv, env);
+	rt_exec_command(s->plan->tramp_fd, s->ignored_sigs, q->argv, env);
 	int e = errno;
 	char line[600];
 	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", q->argv[0],
@@ -410,7 +411,8 @@ void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid)
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	s->ignored_sigs = plan->ignored_sigs;
+	rt_ignore_signal(&s->ignored_sigs, SIGPIPE);
 	s->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s->sig_fd < 0)
 		_exit(CELL_EXIT_INTERNAL);

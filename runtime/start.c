@@ -227,6 +227,7 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	plan->range_map = st->map.range;
 	plan->idmap_layers = st->map.range && spec->idmap_layers && spec->nlayers > 0;
 	plan->use_trampoline = binary_reachable(&st->map);
+	plan->ignored_sigs = rt_realtime_signals_ignored();
 	if (pipe2(status, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
 		sc_closep(&status[0]);

@@ -43,7 +43,7 @@ bwrap_cmd+=(--proc /proc --dev /dev --tmpfs /tmp)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# alt prints "INDEX MEDIAN P90" per command.
+# alt prints "INDEX MEDIAN P90 CPU-MEDIAN" per command (ms).
 med() { awk -v i="$1" '$1 == i { print $2 }' <<<"$2"; }
 
 echo "sandcell benchmarks: $(nproc) cores, kernel $(uname -r), $rounds rounds each"
@@ -52,7 +52,7 @@ echo
 out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true ::: "$floor")
 s=$(med 1 "$out") b=$(med 2 "$out") f=$(med 3 "$out")
 printf 'cold /bin/true      sandcell %7.2f ms   bwrap %7.2f ms   ratio %s (goal <= 0.60)\n' "$s" "$b" "$(ratio "$s" "$b")"
-printf '                    machine floor %5.2f ms = %s x bwrap; sandcell = %s x floor\n' "$f" "$(ratio "$f" "$b")" "$(ratio "$s" "$f")"
+printf '                    machine floor %5.2f ms = %s x bwrap; sandcell = %s x floor (goal <= 1.40, #20)\n' "$f" "$(ratio "$f" "$b")" "$(ratio "$s" "$f")"
 
 out=$($alt "$rounds" ::: "$sc" run -- python3 -c pass ::: "${bwrap_cmd[@]}" python3 -c pass)
 s=$(med 1 "$out") b=$(med 2 "$out")
@@ -68,12 +68,13 @@ printf 'policy cost         default %7.2f ms   no filter %7.2f ms   cost %s%% (g
 out=$($alt "$rounds" ::: "$sc" exec bench-warm -- /bin/true ::: "${bwrap_cmd[@]}" /bin/true ::: /bin/true)
 s=$(med 1 "$out") b=$(med 2 "$out") t=$(med 3 "$out")
 printf 'warm exec /bin/true  sandcell %7.2f ms   bwrap cold %7.2f ms   ratio %s (goal <= 0.20)\n' "$s" "$b" "$(ratio "$s" "$b")"
-printf '                    floor: /bin/true spawned on the host, no cell, %.2f ms = %s x bwrap\n' "$t" "$(ratio "$t" "$b")"
+printf '                    floor: /bin/true spawned on the host, no cell, %.2f ms = %s x bwrap; sandcell = %s x floor (goal <= 2.00, #20)\n' "$t" "$(ratio "$t" "$b")" "$(ratio "$s" "$t")"
 "$sc" rm -f bench-warm >/dev/null
 
 read -r rate median < <(build/tests/pool_bench "$rounds" 16 "$(nproc)")
 printf 'pool                 %.0f cells/s (goal >= 300), median acquire+exec+release %.2f ms\n' "$rate" "$median"
-printf '                    machine floor: %s bare starts/s from %d processes\n' "$($floor -n "$rounds" -j "$(nproc)")" "$(nproc)"
+bare=$($floor -n "$rounds" -j "$(nproc)")
+printf '                    machine floor: %s bare starts/s from %d processes; pool = %s x floor (goal >= 0.70, #20)\n' "$bare" "$(nproc)" "$(ratio "$rate" "$bare")"
 
 if [ -x scripts/bench_agent.sh ]; then
 	scripts/bench_agent.sh

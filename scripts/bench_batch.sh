@@ -110,7 +110,7 @@ print("                     %d results, %d correct, wall %.1f s, episode p50 %.2
 print("batch ceilings       latency bound %.0f episodes/min (model %.0f ms per episode as seen, cell %.0f ms), "
       "cpu bound %.0f (%d cores, %.0f ms cpu per episode)"
       % (latency_bound, model_s * 1000, cell * 1000, cpu_bound, cores, cpu_per_episode * 1000))
-print("batch throughput     %.0f episodes/min, ideal %.0f (%s bound), %.0f%% of ideal (goal >= 90%%)"
+print("batch throughput     %.0f episodes/min, ideal %.0f (%s bound), %.0f%% of ideal (goal >= 95%%, #20)"
       % (eps, ideal, "latency" if latency_bound <= cpu_bound else "cpu", eps / ideal * 100))
 print("batch cpu            sandcell %.1f ms per step (%.1f s user+sys), fake server %.1f s"
       % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, fake_cpu))

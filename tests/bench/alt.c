@@ -1,11 +1,14 @@
 /* Alternating command timer for scripts/bench.sh: runs each command in
- * turn, N rounds, and prints each one's median and p90 wall time in ms.
+ * turn, N rounds, and prints each one's median and p90 wall time in ms,
+ * and its median CPU time (user + system of it and every descendant it
+ * waited for) in ms, which a loaded machine disturbs less than the wall.
  * usage: alt ROUNDS ::: CMD1 ... ::: CMD2 ... [::: CMD3 ...] */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +45,7 @@ int main(int argc, char **argv)
 		}
 	}
 	double *t = calloc((size_t)(ncmd * rounds), sizeof(double));
+	double *cpu = calloc((size_t)(ncmd * rounds), sizeof(double));
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -55,20 +59,25 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			int st;
-			waitpid(pid, &st, 0);
+			struct rusage ru;
+			wait4(pid, &st, 0, &ru);
 			double dt = now_ms() - t0;
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 				fprintf(stderr, "command %d failed (status %d)\n", c + 1, st);
 				return 1;
 			}
-			if (r >= 0)
+			if (r >= 0) {
 				t[c * rounds + r] = dt;
+				cpu[c * rounds + r] = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+						      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+			}
 		}
 	}
 	for (int c = 0; c < ncmd; c++) {
 		qsort(t + c * rounds, (size_t)rounds, sizeof(double), cmp);
-		printf("%d %.3f %.3f\n", c + 1, t[c * rounds + rounds / 2],
-		       t[c * rounds + (rounds * 9) / 10]);
+		qsort(cpu + c * rounds, (size_t)rounds, sizeof(double), cmp);
+		printf("%d %.3f %.3f %.3f\n", c + 1, t[c * rounds + rounds / 2],
+		       t[c * rounds + (rounds * 9) / 10], cpu[c * rounds + rounds / 2]);
 	}
 	return 0;
 }

@@ -40,19 +40,26 @@ Strings in entries may hold {{N}}, replaced by group N of the match. Past
 the last entry: a 400 "conversation exhausted"; no rule matching: a 400.
 --delay S makes every reply wait S seconds (a model's latency).
 
+One process, one asyncio event loop: thousands of connections at once
+(sandcell batch at high concurrency) cost a coroutine each, not a thread,
+so the server's own latency stays out of what a benchmark measures.
+
 Every request is appended to --log as one JSON line (path, headers, body,
 receive/send times on the server's clock, server_ms); each response carries
 X-Fake-Server-Ms. The port is printed on stdout and written to --port-file.
 """
 import argparse
+import asyncio
 import json
 import os
 import re
+import resource
 import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.utils import formatdate
+from http import HTTPStatus
 
 ENV_REF = re.compile(r"@@([A-Za-z_][A-Za-z0-9_]*)@@")
 PAD_REF = re.compile(r"@@PAD:([0-9]{1,8})@@")
@@ -241,83 +248,207 @@ class State:
         return t_sent
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "fake-llm/1"
+class Request:
+    """One parsed HTTP request: what the handler reads of it."""
 
-    def log_message(self, fmt, *args):
+    def __init__(self, method, path, version, headers, raw):
+        self.method, self.path, self.version = method, path, version
+        self.header_list = headers  # [(name, value)] as sent
+        self.headers = {}
+        for k, v in headers:
+            self.headers.setdefault(k.lower(), v)
+        self.raw = raw
+
+    def header(self, name, default=None):
+        return self.headers.get(name.lower(), default)
+
+
+class BadRequest(Exception):
+    pass
+
+
+MAX_HEADERS = 200
+MAX_BODY = 256 << 20
+
+
+async def read_request(reader, writer):
+    """The next request on a connection, or None at its end."""
+    line = b"\r\n"
+    while line in (b"\r\n", b"\n"):  # blank lines between requests are allowed
+        line = await reader.readline()
+    if not line:
+        return None
+    parts = line.decode("latin-1").split()
+    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+        raise BadRequest("bad request line")
+    headers = []
+    while True:
+        h = await reader.readline()
+        if not h:
+            return None
+        if h in (b"\r\n", b"\n"):
+            break
+        name, sep, value = h.decode("latin-1").partition(":")
+        if not sep or len(headers) >= MAX_HEADERS:
+            raise BadRequest("bad header")
+        headers.append((name.strip(), value.strip()))
+    req = Request(parts[0], parts[1], parts[2], headers, b"")
+    try:
+        length = int(req.header("Content-Length", "0") or 0)
+    except ValueError:
+        raise BadRequest("bad Content-Length")
+    if length < 0 or length > MAX_BODY:
+        raise BadRequest("bad Content-Length")
+    if req.header("Expect", "").lower() == "100-continue" and req.version == "HTTP/1.1":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    if length:
+        req.raw = await reader.readexactly(length)
+    return req
+
+
+def response_bytes(status, headers, payload):
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    lines = ["HTTP/1.1 %d %s" % (status, phrase),
+             "Server: fake-llm/1 Python/%d.%d" % sys.version_info[:2],
+             "Date: " + formatdate(usegmt=True),
+             "Content-Type: application/json",
+             "Content-Length: %d" % len(payload)]
+    lines += ["%s: %s" % (k, v) for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+
+
+async def answer_post(st, req, t_recv):
+    """(status, headers, payload) for a POST, or None to drop the connection."""
+    raw = req.raw
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    if req.path.endswith("/chat/completions"):
+        api = "openai"
+    elif req.path.endswith("/messages"):
+        api = "anthropic"
+    else:
+        return 404, {}, json.dumps({"error": {"message": "no such endpoint"}}).encode()
+    n, entry = st.entry_for(body)
+    auth = req.header("Authorization") or req.header("x-api-key") or ""
+    entry = fill_auth(entry, auth)
+    if entry.get("tool_calls_times"):
+        entry = dict(entry, tool_calls=entry.get("tool_calls", []) * int(entry["tool_calls_times"]))
+    record = {"n": n, "path": req.path, "api": api,
+              "headers": {k.lower(): v for k, v in req.header_list},
+              "body": body, "t_recv": t_recv}
+    if entry.get("delay") or st.delay:
+        await asyncio.sleep(float(entry.get("delay", 0)) + st.delay)
+    if entry.get("close"):
+        st.log(dict(record, closed=True, t_sent=time.perf_counter()))
+        return None
+    status = int(entry.get("status", 200))
+    headers = dict(entry.get("headers", {}))
+    missing = [s for s in entry.get("expect_in_request", []) if s not in raw.decode("utf-8", "replace")]
+    if missing:
+        status, payload = 400, json.dumps({"error": {
+            "message": "fake LLM: request %d lacks %r" % (n, missing)}}).encode()
+    elif "raw" in entry:
+        payload = entry["raw"].encode()
+    elif "body" in entry:
+        payload = json.dumps(entry["body"]).encode()
+    else:
+        content = entry.get("content", "")
+        if entry.get("echo_auth"):
+            content += " auth=%s key=%s" % (req.header("Authorization", ""),
+                                            req.header("x-api-key", ""))
+        model = (body or {}).get("model", "fake") if isinstance(body, dict) else "fake"
+        render = openai_body if api == "openai" else anthropic_body
+        payload = json.dumps(render(entry, n, model, content)).encode()
+    if entry.get("invalid_utf8"):
+        payload = payload.replace(b"%%BAD_UTF8%%", b"\xff\xfe")
+    server_ms = (time.perf_counter() - t_recv) * 1000
+    headers["X-Fake-Server-Ms"] = "%.3f" % server_ms
+    st.log_sent(dict(record, status=status, server_ms=server_ms))
+    return status, headers, payload
+
+
+async def serve_connection(st, reader, writer):
+    """Requests on one connection, in turn (HTTP/1.1 keep-alive)."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        # headers and body leave in one write anyway; no Nagle delay either way
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        while True:
+            try:
+                req = await read_request(reader, writer)
+            except BadRequest as e:
+                writer.write(response_bytes(400, {"Connection": "close"}, json.dumps(
+                    {"error": {"message": "fake LLM: %s" % e}}).encode()))
+                break
+            if req is None:
+                break
+            t_recv = time.perf_counter()
+            conn = req.header("Connection", "").lower()
+            keep = conn != "close" if req.version == "HTTP/1.1" else conn == "keep-alive"
+            if req.method != "POST":
+                out = 501, {}, json.dumps({"error": {"message": "unsupported method"}}).encode()
+            else:
+                out = await answer_post(st, req, t_recv)
+            if out is None:  # {"close": true}: drop it without answering
+                break
+            status, headers, payload = out
+            if str(headers.get("Connection", headers.get("connection", ""))).lower() == "close":
+                keep = False
+            writer.write(response_bytes(status, headers, payload))
+            await writer.drain()
+            if not keep:
+                break
+    except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
         pass
-
-    def setup(self):
-        super().setup()
-        # headers and body leave in separate writes: without this, Nagle and
-        # the client's delayed ACK add ~40 ms to every response
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def do_POST(self):
-        t_recv = time.perf_counter()
-        st = self.server.state
-        length = int(self.headers.get("Content-Length", "0"))
-        raw = self.rfile.read(length) if length else b""
+    finally:
         try:
-            body = json.loads(raw)
-        except ValueError:
-            body = None
-        if self.path.endswith("/chat/completions"):
-            api = "openai"
-        elif self.path.endswith("/messages"):
-            api = "anthropic"
-        else:
-            self.reply(404, {}, json.dumps({"error": {"message": "no such endpoint"}}).encode())
-            return
-        n, entry = st.entry_for(body)
-        auth = self.headers.get("Authorization") or self.headers.get("x-api-key") or ""
-        entry = fill_auth(entry, auth)
-        if entry.get("tool_calls_times"):
-            entry = dict(entry, tool_calls=entry.get("tool_calls", []) * int(entry["tool_calls_times"]))
-        record = {"n": n, "path": self.path, "api": api,
-                  "headers": {k.lower(): v for k, v in self.headers.items()},
-                  "body": body, "t_recv": t_recv}
-        if entry.get("delay") or st.delay:
-            time.sleep(float(entry.get("delay", 0)) + st.delay)
-        if entry.get("close"):
-            st.log(dict(record, closed=True, t_sent=time.perf_counter()))
-            self.close_connection = True
-            self.connection.shutdown(2)
-            return
-        status = int(entry.get("status", 200))
-        headers = dict(entry.get("headers", {}))
-        missing = [s for s in entry.get("expect_in_request", []) if s not in raw.decode("utf-8", "replace")]
-        if missing:
-            status, payload = 400, json.dumps({"error": {
-                "message": "fake LLM: request %d lacks %r" % (n, missing)}}).encode()
-        elif "raw" in entry:
-            payload = entry["raw"].encode()
-        elif "body" in entry:
-            payload = json.dumps(entry["body"]).encode()
-        else:
-            content = entry.get("content", "")
-            if entry.get("echo_auth"):
-                content += " auth=%s key=%s" % (self.headers.get("Authorization", ""),
-                                                self.headers.get("x-api-key", ""))
-            model = (body or {}).get("model", "fake") if isinstance(body, dict) else "fake"
-            render = openai_body if api == "openai" else anthropic_body
-            payload = json.dumps(render(entry, n, model, content)).encode()
-        if entry.get("invalid_utf8"):
-            payload = payload.replace(b"%%BAD_UTF8%%", b"\xff\xfe")
-        server_ms = (time.perf_counter() - t_recv) * 1000
-        headers["X-Fake-Server-Ms"] = "%.3f" % server_ms
-        st.log_sent(dict(record, status=status, server_ms=server_ms))
-        self.reply(status, headers, payload)
+            writer.close()
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass
 
-    def reply(self, status, headers, payload):
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for k, v in headers.items():
-            self.send_header(k, str(v))
-        self.end_headers()
-        self.wfile.write(payload)
+
+def raise_fd_limit():
+    """Every connection is an fd: thousands of episodes at once need more
+    than the usual soft limit of 1024."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
+async def run(args, state):
+    stop = asyncio.Event()
+    server = await asyncio.start_server(
+        lambda r, w: serve_connection(state, r, w), "127.0.0.1", args.port,
+        backlog=4096, limit=1 << 20)
+    port = server.sockets[0].getsockname()[1]
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, args.port_file)
+    print(port, flush=True)
+
+    async def watchdog():
+        while time.monotonic() - state.last_activity <= args.idle_exit:
+            await asyncio.sleep(1)
+        stop.set()
+
+    dog = asyncio.ensure_future(watchdog())
+    try:
+        await stop.wait()
+    finally:
+        dog.cancel()
+        server.close()
 
 
 def main():
@@ -331,34 +462,15 @@ def main():
     ap.add_argument("--idle-exit", type=float, default=600,
                     help="exit after this many seconds without a request")
     args = ap.parse_args()
-    # many episodes connect at once (sandcell batch): a deep listen queue
-    ThreadingHTTPServer.request_queue_size = 512
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    server.daemon_threads = True
     if not args.scenario and not args.conversations:
         ap.error("one of --scenario and --conversations is required")
-    server.state = State(load_scenario(args.scenario) if args.scenario else [], args.log)
+    raise_fd_limit()
+    state = State(load_scenario(args.scenario) if args.scenario else [], args.log)
     if args.conversations:
-        server.state.conversations = load_conversations(args.conversations)
-    server.state.delay = args.delay
-    port = server.server_address[1]
-    if args.port_file:
-        tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write("%d\n" % port)
-        os.rename(tmp, args.port_file)
-    print(port, flush=True)
-
-    def watchdog():
-        while True:
-            time.sleep(1)
-            if time.monotonic() - server.state.last_activity > args.idle_exit:
-                server.shutdown()
-                return
-
-    threading.Thread(target=watchdog, daemon=True).start()
+        state.conversations = load_conversations(args.conversations)
+    state.delay = args.delay
     try:
-        server.serve_forever(poll_interval=0.2)
+        asyncio.run(run(args, state))
     except KeyboardInterrupt:
         pass
     return 0

@@ -151,6 +151,17 @@ check "no cell is left" no_cells
 # option errors are one line and exit 125
 sc batch "$W/tasks.jsonl" --model m --concurrency 0
 check "--concurrency 0 is refused" bash -c '[ "$RC" -eq 125 ] && [ "$(printf "%s\n" "$ERR" | grep -c .)" -eq 1 ]'
+# above the old cap of 1024: the open-file limit decides, checked up front
+( ulimit -n 256; sc batch "$W/tasks.jsonl" --model m --base-url "$FAKE_URL" --concurrency 2000 \
+	--out "$W/run-fds"; printf '%s\n%s' "$RC" "$ERR" >"$W/fds.out" )
+RC=$(head -n1 "$W/fds.out") ERR=$(tail -n +2 "$W/fds.out")
+check "--concurrency 2000 under a 256 open-file limit is a one-line 125 error naming the limit" \
+	bash -c '[ "$RC" -eq 125 ] && [ "$(printf "%s\n" "$ERR" | grep -c .)" -eq 1 ] && printf "%s" "$ERR" | grep -q "open files, but the limit is 256"'
+check "... and nothing was run" test ! -e "$W/run-fds/results.jsonl"
+printf '{"id": "big1", "problem": "say <<41>>", "answer": "41"}\n' >"$W/one.jsonl"
+give_to_user
+sc batch "$W/one.jsonl" --base-url "$FAKE_URL" --model fake-model --out "$W/run-big" --concurrency 2000 -q
+check "--concurrency 2000 (above the old cap of 1024) runs" bash -c '[ "$RC" -eq 0 ] && grep -q "\"score\": *1" "$0"' "$W/run-big/results.jsonl"
 sc batch "$W/tasks.jsonl" --model m --keep
 check "--keep is refused with a reason" bash -c '[ "$RC" -eq 125 ] && printf "%s" "$ERR" | grep -q "sandcell agent --keep"'
 T_EXTRA_ENV="JOB_COMPLETION_INDEX=1" sc batch "$W/tasks.jsonl" --model m --base-url "$FAKE_URL"

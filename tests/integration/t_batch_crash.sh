@@ -48,6 +48,10 @@ check "the killed batch's cells are gone" no_cells
 # its pool workers and its cells' inits carry its command line (--out)
 for _ in $(seq 600); do no_process_with "--out $RUN " && break; sleep 0.1; done
 check "no process of the killed batch is left (pool workers, cells' inits)" no_process_with "--out $RUN "
+# a fresh server (and log) for the rerun: a request the killed batch sent
+# just before it died may still be answered and logged by the old one
+stop_conv
+start_conv "$W/rules.json" --delay 0.2
 requests_before_rerun=$(lines_of "$FAKE_LOG")
 sc batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model --out "$RUN" \
 	--concurrency 4 --repeat 2 -q

@@ -36,6 +36,13 @@ check "exec: killed by a signal gives 128+N" expect_rc 143
 # must start with every signal at its default (the writer dies, 141)
 sc exec "$c" -- sh -c '{ yes; echo "yes=$?" >&2; } | head -n1 >/dev/null'
 check "exec: a writer to a closed pipe dies of SIGPIPE" err_has "yes=141"
+# a cell created by a caller that ignores signals: its commands ignore none
+trap '' HUP USR1 RTMIN+3
+sc create "ign$$"
+trap - HUP USR1 RTMIN+3
+sc exec "ign$$" -- grep SigIgn /proc/self/status
+check "exec: the command ignores no signal even when the cell's creator ignored some" out_is "$(printf 'SigIgn:\t0000000000000000')"
+sc rm -f "ign$$"
 sc exec "$c" -- /no/such/cmd
 check "exec: not found gives 127" expect_rc 127
 sc exec "$c" -- /etc/hostname

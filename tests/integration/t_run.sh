@@ -18,6 +18,12 @@ trap '' PIPE
 sc run -- sh -c '{ yes; echo "yes=$?" >&2; } | head -n1 >/dev/null'
 trap - PIPE
 check "run: a writer to a closed pipe dies of SIGPIPE even when the caller ignores it" err_has "yes=141"
+# the same for any signal the caller ignores (nohup's SIGHUP, a real-time
+# one): the command's process ignores none
+trap '' HUP USR1 RTMIN+3
+sc run -- grep SigIgn /proc/self/status
+trap - HUP USR1 RTMIN+3
+check "run: the command ignores no signal even when the caller ignores some" out_is "$(printf 'SigIgn:\t0000000000000000')"
 
 sc run -- /nonexistent-command-xyz
 check "command not found gives 127" expect_rc 127
