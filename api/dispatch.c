@@ -385,6 +385,19 @@ static char *b64_decode(const char *s, size_t *out_len)
 
 /* ---- /run_code ---- */
 
+/* 200 with the result as JSON (500 when it cannot be held). */
+static void send_lang_result(struct api *a, struct api_response *resp, const struct lang_result *res,
+			     bool session)
+{
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	api_json_lang_result(jb.f, res, a->cfg.pod_name, session);
+	jsend(&jb, resp, 200);
+}
+
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
@@ -396,13 +409,7 @@ static void sandbox_error(struct api *a, struct api_response *resp, const char *
 	va_start(ap, fmt);
 	vsnprintf(r.message, sizeof(r.message), fmt, ap);
 	va_end(ap);
-	struct jbuf j;
-	if (!jopen(&j)) {
-		api_response_error(resp, 500, "out of memory");
-		return;
-	}
-	api_json_lang_result(j.f, &r, a->cfg.pod_name, false);
-	jsend(&j, resp, 200);
+	send_lang_result(a, resp, &r, false);
 }
 
 /* memory_limit_MB on a ready cell: lowered (or raised up to the server's
@@ -532,13 +539,7 @@ static void run_code(struct api *a, const struct api_request *req, struct api_re
 		if (lang_run_in(c, &lr, &res, &err) < 0) {
 			sandbox_error(a, resp, "%s", err.msg);
 		} else {
-			struct jbuf jb;
-			if (jopen(&jb)) {
-				api_json_lang_result(jb.f, &res, a->cfg.pod_name, false);
-				jsend(&jb, resp, 200);
-			} else {
-				api_response_error(resp, 500, "out of memory");
-			}
+			send_lang_result(a, resp, &res, false);
 			lang_result_free(&res);
 		}
 	}
@@ -1464,13 +1465,7 @@ static void cells_code(struct api *a, const char *id, const struct api_request *
 		if (lang_session_run_in(c, &sr, &res, &err) < 0) {
 			errorf(resp, err.errnum == EINVAL ? 422 : 500, "%s", err.msg);
 		} else {
-			struct jbuf jb;
-			if (jopen(&jb)) {
-				api_json_lang_result(jb.f, &res, a->cfg.pod_name, true);
-				jsend(&jb, resp, 200);
-			} else {
-				api_response_error(resp, 500, "out of memory");
-			}
+			send_lang_result(a, resp, &res, true);
 			lang_result_free(&res);
 		}
 	}
