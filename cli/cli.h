@@ -86,6 +86,18 @@ const char *cli_option_value(int argc, char **argv, int *i);
  * the option. */
 int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
+/* A command's subcommands: argv[1] names one, which runs on argv + 1.
+ * An unknown name is one line on stderr ("WHAT: unknown subcommand ...")
+ * and 125. */
+struct cli_subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size_t n, int argc,
+		       char **argv);
+/* "-h" or "--help". */
+bool cli_is_help(const char *arg);
+
 /* Options shared by run/create/agent/batch. */
 struct cell_opts {
 	const char *image;

@@ -15,7 +15,7 @@ int cmd_gc(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
 			cell_set_root(argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (cli_is_help(argv[i])) {
 			fputs(GC_HELP, stdout);
 			return 0;
 		} else {

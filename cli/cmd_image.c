@@ -82,7 +82,6 @@ static const char RM_HELP[] =
 	"Remove images, and the layers no other image shares. An image used by a\n"
 	"long-lived cell is refused until the cell is removed ('sandcell rm CELL').\n";
 
-static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
 
 /* rootfs's warnings, printed as the CLI prints its own */
 static void warn_sink(void *ctx, enum sc_log_level level, const char *msg)
@@ -121,7 +120,7 @@ static int image_ls(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
 			cell_set_root(argv[++i]);
-		} else if (is_help(argv[i])) {
+		} else if (cli_is_help(argv[i])) {
 			fputs(LS_HELP, stdout);
 			return 0;
 		} else {
@@ -234,7 +233,7 @@ static int collect(const char *verb, const char *help, int argc, char **argv,
 	int n = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (is_help(a)) {
+		if (cli_is_help(a)) {
 			fputs(help, stdout);
 			return -2;
 		}
@@ -356,7 +355,7 @@ static int image_rm(int argc, char **argv)
 {
 	int names = 0, rc = 0;
 	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+		if (cli_is_help(argv[i])) {
 			fputs(RM_HELP, stdout);
 			return 0;
 		}
@@ -386,22 +385,16 @@ static int image_rm(int argc, char **argv)
 
 int cmd_image(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} subs[] = {{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
-		    {"import", image_import}, {"pull", image_pull}, {"rm", image_rm}};
+	static const struct cli_subcommand subs[] = {
+		{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
+		{"import", image_import}, {"pull", image_pull}, {"rm", image_rm}};
 	if (argc < 2) {
 		fputs(IMAGE_HELP, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+	if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		fputs(IMAGE_HELP, stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < SC_ARRAY_LEN(subs); i++)
-		if (!strcmp(argv[1], subs[i].name))
-			return subs[i].fn(argc - 1, argv + 1);
-	cli_error("image: unknown command '%.64s' (ls, build, import, pull, rm)", argv[1]);
-	return CLI_EXIT_USAGE;
+	return cli_run_subcommand("image", subs, SC_ARRAY_LEN(subs), argc, argv);
 }

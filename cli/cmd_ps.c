@@ -68,7 +68,7 @@ int cmd_ps(int argc, char **argv)
 			json = true;
 		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
 			cell_set_root(argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (cli_is_help(argv[i])) {
 			fputs(PS_HELP, stdout);
 			return 0;
 		} else {

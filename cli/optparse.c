@@ -141,3 +141,15 @@ char *cli_options_help(const struct cli_option *table, int width)
 	}
 	return text;
 }
+
+bool cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size_t n, int argc,
+		       char **argv)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], subs[i].name))
+			return subs[i].run(argc - 1, argv + 1);
+	cli_error("%s: unknown subcommand '%.64s' (see 'sandcell %s --help')", what, argv[1], what);
+	return CLI_EXIT_USAGE;
+}
