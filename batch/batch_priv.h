@@ -156,6 +156,9 @@ void batch_keyset_free(struct batch_keyset *s);
 /* batch_collect into a caller's records (free with batch_records_free). */
 int batch_collect_into(const char *const *dirs, size_t ndirs, struct batch_records *out,
 		       size_t *expected, struct sc_err *err);
+/* A count for people: exact below 10000, then "12.3k", "45.6M" (the
+ * summary and the progress line). */
+void batch_human_count(char *buf, size_t size, uint64_t v);
 
 /* ---- export (export.c) ---- */
 

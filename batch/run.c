@@ -595,16 +595,6 @@ static void duration(char *buf, size_t size, double s)
 		snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-static void tokens(char *buf, size_t size, uint64_t v)
-{
-	if (v >= 1000000)
-		snprintf(buf, size, "%.1fM", v / 1e6);
-	else if (v >= 1000)
-		snprintf(buf, size, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, size, "%llu", (unsigned long long)v);
-}
-
 static void progress(struct runner *r, bool final)
 {
 	pthread_mutex_lock(&r->mu);
@@ -617,8 +607,8 @@ static void progress(struct runner *r, bool final)
 	double el = sc_now() - r->t0;
 	char eta[32], in[16], out[16], m[16];
 	duration(eta, sizeof(eta), now ? el / (double)now * (double)left : NAN);
-	tokens(in, sizeof(in), tin);
-	tokens(out, sizeof(out), tout);
+	batch_human_count(in, sizeof(in), tin);
+	batch_human_count(out, sizeof(out), tout);
 	if (isnan(mean))
 		snprintf(m, sizeof(m), "-");
 	else
