@@ -834,6 +834,20 @@ static size_t utf8_unfinished(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* Close jb and make it the event to send next; -1 when it could not be
+ * written. */
+static int stream_take(struct exec_stream *x, struct jbuf *jb)
+{
+	if (fclose(jb->f) != 0) {
+		free(jb->buf);
+		return -1;
+	}
+	x->ev = jb->buf;
+	x->ev_len = jb->len;
+	x->ev_off = 0;
+	return 0;
+}
+
 static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
 {
 	struct jbuf jb;
@@ -842,14 +856,7 @@ static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
 	fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
 	api_json_string(jb.f, d, n);
 	fputs("}\n", jb.f);
-	if (fclose(jb.f) != 0) {
-		free(jb.buf);
-		return -1;
-	}
-	x->ev = jb.buf;
-	x->ev_len = jb.len;
-	x->ev_off = 0;
-	return 0;
+	return stream_take(x, &jb);
 }
 
 static int stream_result(struct exec_stream *x)
@@ -884,14 +891,7 @@ static int stream_result(struct exec_stream *x)
 		free(obj);
 	}
 	fputc('\n', jb.f);
-	if (fclose(jb.f) != 0) {
-		free(jb.buf);
-		return -1;
-	}
-	x->ev = jb.buf;
-	x->ev_len = jb.len;
-	x->ev_off = 0;
-	return 0;
+	return stream_take(x, &jb);
 }
 
 /* One chunk read from pipe k (n 0: its end) into an event, bounded by the

@@ -561,25 +561,17 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
 	struct MHD_Daemon *d;
-	if (cert)
-		d = mhd.start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, &s,
-				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
-				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-				     MHD_OPTION_END);
-	else
-		d = mhd.start_daemon(flags, 0, NULL, NULL, on_request, &s,
-				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
-				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
-				     MHD_OPTION_END);
+	struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
+				       {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+				       {MHD_OPTION_END, 0, NULL}};
+	d = mhd.start_daemon(flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, &s,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
+			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+			     MHD_OPTION_ARRAY, cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!d) {
 		close(lfd);
 		if (la.unix_socket)

@@ -86,24 +86,27 @@ static void put_id(FILE *f, const cJSON *id)
 	free(s);
 }
 
-/* {"jsonrpc":"2.0","id":ID,"result":RESULT} */
-static void send_result(struct mcp *m, const cJSON *id, const char *result)
+/* {"jsonrpc":"2.0","id":ID,"MEMBER":JSON}: a result or an error. */
+static void send_reply(struct mcp *m, const cJSON *id, const char *member, const char *json)
 {
 	struct jbuf j;
 	FILE *f = jb_open(&j);
-	if (!f)
-		return;
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
-	put_id(f, id);
-	fputs(",\"result\":", f);
-	fputs(result, f);
-	fputc('}', f);
+	if (f) {
+		fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
+		put_id(f, id);
+		fprintf(f, ",\"%s\":%s}", member, json);
+	}
 	char *s = jb_close(&j);
 	if (s)
 		send_line(m, s, j.n);
 	else
 		sc_log(&m->cfg->log, SC_LOG_ERROR, "mcp: out of memory for a response");
 	free(s);
+}
+
+static void send_result(struct mcp *m, const cJSON *id, const char *result)
+{
+	send_reply(m, id, "result", result);
 }
 
 static void send_error(struct mcp *m, const cJSON *id, int code, const char *fmt, ...)
@@ -117,16 +120,16 @@ static void send_error(struct mcp *m, const cJSON *id, int code, const char *fmt
 	va_end(ap);
 	struct jbuf j;
 	FILE *f = jb_open(&j);
-	if (!f)
-		return;
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
-	put_id(f, id);
-	fprintf(f, ",\"error\":{\"code\":%d,\"message\":", code);
-	api_json_string(f, msg, strlen(msg));
-	fputs("}}", f);
+	if (f) {
+		fprintf(f, "{\"code\":%d,\"message\":", code);
+		api_json_string(f, msg, strlen(msg));
+		fputc('}', f);
+	}
 	char *s = jb_close(&j);
 	if (s)
-		send_line(m, s, j.n);
+		send_reply(m, id, "error", s);
+	else
+		sc_log(&m->cfg->log, SC_LOG_ERROR, "mcp: out of memory for a response");
 	free(s);
 }
 

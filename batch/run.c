@@ -450,32 +450,27 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	double score = 0;
 	if (error[0]) {
 		scored = t->expected || s.kind == BATCH_SCORER_COMMAND || s.kind == BATCH_SCORER_REWARD;
-	} else if (s.kind == BATCH_SCORER_REWARD) {
+	} else if (s.kind == BATCH_SCORER_REWARD || s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
-		/* the reference reads answer.txt stripped (vanilla: the reply as is) */
-		_cleanup_free_ char *ans = NULL;
-		if (res.answer && !vanilla) {
-			const char *b = res.answer, *e = res.answer + strlen(res.answer);
-			while (*b && strchr(" \t\r\n\v\f", *b))
-				b++;
-			while (e > b && strchr(" \t\r\n\v\f", e[-1]))
-				e--;
-			ans = strndup(b, (size_t)(e - b));
-		}
-		if (score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
-				 sizeof(reward_error), &serr) < 0) {
-			if (atomic_load(&r->abort)) {
-				agent_result_free(&res);
-				return;
+		int rc;
+		if (s.kind == BATCH_SCORER_REWARD) {
+			/* the reference reads answer.txt stripped (vanilla: the reply as is) */
+			_cleanup_free_ char *ans = NULL;
+			if (res.answer && !vanilla) {
+				const char *b = res.answer, *e = res.answer + strlen(res.answer);
+				while (*b && strchr(" \t\r\n\v\f", *b))
+					b++;
+				while (e > b && strchr(" \t\r\n\v\f", e[-1]))
+					e--;
+				ans = strndup(b, (size_t)(e - b));
 			}
-			snprintf(error, sizeof(error), "scorer: %.480s", serr.msg);
-			score = 0;
+			rc = score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
+					  sizeof(reward_error), &serr);
+		} else {
+			rc = score_command(r, &s, dir, res.answer, t->expected, &score,
+					   &checker_timed_out, &serr);
 		}
-		scored = true;
-	} else if (s.kind == BATCH_SCORER_COMMAND) {
-		struct sc_err serr = {0};
-		if (score_command(r, &s, dir, res.answer, t->expected, &score, &checker_timed_out,
-				  &serr) < 0) {
+		if (rc < 0) {
 			if (atomic_load(&r->abort)) {
 				agent_result_free(&res);
 				return;

@@ -95,6 +95,10 @@ struct cli_subcommand {
 };
 int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size_t n, int argc,
 		       char **argv);
+/* The arguments of a command that takes no operands, only --root DIR, -h
+ * and, where json is not NULL, --json (ps, gc, image ls): -1 to go on,
+ * else the exit status (0 after the help, 125 after a one-line error). */
+int cli_plain_args(int argc, char **argv, const char *what, const char *help, bool *json);
 /* "-h" or "--help". */
 bool cli_is_help(const char *arg);
 

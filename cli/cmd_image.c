@@ -115,19 +115,9 @@ static void json_strv(const char *key, char **v)
 static int image_ls(int argc, char **argv)
 {
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (cli_is_help(argv[i])) {
-			fputs(LS_HELP, stdout);
-			return 0;
-		} else {
-			cli_error("image ls: unexpected argument '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	int done = cli_plain_args(argc, argv, "image ls", LS_HELP, &json);
+	if (done >= 0)
+		return done;
 	struct rootfs_image_info *list;
 	size_t n;
 	struct sc_err err = {0};
