@@ -139,6 +139,25 @@ static void pool_give(struct runner *r, struct cell *c)
 	pthread_mutex_unlock(&r->pool_mu);
 }
 
+/* A checker's log: "exit N[ (timed out)]NOTE", its stdout and its stderr
+ * (best effort: the score stands without it). */
+static void write_exec_log(const char *log, const struct cell_result *res, const char *note)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	char head[128];
+	int n = snprintf(head, sizeof(head), "exit %d%s%s\n--- stdout\n", res->exit_code,
+			 res->timed_out ? " (timed out)" : "", note);
+	(void)sc_write_all(fd, head, (size_t)n);
+	if (res->out)
+		(void)sc_write_all(fd, res->out, res->out_len);
+	(void)sc_write_all(fd, "\n--- stderr\n", 12);
+	if (res->err)
+		(void)sc_write_all(fd, res->err, res->err_len);
+	close(fd);
+}
+
 /* The command scorer: a fresh cell with /testbed/answer.txt,
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
@@ -185,19 +204,9 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 	*score = batch_score_from_checker(res.exit_code, res.out, res.out_len);
 	if (res.timed_out) /* no verdict: not a wrong answer */
 		*score = 0, *timed_out = true;
-	char head[96];
-	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
-			 res.timed_out ? " (timed out)" : "", *score);
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd >= 0) {
-		(void)sc_write_all(fd, head, (size_t)n);
-		if (res.out)
-			(void)sc_write_all(fd, res.out, res.out_len);
-		(void)sc_write_all(fd, "\n--- stderr\n", 12);
-		if (res.err)
-			(void)sc_write_all(fd, res.err, res.err_len);
-		close(fd);
-	}
+	char score_s[48];
+	snprintf(score_s, sizeof(score_s), ", score %g", *score);
+	write_exec_log(log, &res, score_s);
 	cell_result_free(&res);
 	rc = 0;
 out:
@@ -244,21 +253,8 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 	if (cell_exec(c, &req, &res, err) < 0)
 		goto out;
 	*out = batch_bench_parse_result(res.out, res.out_len);
-	if (log) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd >= 0) {
-			char head[96];
-			int n = snprintf(head, sizeof(head), "exit %d%s\n--- stdout\n", res.exit_code,
-					 res.timed_out ? " (timed out)" : "");
-			(void)sc_write_all(fd, head, (size_t)n);
-			if (res.out)
-				(void)sc_write_all(fd, res.out, res.out_len);
-			(void)sc_write_all(fd, "\n--- stderr\n", 12);
-			if (res.err)
-				(void)sc_write_all(fd, res.err, res.err_len);
-			close(fd);
-		}
-	}
+	if (log)
+		write_exec_log(log, &res, "");
 	if (!*out) {
 		/* python3 missing, killed, timed out: the last stderr line says why */
 		const char *e = res.err ? res.err : "";
