@@ -1,4 +1,5 @@
 /* sandcell image ls|build|import|pull|rm: the image store's command line. */
+#include <signal.h>
 #include <string.h>
 
 #include "../common/parse.h"
@@ -261,6 +262,36 @@ static int collect(const char *verb, const char *help, int argc, char **argv,
 	return n;
 }
 
+/* While a recipe runs, SIGINT, SIGTERM and SIGHUP go on to its process
+ * group; our own dispositions come back once it is gone. */
+static const int RECIPE_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t recipe_pgid;
+static struct sigaction recipe_saved[SC_ARRAY_LEN(RECIPE_SIGNALS)];
+static bool recipe_forwarding;
+
+static void pass_signal(int sig)
+{
+	if (recipe_pgid > 0)
+		kill(-recipe_pgid, sig);
+}
+
+static void forward_to_recipe(void *ctx, pid_t pgid)
+{
+	(void)ctx;
+	if (pgid > 0 && !recipe_forwarding) {
+		recipe_pgid = pgid;
+		struct sigaction sa = {.sa_handler = pass_signal};
+		for (size_t i = 0; i < SC_ARRAY_LEN(RECIPE_SIGNALS); i++)
+			sigaction(RECIPE_SIGNALS[i], &sa, &recipe_saved[i]);
+		recipe_forwarding = true;
+	} else if (pgid == 0 && recipe_forwarding) {
+		recipe_pgid = 0;
+		for (size_t i = 0; i < SC_ARRAY_LEN(RECIPE_SIGNALS); i++)
+			sigaction(RECIPE_SIGNALS[i], &recipe_saved[i], NULL);
+		recipe_forwarding = false;
+	}
+}
+
 static int image_build(int argc, char **argv)
 {
 	struct rootfs_limits lim = {0};
@@ -280,7 +311,9 @@ static int image_build(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &rep, &err) < 0)
+	struct rootfs_recipe_hook hook = {.group = forward_to_recipe};
+	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &hook, &rep,
+			       &err) < 0)
 		return cli_fail(&err);
 	print_report("built", pos[0], &rep);
 	return 0;
