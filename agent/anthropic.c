@@ -127,7 +127,7 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	r->message = cJSON_CreateObject();
 	cJSON_AddStringToObject(r->message, "role", "assistant");
 	cJSON_AddItemToObject(r->message, "content", blocks);
-	struct sbuf text = {0}, thinking = {0};
+	struct sc_sbuf text = {0}, thinking = {0};
 	for (cJSON *b = blocks->child, *next; b; b = next) {
 		next = b->next;
 		const char *bt = str_of(b, "type");
@@ -135,12 +135,12 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 			continue;
 		if (!strcmp(bt, "text") && str_of(b, "text")) {
 			if (text.len)
-				agent_sbuf_adds(&text, "\n");
+				sc_sbuf_adds(&text, "\n");
 			if (text.len < LLM_MAX_TEXT)
-				agent_sbuf_adds(&text, str_of(b, "text"));
+				sc_sbuf_adds(&text, str_of(b, "text"));
 		} else if (!strcmp(bt, "thinking") && str_of(b, "thinking")) {
 			if (thinking.len < LLM_MAX_TEXT)
-				agent_sbuf_adds(&thinking, str_of(b, "thinking"));
+				sc_sbuf_adds(&thinking, str_of(b, "thinking"));
 		} else if (!strcmp(bt, "tool_use")) {
 			if (r->ncalls == LLM_MAX_TOOL_CALLS) {
 				/* not run: out of the history too (a tool_use needs its
@@ -150,13 +150,13 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 				continue;
 			}
 			if (parse_tool_use(m, b, &r->calls[r->ncalls++], err) < 0) {
-				agent_sbuf_free(&text);
-				agent_sbuf_free(&thinking);
+				sc_sbuf_free(&text);
+				sc_sbuf_free(&thinking);
 				return -1;
 			}
 		}
 	}
-	_cleanup_free_ char *t = agent_sbuf_take(&text), *th = agent_sbuf_take(&thinking);
+	_cleanup_free_ char *t = sc_sbuf_take(&text), *th = sc_sbuf_take(&thinking);
 	r->content = llm_strndup_capped(t, LLM_MAX_TEXT);
 	r->reasoning = llm_strndup_capped(th, LLM_MAX_TEXT);
 	r->finish_reason = llm_strndup_capped(str_of(root, "stop_reason"), 64);

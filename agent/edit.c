@@ -42,13 +42,13 @@ char *agent_edit_replace(const char *s, size_t len, const char *old, size_t olen
 	if (!at)
 		return NULL;
 	size_t pre = (size_t)(at - s);
-	struct sbuf b = {0};
-	agent_sbuf_add(&b, s, pre);
-	agent_sbuf_add(&b, new, nlen);
-	agent_sbuf_add(&b, at + olen, len - pre - olen);
+	struct sc_sbuf b = {0};
+	sc_sbuf_add(&b, s, pre);
+	sc_sbuf_add(&b, new, nlen);
+	sc_sbuf_add(&b, at + olen, len - pre - olen);
 	*line = count_newlines(s, pre) + 1;
 	*out_len = b.len;
-	return agent_sbuf_take(&b);
+	return sc_sbuf_take(&b);
 }
 
 char *agent_edit_insert(const char *s, size_t len, size_t after, const char *text, size_t tlen,
@@ -58,20 +58,20 @@ char *agent_edit_insert(const char *s, size_t len, size_t after, const char *tex
 	while (off < len && seen < after)
 		if (s[off++] == '\n')
 			seen++;
-	struct sbuf b = {0};
-	agent_sbuf_add(&b, s, off);
+	struct sc_sbuf b = {0};
+	sc_sbuf_add(&b, s, off);
 	/* appending after a last line that has no newline: end it first */
 	if (off > 0 && s[off - 1] != '\n')
-		agent_sbuf_add(&b, "\n", 1);
-	agent_sbuf_add(&b, text, tlen);
+		sc_sbuf_add(&b, "\n", 1);
+	sc_sbuf_add(&b, text, tlen);
 	if (tlen == 0 || text[tlen - 1] != '\n')
-		agent_sbuf_add(&b, "\n", 1);
-	agent_sbuf_add(&b, s + off, len - off);
+		sc_sbuf_add(&b, "\n", 1);
+	sc_sbuf_add(&b, s + off, len - off);
 	*out_len = b.len;
-	return agent_sbuf_take(&b);
+	return sc_sbuf_take(&b);
 }
 
-void agent_edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t first, size_t last)
+void agent_edit_number_lines(struct sc_sbuf *b, const char *s, size_t len, size_t first, size_t last)
 {
 	size_t lineno = 1;
 	const char *p = s, *end = s + len;
@@ -79,9 +79,9 @@ void agent_edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t f
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 		if (lineno >= first) {
-			agent_sbuf_printf(b, "%6zu\t", lineno);
-			agent_sbuf_add(b, p, (size_t)(eol - p));
-			agent_sbuf_add(b, "\n", 1);
+			sc_sbuf_printf(b, "%6zu\t", lineno);
+			sc_sbuf_add(b, p, (size_t)(eol - p));
+			sc_sbuf_add(b, "\n", 1);
 		}
 		lineno++;
 		p = nl ? nl + 1 : end;

@@ -26,7 +26,7 @@ char *agent_edit_insert(const char *s, size_t len, size_t after, const char *tex
 
 /* Append lines [first, last] (1-based, inclusive, last clamped to the line
  * count) of s to b, each as "%6zu\t<line>\n" like `cat -n`. */
-void agent_edit_number_lines(struct sbuf *b, const char *s, size_t len, size_t first, size_t last);
+void agent_edit_number_lines(struct sc_sbuf *b, const char *s, size_t len, size_t first, size_t last);
 
 /* Check a view_range against a file of `lines` lines: start in [1, lines],
  * end == -1 or in [start, lines]. On error, fills msg and returns -1. */

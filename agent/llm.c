@@ -12,18 +12,18 @@
 
 char *llm_endpoint(enum agent_api api, const char *base)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	size_t len = strlen(base);
 	while (len && base[len - 1] == '/')
 		len--;
-	agent_sbuf_add(&b, base, len);
+	sc_sbuf_add(&b, base, len);
 	if (api == AGENT_API_OPENAI)
-		agent_sbuf_adds(&b, "/chat/completions");
+		sc_sbuf_adds(&b, "/chat/completions");
 	else if (len >= 3 && !memcmp(base + len - 3, "/v1", 3))
-		agent_sbuf_adds(&b, "/messages");
+		sc_sbuf_adds(&b, "/messages");
 	else
-		agent_sbuf_adds(&b, "/v1/messages");
-	return agent_sbuf_take(&b);
+		sc_sbuf_adds(&b, "/v1/messages");
+	return sc_sbuf_take(&b);
 }
 
 uint64_t llm_token_count(const cJSON *usage, const char *key)
@@ -133,10 +133,10 @@ int llm_add_header(struct llm *m, const char *prefix, const char *value)
 {
 	if (m->nheaders == LLM_MAX_HEADERS)
 		return -1;
-	struct sbuf b = {0};
-	agent_sbuf_adds(&b, prefix);
-	agent_sbuf_adds(&b, value);
-	char *line = agent_sbuf_take(&b);
+	struct sc_sbuf b = {0};
+	sc_sbuf_adds(&b, prefix);
+	sc_sbuf_adds(&b, value);
+	char *line = sc_sbuf_take(&b);
 	if (!line)
 		return -1;
 	m->headers[m->nheaders++] = line;

@@ -50,14 +50,14 @@ static char *content_text(const cJSON *c)
 {
 	if (cJSON_IsString(c))
 		return llm_strndup_capped(c->valuestring, LLM_MAX_TEXT);
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	if (cJSON_IsArray(c))
 		for (const cJSON *p = c->child; p; p = p->next) {
 			const char *t = str_of(p, "text");
 			if (t && b.len < LLM_MAX_TEXT)
-				agent_sbuf_adds(&b, t);
+				sc_sbuf_adds(&b, t);
 		}
-	char *s = agent_sbuf_take(&b);
+	char *s = sc_sbuf_take(&b);
 	char *clean = s ? llm_strndup_capped(s, LLM_MAX_TEXT) : NULL;
 	free(s);
 	return clean;
@@ -204,11 +204,11 @@ static int openai_append_note(struct llm *m, const char *text)
 	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
 	if (!role || !strcmp(role, "assistant") || !cJSON_IsString(content))
 		return add_text_message(m, "user", text);
-	struct sbuf b = {0};
-	agent_sbuf_adds(&b, content->valuestring);
-	agent_sbuf_adds(&b, "\n");
-	agent_sbuf_adds(&b, text);
-	_cleanup_free_ char *s = agent_sbuf_take(&b);
+	struct sc_sbuf b = {0};
+	sc_sbuf_adds(&b, content->valuestring);
+	sc_sbuf_adds(&b, "\n");
+	sc_sbuf_adds(&b, text);
+	_cleanup_free_ char *s = sc_sbuf_take(&b);
 	if (!s)
 		return -1;
 	cJSON_ReplaceItemInObjectCaseSensitive(last, "content", cJSON_CreateString(s));

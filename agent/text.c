@@ -2,112 +2,22 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/parse.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool sbuf_reserve(struct sbuf *b, size_t extra)
-{
-	if (b->oom)
-		return false;
-	if (b->len + extra + 1 <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + extra + 1) {
-		if (cap > ((size_t)-1) / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	char *n = realloc(b->s, cap);
-	if (!n) {
-		b->oom = true;
-		return false;
-	}
-	b->s = n;
-	b->cap = cap;
-	return true;
-}
-
-void agent_sbuf_add(struct sbuf *b, const char *s, size_t len)
-{
-	if (!sbuf_reserve(b, len))
-		return;
-	if (len)
-		memcpy(b->s + b->len, s, len);
-	b->len += len;
-	b->s[b->len] = '\0';
-}
-
-void agent_sbuf_adds(struct sbuf *b, const char *s) { agent_sbuf_add(b, s, strlen(s)); }
-
-void agent_sbuf_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !sbuf_reserve(b, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-char *agent_sbuf_take(struct sbuf *b)
-{
-	if (b->oom) {
-		agent_sbuf_free(b);
-		return NULL;
-	}
-	if (!b->s)
-		agent_sbuf_add(b, "", 0);
-	char *s = b->s;
-	*b = (struct sbuf){0};
-	return s;
-}
-
-void agent_sbuf_free(struct sbuf *b)
-{
-	free(b->s);
-	*b = (struct sbuf){0};
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid; a
+ * NUL counts as invalid here (it would cut the text where C sees it end). */
 static size_t utf8_seq(const unsigned char *s, size_t len)
 {
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return c ? 1 : 0;
-	size_t n;
-	unsigned min;
-	unsigned cp;
-	if ((c & 0xE0) == 0xC0) {
-		n = 2, min = 0x80, cp = c & 0x1F;
-	} else if ((c & 0xF0) == 0xE0) {
-		n = 3, min = 0x800, cp = c & 0x0F;
-	} else if ((c & 0xF8) == 0xF0) {
-		n = 4, min = 0x10000, cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
-	}
-	if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return n;
+	return len && s[0] ? sc_utf8_len(s, len) : 0;
 }
 
 char *agent_text_sanitize(const char *s, size_t len, size_t *out_len)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0;
 	while (i < len) {
@@ -117,15 +27,15 @@ char *agent_text_sanitize(const char *s, size_t len, size_t *out_len)
 			run += n;
 			continue;
 		}
-		agent_sbuf_add(&b, s + i - run, run);
-		agent_sbuf_add(&b, "\xEF\xBF\xBD", 3);
+		sc_sbuf_add(&b, s + i - run, run);
+		sc_sbuf_add(&b, "\xEF\xBF\xBD", 3);
 		run = 0;
 		i++;
 	}
-	agent_sbuf_add(&b, s + i - run, run);
+	sc_sbuf_add(&b, s + i - run, run);
 	if (out_len)
 		*out_len = b.len;
-	return agent_sbuf_take(&b);
+	return sc_sbuf_take(&b);
 }
 
 char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, size_t head,
@@ -137,10 +47,10 @@ char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, siz
 			lines++;
 	if (len && s[len - 1] != '\n')
 		lines++;
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	if (lines <= max_lines || head + tail >= lines) {
-		agent_sbuf_add(&b, s, len);
-		return agent_sbuf_take(&b);
+		sc_sbuf_add(&b, s, len);
+		return sc_sbuf_take(&b);
 	}
 	/* end of the head part: after the head-th newline */
 	size_t head_end = 0, seen = 0;
@@ -152,11 +62,11 @@ char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, siz
 	for (seen = head; tail_start < len && seen < lines - tail;)
 		if (s[tail_start++] == '\n')
 			seen++;
-	agent_sbuf_add(&b, s, head_end);
-	agent_sbuf_printf(&b, "[... %zu lines cut: showing the first %zu and the last %zu of %zu lines ...]\n",
+	sc_sbuf_add(&b, s, head_end);
+	sc_sbuf_printf(&b, "[... %zu lines cut: showing the first %zu and the last %zu of %zu lines ...]\n",
 		    lines - head - tail, head, tail, lines);
-	agent_sbuf_add(&b, s + tail_start, len - tail_start);
-	return agent_sbuf_take(&b);
+	sc_sbuf_add(&b, s + tail_start, len - tail_start);
+	return sc_sbuf_take(&b);
 }
 
 size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max)
@@ -183,17 +93,17 @@ static size_t utf8_suffix_start(const char *s, size_t len, size_t max)
 
 char *agent_text_cap_middle(const char *s, size_t len, size_t max)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	if (len <= max) {
-		agent_sbuf_add(&b, s, len);
-		return agent_sbuf_take(&b);
+		sc_sbuf_add(&b, s, len);
+		return sc_sbuf_take(&b);
 	}
 	size_t head = agent_text_utf8_prefix(s, len, max / 2);
 	size_t tail = utf8_suffix_start(s, len, max - max / 2);
-	agent_sbuf_add(&b, s, head);
-	agent_sbuf_printf(&b, "\n[... %zu characters cut ...]\n", tail - head);
-	agent_sbuf_add(&b, s + tail, len - tail);
-	return agent_sbuf_take(&b);
+	sc_sbuf_add(&b, s, head);
+	sc_sbuf_printf(&b, "\n[... %zu characters cut ...]\n", tail - head);
+	sc_sbuf_add(&b, s + tail, len - tail);
+	return sc_sbuf_take(&b);
 }
 
 size_t agent_text_redact(char *s, size_t len, const char *secret)

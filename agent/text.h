@@ -1,23 +1,11 @@
-/* Text helpers for what goes to the model and to disk: a growable buffer,
- * UTF-8 sanitising, head+tail line truncation, character caps. Pure. */
+/* Text helpers for what goes to the model and to disk (the growable
+ * buffer is common/sbuf.h): UTF-8 sanitising, head+tail line truncation, character caps. Pure. */
 #pragma once
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-struct sbuf {
-	char *s;    /* NUL-terminated once anything was added */
-	size_t len;
-	size_t cap;
-	bool oom;   /* an allocation failed; contents are incomplete */
-};
-
-void agent_sbuf_add(struct sbuf *b, const char *s, size_t len);
-void agent_sbuf_adds(struct sbuf *b, const char *s);
-void agent_sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Take the string (never NULL unless out of memory); b is reset. */
-char *agent_sbuf_take(struct sbuf *b);
-void agent_sbuf_free(struct sbuf *b);
+#include "../common/sbuf.h"
 
 /* A copy of s[0..len) that is valid UTF-8 without NUL bytes: invalid
  * sequences and NULs become U+FFFD. */

@@ -68,52 +68,52 @@ static char *stream_text(const char *s, size_t len, bool truncated)
 		return NULL;
 	char *capped = agent_text_cap_middle(lines, strlen(lines), TOOL_MAX_STREAM);
 	if (capped && truncated) {
-		struct sbuf b = {0};
-		agent_sbuf_adds(&b, capped);
-		agent_sbuf_printf(&b, "\n[output above %u MiB: its middle was dropped]", TOOL_EXEC_OUTPUT >> 20);
+		struct sc_sbuf b = {0};
+		sc_sbuf_adds(&b, capped);
+		sc_sbuf_printf(&b, "\n[output above %u MiB: its middle was dropped]", TOOL_EXEC_OUTPUT >> 20);
 		free(capped);
-		capped = agent_sbuf_take(&b);
+		capped = sc_sbuf_take(&b);
 	}
 	return capped;
 }
 
 char *agent_tool_bash_observation(const struct cell_result *res, double timeout_s)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	if (res->timed_out)
-		agent_sbuf_printf(&b,
+		sc_sbuf_printf(&b,
 			    "The command timed out after %g seconds and was killed (exit code %d). "
 			    "The machine is still running; run long jobs in the background "
 			    "(nohup CMD > log 2>&1 &) and check on them.\n",
 			    timeout_s, res->exit_code);
 	else if (res->signal)
-		agent_sbuf_printf(&b, "Exit code: %d (killed by signal %d%s%s)\n", res->exit_code,
+		sc_sbuf_printf(&b, "Exit code: %d (killed by signal %d%s%s)\n", res->exit_code,
 			    res->signal, res->limit_hit ? ", limit hit: " : "",
 			    res->limit_hit ? res->limit_hit : "");
 	else
-		agent_sbuf_printf(&b, "Exit code: %d\n", res->exit_code);
+		sc_sbuf_printf(&b, "Exit code: %d\n", res->exit_code);
 	_cleanup_free_ char *out = stream_text(res->out, res->out_len, res->out_truncated);
 	_cleanup_free_ char *err = stream_text(res->err, res->err_len, res->err_truncated);
 	if (!out || !err) {
-		agent_sbuf_free(&b);
+		sc_sbuf_free(&b);
 		return NULL;
 	}
 	if (!*out && !*err)
-		agent_sbuf_adds(&b, "(no output)");
+		sc_sbuf_adds(&b, "(no output)");
 	if (*out) {
-		agent_sbuf_adds(&b, "[stdout]\n");
-		agent_sbuf_adds(&b, out);
+		sc_sbuf_adds(&b, "[stdout]\n");
+		sc_sbuf_adds(&b, out);
 		if (out[strlen(out) - 1] != '\n')
-			agent_sbuf_adds(&b, "\n");
+			sc_sbuf_adds(&b, "\n");
 	}
 	if (*err) {
-		agent_sbuf_adds(&b, "[stderr]\n");
-		agent_sbuf_adds(&b, err);
+		sc_sbuf_adds(&b, "[stderr]\n");
+		sc_sbuf_adds(&b, err);
 	}
 	/* no trailing newline: the step counter note follows on its own line */
 	while (b.len && b.s[b.len - 1] == '\n')
 		b.s[--b.len] = '\0';
-	return agent_sbuf_take(&b);
+	return sc_sbuf_take(&b);
 }
 
 static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
@@ -135,26 +135,26 @@ static int set_obs(struct tool_outcome *o, bool is_error, const char *fmt, ...)
 }
 
 /* Editor output: capped at TOOL_EDITOR_MAX characters with a note. */
-static int set_editor_obs(struct tool_outcome *o, struct sbuf *b)
+static int set_editor_obs(struct tool_outcome *o, struct sc_sbuf *b)
 {
-	_cleanup_free_ char *s = agent_sbuf_take(b);
+	_cleanup_free_ char *s = sc_sbuf_take(b);
 	if (!s)
 		return -1;
 	size_t len;
 	_cleanup_free_ char *clean = agent_text_sanitize(s, strlen(s), &len);
 	if (!clean)
 		return -1;
-	struct sbuf out = {0};
+	struct sc_sbuf out = {0};
 	size_t keep = agent_text_utf8_prefix(clean, len, TOOL_EDITOR_MAX);
-	agent_sbuf_add(&out, clean, keep);
+	sc_sbuf_add(&out, clean, keep);
 	if (keep < len)
-		agent_sbuf_printf(&out,
+		sc_sbuf_printf(&out,
 			    "\n[output cut at %d characters: view a smaller view_range, or find "
 			    "line numbers with `grep -n` first]",
 			    TOOL_EDITOR_MAX);
 	while (out.len && out.s[out.len - 1] == '\n')
 		out.s[--out.len] = '\0';
-	o->observation = agent_sbuf_take(&out);
+	o->observation = sc_sbuf_take(&out);
 	return o->observation ? 0 : -1;
 }
 
@@ -351,16 +351,16 @@ static int editor_view(struct tool_ctx *t, const char *path, const cJSON *args,
 	read_path(t, path, true, &fr);
 	_cleanup_free_ char *data = fr.data;
 	int rc = 0;
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	if (fr.kind == 'D') {
 		if (ranged)
 			return set_obs(o, true, "Error: view_range only applies to files; %s is a directory.",
 				       path);
-		agent_sbuf_printf(&b, "Files and directories up to 2 levels deep in %s, hidden ones excluded:\n",
+		sc_sbuf_printf(&b, "Files and directories up to 2 levels deep in %s, hidden ones excluded:\n",
 			    path);
-		agent_sbuf_add(&b, data, fr.len);
+		sc_sbuf_add(&b, data, fr.len);
 		if (!fr.len)
-			agent_sbuf_adds(&b, "(empty directory)");
+			sc_sbuf_adds(&b, "(empty directory)");
 		return set_editor_obs(o, &b);
 	}
 	if (check_file(o, &fr, path, &rc) < 0)
@@ -376,7 +376,7 @@ static int editor_view(struct tool_ctx *t, const char *path, const cJSON *args,
 		if (agent_edit_check_range(start, end, lines, msg, sizeof(msg)) < 0)
 			return set_obs(o, true, "Error: %s", msg);
 	}
-	agent_sbuf_printf(&b, "Here's the result of running `cat -n` on %s:\n", path);
+	sc_sbuf_printf(&b, "Here's the result of running `cat -n` on %s:\n", path);
 	agent_edit_number_lines(&b, data, fr.len, (size_t)start, end == -1 ? lines : (size_t)end);
 	return set_editor_obs(o, &b);
 }
@@ -403,7 +403,7 @@ static int editor_create(struct tool_ctx *t, const char *path, const cJSON *args
 		       agent_edit_line_count(ft->valuestring, len));
 }
 
-static void snippet(struct sbuf *b, const char *path, const char *data, size_t len, size_t first,
+static void snippet(struct sc_sbuf *b, const char *path, const char *data, size_t len, size_t first,
 		    size_t last)
 {
 	size_t lines = agent_edit_line_count(data, len);
@@ -411,10 +411,10 @@ static void snippet(struct sbuf *b, const char *path, const char *data, size_t l
 	last += EDIT_SNIPPET_LINES;
 	if (last > lines)
 		last = lines;
-	agent_sbuf_printf(b, "The file %s has been edited. Here's the result of running `cat -n` on a "
+	sc_sbuf_printf(b, "The file %s has been edited. Here's the result of running `cat -n` on a "
 		       "snippet of %s:\n", path, path);
 	agent_edit_number_lines(b, data, len, first, last);
-	agent_sbuf_adds(b, "Review the changes and make sure they are as expected. Edit the file again if "
+	sc_sbuf_adds(b, "Review the changes and make sure they are as expected. Edit the file again if "
 		     "necessary.");
 }
 
@@ -427,7 +427,7 @@ static int save_edit(struct tool_ctx *t, const char *path, const char *out, size
 	struct sc_err err = {0};
 	if (write_path(t, path, out, out_len, 0, &err) < 0)
 		return set_obs(o, true, "Error: %s", err.msg);
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	snippet(&b, path, out, out_len, first, last);
 	return set_editor_obs(o, &b);
 }

@@ -14,7 +14,7 @@ const char AGENT_VANILLA_SYSTEM_PROMPT[] =
 	"need, then end your reply with the final answer.";
 
 struct docs {
-	struct sbuf b;
+	struct sc_sbuf b;
 	size_t used; /* bytes of document text inlined */
 	size_t files;
 };
@@ -24,41 +24,41 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void add_attr(struct sbuf *b, const char *rel)
+static void add_attr(struct sc_sbuf *b, const char *rel)
 {
 	/* the path is ours to show: keep it printable and quote-free */
 	for (const char *p = rel; *p; p++)
-		agent_sbuf_add(b, (*p == '"' || (unsigned char)*p < 0x20) ? "_" : p, 1);
+		sc_sbuf_add(b, (*p == '"' || (unsigned char)*p < 0x20) ? "_" : p, 1);
 }
 
 static void add_file(struct docs *d, int dirfd, const char *name, const char *rel, off_t size)
 {
 	d->files++;
-	agent_sbuf_adds(&d->b, "<document path=\"");
+	sc_sbuf_adds(&d->b, "<document path=\"");
 	add_attr(&d->b, rel);
-	agent_sbuf_adds(&d->b, "\">\n");
+	sc_sbuf_adds(&d->b, "\">\n");
 	_cleanup_fd_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	_cleanup_free_ char *buf = NULL;
 	size_t n = 0;
 	struct sc_err err = {0};
 	if (fd < 0 || sc_read_small_alloc_fd(fd, rel, SC_READ_REGULAR, VANILLA_MAX_DOCS - d->used,
 					     &buf, &n, &err) < 0) {
-		agent_sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
+		sc_sbuf_printf(&d->b, "[%lld bytes, not shown: %s]\n", (long long)size,
 				  err.errnum == EFBIG ? "the documents exceed the size budget"
 						   : "cannot be read");
 	} else if (memchr(buf, '\0', n)) {
-		agent_sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
+		sc_sbuf_printf(&d->b, "[binary file, %lld bytes, not shown]\n", (long long)size);
 	} else {
 		size_t clean_len;
 		_cleanup_free_ char *clean = agent_text_sanitize(buf, n, &clean_len);
 		if (clean) {
-			agent_sbuf_add(&d->b, clean, clean_len);
+			sc_sbuf_add(&d->b, clean, clean_len);
 			if (clean_len && clean[clean_len - 1] != '\n')
-				agent_sbuf_adds(&d->b, "\n");
+				sc_sbuf_adds(&d->b, "\n");
 		}
 		d->used += n;
 	}
-	agent_sbuf_adds(&d->b, "</document>\n");
+	sc_sbuf_adds(&d->b, "</document>\n");
 }
 
 static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, struct sc_err *err)
@@ -116,27 +116,27 @@ static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, str
 char *agent_vanilla_prompt(const char *problem, const char *input_dir, struct sc_err *err)
 {
 	struct docs d = {0};
-	agent_sbuf_printf(&d.b, "<problem>\n%s\n</problem>\n", problem);
+	sc_sbuf_printf(&d.b, "<problem>\n%s\n</problem>\n", problem);
 	if (input_dir) {
 		_cleanup_fd_ int fd = open(input_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
-			agent_sbuf_free(&d.b);
+			sc_sbuf_free(&d.b);
 			sc_fail(err, errno, "cannot open the input directory %.200s", input_dir);
 			return NULL;
 		}
-		agent_sbuf_adds(&d.b, "\n<documents>\n");
+		sc_sbuf_adds(&d.b, "\n<documents>\n");
 		if (add_dir(&d, fd, "", 0, err) < 0) {
-			agent_sbuf_free(&d.b);
+			sc_sbuf_free(&d.b);
 			return NULL;
 		}
-		agent_sbuf_adds(&d.b, "</documents>\n");
+		sc_sbuf_adds(&d.b, "</documents>\n");
 	}
 	if (d.b.oom) {
-		agent_sbuf_free(&d.b);
+		sc_sbuf_free(&d.b);
 		sc_fail(err, ENOMEM, "the prompt");
 		return NULL;
 	}
-	return agent_sbuf_take(&d.b);
+	return sc_sbuf_take(&d.b);
 }
 
 void agent_vanilla_answer(struct agent_result *res, const char *dir, const char *content,

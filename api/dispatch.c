@@ -386,6 +386,19 @@ static char *b64_decode(const char *s, size_t *out_len)
 
 /* ---- /run_code ---- */
 
+/* 200 with the result as JSON (500 when it cannot be held). */
+static void send_lang_result(struct api *a, struct api_response *resp, const struct lang_result *res,
+			     bool session)
+{
+	struct jbuf jb;
+	if (!jopen(&jb)) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	api_json_lang_result(jb.f, res, a->cfg.pod_name, session);
+	jsend(&jb, resp, 200);
+}
+
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
@@ -397,13 +410,7 @@ static void sandbox_error(struct api *a, struct api_response *resp, const char *
 	va_start(ap, fmt);
 	vsnprintf(r.message, sizeof(r.message), fmt, ap);
 	va_end(ap);
-	struct jbuf j;
-	if (!jopen(&j)) {
-		api_response_error(resp, 500, "out of memory");
-		return;
-	}
-	api_json_lang_result(j.f, &r, a->cfg.pod_name, false);
-	jsend(&j, resp, 200);
+	send_lang_result(a, resp, &r, false);
 }
 
 /* memory_limit_MB on a ready cell: lowered (or raised up to the server's
@@ -533,13 +540,7 @@ static void run_code(struct api *a, const struct api_request *req, struct api_re
 		if (lang_run_in(c, &lr, &res, &err) < 0) {
 			sandbox_error(a, resp, "%s", err.msg);
 		} else {
-			struct jbuf jb;
-			if (jopen(&jb)) {
-				api_json_lang_result(jb.f, &res, a->cfg.pod_name, false);
-				jsend(&jb, resp, 200);
-			} else {
-				api_response_error(resp, 500, "out of memory");
-			}
+			send_lang_result(a, resp, &res, false);
 			lang_result_free(&res);
 		}
 	}
@@ -834,6 +835,20 @@ static size_t utf8_unfinished(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* Close jb and make it the event to send next; -1 when it could not be
+ * written. */
+static int stream_take(struct exec_stream *x, struct jbuf *jb)
+{
+	if (fclose(jb->f) != 0) {
+		free(jb->buf);
+		return -1;
+	}
+	x->ev = jb->buf;
+	x->ev_len = jb->len;
+	x->ev_off = 0;
+	return 0;
+}
+
 static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
 {
 	struct jbuf jb;
@@ -842,14 +857,7 @@ static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
 	fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
 	api_json_string(jb.f, d, n);
 	fputs("}\n", jb.f);
-	if (fclose(jb.f) != 0) {
-		free(jb.buf);
-		return -1;
-	}
-	x->ev = jb.buf;
-	x->ev_len = jb.len;
-	x->ev_off = 0;
-	return 0;
+	return stream_take(x, &jb);
 }
 
 static int stream_result(struct exec_stream *x)
@@ -884,14 +892,7 @@ static int stream_result(struct exec_stream *x)
 		free(obj);
 	}
 	fputc('\n', jb.f);
-	if (fclose(jb.f) != 0) {
-		free(jb.buf);
-		return -1;
-	}
-	x->ev = jb.buf;
-	x->ev_len = jb.len;
-	x->ev_off = 0;
-	return 0;
+	return stream_take(x, &jb);
 }
 
 /* One chunk read from pipe k (n 0: its end) into an event, bounded by the
@@ -1739,15 +1740,10 @@ static void cells_code(struct api *a, const char *id, bool session, const struct
 		return;
 	}
 	r->rc = code_run_do(r);
-	struct jbuf jb;
-	if (r->rc < 0) {
+	if (r->rc < 0)
 		errorf(resp, r->err.errnum == EINVAL ? 422 : 500, "%s", r->err.msg);
-	} else if (jopen(&jb)) {
-		api_json_lang_result(jb.f, &r->res, a->cfg.pod_name, session);
-		jsend(&jb, resp, 200);
-	} else {
-		api_response_error(resp, 500, "out of memory");
-	}
+	else
+		send_lang_result(a, resp, &r->res, session);
 	code_run_free(r);
 }
 

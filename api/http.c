@@ -9,7 +9,6 @@
  * hands it to api_handle. An idle connection is dropped after
  * connection_timeout_s (MHD), a head larger than max_header gets 431. */
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/dl.h"
 #include "../common/parse.h"
 #include "api.h"
 
@@ -44,52 +44,28 @@ struct mhd_dl {
 };
 
 static struct mhd_dl mhd;
-static bool mhd_loaded;
-static char mhd_error[SC_ERR_MAX];
-static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
 
-static void mhd_load_once(void)
-{
-	void *lib = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		snprintf(mhd_error, sizeof(mhd_error),
-			 "cannot load libmicrohttpd.so.12: %s (install the libmicrohttpd12 package)",
-			 dlerror());
-		return;
-	}
-	struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
-		{"MHD_start_daemon", (void **)&mhd.start_daemon},
-		{"MHD_stop_daemon", (void **)&mhd.stop_daemon},
-		{"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
-		{"MHD_lookup_connection_value", (void **)&mhd.lookup},
-		{"MHD_create_response_from_buffer", (void **)&mhd.response_from_buffer},
-		{"MHD_add_response_header", (void **)&mhd.add_header},
-		{"MHD_queue_response", (void **)&mhd.queue_response},
-		{"MHD_destroy_response", (void **)&mhd.destroy_response},
-		{"MHD_get_connection_info", (void **)&mhd.connection_info},
-		{"MHD_create_response_from_callback", (void **)&mhd.response_from_callback},
-	};
-	for (size_t i = 0; i < SC_ARRAY_LEN(syms); i++) {
-		/* POSIX: dlsym's result converts to a function pointer */
-		*syms[i].slot = dlsym(lib, syms[i].name);
-		if (!*syms[i].slot) {
-			snprintf(mhd_error, sizeof(mhd_error), "libmicrohttpd lacks %s (too old?)",
-				 syms[i].name);
-			dlclose(lib);
-			return;
-		}
-	}
-	mhd_loaded = true; /* stays loaded for the process */
-}
+static const struct sc_dl_sym mhd_syms[] = {
+	{"MHD_start_daemon", (void **)&mhd.start_daemon},
+	{"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+	{"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
+	{"MHD_lookup_connection_value", (void **)&mhd.lookup},
+	{"MHD_create_response_from_buffer", (void **)&mhd.response_from_buffer},
+	{"MHD_add_response_header", (void **)&mhd.add_header},
+	{"MHD_queue_response", (void **)&mhd.queue_response},
+	{"MHD_destroy_response", (void **)&mhd.destroy_response},
+	{"MHD_get_connection_info", (void **)&mhd.connection_info},
+	{"MHD_create_response_from_callback", (void **)&mhd.response_from_callback},
+};
 
-static int mhd_load(struct sc_err *err)
-{
-	pthread_once(&mhd_once, mhd_load_once);
-	return mhd_loaded ? 0 : sc_fail(err, ENOENT, "%s", mhd_error);
-}
+static struct sc_dl mhd_lib = {
+	.sonames = {"libmicrohttpd.so.12"},
+	.what = "libmicrohttpd",
+	.package = "libmicrohttpd12",
+	.syms = mhd_syms,
+	.nsyms = SC_ARRAY_LEN(mhd_syms),
+	SC_DL_STATE,
+};
 
 /* ---- options and the listener ---- */
 
@@ -558,7 +534,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
 		   struct sc_err *err)
 {
-	if (api_http_check(api_get_config(a), o, err) < 0 || mhd_load(err) < 0)
+	if (api_http_check(api_get_config(a), o, err) < 0 || sc_dl_load(&mhd_lib, err) < 0)
 		return -1;
 	struct listen_addr la;
 	if (parse_listen(o->listen, &la, err) < 0)
@@ -585,25 +561,17 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
 	struct MHD_Daemon *d;
-	if (cert)
-		d = mhd.start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, &s,
-				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
-				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
-				     MHD_OPTION_END);
-	else
-		d = mhd.start_daemon(flags, 0, NULL, NULL, on_request, &s,
-				     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
-				     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-				     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
-				     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
-				     MHD_OPTION_END);
+	struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
+				       {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
+				       {MHD_OPTION_END, 0, NULL}};
+	d = mhd.start_daemon(flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, &s,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
+			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+			     MHD_OPTION_ARRAY, cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!d) {
 		close(lfd);
 		if (la.unix_socket)

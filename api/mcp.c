@@ -86,24 +86,27 @@ static void put_id(FILE *f, const cJSON *id)
 	free(s);
 }
 
-/* {"jsonrpc":"2.0","id":ID,"result":RESULT} */
-static void send_result(struct mcp *m, const cJSON *id, const char *result)
+/* {"jsonrpc":"2.0","id":ID,"MEMBER":JSON}: a result or an error. */
+static void send_reply(struct mcp *m, const cJSON *id, const char *member, const char *json)
 {
 	struct jbuf j;
 	FILE *f = jb_open(&j);
-	if (!f)
-		return;
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
-	put_id(f, id);
-	fputs(",\"result\":", f);
-	fputs(result, f);
-	fputc('}', f);
+	if (f) {
+		fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
+		put_id(f, id);
+		fprintf(f, ",\"%s\":%s}", member, json);
+	}
 	char *s = jb_close(&j);
 	if (s)
 		send_line(m, s, j.n);
 	else
 		sc_log(&m->cfg->log, SC_LOG_ERROR, "mcp: out of memory for a response");
 	free(s);
+}
+
+static void send_result(struct mcp *m, const cJSON *id, const char *result)
+{
+	send_reply(m, id, "result", result);
 }
 
 static void send_error(struct mcp *m, const cJSON *id, int code, const char *fmt, ...)
@@ -117,16 +120,16 @@ static void send_error(struct mcp *m, const cJSON *id, int code, const char *fmt
 	va_end(ap);
 	struct jbuf j;
 	FILE *f = jb_open(&j);
-	if (!f)
-		return;
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":", f);
-	put_id(f, id);
-	fprintf(f, ",\"error\":{\"code\":%d,\"message\":", code);
-	api_json_string(f, msg, strlen(msg));
-	fputs("}}", f);
+	if (f) {
+		fprintf(f, "{\"code\":%d,\"message\":", code);
+		api_json_string(f, msg, strlen(msg));
+		fputc('}', f);
+	}
 	char *s = jb_close(&j);
 	if (s)
-		send_line(m, s, j.n);
+		send_reply(m, id, "error", s);
+	else
+		sc_log(&m->cfg->log, SC_LOG_ERROR, "mcp: out of memory for a response");
 	free(s);
 }
 
@@ -176,55 +179,6 @@ static void tool_error(struct mcp *m, const cJSON *id, const char *fmt, ...)
 	va_end(ap);
 	send_tool_text(m, id, msg, true);
 }
-
-/* ---- the tools' schemas ---- */
-
-static const char TOOLS[] =
-	"{\"tools\":["
-	"{\"name\":\"execute_code\",\"description\":\"Run source code in a fresh isolated cell (or in a "
-	"session's cell with session_id, where Python state persists between calls). Returns a text "
-	"item with JSON {exit_code, stdout, stderr, limit_hit} and one image/png item per matplotlib or R "
-	"plot (plotly figures: a text/html resource item).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"code\":{\"type\":\"string\",\"description\":\"the source code\"},"
-	"\"language\":{\"type\":\"string\",\"default\":\"python\",\"description\":\"see "
-	"get_supported_languages\"},"
-	"\"libraries\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"packages "
-	"to install first (needs the server's egress allowlist)\"},"
-	"\"timeout\":{\"type\":\"number\",\"description\":\"seconds (default 30)\"},"
-	"\"session_id\":{\"type\":\"string\",\"description\":\"from create_session\"}},"
-	"\"required\":[\"code\"]}},"
-	"{\"name\":\"get_supported_languages\",\"description\":\"The languages execute_code runs, "
-	"with whether their tools are present.\",\"inputSchema\":{\"type\":\"object\","
-	"\"properties\":{}}},"
-	"{\"name\":\"get_language_details\",\"description\":\"One language: its aliases, source file, "
-	"tools and whether they are present.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"language\":{\"type\":\"string\"}},\"required\":[\"language\"]}},"
-	"{\"name\":\"create_session\",\"description\":\"Start a long-lived cell; pass its session_id "
-	"to execute_code, run_command, write_file and read_file. Python keeps interpreter state. "
-	"Sessions end with close_session or when the client disconnects.\",\"inputSchema\":{"
-	"\"type\":\"object\",\"properties\":{"
-	"\"language\":{\"type\":\"string\",\"default\":\"python\"},"
-	"\"image\":{\"type\":\"string\",\"description\":\"must be the server's image (sandcell mcp "
-	"--image)\"},"
-	"\"limits\":{\"type\":\"object\",\"properties\":{\"memory_mb\":{\"type\":\"number\","
-	"\"description\":\"memory limit in MiB (at most the server's)\"}}}}}},"
-	"{\"name\":\"close_session\",\"description\":\"Stop a session and remove its cell.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"}},"
-	"\"required\":[\"session_id\"]}},"
-	"{\"name\":\"run_command\",\"description\":\"Run a shell command (bash -c) in a session's cell, "
-	"or in a fresh cell. Returns JSON {exit_code, stdout, stderr, timed_out, limit_hit, ...}.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"command\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
-	"\"timeout\":{\"type\":\"number\",\"description\":\"seconds (default 30)\"}},"
-	"\"required\":[\"command\"]}},"
-	"{\"name\":\"write_file\",\"description\":\"Write a text file in a session's cell (absolute, "
-	"or relative to /testbed; created or replaced).\",\"inputSchema\":{\"type\":\"object\","
-	"\"properties\":{\"session_id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-	"\"content\":{\"type\":\"string\"}},\"required\":[\"session_id\",\"path\",\"content\"]}},"
-	"{\"name\":\"read_file\",\"description\":\"Read a file of a session's cell (at most 16 MiB).\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"},"
-	"\"path\":{\"type\":\"string\"}},\"required\":[\"session_id\",\"path\"]}}"
-	"]}";
 
 /* ---- arguments ---- */
 
@@ -523,8 +477,9 @@ static void language_json(FILE *f, const struct mcp *m, const struct lang_def *l
 		!strcmp(l->name, "python") || !strcmp(l->name, "r") ? "true" : "false");
 }
 
-static void tool_languages(struct mcp *m, const cJSON *id)
+static void tool_languages(struct mcp *m, const cJSON *id, const cJSON *args)
 {
+	(void)args;
 	size_t n;
 	const struct lang_def *t = lang_table(&n);
 	struct jbuf j;
@@ -824,6 +779,92 @@ static void tool_read_file(struct mcp *m, const cJSON *id, const cJSON *args)
 
 /* ---- the protocol ---- */
 
+/* ---- the tools: name, schema (the rest of its tools/list entry), handler ---- */
+
+struct mcp_tool {
+	const char *name;
+	const char *schema; /* "description":...,"inputSchema":{...} */
+	void (*call)(struct mcp *m, const cJSON *id, const cJSON *args);
+};
+
+static const struct mcp_tool TOOLS[] = {
+	{"execute_code",
+	 "\"description\":\"Run source code in a fresh isolated cell (or in a session's "
+	 "cell with session_id, where Python state persists between calls). Returns a "
+	 "text item with JSON {exit_code, stdout, stderr, limit_hit} and one image/png "
+	 "item per matplotlib or R plot (plotly figures: a text/html resource item).\",\"inputSchema\":{\"type\":\"object\","
+	 "\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"the source code\"},"
+	 "\"language\":{\"type\":\"string\",\"default\":\"python\",\"description\":\"see "
+	 "get_supported_languages\"},\"libraries\":{\"type\":\"array\","
+	 "\"items\":{\"type\":\"string\"},\"description\":\"packages to install first (needs the "
+	 "server's egress allowlist)\"},\"timeout\":{\"type\":\"number\","
+	 "\"description\":\"seconds (default 30)\"},\"session_id\":{\"type\":\"string\","
+	 "\"description\":\"from create_session\"}},\"required\":[\"code\"]}",
+	 tool_execute_code},
+	{"get_supported_languages",
+	 "\"description\":\"The languages execute_code runs, with whether their tools are "
+	 "present.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}",
+	 tool_languages},
+	{"get_language_details",
+	 "\"description\":\"One language: its aliases, source file, tools and whether they "
+	 "are present.\",\"inputSchema\":{\"type\":\"object\","
+	 "\"properties\":{\"language\":{\"type\":\"string\"}},\"required\":[\"language\"]}",
+	 tool_language_details},
+	{"create_session",
+	 "\"description\":\"Start a long-lived cell; pass its session_id to execute_code, "
+	 "run_command, write_file and read_file. Python keeps interpreter state. "
+	 "Sessions end with close_session or when the client disconnects.\","
+	 "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"language\":{\"type\":\"string\","
+	 "\"default\":\"python\"},\"image\":{\"type\":\"string\",\"description\":\"must be the "
+	 "server's image (sandcell mcp --image)\"},\"limits\":{\"type\":\"object\","
+	 "\"properties\":{\"memory_mb\":{\"type\":\"number\",\"description\":\"memory limit in MiB "
+	 "(at most the server's)\"}}}}}",
+	 tool_create_session},
+	{"close_session",
+	 "\"description\":\"Stop a session and remove its cell.\","
+	 "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"}},"
+	 "\"required\":[\"session_id\"]}",
+	 tool_close_session},
+	{"run_command",
+	 "\"description\":\"Run a shell command (bash -c) in a session's cell, or in a "
+	 "fresh cell. Returns JSON {exit_code, stdout, stderr, timed_out, limit_hit, "
+	 "...}.\",\"inputSchema\":{\"type\":\"object\","
+	 "\"properties\":{\"command\":{\"type\":\"string\"},\"session_id\":{\"type\":\"string\"},"
+	 "\"timeout\":{\"type\":\"number\",\"description\":\"seconds (default 30)\"}},"
+	 "\"required\":[\"command\"]}",
+	 tool_run_command},
+	{"write_file",
+	 "\"description\":\"Write a text file in a session's cell (absolute, or relative "
+	 "to /testbed; created or replaced).\",\"inputSchema\":{\"type\":\"object\","
+	 "\"properties\":{\"session_id\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+	 "\"content\":{\"type\":\"string\"}},\"required\":[\"session_id\",\"path\",\"content\"]}",
+	 tool_write_file},
+	{"read_file",
+	 "\"description\":\"Read a file of a session's cell (at most 16 MiB).\","
+	 "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"},"
+	 "\"path\":{\"type\":\"string\"}},\"required\":[\"session_id\",\"path\"]}",
+	 tool_read_file},
+};
+
+/* tools/list: the same table, as JSON. */
+static void send_tools(struct mcp *m, const cJSON *id)
+{
+	struct jbuf j;
+	FILE *f = jb_open(&j);
+	if (f) {
+		fputs("{\"tools\":[", f);
+		for (size_t i = 0; i < SC_ARRAY_LEN(TOOLS); i++)
+			fprintf(f, "%s{\"name\":\"%s\",%s}", i ? "," : "", TOOLS[i].name, TOOLS[i].schema);
+		fputs("]}", f);
+	}
+	char *s = jb_close(&j);
+	if (s)
+		send_result(m, id, s);
+	else
+		send_error(m, id, -32603, "out of memory");
+	free(s);
+}
+
 static void do_initialize(struct mcp *m, const cJSON *id, const cJSON *params)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
@@ -861,22 +902,12 @@ static void do_call(struct mcp *m, const cJSON *id, const cJSON *params)
 	}
 	const char *n = name->valuestring;
 	sc_log(&m->cfg->log, SC_LOG_PROGRESS, "mcp: tools/call %.64s", n);
-	if (!strcmp(n, "execute_code"))
-		tool_execute_code(m, id, args);
-	else if (!strcmp(n, "get_supported_languages"))
-		tool_languages(m, id);
-	else if (!strcmp(n, "get_language_details"))
-		tool_language_details(m, id, args);
-	else if (!strcmp(n, "create_session"))
-		tool_create_session(m, id, args);
-	else if (!strcmp(n, "close_session"))
-		tool_close_session(m, id, args);
-	else if (!strcmp(n, "run_command"))
-		tool_run_command(m, id, args);
-	else if (!strcmp(n, "write_file"))
-		tool_write_file(m, id, args);
-	else if (!strcmp(n, "read_file"))
-		tool_read_file(m, id, args);
+	const struct mcp_tool *t = NULL;
+	for (size_t i = 0; i < SC_ARRAY_LEN(TOOLS) && !t; i++)
+		if (!strcmp(n, TOOLS[i].name))
+			t = &TOOLS[i];
+	if (t)
+		t->call(m, id, args);
 	else
 		send_error(m, id, -32602, "unknown tool '%.64s': see tools/list", n);
 	cJSON_Delete(empty);
@@ -924,7 +955,7 @@ static void handle_line(struct mcp *m, const char *line, size_t len)
 		else if (!strcmp(meth, "ping"))
 			send_result(m, id, "{}");
 		else if (!strcmp(meth, "tools/list"))
-			send_result(m, id, TOOLS);
+			send_tools(m, id);
 		else if (!strcmp(meth, "tools/call"))
 			do_call(m, id, params);
 		else

@@ -61,6 +61,12 @@ int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_f
 /* One line; -1 with why filled when it is not a valid task. */
 int batch_task_parse(const char *line, size_t len, const char *base_dir, struct batch_task *t,
 		     char *why, size_t whysize);
+/* The fields every task format shares, each refused with why filled:
+ * "id" (a non-empty string or an integer; at most BATCH_MAX_ID bytes, no
+ * control characters) as a malloc'd string, and the problem text under
+ * key (non-empty, at most AGENT_MAX_PROBLEM bytes). */
+int batch_task_id(const cJSON *task, char **out, char *why, size_t whysize);
+const cJSON *batch_task_problem(const cJSON *task, const char *key, char *why, size_t whysize);
 void batch_task_free(struct batch_task *t);
 void batch_tasks_free(struct batch_tasks *ts);
 
@@ -150,6 +156,9 @@ void batch_keyset_free(struct batch_keyset *s);
 /* batch_collect into a caller's records (free with batch_records_free). */
 int batch_collect_into(const char *const *dirs, size_t ndirs, struct batch_records *out,
 		       size_t *expected, struct sc_err *err);
+/* A count for people: exact below 10000, then "12.3k", "45.6M" (the
+ * summary and the progress line). */
+void batch_human_count(char *buf, size_t size, uint64_t v);
 
 /* ---- export (export.c) ---- */
 

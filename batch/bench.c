@@ -5,7 +5,6 @@
  * run.c). See docs/lis.md. */
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -213,29 +212,10 @@ static int problem_task(const cJSON *p, struct batch_task *t, char *why, size_t 
 		snprintf(why, whysize, "not a JSON object");
 		return -1;
 	}
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
-	if (cJSON_IsString(id) && *id->valuestring)
-		t->id = strdup(id->valuestring);
-	else if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
-		 fabs(id->valuedouble) < 1e15)
-		(void)!asprintf(&t->id, "%.0f", id->valuedouble);
-	if (!t->id) {
-		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
+	const cJSON *ps;
+	if (batch_task_id(p, &t->id, why, whysize) < 0 ||
+	    !(ps = batch_task_problem(p, "problem_statement", why, whysize)))
 		goto bad;
-	}
-	if (strlen(t->id) > BATCH_MAX_ID || strpbrk(t->id, "\n\r\t")) {
-		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
-		goto bad;
-	}
-	const cJSON *ps = cJSON_GetObjectItemCaseSensitive(p, "problem_statement");
-	if (!cJSON_IsString(ps) || !*ps->valuestring) {
-		snprintf(why, whysize, "no \"problem_statement\" (a non-empty string)");
-		goto bad;
-	}
-	if (strlen(ps->valuestring) > AGENT_MAX_PROBLEM) {
-		snprintf(why, whysize, "\"problem_statement\" is longer than %u bytes", AGENT_MAX_PROBLEM);
-		goto bad;
-	}
 	const cJSON *gt = cJSON_GetObjectItemCaseSensitive(p, "ground_truth");
 	if (!gt) {
 		snprintf(why, whysize, "no \"ground_truth\"");

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/text.h"
 #include "../common/base64.h"
 #include "batch_priv.h"
 
@@ -46,18 +47,6 @@ struct ctx {
 };
 
 /* ---- text ---- */
-
-/* The longest prefix of s[0..len) of at most max bytes that does not end
- * inside a UTF-8 sequence. */
-static size_t utf8_prefix(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	size_t n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
-}
 
 /* Whether s[0..len) is UTF-8 without NUL (a sequence cut at the very end
  * counts as valid when `cut`). */
@@ -112,7 +101,7 @@ static void add_cut(struct ctx *c, cJSON *o, const char *key, const char *s, siz
 		cJSON_AddNullToObject(o, key);
 		return;
 	}
-	size_t len = strlen(s), n = utf8_prefix(s, len, max);
+	size_t len = strlen(s), n = agent_text_utf8_prefix(s, len, max);
 	if (n == len) {
 		cJSON_AddStringToObject(o, key, s);
 		return;
@@ -144,7 +133,7 @@ static cJSON *dup_cut(struct ctx *c, const cJSON *v, size_t max, int depth)
 	if (depth > MAX_DEPTH)
 		return cJSON_CreateString("(nested too deep)");
 	if (cJSON_IsString(v)) {
-		size_t len = strlen(v->valuestring), n = utf8_prefix(v->valuestring, len, max);
+		size_t len = strlen(v->valuestring), n = agent_text_utf8_prefix(v->valuestring, len, max);
 		if (n == len)
 			return cJSON_CreateString(v->valuestring);
 		char *p = NULL;

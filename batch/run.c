@@ -139,6 +139,25 @@ static void pool_give(struct runner *r, struct cell *c)
 	pthread_mutex_unlock(&r->pool_mu);
 }
 
+/* A checker's log: "exit N[ (timed out)]NOTE", its stdout and its stderr
+ * (best effort: the score stands without it). */
+static void write_exec_log(const char *log, const struct cell_result *res, const char *note)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	char head[128];
+	int n = snprintf(head, sizeof(head), "exit %d%s%s\n--- stdout\n", res->exit_code,
+			 res->timed_out ? " (timed out)" : "", note);
+	(void)sc_write_all(fd, head, (size_t)n);
+	if (res->out)
+		(void)sc_write_all(fd, res->out, res->out_len);
+	(void)sc_write_all(fd, "\n--- stderr\n", 12);
+	if (res->err)
+		(void)sc_write_all(fd, res->err, res->err_len);
+	close(fd);
+}
+
 /* The command scorer: a fresh cell with /testbed/answer.txt,
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
@@ -185,19 +204,9 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 	*score = batch_score_from_checker(res.exit_code, res.out, res.out_len);
 	if (res.timed_out) /* no verdict: not a wrong answer */
 		*score = 0, *timed_out = true;
-	char head[96];
-	int n = snprintf(head, sizeof(head), "exit %d%s, score %g\n--- stdout\n", res.exit_code,
-			 res.timed_out ? " (timed out)" : "", *score);
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd >= 0) {
-		(void)sc_write_all(fd, head, (size_t)n);
-		if (res.out)
-			(void)sc_write_all(fd, res.out, res.out_len);
-		(void)sc_write_all(fd, "\n--- stderr\n", 12);
-		if (res.err)
-			(void)sc_write_all(fd, res.err, res.err_len);
-		close(fd);
-	}
+	char score_s[48];
+	snprintf(score_s, sizeof(score_s), ", score %g", *score);
+	write_exec_log(log, &res, score_s);
 	cell_result_free(&res);
 	rc = 0;
 out:
@@ -244,21 +253,8 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 	if (cell_exec(c, &req, &res, err) < 0)
 		goto out;
 	*out = batch_bench_parse_result(res.out, res.out_len);
-	if (log) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd >= 0) {
-			char head[96];
-			int n = snprintf(head, sizeof(head), "exit %d%s\n--- stdout\n", res.exit_code,
-					 res.timed_out ? " (timed out)" : "");
-			(void)sc_write_all(fd, head, (size_t)n);
-			if (res.out)
-				(void)sc_write_all(fd, res.out, res.out_len);
-			(void)sc_write_all(fd, "\n--- stderr\n", 12);
-			if (res.err)
-				(void)sc_write_all(fd, res.err, res.err_len);
-			close(fd);
-		}
-	}
+	if (log)
+		write_exec_log(log, &res, "");
 	if (!*out) {
 		/* python3 missing, killed, timed out: the last stderr line says why */
 		const char *e = res.err ? res.err : "";
@@ -450,32 +446,27 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	double score = 0;
 	if (error[0]) {
 		scored = t->expected || s.kind == BATCH_SCORER_COMMAND || s.kind == BATCH_SCORER_REWARD;
-	} else if (s.kind == BATCH_SCORER_REWARD) {
+	} else if (s.kind == BATCH_SCORER_REWARD || s.kind == BATCH_SCORER_COMMAND) {
 		struct sc_err serr = {0};
-		/* the reference reads answer.txt stripped (vanilla: the reply as is) */
-		_cleanup_free_ char *ans = NULL;
-		if (res.answer && !vanilla) {
-			const char *b = res.answer, *e = res.answer + strlen(res.answer);
-			while (*b && strchr(" \t\r\n\v\f", *b))
-				b++;
-			while (e > b && strchr(" \t\r\n\v\f", e[-1]))
-				e--;
-			ans = strndup(b, (size_t)(e - b));
-		}
-		if (score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
-				 sizeof(reward_error), &serr) < 0) {
-			if (atomic_load(&r->abort)) {
-				agent_result_free(&res);
-				return;
+		int rc;
+		if (s.kind == BATCH_SCORER_REWARD) {
+			/* the reference reads answer.txt stripped (vanilla: the reply as is) */
+			_cleanup_free_ char *ans = NULL;
+			if (res.answer && !vanilla) {
+				const char *b = res.answer, *e = res.answer + strlen(res.answer);
+				while (*b && strchr(" \t\r\n\v\f", *b))
+					b++;
+				while (e > b && strchr(" \t\r\n\v\f", e[-1]))
+					e--;
+				ans = strndup(b, (size_t)(e - b));
 			}
-			snprintf(error, sizeof(error), "scorer: %.480s", serr.msg);
-			score = 0;
+			rc = score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
+					  sizeof(reward_error), &serr);
+		} else {
+			rc = score_command(r, &s, dir, res.answer, t->expected, &score,
+					   &checker_timed_out, &serr);
 		}
-		scored = true;
-	} else if (s.kind == BATCH_SCORER_COMMAND) {
-		struct sc_err serr = {0};
-		if (score_command(r, &s, dir, res.answer, t->expected, &score, &checker_timed_out,
-				  &serr) < 0) {
+		if (rc < 0) {
 			if (atomic_load(&r->abort)) {
 				agent_result_free(&res);
 				return;
@@ -595,16 +586,6 @@ static void duration(char *buf, size_t size, double s)
 		snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-static void tokens(char *buf, size_t size, uint64_t v)
-{
-	if (v >= 1000000)
-		snprintf(buf, size, "%.1fM", v / 1e6);
-	else if (v >= 1000)
-		snprintf(buf, size, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, size, "%llu", (unsigned long long)v);
-}
-
 static void progress(struct runner *r, bool final)
 {
 	pthread_mutex_lock(&r->mu);
@@ -617,8 +598,8 @@ static void progress(struct runner *r, bool final)
 	double el = sc_now() - r->t0;
 	char eta[32], in[16], out[16], m[16];
 	duration(eta, sizeof(eta), now ? el / (double)now * (double)left : NAN);
-	tokens(in, sizeof(in), tin);
-	tokens(out, sizeof(out), tout);
+	batch_human_count(in, sizeof(in), tin);
+	batch_human_count(out, sizeof(out), tout);
 	if (isnan(mean))
 		snprintf(m, sizeof(m), "-");
 	else

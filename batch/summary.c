@@ -294,7 +294,7 @@ void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 	free(t);
 }
 
-static void human_count(char *buf, size_t size, uint64_t v)
+void batch_human_count(char *buf, size_t size, uint64_t v)
 {
 	if (v >= 10000000)
 		snprintf(buf, size, "%.1fM", v / 1e6);
@@ -357,10 +357,10 @@ void batch_summary_print(FILE *f, const struct batch_summary *s, const char *tit
 			s->answer_errors, s->files_truncated);
 	fprintf(f, "  time     p50 %.2f s, p95 %.2f s per episode\n", s->p50_s, s->p95_s);
 	char in[32], out[32], pin[32], pout[32];
-	human_count(in, sizeof(in), s->input_tokens);
-	human_count(out, sizeof(out), s->output_tokens);
-	human_count(pin, sizeof(pin), s->attempts ? s->input_tokens / s->attempts : 0);
-	human_count(pout, sizeof(pout), s->attempts ? s->output_tokens / s->attempts : 0);
+	batch_human_count(in, sizeof(in), s->input_tokens);
+	batch_human_count(out, sizeof(out), s->output_tokens);
+	batch_human_count(pin, sizeof(pin), s->attempts ? s->input_tokens / s->attempts : 0);
+	batch_human_count(pout, sizeof(pout), s->attempts ? s->output_tokens / s->attempts : 0);
 	fprintf(f, "  tokens   in %s, out %s (%s / %s per attempt)\n", in, out, pin, pout);
 }
 

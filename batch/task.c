@@ -243,6 +243,45 @@ static int parse_scorer(const cJSON *v, const char *base_dir, struct batch_task 
 	return 0; /* a command scorer without command takes the run's --checker */
 }
 
+int batch_task_id(const cJSON *task, char **out, char *why, size_t whysize)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task, "id");
+	*out = NULL;
+	if (cJSON_IsString(id) && *id->valuestring)
+		*out = strdup(id->valuestring);
+	else if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
+		 fabs(id->valuedouble) < 1e15)
+		(void)!asprintf(out, "%.0f", id->valuedouble);
+	if (!*out) {
+		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
+		return -1;
+	}
+	bool ctl = false;
+	for (const char *p = *out; *p; p++)
+		ctl = ctl || (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (strlen(*out) > BATCH_MAX_ID || ctl) {
+		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+const cJSON *batch_task_problem(const cJSON *task, const char *key, char *why, size_t whysize)
+{
+	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(task, key);
+	if (!cJSON_IsString(pr) || !*pr->valuestring) {
+		snprintf(why, whysize, "no \"%s\" (a non-empty string)", key);
+		return NULL;
+	}
+	if (strlen(pr->valuestring) > AGENT_MAX_PROBLEM) {
+		snprintf(why, whysize, "\"%s\" is longer than %u bytes", key, AGENT_MAX_PROBLEM);
+		return NULL;
+	}
+	return pr;
+}
+
 int batch_task_parse(const char *line, size_t len, const char *base_dir, struct batch_task *t,
 		     char *why, size_t whysize)
 {
@@ -269,32 +308,10 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 		snprintf(why, whysize, "not a JSON object");
 		goto out;
 	}
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-	if (cJSON_IsString(id) && *id->valuestring)
-		t->id = strdup(id->valuestring);
-	else if (cJSON_IsNumber(id) && id->valuedouble == floor(id->valuedouble) &&
-		 fabs(id->valuedouble) < 1e15)
-		(void)!asprintf(&t->id, "%.0f", id->valuedouble);
-	if (!t->id) {
-		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
+	const cJSON *pr;
+	if (batch_task_id(root, &t->id, why, whysize) < 0 ||
+	    !(pr = batch_task_problem(root, "problem", why, whysize)))
 		goto out;
-	}
-	bool ctl = false;
-	for (const char *p = t->id; *p; p++)
-		ctl = ctl || (unsigned char)*p < 0x20 || *p == 0x7f;
-	if (strlen(t->id) > BATCH_MAX_ID || ctl) {
-		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
-		goto out;
-	}
-	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "problem");
-	if (!cJSON_IsString(pr) || !*pr->valuestring) {
-		snprintf(why, whysize, "no \"problem\" (a non-empty string)");
-		goto out;
-	}
-	if (strlen(pr->valuestring) > AGENT_MAX_PROBLEM) {
-		snprintf(why, whysize, "\"problem\" is longer than %u bytes", AGENT_MAX_PROBLEM);
-		goto out;
-	}
 	t->problem = strdup(pr->valuestring);
 	const cJSON *in = cJSON_GetObjectItemCaseSensitive(root, "input_dir");
 	if (in && !cJSON_IsNull(in)) {

@@ -86,6 +86,22 @@ const char *cli_option_value(int argc, char **argv, int *i);
  * the option. */
 int cli_parse_count(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out);
 
+/* A command's subcommands: argv[1] names one, which runs on argv + 1.
+ * An unknown name is one line on stderr ("WHAT: unknown subcommand ...")
+ * and 125. */
+struct cli_subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size_t n, int argc,
+		       char **argv);
+/* The arguments of a command that takes no operands, only --root DIR, -h
+ * and, where json is not NULL, --json (ps, gc, image ls): -1 to go on,
+ * else the exit status (0 after the help, 125 after a one-line error). */
+int cli_plain_args(int argc, char **argv, const char *what, const char *help, bool *json);
+/* "-h" or "--help". */
+bool cli_is_help(const char *arg);
+
 /* Options shared by run/create/agent/batch. */
 struct cell_opts {
 	const char *image;

@@ -319,7 +319,7 @@ static int parse_args(struct agent_args *a, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+		if (cli_is_help(o)) {
 			print_usage();
 			return 1;
 		}

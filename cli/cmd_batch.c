@@ -176,7 +176,7 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
-		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+		if (cli_is_help(opt)) {
 			_cleanup_free_ char *help = cli_options_help(BATCH_OPTIONS, 25);
 			printf(USAGE, help ? help : "");
 			return 1;
@@ -499,7 +499,7 @@ static int summarize(int argc, char **argv)
 	if (!dirs)
 		return CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		if (cli_is_help(argv[i])) {
 			printf("usage: sandcell batch summarize [--json] DIR...\n\n"
 			       "Print the summary of finished or running batch runs. Shard\n"
 			       "directories (DIR/shard-*) are merged, as are several DIRs; for one\n"
@@ -550,7 +550,7 @@ static int export(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
-		if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+		if (cli_is_help(o)) {
 			printf("usage: sandcell batch export [--format sft|rl] [-o FILE] DIR...\n\n"
 			       "sft (default): the attempts that scored 1 as OpenAI fine-tuning chat\n"
 			       "JSONL ({\"messages\", \"tools\"} with tool calls); rl: every attempt with\n"
@@ -655,7 +655,7 @@ static int report(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		if (cli_is_help(a)) {
 			fputs(REPORT_USAGE, stdout);
 			free(dirs);
 			return 0;

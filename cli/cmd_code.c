@@ -110,7 +110,7 @@ static int cmd_languages(int argc, char **argv)
 			json = true;
 			continue;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			fputs(CODE_HELP, stdout);
 			return 0;
 		}
@@ -491,7 +491,7 @@ static int session_start(int argc, char **argv)
 	int rc = CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			printf(SESSION_HELP, cell_opts_help());
 			rc = 0;
 			goto out_opts;
@@ -554,7 +554,7 @@ static int session_run(int argc, char **argv)
 	bool json = false, stream = false, clear = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			printf(SESSION_HELP, cell_opts_help());
 			return 0;
 		}
@@ -656,7 +656,7 @@ static int session_run(int argc, char **argv)
 static int session_rm(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-') {
-		if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		if (argc == 2 && cli_is_help(argv[1])) {
 			printf(SESSION_HELP, cell_opts_help());
 			return 0;
 		}
@@ -712,34 +712,22 @@ static int session_ls(int argc, char **argv)
 
 static int cmd_session(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	static const struct cli_subcommand subs[] = {
+		{"start", session_start}, {"run", session_run}, {"rm", session_rm}, {"ls", session_ls}};
+	if (argc < 2 || cli_is_help(argv[1])) {
 		fprintf(argc < 2 ? stderr : stdout, SESSION_HELP, cell_opts_help());
 		return argc < 2 ? CLI_EXIT_USAGE : 0;
 	}
-	if (!strcmp(argv[1], "start"))
-		return session_start(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return session_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "rm"))
-		return session_rm(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "ls"))
-		return session_ls(argc - 1, argv + 1);
-	cli_error("code session: unknown subcommand '%.64s' (see 'sandcell code session --help')", argv[1]);
-	return CLI_EXIT_USAGE;
+	return cli_run_subcommand("code session", subs, SC_ARRAY_LEN(subs), argc, argv);
 }
 
 int cmd_code(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+	static const struct cli_subcommand subs[] = {
+		{"languages", cmd_languages}, {"run", cmd_code_run}, {"session", cmd_session}};
+	if (argc < 2 || cli_is_help(argv[1])) {
 		fputs(CODE_HELP, argc < 2 ? stderr : stdout);
 		return argc < 2 ? CLI_EXIT_USAGE : 0;
 	}
-	if (!strcmp(argv[1], "languages"))
-		return cmd_languages(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return cmd_code_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "session"))
-		return cmd_session(argc - 1, argv + 1);
-	cli_error("code: unknown subcommand '%.64s' (see 'sandcell code --help')", argv[1]);
-	return CLI_EXIT_USAGE;
+	return cli_run_subcommand("code", subs, SC_ARRAY_LEN(subs), argc, argv);
 }

@@ -39,7 +39,7 @@ int cmd_commit(int argc, char **argv)
 	const char *pos[2];
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		if (cli_is_help(argv[i])) {
 			fputs(COMMIT_HELP, stdout);
 			return 0;
 		} else if (!strcmp(argv[i], "--max-size") && i + 1 < argc) {

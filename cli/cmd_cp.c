@@ -44,7 +44,7 @@ int cmd_cp(int argc, char **argv)
 	int nargs = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			fputs(CP_HELP, stdout);
 			return 0;
 		} else if (!strcmp(a, "--max-size") && i + 1 < argc) {

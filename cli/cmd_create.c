@@ -21,7 +21,7 @@ int cmd_create(int argc, char **argv)
 	const char *name = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			printf(CREATE_HELP, cell_opts_help());
 			return 0;
 		}

@@ -77,7 +77,7 @@ int cmd_doctor(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (cli_is_help(argv[i])) {
 			fputs(DOCTOR_HELP, stdout);
 			return 0;
 		} else {

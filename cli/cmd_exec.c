@@ -34,7 +34,7 @@ int cmd_exec(int argc, char **argv)
 	for (; i < argc; i++) {
 		const char *a = argv[i];
 		bool has_value = i + 1 < argc;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			fputs(EXEC_HELP, stdout);
 			return 0;
 		} else if (!strcmp(a, "--")) {

@@ -12,17 +12,9 @@ static const char GC_HELP[] =
 
 int cmd_gc(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(GC_HELP, stdout);
-			return 0;
-		} else {
-			cli_error("gc: unexpected argument '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	int done = cli_plain_args(argc, argv, "gc", GC_HELP, NULL);
+	if (done >= 0)
+		return done;
 	size_t removed = 0;
 	struct sc_err err = {0};
 	int rc = cell_gc(&removed, &err);

@@ -1,4 +1,5 @@
 /* sandcell image ls|build|import|pull|rm: the image store's command line. */
+#include <signal.h>
 #include <string.h>
 
 #include "../common/parse.h"
@@ -86,7 +87,6 @@ static const char RM_HELP[] =
 	"Remove images, and the layers no other image shares. An image used by a\n"
 	"long-lived cell is refused until the cell is removed ('sandcell rm CELL').\n";
 
-static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
 
 /* rootfs's warnings, printed as the CLI prints its own */
 static void warn_sink(void *ctx, enum sc_log_level level, const char *msg)
@@ -120,19 +120,9 @@ static void json_strv(const char *key, char **v)
 static int image_ls(int argc, char **argv)
 {
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (is_help(argv[i])) {
-			fputs(LS_HELP, stdout);
-			return 0;
-		} else {
-			cli_error("image ls: unexpected argument '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	int done = cli_plain_args(argc, argv, "image ls", LS_HELP, &json);
+	if (done >= 0)
+		return done;
 	struct rootfs_image_info *list;
 	size_t n;
 	struct sc_err err = {0};
@@ -244,7 +234,7 @@ static int collect(const char *verb, const char *help, int argc, char **argv,
 	int n = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (is_help(a)) {
+		if (cli_is_help(a)) {
 			fputs(help, stdout);
 			return -2;
 		}
@@ -282,6 +272,36 @@ static int collect(const char *verb, const char *help, int argc, char **argv,
 	return n;
 }
 
+/* While a recipe runs, SIGINT, SIGTERM and SIGHUP go on to its process
+ * group; our own dispositions come back once it is gone. */
+static const int RECIPE_SIGNALS[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t recipe_pgid;
+static struct sigaction recipe_saved[SC_ARRAY_LEN(RECIPE_SIGNALS)];
+static bool recipe_forwarding;
+
+static void pass_signal(int sig)
+{
+	if (recipe_pgid > 0)
+		kill(-recipe_pgid, sig);
+}
+
+static void forward_to_recipe(void *ctx, pid_t pgid)
+{
+	(void)ctx;
+	if (pgid > 0 && !recipe_forwarding) {
+		recipe_pgid = pgid;
+		struct sigaction sa = {.sa_handler = pass_signal};
+		for (size_t i = 0; i < SC_ARRAY_LEN(RECIPE_SIGNALS); i++)
+			sigaction(RECIPE_SIGNALS[i], &sa, &recipe_saved[i]);
+		recipe_forwarding = true;
+	} else if (pgid == 0 && recipe_forwarding) {
+		recipe_pgid = 0;
+		for (size_t i = 0; i < SC_ARRAY_LEN(RECIPE_SIGNALS); i++)
+			sigaction(RECIPE_SIGNALS[i], &recipe_saved[i], NULL);
+		recipe_forwarding = false;
+	}
+}
+
 static int image_build(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -304,7 +324,9 @@ static int image_build(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &rep, &err) < 0)
+	struct rootfs_recipe_hook hook = {.group = forward_to_recipe};
+	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &hook, &rep,
+			       &err) < 0)
 		return cli_fail(&err);
 	print_report("built", pos[0], &rep);
 	return 0;
@@ -369,7 +391,7 @@ static int image_rm(int argc, char **argv)
 {
 	int names = 0, rc = 0;
 	for (int i = 1; i < argc; i++) {
-		if (is_help(argv[i])) {
+		if (cli_is_help(argv[i])) {
 			fputs(RM_HELP, stdout);
 			return 0;
 		}
@@ -399,22 +421,16 @@ static int image_rm(int argc, char **argv)
 
 int cmd_image(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} subs[] = {{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
-		    {"import", image_import}, {"pull", image_pull}, {"rm", image_rm}};
+	static const struct cli_subcommand subs[] = {
+		{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
+		{"import", image_import}, {"pull", image_pull}, {"rm", image_rm}};
 	if (argc < 2) {
 		fputs(IMAGE_HELP, stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+	if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
 		fputs(IMAGE_HELP, stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < SC_ARRAY_LEN(subs); i++)
-		if (!strcmp(argv[1], subs[i].name))
-			return subs[i].fn(argc - 1, argv + 1);
-	cli_error("image: unknown command '%.64s' (ls, build, import, pull, rm)", argv[1]);
-	return CLI_EXIT_USAGE;
+	return cli_run_subcommand("image", subs, SC_ARRAY_LEN(subs), argc, argv);
 }

@@ -36,10 +36,7 @@ static void usage(FILE *f)
 	fputs("\nThe policy format is described in docs/policy.md.\n", f);
 }
 
-static bool is_help(const char *s)
-{
-	return !strcmp(s, "--help") || !strcmp(s, "-h") || !strcmp(s, "help");
-}
+static bool is_help(const char *s) { return cli_is_help(s) || !strcmp(s, "help"); }
 
 static int policy_show(int argc, char **argv)
 {
@@ -109,10 +106,6 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "show"))
-		return policy_show(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "check"))
-		return policy_check(argc - 1, argv + 1);
-	cli_error("policy: unknown subcommand '%s' (expected show or check)", argv[1]);
-	return CLI_EXIT_USAGE;
+	static const struct cli_subcommand subs[] = {{"show", policy_show}, {"check", policy_check}};
+	return cli_run_subcommand("policy", subs, SC_ARRAY_LEN(subs), argc, argv);
 }

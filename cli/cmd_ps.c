@@ -63,19 +63,9 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 int cmd_ps(int argc, char **argv)
 {
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(PS_HELP, stdout);
-			return 0;
-		} else {
-			cli_error("ps: unexpected argument '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	int done = cli_plain_args(argc, argv, "ps", PS_HELP, &json);
+	if (done >= 0)
+		return done;
 	struct cell_status *cells;
 	size_t n;
 	struct sc_err err = {0};

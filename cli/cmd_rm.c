@@ -17,7 +17,7 @@ int cmd_rm(int argc, char **argv)
 			force = true;
 		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
 			cell_set_root(argv[++i]);
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (cli_is_help(argv[i])) {
 			fputs(RM_HELP, stdout);
 			return 0;
 		} else if (argv[i][0] == '-') {

@@ -37,7 +37,7 @@ int cmd_run(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (cli_is_help(a)) {
 			printf(RUN_HELP, cell_opts_help());
 			return 0;
 		}

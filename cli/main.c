@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	const char *verb = argv[1];
-	if (!strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+	if (cli_is_help(verb) || !strcmp(verb, "help")) {
 		usage(stdout);
 		return 0;
 	}

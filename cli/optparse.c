@@ -141,3 +141,33 @@ char *cli_options_help(const struct cli_option *table, int width)
 	}
 	return text;
 }
+
+bool cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size_t n, int argc,
+		       char **argv)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], subs[i].name))
+			return subs[i].run(argc - 1, argv + 1);
+	cli_error("%s: unknown subcommand '%.64s' (see 'sandcell %s --help')", what, argv[1], what);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_plain_args(int argc, char **argv, const char *what, const char *help, bool *json)
+{
+	for (int i = 1; i < argc; i++) {
+		if (json && !strcmp(argv[i], "--json")) {
+			*json = true;
+		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
+			cell_set_root(argv[++i]);
+		} else if (cli_is_help(argv[i])) {
+			fputs(help, stdout);
+			return 0;
+		} else {
+			cli_error("%s: unexpected argument '%.64s'", what, argv[i]);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return -1;
+}

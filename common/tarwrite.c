@@ -39,6 +39,19 @@ static int pad(struct writer *w, uint64_t len)
 	return n ? put(w, zeros, n) : 0;
 }
 
+/* The ustar magic and the header's checksum (summed with its own field
+ * as spaces). */
+static void seal_header(char h[BLOCK])
+{
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < BLOCK; i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+}
+
 /* A pax extended header carrying a long path and/or link target. */
 static int put_pax(struct writer *w, const char *path, const char *link)
 {
@@ -65,13 +78,7 @@ static int put_pax(struct writer *w, const char *path, const char *link)
 	octal(h + 124, 12, used);
 	octal(h + 136, 12, 0);
 	h[156] = 'x';
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
-	memset(h + 148, ' ', 8);
-	unsigned sum = 0;
-	for (int i = 0; i < BLOCK; i++)
-		sum += (unsigned char)h[i];
-	snprintf(h + 148, 8, "%06o", sum);
+	seal_header(h);
 	if (put(w, h, BLOCK) < 0 || put(w, body, used) < 0)
 		return -1;
 	return pad(w, used);
@@ -103,13 +110,7 @@ static int put_header(struct writer *w, const char *path, const struct stat *st,
 	}
 	if (link)
 		memcpy(h + 157, link, long_link ? 99 : strlen(link));
-	memcpy(h + 257, "ustar", 6);
-	memcpy(h + 263, "00", 2);
-	memset(h + 148, ' ', 8);
-	unsigned sum = 0;
-	for (int i = 0; i < BLOCK; i++)
-		sum += (unsigned char)h[i];
-	snprintf(h + 148, 8, "%06o", sum);
+	seal_header(h);
 	return put(w, h, BLOCK);
 }
 

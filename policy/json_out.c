@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/sbuf.h"
 #include "policy_priv.h"
 
 #define KiB 1024ULL
@@ -250,80 +251,37 @@ static cJSON *policy_item(const struct policy *p)
 /* ---- printing: 2-space indentation, arrays of scalars packed into lines
  * of at most 80 columns, so a 300-name allow list stays readable. ---- */
 
-struct sbuf {
-	char *data;
-	size_t len, cap;
-	bool failed;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d) {
-			b->failed = true;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	char buf[64];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		b->failed = true;
-	else
-		sb_put(b, buf, (size_t)n);
-}
-
-static void sb_indent(struct sbuf *b, int depth)
+static void sb_indent(struct sc_sbuf *b, int depth)
 {
 	for (int i = 0; i < depth; i++)
-		sb_put(b, "  ", 2);
+		sc_sbuf_add(b, "  ", 2);
 }
 
-static void put_string(struct sbuf *b, const char *s)
+static void put_string(struct sc_sbuf *b, const char *s)
 {
-	sb_put(b, "\"", 1);
+	sc_sbuf_add(b, "\"", 1);
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
 		switch (ch) {
-		case '"': sb_put(b, "\\\"", 2); break;
-		case '\\': sb_put(b, "\\\\", 2); break;
-		case '\n': sb_put(b, "\\n", 2); break;
-		case '\t': sb_put(b, "\\t", 2); break;
-		case '\r': sb_put(b, "\\r", 2); break;
+		case '"': sc_sbuf_add(b, "\\\"", 2); break;
+		case '\\': sc_sbuf_add(b, "\\\\", 2); break;
+		case '\n': sc_sbuf_add(b, "\\n", 2); break;
+		case '\t': sc_sbuf_add(b, "\\t", 2); break;
+		case '\r': sc_sbuf_add(b, "\\r", 2); break;
 		default:
 			if (ch < 0x20 || ch == 0x7f)
-				sb_printf(b, "\\u%04x", ch);
+				sc_sbuf_printf(b, "\\u%04x", ch);
 			else
-				sb_put(b, s, 1);
+				sc_sbuf_add(b, s, 1);
 		}
 	}
-	sb_put(b, "\"", 1);
+	sc_sbuf_add(b, "\"", 1);
 }
 
-static void put_number(struct sbuf *b, double d)
+static void put_number(struct sc_sbuf *b, double d)
 {
 	if (d == floor(d) && fabs(d) <= 9007199254740992.0) {
-		sb_printf(b, "%.0f", d);
+		sc_sbuf_printf(b, "%.0f", d);
 		return;
 	}
 	/* Shortest of 15 or 17 significant digits that reads back exactly. */
@@ -331,7 +289,7 @@ static void put_number(struct sbuf *b, double d)
 	snprintf(buf, sizeof(buf), "%.15g", d);
 	if (strtod(buf, NULL) != d)
 		snprintf(buf, sizeof(buf), "%.17g", d);
-	sb_puts(b, buf);
+	sc_sbuf_adds(b, buf);
 }
 
 static bool is_scalar(const cJSON *it)
@@ -339,36 +297,36 @@ static bool is_scalar(const cJSON *it)
 	return !cJSON_IsArray(it) && !cJSON_IsObject(it);
 }
 
-static void put_value(struct sbuf *b, const cJSON *it, int depth, size_t col);
+static void put_value(struct sc_sbuf *b, const cJSON *it, int depth, size_t col);
 
-static void put_scalar(struct sbuf *b, const cJSON *it)
+static void put_scalar(struct sc_sbuf *b, const cJSON *it)
 {
 	if (cJSON_IsString(it))
 		put_string(b, it->valuestring);
 	else if (cJSON_IsNumber(it))
 		put_number(b, it->valuedouble);
 	else if (cJSON_IsTrue(it))
-		sb_puts(b, "true");
+		sc_sbuf_adds(b, "true");
 	else if (cJSON_IsFalse(it))
-		sb_puts(b, "false");
+		sc_sbuf_adds(b, "false");
 	else
-		sb_puts(b, "null");
+		sc_sbuf_adds(b, "null");
 }
 
 /* Length of a scalar as printed. */
 static size_t scalar_len(const cJSON *it)
 {
-	struct sbuf t = {0};
+	struct sc_sbuf t = {0};
 	put_scalar(&t, it);
 	size_t n = t.len;
-	free(t.data);
+	sc_sbuf_free(&t);
 	return n;
 }
 
-static void put_array(struct sbuf *b, const cJSON *arr, int depth, size_t col)
+static void put_array(struct sc_sbuf *b, const cJSON *arr, int depth, size_t col)
 {
 	if (!arr->child) {
-		sb_puts(b, "[]");
+		sc_sbuf_adds(b, "[]");
 		return;
 	}
 	bool scalars = true;
@@ -380,16 +338,16 @@ static void put_array(struct sbuf *b, const cJSON *arr, int depth, size_t col)
 		for (const cJSON *e = arr->child; e; e = e->next)
 			total += scalar_len(e) + 2;
 		if (total <= 80) {
-			sb_puts(b, "[");
+			sc_sbuf_adds(b, "[");
 			for (const cJSON *e = arr->child; e; e = e->next) {
 				put_scalar(b, e);
 				if (e->next)
-					sb_puts(b, ", ");
+					sc_sbuf_adds(b, ", ");
 			}
-			sb_puts(b, "]");
+			sc_sbuf_adds(b, "]");
 			return;
 		}
-		sb_puts(b, "[\n");
+		sc_sbuf_adds(b, "[\n");
 		size_t c = 0;
 		for (const cJSON *e = arr->child; e; e = e->next) {
 			size_t n = scalar_len(e) + (e->next ? 1 : 0);
@@ -397,37 +355,37 @@ static void put_array(struct sbuf *b, const cJSON *arr, int depth, size_t col)
 				sb_indent(b, depth + 1);
 				c = (size_t)(depth + 1) * 2;
 			} else if (c + 1 + n > 80) {
-				sb_puts(b, "\n");
+				sc_sbuf_adds(b, "\n");
 				sb_indent(b, depth + 1);
 				c = (size_t)(depth + 1) * 2;
 			} else {
-				sb_puts(b, " ");
+				sc_sbuf_adds(b, " ");
 				c++;
 			}
 			put_scalar(b, e);
 			if (e->next)
-				sb_puts(b, ",");
+				sc_sbuf_adds(b, ",");
 			c += n;
 		}
-		sb_puts(b, "\n");
+		sc_sbuf_adds(b, "\n");
 		sb_indent(b, depth);
-		sb_puts(b, "]");
+		sc_sbuf_adds(b, "]");
 		return;
 	}
-	sb_puts(b, "[\n");
+	sc_sbuf_adds(b, "[\n");
 	for (const cJSON *e = arr->child; e; e = e->next) {
 		sb_indent(b, depth + 1);
 		put_value(b, e, depth + 1, (size_t)(depth + 1) * 2);
-		sb_puts(b, e->next ? ",\n" : "\n");
+		sc_sbuf_adds(b, e->next ? ",\n" : "\n");
 	}
 	sb_indent(b, depth);
-	sb_puts(b, "]");
+	sc_sbuf_adds(b, "]");
 }
 
-static void put_object(struct sbuf *b, const cJSON *obj, int depth, size_t col)
+static void put_object(struct sc_sbuf *b, const cJSON *obj, int depth, size_t col)
 {
 	if (!obj->child) {
-		sb_puts(b, "{}");
+		sc_sbuf_adds(b, "{}");
 		return;
 	}
 	/* A small object of scalars on one line: {"arg": 0, "op": "eq", ...}. */
@@ -438,32 +396,32 @@ static void put_object(struct sbuf *b, const cJSON *obj, int depth, size_t col)
 		total += strlen(e->string) + 4 + (scalars ? scalar_len(e) : 0) + 2;
 	}
 	if (scalars && total <= 80) {
-		sb_puts(b, "{");
+		sc_sbuf_adds(b, "{");
 		for (const cJSON *e = obj->child; e; e = e->next) {
 			put_string(b, e->string);
-			sb_puts(b, ": ");
+			sc_sbuf_adds(b, ": ");
 			put_scalar(b, e);
 			if (e->next)
-				sb_puts(b, ", ");
+				sc_sbuf_adds(b, ", ");
 		}
-		sb_puts(b, "}");
+		sc_sbuf_adds(b, "}");
 		return;
 	}
-	sb_puts(b, "{\n");
+	sc_sbuf_adds(b, "{\n");
 	for (const cJSON *e = obj->child; e; e = e->next) {
 		sb_indent(b, depth + 1);
 		size_t before = b->len;
 		put_string(b, e->string);
-		sb_puts(b, ": ");
+		sc_sbuf_adds(b, ": ");
 		size_t col = (size_t)(depth + 1) * 2 + (b->len - before);
 		put_value(b, e, depth + 1, col);
-		sb_puts(b, e->next ? ",\n" : "\n");
+		sc_sbuf_adds(b, e->next ? ",\n" : "\n");
 	}
 	sb_indent(b, depth);
-	sb_puts(b, "}");
+	sc_sbuf_adds(b, "}");
 }
 
-static void put_value(struct sbuf *b, const cJSON *it, int depth, size_t col)
+static void put_value(struct sc_sbuf *b, const cJSON *it, int depth, size_t col)
 {
 	if (cJSON_IsObject(it))
 		put_object(b, it, depth, col);
@@ -478,15 +436,11 @@ char *policy_to_json(const struct policy *p)
 	cJSON *root = policy_item(p);
 	if (!root)
 		return NULL;
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	put_value(&b, root, 0, 0);
-	sb_puts(&b, "\n");
+	sc_sbuf_adds(&b, "\n");
 	cJSON_Delete(root);
-	if (b.failed) {
-		free(b.data);
-		return NULL;
-	}
-	return b.data;
+	return sc_sbuf_take(&b);
 }
 
 char *policy_seccomp_canonical(const struct policy_seccomp *s)

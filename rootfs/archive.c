@@ -41,30 +41,11 @@ static void archive_close(struct archive *a)
 	a->n = 0;
 }
 
-/* "./a/./b" -> "a/b"; false for "..", absolute or empty paths. */
+/* A member's name as the archive's index names it: "./a/./b" and "/a/b"
+ * -> "a/b"; false for "..", or for the top itself. */
 static bool member_path(const char *in, char *out, size_t size)
 {
-	size_t used = 0;
-	const char *p = in;
-	while (*p == '/')
-		p++;
-	while (*p) {
-		const char *end = strchrnul(p, '/');
-		size_t len = (size_t)(end - p);
-		if (len == 2 && p[0] == '.' && p[1] == '.')
-			return false;
-		if (len && !(len == 1 && p[0] == '.')) {
-			if (used + len + 2 > size)
-				return false;
-			if (used)
-				out[used++] = '/';
-			memcpy(out + used, p, len);
-			used += len;
-		}
-		p = *end ? end + 1 : end;
-	}
-	out[used] = '\0';
-	return used > 0;
+	return rootfs_member_path(in, true, out, size, NULL) == 0 && out[0];
 }
 
 static int index_tar(struct archive *a, struct sc_err *err)

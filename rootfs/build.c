@@ -77,14 +77,10 @@ const char *rootfs_recipe_dir(void)
 	return recipe_dir;
 }
 
-/* While a recipe runs, SIGINT, SIGTERM and SIGHUP are forwarded to its
- * process group (it has its own, so a terminal's ^C does not reach it).
- * This is process-wide; the caller's own dispositions come back after. */
-static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP};
-
+/* A recipe runs in a process group of its own (a terminal's ^C does not
+ * reach it); the caller's hook hears of the group, to pass signals on. */
 struct recipe_run {
-	struct sigaction saved[SC_ARRAY_LEN(FORWARDED)]; /* the caller's */
-	bool forwarding;
+	const struct rootfs_recipe_hook *hook;
 	pid_t pid;
 	int pidfd;
 	int out;      /* read end of the FIFO */
@@ -92,12 +88,10 @@ struct recipe_run {
 	bool exited;
 };
 
-static volatile sig_atomic_t recipe_pgid;
-
-static void forward_signal(int sig)
+static void tell_group(const struct recipe_run *r, pid_t pgid)
 {
-	if (recipe_pgid > 0)
-		kill(-recipe_pgid, sig);
+	if (r->hook && r->hook->group)
+		r->hook->group(r->hook->ctx, pgid);
 }
 
 static void child_exec(const char *recipe, const char *work, const char *name, int wfd)
@@ -186,9 +180,11 @@ static void recipe_guard(pid_t parent, const char *recipe, const char *work, con
 }
 
 static int recipe_start(const char *recipe, struct store_work *w, const char *name,
-			struct recipe_run *r, struct sc_err *err)
+			const struct rootfs_recipe_hook *hook, struct recipe_run *r,
+			struct sc_err *err)
 {
 	memset(r, 0, sizeof(*r));
+	r->hook = hook;
 	r->out = r->pidfd = -1;
 	char fifo[sizeof(w->path) + 16];
 	snprintf(fifo, sizeof(fifo), "%s/out.tar", w->path);
@@ -211,12 +207,8 @@ static int recipe_start(const char *recipe, struct store_work *w, const char *na
 		recipe_guard(self, recipe, w->path, name, wfd);
 	}
 	setpgid(r->pid, r->pid);
-	recipe_pgid = r->pid;
+	tell_group(r, r->pid);
 	r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
-	struct sigaction sa = {.sa_handler = forward_signal};
-	for (size_t i = 0; i < SC_ARRAY_LEN(FORWARDED); i++)
-		sigaction(FORWARDED[i], &sa, &r->saved[i]);
-	r->forwarding = true;
 	return 0;
 }
 
@@ -230,10 +222,10 @@ static void recipe_wait(struct recipe_run *r)
 	while (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
 	kill(-r->pid, SIGKILL);
+	tell_group(r, 0); /* before the pid (the group's id) can be reused */
 	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 		;
 	r->exited = true;
-	recipe_pgid = 0;
 }
 
 static void recipe_stop(struct recipe_run *r)
@@ -357,7 +349,8 @@ static int read_config(struct store_work *w, struct image_manifest *m, struct sc
 
 int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 		       const char *recipe, const struct rootfs_limits *lim,
-		       struct rootfs_report *rep, struct sc_err *err)
+		       const struct rootfs_recipe_hook *hook, struct rootfs_report *rep,
+		       struct sc_err *err)
 {
 	if (!sc_valid_name(name) || !strcmp(name, "host"))
 		return sc_fail(err, 0, "bad image name '%.64s' (letters, digits, '.', '_', '-'; not 'host')", name);
@@ -380,7 +373,7 @@ int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use
 	int rc = -1;
 	if (rootfs_store_open(&st, data_root, err) < 0)
 		return -1;
-	if (rootfs_store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, &run, err) < 0)
+	if (rootfs_store_work_begin(&st, &w, err) < 0 || recipe_start(abs, &w, name, hook, &run, err) < 0)
 		goto out;
 	struct build_ctx ctx = {.run = &run, .w = &w, .m = &m};
 	struct layer_source src = {.open = build_open, .close = build_close, .ctx = &ctx,
@@ -402,8 +395,6 @@ int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use
 	}
 out:
 	recipe_stop(&run);
-	for (size_t i = 0; run.forwarding && i < SC_ARRAY_LEN(FORWARDED); i++)
-		sigaction(FORWARDED[i], &run.saved[i], NULL);
 	rootfs_store_work_end(&w);
 	rootfs_store_close(&st);
 	rootfs_manifest_free(&m);

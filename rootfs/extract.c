@@ -101,13 +101,15 @@ static int set_owner(struct extractor *x, int dir, const char *name, int fd, uin
 	return rc < 0 ? sc_fail(err, errno, "chown %s", name) : 0;
 }
 
-/* "./a//b/" -> "a/b"; refuses absolute paths, "..", over-long names. */
-static int normalize(const char *in, char *out, size_t size, struct sc_err *err)
+int rootfs_member_path(const char *in, bool absolute_ok, char *out, size_t size,
+		       struct sc_err *err)
 {
-	if (in[0] == '/')
-		return sc_fail(err, 0, "refused: the archive has an absolute path '%.200s'", in);
-	size_t used = 0, depth = 0;
 	const char *p = in;
+	if (*p == '/' && !absolute_ok)
+		return sc_fail(err, 0, "refused: the archive has an absolute path '%.200s'", in);
+	while (*p == '/')
+		p++;
+	size_t used = 0, depth = 0;
 	while (*p) {
 		const char *end = strchrnul(p, '/');
 		size_t len = (size_t)(end - p);
@@ -318,7 +320,7 @@ static int make_hardlink(struct extractor *x, int dir, const char *name, const c
 			 const struct tar_entry *e, struct sc_err *err)
 {
 	char target[TAR_PATH_MAX];
-	if (normalize(e->link, target, sizeof(target), err) < 0)
+	if (rootfs_member_path(e->link, false, target, sizeof(target), err) < 0)
 		return -1;
 	if (!target[0] || !strcmp(target, path))
 		return sc_fail(err, 0, "refused: hard link '%.200s' to '%.200s'", e->path, e->link);
@@ -424,7 +426,7 @@ static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_ent
 		       struct sc_err *err)
 {
 	char path[TAR_PATH_MAX];
-	if (normalize(e->path, path, sizeof(path), err) < 0)
+	if (rootfs_member_path(e->path, false, path, sizeof(path), err) < 0)
 		return -1;
 	if (!path[0]) {
 		if (e->type != TAR_DIR)
@@ -472,7 +474,7 @@ static int apply_entry(struct extractor *x, struct tar_reader *t, struct tar_ent
 int rootfs_extractor_mkdirs(struct extractor *x, const char *path, struct sc_err *err)
 {
 	char rel[TAR_PATH_MAX];
-	if (normalize(path[0] == '/' ? path + 1 : path, rel, sizeof(rel), err) < 0)
+	if (rootfs_member_path(path[0] == '/' ? path + 1 : path, false, rel, sizeof(rel), err) < 0)
 		return -1;
 	int fd = open_dir(x, rel, true, err);
 	if (fd < 0)

@@ -77,6 +77,13 @@ ssize_t rootfs_tar_read(struct tar_reader *t, void *buf, size_t len, struct sc_e
 
 /* ---- the checked extractor (extract.c) ---- */
 
+/* The one rule for a path inside an archive: "./a//b/" -> "a/b" in out
+ * ("" for the top); ".." anywhere, a name over 255 bytes, more than 256
+ * levels or more than size bytes are refused, and so is an absolute path
+ * unless absolute_ok (then its leading slashes are dropped). */
+int rootfs_member_path(const char *in, bool absolute_ok, char *out, size_t size,
+		       struct sc_err *err);
+
 struct idshift {
 	bool chown;         /* root: chown entries to start + id */
 	bool shifted;       /* start is the cells' range (else 0: the image's

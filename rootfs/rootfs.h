@@ -81,12 +81,23 @@ struct rootfs_report {
 	double seconds;
 };
 
+/* A recipe runs in a process group of its own, so that a terminal's ^C
+ * does not reach it: `group` is told the group's id when the recipe starts
+ * and 0 once it is gone (before its id can be reused), so that the caller
+ * can pass signals on to it. The library installs no signal handler. */
+struct rootfs_recipe_hook {
+	void (*group)(void *ctx, pid_t pgid);
+	void *ctx;
+};
+
 /* Run a recipe (a shell script, see docs/images.md) and store its root
  * filesystem as image `name`. The recipe's output goes to log (stderr).
- * An image being replaced must not be in use by a cell (in_use). */
+ * An image being replaced must not be in use by a cell (in_use). hook may
+ * be NULL. */
 int rootfs_image_build(const char *data_root, const struct rootfs_in_use *in_use, const char *name,
 		       const char *recipe, const struct rootfs_limits *lim,
-		       struct rootfs_report *rep, struct sc_err *err);
+		       const struct rootfs_recipe_hook *hook, struct rootfs_report *rep,
+		       struct sc_err *err);
 
 /* Import a `docker save` archive or an OCI image layout (directory or tar).
  * Warnings (an archive with several images) go to log (may be NULL). */

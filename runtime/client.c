@@ -125,23 +125,45 @@ static int rsp_error(const struct cell *c, const struct proto_rsp *r, struct sc_
 	return sc_fail(err, 0, "cell '%s': %s", c->name, r->text);
 }
 
-int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
+/* Connect and send a packed request (with fds to pass, if any): the
+ * socket to read the answer from, or -1. */
+static int send_to_cell(const struct cell *c, const char *buf, size_t len, const int *fds,
+			int nfds, struct sc_err *err)
 {
-	_cleanup_fd_ int sock = connect_cell(c, err);
+	int sock = connect_cell(c, err);
 	if (sock < 0)
 		return -1;
-	struct proto_req h = {.kind = REQ_INFO};
+	if (send_request(sock, buf, len, fds, nfds, err) < 0) {
+		close(sock);
+		return -1;
+	}
+	return sock;
+}
+
+/* A request of a header only, answered by one record of kind `want`. */
+static int simple_request(struct cell *c, struct proto_req *h, uint32_t want, struct proto_rsp *r,
+			  struct sc_err *err)
+{
 	size_t len;
-	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
+	_cleanup_free_ char *buf = pack(c, h, NULL, NULL, NULL, &len);
 	if (!buf)
 		return sc_fail(err, errno, "request");
-	if (send_request(sock, buf, len, NULL, 0, err) < 0)
+	_cleanup_fd_ int sock = send_to_cell(c, buf, len, NULL, 0, err);
+	if (sock < 0)
 		return -1;
-	struct proto_rsp r;
-	if (recv_rsp(sock, &r) < 0)
+	if (recv_rsp(sock, r) < 0)
 		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
-	if (r.kind != RSP_INFO)
-		return rsp_error(c, &r, err);
+	if (r->kind != want)
+		return rsp_error(c, r, err);
+	return 0;
+}
+
+int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err)
+{
+	struct proto_req h = {.kind = REQ_INFO};
+	struct proto_rsp r;
+	if (simple_request(c, &h, RSP_INFO, &r, err) < 0)
+		return -1;
 	*nprocs = r.nprocs;
 	*nexecs = r.nexecs;
 	return 0;
@@ -149,22 +171,9 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 
 int rt_set_command_memory(struct cell *c, uint64_t bytes, struct sc_err *err)
 {
-	_cleanup_fd_ int sock = connect_cell(c, err);
-	if (sock < 0)
-		return -1;
 	struct proto_req h = {.kind = REQ_SET_MEMORY, .max_size = bytes};
-	size_t len;
-	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
-	if (!buf)
-		return sc_fail(err, errno, "request");
-	if (send_request(sock, buf, len, NULL, 0, err) < 0)
-		return -1;
 	struct proto_rsp r;
-	if (recv_rsp(sock, &r) < 0)
-		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
-	if (r.kind != RSP_EXIT)
-		return rsp_error(c, &r, err);
-	return 0;
+	return simple_request(c, &h, RSP_EXIT, &r, err);
 }
 
 struct exec_io {
@@ -329,8 +338,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		io.rd[k] = p[0];
 		fds[k + 1] = ours[k + 1] = p[1];
 	}
-	if ((sock = connect_cell(c, err)) < 0 ||
-	    send_request(sock, buf, len, fds, 3, err) < 0)
+	if ((sock = send_to_cell(c, buf, len, fds, 3, err)) < 0)
 		goto out;
 	for (int k = 0; k < 3; k++)
 		sc_closep(&ours[k]);
@@ -400,14 +408,7 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, j->path, &len);
 	if (!buf)
 		return sc_fail(err, errno == E2BIG ? ENAMETOOLONG : errno, "cell path");
-	int sock = connect_cell(c, err);
-	if (sock < 0)
-		return -1;
-	if (send_request(sock, buf, len, &theirs, 1, err) < 0) {
-		close(sock);
-		return -1;
-	}
-	return sock;
+	return send_to_cell(c, buf, len, &theirs, 1, err);
 }
 
 /* A write to a pipe the cell closed must fail with EPIPE, not kill us.

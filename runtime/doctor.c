@@ -292,6 +292,19 @@ os_fail:
 
 /* Root on a v1 or hybrid host: a test cgroup in each v1 hierarchy, with a
  * limit per controller, made and removed the way a cell's are. */
+/* A test cgroup "doctor-PID" with a small limit per controller in ctrls. */
+static int test_cgroup_create(struct cell_cgroup *cg, unsigned ctrls, struct sc_err *err)
+{
+	struct cell_spec spec;
+	memset(&spec, 0, sizeof(spec));
+	spec.limits.memory = (ctrls & CG_CTRL_MEMORY) ? 64ull << 20 : 0;
+	spec.limits.pids = (ctrls & CG_CTRL_PIDS) ? 64 : 0;
+	spec.limits.cpus = (ctrls & CG_CTRL_CPU) ? 0.5 : 0;
+	char id[64];
+	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
+	return rt_cgroup_create(cg, id, &spec, &spec.limits, err);
+}
+
 static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struct cg_host *h)
 {
 	const char *mode = rt_cg_mode_name(h->mode);
@@ -305,16 +318,9 @@ static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struc
 			snprintf(where + used, sizeof(where) - used, "%s%.40s", used ? " " : "",
 				 h->v1_mount[CG_CTRL_INDEX(bit)]);
 	}
-	struct cell_spec spec;
-	memset(&spec, 0, sizeof(spec));
-	spec.limits.memory = (ctrls & CG_CTRL_MEMORY) ? 64ull << 20 : 0;
-	spec.limits.pids = (ctrls & CG_CTRL_PIDS) ? 64 : 0;
-	spec.limits.cpus = (ctrls & CG_CTRL_CPU) ? 0.5 : 0;
 	struct cell_cgroup cg;
 	struct sc_err err = {0};
-	char id[64];
-	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
-	if (rt_cgroup_create(&cg, id, &spec, &spec.limits, &err) < 0 || !cg.active) {
+	if (test_cgroup_create(&cg, ctrls, &err) < 0 || !cg.active) {
 		d->cgroup_failed = true;
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: cgroup v1 test cgroup: %.250s", mode,
 		    cg.active ? cg.why : err.msg);
@@ -397,16 +403,9 @@ static void check_cgroups(struct doctor *d)
 	}
 
 	/* The real thing: a cgroup with a limit per delegated controller. */
-	struct cell_spec spec;
-	memset(&spec, 0, sizeof(spec));
-	spec.limits.memory = (deleg & CG_CTRL_MEMORY) ? 64ull << 20 : 0;
-	spec.limits.pids = (deleg & CG_CTRL_PIDS) ? 64 : 0;
-	spec.limits.cpus = (deleg & CG_CTRL_CPU) ? 0.5 : 0;
 	struct cell_cgroup cg;
 	struct sc_err err = {0};
-	char id[64];
-	snprintf(id, sizeof(id), "doctor-%d", (int)getpid());
-	if (rt_cgroup_create(&cg, id, &spec, &spec.limits, &err) < 0) {
+	if (test_cgroup_create(&cg, deleg, &err) < 0) {
 		d->cgroup_failed = true;
 		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    err.msg);

@@ -103,3 +103,21 @@ sc_debian() {
 # installing (dpkg's path-exclude would filter every package through
 # mmtarfilter, which costs more time than the build saves).
 SC_SMALL='--customize-hook=rm -rf "$1"/usr/share/man/* "$1"/usr/share/doc/* "$1"/usr/share/locale/* "$1"/usr/share/info/*'
+
+# sc_code_image PACKAGES: the defaults and the build of an image for code
+# (python.sh, code.sh): Debian 12 with PACKAGES (comma-separated);
+# matplotlib draws to files (Agg); pip may install into the system (the
+# cell is the sandbox); cells start in /testbed, in bash.
+sc_code_image() {
+	sc_env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	sc_env LANG=C.UTF-8
+	sc_env MPLBACKEND=Agg
+	sc_env PIP_BREAK_SYSTEM_PACKAGES=1
+	sc_env PIP_ROOT_USER_ACTION=ignore
+	sc_env PYTHONUNBUFFERED=1
+	sc_workdir /testbed
+	sc_cmd /bin/bash
+	sc_debian bookworm apt --include="$1" \
+		--customize-hook='printf "backend: Agg\n" >"$1/etc/matplotlibrc"' \
+		--customize-hook='mkdir -p "$1/testbed"' "$SC_SMALL"
+}

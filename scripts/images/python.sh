@@ -6,19 +6,8 @@
 # sandbox): PIP_BREAK_SYSTEM_PACKAGES=1.
 . "$SANDCELL_RECIPE_DIR/lib.sh"
 
-sc_env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-sc_env LANG=C.UTF-8
-sc_env MPLBACKEND=Agg
-sc_env PIP_BREAK_SYSTEM_PACKAGES=1
-sc_env PIP_ROOT_USER_ACTION=ignore
-sc_env PYTHONUNBUFFERED=1
-sc_workdir /testbed
-sc_cmd /bin/bash
-
 pkgs=python3,python3-pip,python3-venv,python3-dev,python3-numpy,python3-scipy,python3-sympy
 pkgs=$pkgs,python3-matplotlib,python3-mpmath,python3-pandas,python3-chardet,ipython3
 pkgs=$pkgs,git,curl,wget,ca-certificates,build-essential,procps,less,nano,unzip,xz-utils
 
-sc_debian bookworm apt --include="$pkgs" \
-	--customize-hook='printf "backend: Agg\n" >"$1/etc/matplotlibrc"' \
-	--customize-hook='mkdir -p "$1/testbed"' "$SC_SMALL"
+sc_code_image "$pkgs"

@@ -21,10 +21,10 @@
 
 static char *numbered_lines(size_t n)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	for (size_t i = 1; i <= n; i++)
-		agent_sbuf_printf(&b, "%zu\n", i);
-	return agent_sbuf_take(&b);
+		sc_sbuf_printf(&b, "%zu\n", i);
+	return sc_sbuf_take(&b);
 }
 
 static void test_truncate_lines(void **state)
@@ -146,14 +146,14 @@ static void test_edit_insert(void **state)
 
 static void test_edit_view(void **state)
 {
-	struct sbuf b = {0};
+	struct sc_sbuf b = {0};
 	const char *s = "one\ntwo\nthree\n";
 	agent_edit_number_lines(&b, s, strlen(s), 2, 3);
 	assert_string_equal(b.s, "     2\ttwo\n     3\tthree\n");
-	agent_sbuf_free(&b);
+	sc_sbuf_free(&b);
 	agent_edit_number_lines(&b, "a\nb", 3, 1, 99);
 	assert_string_equal(b.s, "     1\ta\n     2\tb\n");
-	agent_sbuf_free(&b);
+	sc_sbuf_free(&b);
 
 	char msg[300];
 	assert_int_equal(agent_edit_check_range(1, -1, 3, msg, sizeof(msg)), 0);
