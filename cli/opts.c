@@ -262,9 +262,7 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 		cli_fail(&err);
 		return -1;
 	}
-	for (size_t i = 0; i < o->img.nlayers; i++)
-		spec->layers[spec->nlayers++] = o->img.layers[i];
-	spec->idmap_layers = o->img.idmap;
+	cell_spec_set_layers(spec, &o->img);
 	for (char **e = o->img.env; e && *e; e++)
 		if (cell_spec_setenv(spec, *e, &err) < 0) {
 			cli_fail(&err);

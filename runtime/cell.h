@@ -139,6 +139,10 @@ void cell_spec_init(struct cell_spec *spec);
  * pointers into p stay referenced, so p must outlive spec. */
 int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
 			   struct sc_err *err);
+/* The image's layers (pointers into img, which must outlive spec) and the
+ * form they are stored in (idmapped or shifted). Only the layers: its env
+ * and workdir are defaults the caller weighs against its own. */
+void cell_spec_set_layers(struct cell_spec *spec, const struct rootfs_image *img);
 /* Add or replace KEY=VAL. */
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err);
 /* Egress by allowlist with these rules (NULL: none): sets spec->egress and

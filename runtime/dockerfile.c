@@ -275,9 +275,7 @@ static int step_cell_start(struct df_state *s, struct step_cell *c, bool with_ar
 	c->spec = *s->b->spec;
 	if (rootfs_image_open(cell_data_root(), s->cur, &c->img, s->err) < 0)
 		return -1;
-	c->spec.nlayers = 0;
-	for (size_t i = 0; i < c->img.nlayers; i++)
-		c->spec.layers[c->spec.nlayers++] = c->img.layers[i];
+	cell_spec_set_layers(&c->spec, &c->img);
 	c->spec.image_name = s->cur;
 	c->spec.argv = NULL;
 	c->spec.die_with_creator = true;

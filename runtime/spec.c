@@ -25,6 +25,14 @@ void cell_spec_init(struct cell_spec *spec)
 	spec->egress_log_fd = -1;
 }
 
+void cell_spec_set_layers(struct cell_spec *spec, const struct rootfs_image *img)
+{
+	spec->nlayers = 0;
+	for (size_t i = 0; i < img->nlayers && i < CELL_MAX_LAYERS; i++)
+		spec->layers[spec->nlayers++] = img->layers[i];
+	spec->idmap_layers = img->idmap;
+}
+
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err)
 {
 	const char *eq = strchr(kv, '=');

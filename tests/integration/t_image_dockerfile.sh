@@ -55,6 +55,10 @@ assert r[\"source\"].startswith(\"dockerfile:\"), r"' "$OUT"
 sc run --image app -- sh -c 'cat /built.txt; pwd; echo "$GREETING/$OTHER"; cat where.txt hello.txt copied-again.txt /data/deeper/n.txt'
 check "RUN, ENV, WORKDIR, ARG and COPY are in the image" \
 	out_is "$(printf 'built by tests\n/opt/app\nhello world/two\n/opt/app\nfrom the context\nfrom the context\nnested')"
+sc run --image app -- ls -lnd /built.txt /opt/app /bin/busybox /tmp
+export OUT
+check "what RUN and COPY made, and the base's files, are owned by the cell's root" \
+	bash -c '[ "$(printf "%s\n" "$OUT" | awk "{print \$3\":\"\$4}" | sort -u)" = 0:0 ] && [ "$(printf "%s\n" "$OUT" | grep -c .)" -eq 4 ]'
 sc image ls --json
 check "CMD, USER and LABEL are recorded in the image's config" bash -c 'printf "%s" "$0" | python3 -c "
 import json,sys
