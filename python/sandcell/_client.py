@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import shutil
+import stat
 import signal
 import socket
 import subprocess
@@ -208,12 +209,40 @@ _servers = {}
 _servers_lock = threading.Lock()
 
 
+_DIR_PREFIX = "sandcell-py-"
+
+
+def _sweep_stale_dirs():
+    """Remove the directories of private servers whose Python process died
+    without cleaning up (SIGKILL): sandcell-py-PID-*, ours, PID gone. The
+    server itself died with its parent (the parent-death signal)."""
+    top = tempfile.gettempdir()
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_DIR_PREFIX):
+            continue
+        pid = name[len(_DIR_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or os.path.exists("/proc/" + pid):
+            continue
+        path = os.path.join(top, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class PrivateServer:
     """`sandcell serve --listen unix:DIR/s` with DIR a fresh 0700 directory."""
 
     def __init__(self, args=(), pool=2):
         global _launcher
-        self.dir = tempfile.mkdtemp(prefix="sandcell-py-")
+        _sweep_stale_dirs()
+        self.dir = tempfile.mkdtemp(prefix="%s%d-" % (_DIR_PREFIX, os.getpid()))
         os.chmod(self.dir, 0o700)
         self.sock = os.path.join(self.dir, "s")
         self.errpath = os.path.join(self.dir, "serve.err")

@@ -2,6 +2,7 @@
 import os
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -63,6 +64,31 @@ class TestPrivateServer(unittest.TestCase):
         self.assertIsNotNone(srv.proc.poll())
         self.assertEqual(srv.proc.returncode, 0)
         self.assertFalse(os.path.exists(srv.dir))
+
+    def test_a_killed_client_leaves_nothing(self):
+        # a Python process SIGKILLed with its private server up: the server
+        # dies with it, and the next private server removes its directory
+        child = subprocess.run(
+            [sys.executable, "-c",
+             "import os, signal, sys\n"
+             "sys.path.insert(0, sys.argv[1])\n"
+             "from sandcell import _client\n"
+             "s = _client.PrivateServer()\n"
+             "print(s.dir, s.proc.pid, flush=True)\n"
+             "os.kill(os.getpid(), signal.SIGKILL)\n",
+             os.path.dirname(_util.HERE)],
+            capture_output=True, text=True, timeout=180)
+        self.assertEqual(child.returncode, -9, child.stderr)
+        left_dir, serve_pid = child.stdout.split()
+        self.assertTrue(_util.wait_for(lambda: not os.path.exists("/proc/" + serve_pid), 60),
+                        "the private server outlived its client")
+        self.assertTrue(os.path.isdir(left_dir))
+        srv = _client.PrivateServer()
+        try:
+            self.assertFalse(os.path.exists(left_dir))
+            self.assertTrue(os.path.isdir(srv.dir))
+        finally:
+            srv.stop()
 
     def test_a_missing_binary_says_what_to_do(self):
         with mock.patch.dict(os.environ, {"SANDCELL_BIN": "/nonexistent/sandcell"}):
