@@ -17,6 +17,7 @@
 #include "copy.h"
 #include "internal.h"
 #include "proto.h"
+#include "sigpipe.h"
 #include "tty.h"
 
 _Static_assert(sizeof(((struct cell *)0)->token) == PROTO_TOKEN_LEN, "token sizes");
@@ -180,6 +181,7 @@ struct exec_io {
 	int rd[2];
 	struct capture cap[2];
 	struct rt_tty tty; /* req->tty: the command's pty */
+	struct rt_tty_in tin; /* no pty: a terminal on stdin, relayed */
 	int winch;         /* req->tty: SIGWINCH as a signalfd, or -1 */
 	int cancel;        /* readable: give up the command (-1: none) */
 	bool cancelled;
@@ -220,8 +222,14 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 	*have = false;
 	double drain_until = 0;
 	for (;;) {
-		struct pollfd p[7];
-		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1, icancel = -1;
+		struct pollfd p[9];
+		int n = 0, isock = -1, i0 = -1, i1 = -1, itty = -1, icancel = -1, itin = -1;
+		if (*have)
+			rt_tty_in_close(&io->tin); /* the terminal is the user's again */
+		if (io->tin.wr >= 0) {
+			itin = n;
+			n += rt_tty_in_poll_add(&io->tin, p + n);
+		}
 		if (!*have)
 			p[isock = n++] = (struct pollfd){.fd = sock, .events = POLLIN};
 		if (!*have && io->cancel >= 0)
@@ -285,6 +293,8 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
 		if (itty >= 0)
 			rt_tty_poll_done(&io->tty, p + itty);
+		if (itin >= 0)
+			rt_tty_in_poll_done(&io->tin, p + itin);
 		if (iwinch >= 0 && p[iwinch].revents)
 			take_winch(io);
 	}
@@ -313,6 +323,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	int rc = -1;
 	_cleanup_fd_ int sock = -1;
 	rt_tty_init(&io.tty);
+	rt_tty_in_init(&io.tin);
 	if (req->tty) {
 		if (req->stdout_fd < 0)
 			return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
@@ -320,7 +331,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 			return -1;
 		fds[0] = fds[1] = fds[2] = io.tty.slave;
 		io.winch = catch_winch(&oldmask); /* -1: sizes are not followed */
-	} else if (rt_tty_guard_stdio(fds, ours, err) < 0) {
+	} else if (rt_tty_guard_stdio(fds, ours, &io.tin, err) < 0) {
 		goto out;
 	}
 	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
@@ -379,6 +390,7 @@ out:
 		sc_capture_free(&io.cap[k]);
 	}
 	rt_tty_close(&io.tty);
+	rt_tty_in_close(&io.tin);
 	if (io.winch >= 0) {
 		close(io.winch);
 		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
@@ -411,43 +423,6 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 	return send_to_cell(c, buf, len, &theirs, 1, err);
 }
 
-/* A write to a pipe the cell closed must fail with EPIPE, not kill us.
- * The SIGPIPE of a write goes to the writing thread, so blocking it in
- * this thread only, and taking one that came while blocked, changes
- * nothing for other threads (unlike toggling the process-wide handler). */
-struct sigpipe_guard {
-	sigset_t old;
-	bool was_pending;
-};
-
-static bool sigpipe_pending(void)
-{
-	sigset_t p;
-	return sigpending(&p) == 0 && sigismember(&p, SIGPIPE) == 1;
-}
-
-static void sigpipe_block(struct sigpipe_guard *g)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	g->was_pending = sigpipe_pending();
-	pthread_sigmask(SIG_BLOCK, &set, &g->old);
-}
-
-static void sigpipe_restore(struct sigpipe_guard *g)
-{
-	if (!g->was_pending && sigpipe_pending()) {
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGPIPE);
-		struct timespec zero = {0};
-		while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
-
 /* Run the job; *wstatus is the worker's wait status. An error the cell
  * reports (RSP_ERROR) wins over ours, ours over the worker's status. */
 static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
@@ -462,10 +437,10 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	if (sock < 0)
 		return -1;
 	struct sc_err local = {0};
-	struct sigpipe_guard g;
-	sigpipe_block(&g);
+	struct rt_sigpipe_guard g;
+	rt_sigpipe_block(&g);
 	int rc = j->ours(mine, j->ctx, &local);
-	sigpipe_restore(&g);
+	rt_sigpipe_restore(&g);
 	sc_closep(&mine);
 	struct proto_rsp r;
 	/* Where we send and fail of our own accord (the size limit, a file

@@ -20,6 +20,7 @@ struct run_io {
 	int out_rd, err_rd; /* capture pipes, -1 when passed through */
 	struct capture out, err;
 	struct rt_tty tty;  /* spec->tty: the cell's pty */
+	struct rt_tty_in tin; /* no pty: a terminal on stdin, relayed */
 	int guard[3];       /* stand-ins for the caller's terminal (no pty) */
 };
 
@@ -77,8 +78,11 @@ static void relay_signal(struct relay *r)
 static void relay_loop(struct relay *r)
 {
 	for (;;) {
-		struct pollfd p[7];
+		struct pollfd p[9];
 		int n = 0, ipid = -1, ist = -1, iout = -1, ierr = -1, isig = -1, itty = -1;
+		int itin = -1;
+		if (r->exited)
+			rt_tty_in_close(&r->io->tin); /* the terminal is the user's again */
 		if (!r->exited)
 			p[ipid = n++] = (struct pollfd){.fd = r->pidfd, .events = POLLIN};
 		if (r->status_rd >= 0)
@@ -95,6 +99,10 @@ static void relay_loop(struct relay *r)
 		if (!r->exited && r->io->tty.master >= 0) {
 			itty = n;
 			n += rt_tty_poll_add(&r->io->tty, p + n);
+		}
+		if (!r->exited && r->io->tin.wr >= 0) {
+			itin = n;
+			n += rt_tty_in_poll_add(&r->io->tin, p + n);
 		}
 		if (!r->exited)
 			p[isig = n++] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
@@ -124,6 +132,8 @@ static void relay_loop(struct relay *r)
 			relay_signal(r);
 		if (itty >= 0)
 			rt_tty_poll_done(&r->io->tty, p + itty);
+		if (itin >= 0)
+			rt_tty_in_poll_done(&r->io->tin, p + itin);
 		if (ipid >= 0 && p[ipid].revents)
 			r->exited = true;
 	}
@@ -187,7 +197,7 @@ static int prepare_io(const struct cell_spec *spec, struct run_io *io, int stdio
 	stdio[0] = spec->stdin_fd;
 	stdio[1] = spec->stdout_fd;
 	stdio[2] = spec->stderr_fd;
-	if (rt_tty_guard_stdio(stdio, io->guard, err) < 0)
+	if (rt_tty_guard_stdio(stdio, io->guard, &io->tin, err) < 0)
 		return -1;
 	if (spec->stdout_fd < 0 && make_capture(&io->out_rd, &stdio[1], &io->out, limit, err) < 0)
 		return -1;
@@ -227,6 +237,7 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	struct rt_start st;
 	struct run_io io = {.out_rd = -1, .err_rd = -1, .guard = {-1, -1, -1}};
 	rt_tty_init(&io.tty);
+	rt_tty_in_init(&io.tin);
 	int stdio[3] = {-1, -1, -1}, rc = -1;
 	_cleanup_fd_ int sigfd = -1;
 	sigset_t oldmask;
@@ -242,6 +253,8 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	if ((sigfd = block_relayed_signals(&oldmask, err)) < 0)
 		goto out;
 	signals_blocked = true;
+	st.host_only[0] = io.tin.wr;
+	st.host_only[1] = io.tin.term;
 	if (rt_start(&st, spec, cell_id, stdio, err) < 0)
 		goto out;
 	if (st.egress_fd >= 0 &&
@@ -295,6 +308,7 @@ out:
 	sc_capture_free(&io.out);
 	sc_capture_free(&io.err);
 	rt_tty_close(&io.tty);
+	rt_tty_in_close(&io.tin);
 	for (int k = 0; k < 3; k++)
 		sc_closep(&io.guard[k]);
 	return rc;

@@ -174,8 +174,7 @@ static pid_t clone_cell(int cgroup_fd, int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
-/* In the child: put the cell's stdio on 0/1/2 before anything else. */
-static void child_stdio(int in, int out, int errfd)
+static void put_stdio(int in, int out, int errfd)
 {
 	int devnull = -1;
 	if (in < 0 || out < 0 || errfd < 0)
@@ -191,6 +190,21 @@ static void child_stdio(int in, int out, int errfd)
 		dup2(errfd, 2);
 }
 
+/* In the child: drop the host side's own fds, then put the cell's stdio
+ * on 0/1/2 before anything else (and close where they came from: init
+ * never execs, and must not keep a pipe's write end or a terminal). */
+static void child_stdio(const int stdio[3], const int host_only[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (host_only[i] >= 0 && host_only[i] != stdio[0] && host_only[i] != stdio[1] &&
+		    host_only[i] != stdio[2])
+			close(host_only[i]);
+	put_stdio(stdio[0], stdio[1], stdio[2]);
+	for (int k = 0; k < 3; k++)
+		if (stdio[k] > 2)
+			close(stdio[k]);
+}
+
 void rt_start_init(struct rt_start *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -199,6 +213,7 @@ void rt_start_init(struct rt_start *st)
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
 	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = st->tty_master = -1;
+	st->host_only[0] = st->host_only[1] = -1;
 	st->cg.dir_fd = -1;
 }
 
@@ -264,7 +279,7 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	if (st->pid == 0) {
 		close(status[0]);
 		close(sync[0]);
-		child_stdio(stdio[0], stdio[1], stdio[2]);
+		child_stdio(stdio, st->host_only);
 		rt_child_main(plan);
 	}
 	sc_closep(&status[1]);

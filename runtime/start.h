@@ -13,6 +13,9 @@ struct rt_start {
 	int sync_fd;   /* our end of the go channel */
 	int egress_fd; /* the cell's 127.0.0.1:3128 listener (spec->egress), or -1 */
 	int tty_master; /* spec->tty: the master of the cell's own pty, or -1 */
+	/* the host side's own fds (the stdin relay's write end and terminal),
+	 * which the child closes before anything else; -1: none */
+	int host_only[2];
 };
 
 void rt_start_init(struct rt_start *st);

@@ -219,33 +219,3 @@ void rt_tty_close(struct rt_tty *t)
 	sc_closep(&t->master);
 	sc_closep(&t->slave);
 }
-
-int rt_tty_guard_stdio(int fds[3], int ours[3], struct sc_err *err)
-{
-	if (fds[0] >= 0 && isatty(fds[0])) {
-		if ((ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-			return sc_fail(err, errno, "open /dev/null");
-		fds[0] = ours[0];
-	}
-	for (int k = 1; k < 3; k++) {
-		if (fds[k] < 0 || !isatty(fds[k]))
-			continue;
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[k]);
-		int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-		if (fd >= 0 && !isatty(fd)) {
-			close(fd);
-			fd = -1;
-			errno = ENOTTY;
-		}
-		if (fd < 0) {
-			/* a terminal we may not open again (another user's) */
-			sc_fail(err, errno, "cannot give the cell your terminal write-only (%s)",
-				k == 1 ? "stdout" : "stderr");
-			sc_err_hint(err, "use -t, or redirect the output to a file or pipe");
-			return -1;
-		}
-		fds[k] = ours[k] = fd;
-	}
-	return 0;
-}

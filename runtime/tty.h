@@ -41,9 +41,32 @@ void rt_tty_drain(struct rt_tty *t, int grace_ms);
 void rt_tty_close(struct rt_tty *t);
 
 /* Without a pty of its own (no -t), a cell never gets the caller's
- * terminal as it is: a terminal on stdin becomes /dev/null (its keys are
- * the user's, and TIOCSTI, TIOCLINUX and friends would work on it), one on
- * stdout or stderr is opened again write-only, so that the cell can write
- * to it but not read what the user types. fds[k] < 0 are left alone; the
- * fds put in place are stored in ours[k] (to be closed by the caller). */
-int rt_tty_guard_stdio(int fds[3], int ours[3], struct sc_err *err);
+ * terminal as it is (its keys are the user's, and TIOCSTI, TIOCLINUX and
+ * friends would work on it). A terminal on stdin is relayed (ttyin.c):
+ * the cell reads a pipe, and the host side copies what is typed into it.
+ * A terminal on stdout or stderr is opened again write-only, so that the
+ * cell can write to it but not read what the user types. fds[k] < 0 are
+ * left alone; the fds put in place are stored in ours[k] (to be closed by
+ * the caller once the cell has them); `in` is the relay to run while the
+ * command does (rt_tty_in_init'ed by the caller, idle when stdin is no
+ * terminal). */
+struct rt_tty_in {
+	int term;        /* the caller's terminal, read side (-1: no relay) */
+	bool own_term;   /* term was opened here (non-blocking), not borrowed */
+	int wr;          /* the write end of the cell's stdin pipe */
+	char buf[4096];  /* read from the terminal, not yet in the pipe */
+	size_t len, off;
+	int i_term, i_wr; /* indexes in the last pollfd set, -1: not there */
+};
+
+int rt_tty_guard_stdio(int fds[3], int ours[3], struct rt_tty_in *in, struct sc_err *err);
+
+void rt_tty_in_init(struct rt_tty_in *r);
+/* Add the relay's fds to p (room for 2); returns how many. */
+int rt_tty_in_poll_add(struct rt_tty_in *r, struct pollfd *p);
+/* Move what poll reported; at the terminal's EOF (^D) or when the cell's
+ * side is gone, the relay ends (the cell sees EOF). */
+void rt_tty_in_poll_done(struct rt_tty_in *r, const struct pollfd *p);
+/* The command has ended (or we give up): stop reading the terminal now
+ * and close the pipe. What was read and not taken is dropped. */
+void rt_tty_in_close(struct rt_tty_in *r);

@@ -8,8 +8,13 @@
 #              devpts (`tty` names /dev/pts/N), not the user's terminal, and
 #              the command's controlling terminal; typed input arrives; ^C
 #              interrupts the command; the user's terminal mode is restored
-#   no -t      a terminal on stdin becomes /dev/null in the cell (the typed
-#              keys stay the user's), one on stdout is written write-only
+#   no -t      a terminal on stdin is relayed: the cell reads a pipe that
+#              sandcell fills with what is typed (tty_typed.py: a terminal
+#              in its normal mode on stdin, the output to a pipe); typed
+#              input arrives, ^D ends it, the command sees a pipe (not a
+#              terminal, TIOCSTI on it fails), a command that exits without
+#              reading does not wait for the terminal, and keys typed after
+#              it are the user's again; one on stdout is written write-only
 #              (the cell cannot read the keys through it); run and exec -i
 #   winch      a window size change reaches the command (run -t, exec -t)
 #   tiocsti    with a policy that lets TIOCSTI through (a control shows the
@@ -18,7 +23,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 build_attacks tiocsti
-cp "$(dirname "$0")"/tty_{session,attack,winch,stdio}.py "$T_DIR/"
+cp "$(dirname "$0")"/tty_{session,attack,winch,stdio,typed}.py "$T_DIR/"
 cat >"$T_DIR/incell.py" <<'PY'
 import os, sys
 st = os.fstat(0)
@@ -75,6 +80,65 @@ check "run -t: the command did not go on" bash -c '! grep -q not-interrupted <<<
 check "run -t: the mode is restored after ^C" [ "$(field HOST-TTY-MODE-RESTORED)" = True ]
 
 # --- without -t, the user's terminal is not the cell's ---
+# the default policy without its TIOCSTI rule (what the kernel then says
+# is the fd's own answer)
+sc policy show default
+printf '%s' "$OUT" | python3 -c 'import json, sys
+p = json.load(sys.stdin)
+p["seccomp"]["rules"] = [r for r in p["seccomp"]["rules"] if "TIOCSTI" not in r.get("comment", "")]
+json.dump(p, open(sys.argv[1], "w"))' "$T_DIR/tiocsti-ok.json"
+chmod 644 "$T_DIR/tiocsti-ok.json"
+
+typed() { # TIMEOUT INPUT CMD...: sets RC and OUT (tty_typed.py)
+	local o
+	o=$(mktemp "$T_DIR/out.XXXXXX")
+	chmod 666 "$o"
+	as_user python3 "$T_DIR/tty_typed.py" "$@" >"$o" 2>&1 </dev/null
+	RC=$?
+	OUT=$(cat "$o")
+	ERR=""
+	rm -f "$o"
+}
+# nothing but what the test typed after the command had ended
+keys_after_only() { printf '%s\n' "$OUT" | grep -qxF "HOST-TTY-INPUT: b'sc-after-exit\\n'"; }
+typed_checks() { # WHAT SANDCELL-CMD...: stdin a terminal in its normal mode, no -t
+	local what=$1
+	shift
+	typed 120 'hello typed\n' "$@" -- sh -c 'echo READY; read x; echo "got:$x"'
+	check "$what, no -t: a typed line reaches the command" \
+		bash -c '[ "$RC" = 0 ] && grep -qx "got:hello typed" <<<"$0"' "$OUT"
+	check "$what, no -t: keys typed after the command ended are the user's" keys_after_only
+	typed 120 '@line one\nline two\n\x04' "$@" -- sh -c 'cat; echo CAT-ENDED'
+	check "$what, no -t: ^D ends cat" \
+		bash -c '[ "$RC" = 0 ] && [ "$(printf "%s\n" "$0" | head -3)" = "$(printf "line one\nline two\nCAT-ENDED")" ]' "$OUT"
+	typed 120 '@x\n' "$@" -- sh -c 'if [ -t 0 ]; then echo CELL-STDIN-TTY; else echo CELL-STDIN-NOT-TTY; fi; echo "CELL-FD0: $(readlink /proc/self/fd/0)"'
+	check "$what, no -t: the command's stdin is not a terminal" out_has "^CELL-STDIN-NOT-TTY"
+	check "$what, no -t: the command's stdin is a pipe ($(printf '%s\n' "$OUT" | sed -n 's/^CELL-FD0: //p'))" \
+		out_has "^CELL-FD0: pipe:\["
+	typed 120 '' "$@" -- sh -c 'exit 3'
+	check "$what, no -t: a command that reads nothing ends without waiting for the terminal" expect_rc 3
+	check "$what, no -t: and leaves the terminal to the user" keys_after_only
+	typed 120 '' "$@" -- sh -c 'exec 3<&0; sleep 600 <&3 >/dev/null 2>&1 3<&- & exit 5'
+	check "$what, no -t: a command that leaves a reader of its stdin behind ends" expect_rc 5
+	check "$what, no -t: and leaves the terminal to the user, too" keys_after_only
+}
+tiocsti_fd0='import errno, fcntl, termios
+try:
+    for c in b"echo sc-pushed-through-fd0\n":
+        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))
+    print("TIOCSTI-PUSHED")
+except OSError as e:
+    print("TIOCSTI-FAILED:", errno.errorcode[e.errno])'
+tiocsti_checks() { # WHAT SANDCELL-CMD...
+	local what=$1
+	shift
+	typed 120 '' "$@" -- python3 -c "$tiocsti_fd0"
+	# ENOTTY: the fd's own answer (a terminal that is not ours says EPERM)
+	check "$what, no -t: TIOCSTI on the command's stdin fails, not a terminal ($(printf '%s\n' "$OUT" | sed -n 's/^TIOCSTI-FAILED: //p'))" \
+		bash -c '[ "$RC" = 0 ] && grep -qx "TIOCSTI-FAILED: ENOTTY" <<<"$0"' "$OUT"
+	check "$what, no -t: nothing was pushed into the user's terminal" keys_after_only
+}
+
 stdio() { # TIMEOUT in|out CMD...: sets RC and OUT
 	local o
 	o=$(mktemp "$T_DIR/out.XXXXXX")
@@ -97,7 +161,13 @@ own_pty_checks "exec -i -t" "$([ "$T_UID" -eq 0 ] && echo named)"
 stdio 60 in "$SC_BIN" exec -i "$name" -- sh -c "$reads_stdin"
 check "exec -i, stdin a terminal, no -t: the command's stdin is not a terminal" \
 	bash -c '[ "$RC" = 0 ] && grep -q "^STDIN-NOT-TTY" <<<"$0" && grep -q "^END" <<<"$0"' "$OUT"
-check "exec -i, stdin a terminal, no -t: the typed keys are still the user's" keys_left
+check "exec -i, stdin a terminal, no -t: the typed keys reach the command" \
+	bash -c 'grep -qx "sc-typed-keys" <<<"$0"' "$OUT"
+typed_checks "exec -i" "$SC_BIN" exec -i "$name"
+sc create --policy "$T_DIR/tiocsti-ok.json" "$name-ti"
+check "create with TIOCSTI allowed by the filter works" expect_rc 0
+tiocsti_checks "exec -i" "$SC_BIN" exec -i "$name-ti"
+sc rm -f "$name-ti"
 
 # --- window size changes (SIGWINCH) reach the command ---
 winch='import os, signal
@@ -128,9 +198,10 @@ sc rm -f "$name"
 stdio 60 in "$SC_BIN" run -- sh -c "$reads_stdin"
 check "run, stdin a terminal, no -t: the cell's stdin is not a terminal" \
 	bash -c '[ "$RC" = 0 ] && grep -q "^STDIN-NOT-TTY" <<<"$0" && grep -q "^END" <<<"$0"' "$OUT"
-check "run, stdin a terminal, no -t: the cell did not read the typed keys" \
-	bash -c '! grep -q "sc-typed-keys.*END\|^sc-typed" <<<"$0"' "$OUT"
-check "run, stdin a terminal, no -t: the typed keys are still the user's" keys_left
+check "run, stdin a terminal, no -t: the typed keys reach the command" \
+	bash -c 'grep -qx "sc-typed-keys" <<<"$0"' "$OUT"
+typed_checks run "$SC_BIN" run
+tiocsti_checks run "$SC_BIN" run --policy "$T_DIR/tiocsti-ok.json"
 reads_stdout='if [ -t 1 ]; then echo OUT-IS-TTY; fi; echo written
 if head -c 14 <&1 >&2 2>/dev/null; then echo READ-DONE >&2; else echo READ-REFUSED >&2; fi'
 stdio 60 out "$SC_BIN" run -- sh -c "$reads_stdout"
@@ -145,13 +216,6 @@ check "-t with --json is a usage error (125)" expect_rc 125
 
 # --- TIOCSTI: unreachable under -t even where the filter would allow it ---
 if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 0)" = 1 ]; then
-	# the default policy without its TIOCSTI rule
-	sc policy show default
-	printf '%s' "$OUT" | python3 -c 'import json, sys
-p = json.load(sys.stdin)
-p["seccomp"]["rules"] = [r for r in p["seccomp"]["rules"] if "TIOCSTI" not in r.get("comment", "")]
-json.dump(p, open(sys.argv[1], "w"))' "$T_DIR/tiocsti-ok.json"
-	chmod 644 "$T_DIR/tiocsti-ok.json"
 	payload="echo sc-tty-tiocsti-$$"
 	attack() {
 		local o
