@@ -82,7 +82,7 @@ class TestPrivateServer(unittest.TestCase):
         left_dir, serve_pid = child.stdout.split()
         self.assertTrue(_util.wait_for(lambda: not os.path.exists("/proc/" + serve_pid), 60),
                         "the private server outlived its client")
-        self.assertTrue(os.path.isdir(left_dir))
+        # (another private server started meanwhile may have removed it already)
         srv = _client.PrivateServer()
         try:
             self.assertFalse(os.path.exists(left_dir))

@@ -93,8 +93,15 @@ sc_debian() {
 		[ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2{print $4}')" -ge 6291456 ] 2>/dev/null; then
 		tmp=/dev/shm
 	fi
+	# As root, mmdebstrap mounts /proc, /sys and /dev in its tree: in a
+	# mount namespace of its own they never show on the host and go with
+	# it, however it ends. (On the host they would also be locked children
+	# of /dev/shm in other users' namespaces, where a rootless mmdebstrap's
+	# non-recursive bind of /dev/shm then fails with EINVAL.)
+	private=
+	[ "$mode" = root ] && command -v unshare >/dev/null && private="unshare --mount --propagation private"
 	echo "recipe: mmdebstrap $suite ($variant, mode $mode) from $main, in ${tmp:-${TMPDIR:-/tmp}}" >&2
-	TMPDIR=${tmp:-${TMPDIR:-/tmp}} mmdebstrap "$@" "$suite" "$SANDCELL_OUT" \
+	TMPDIR=${tmp:-${TMPDIR:-/tmp}} $private mmdebstrap "$@" "$suite" "$SANDCELL_OUT" \
 		"deb $main $suite main" "deb $main $suite-updates main" \
 		"deb $sec $suite-security main"
 }
