@@ -835,6 +835,33 @@ static size_t utf8_unfinished(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* The events of a streamed answer (exec and code), without the newline. */
+static void put_output_event(FILE *f, int k, const char *d, size_t n)
+{
+	fprintf(f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
+	api_json_string(f, d, n);
+	fputc('}', f);
+}
+
+static void put_error_event(FILE *f, const char *msg)
+{
+	fputs("{\"type\":\"error\",\"detail\":", f);
+	api_json_string(f, msg, strlen(msg));
+	fputc('}', f);
+}
+
+/* Answer 200 with the NDJSON stream read by `rd` from ctx, which `fr`
+ * frees (and which is now the transport's). */
+static void stream_respond(struct api_response *resp, ssize_t (*rd)(void *, char *, size_t, int),
+			   void (*fr)(void *), void *ctx)
+{
+	resp->status = 200;
+	resp->content_type = "application/x-ndjson";
+	resp->stream = rd;
+	resp->stream_free = fr;
+	resp->stream_ctx = ctx;
+}
+
 /* Close jb and make it the event to send next; -1 when it could not be
  * written. */
 static int stream_take(struct exec_stream *x, struct jbuf *jb)
@@ -854,9 +881,8 @@ static int stream_event(struct exec_stream *x, int k, const char *d, size_t n)
 	struct jbuf jb;
 	if (!jopen(&jb))
 		return -1;
-	fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
-	api_json_string(jb.f, d, n);
-	fputs("}\n", jb.f);
+	put_output_event(jb.f, k, d, n);
+	fputc('\n', jb.f);
 	return stream_take(x, &jb);
 }
 
@@ -866,9 +892,7 @@ static int stream_result(struct exec_stream *x)
 	if (!jopen(&jb))
 		return -1;
 	if (x->rc < 0) {
-		fputs("{\"type\":\"error\",\"detail\":", jb.f);
-		api_json_string(jb.f, x->err.msg, strlen(x->err.msg));
-		fputc('}', jb.f);
+		put_error_event(jb.f, x->err.msg);
 	} else {
 		x->res.out_truncated = x->trunc[0];
 		x->res.err_truncated = x->trunc[1];
@@ -1080,11 +1104,7 @@ static void exec_stream_start(struct api *a, const char *id, struct cell *c, cJS
 		return;
 	}
 	x->running = true;
-	resp->status = 200;
-	resp->content_type = "application/x-ndjson";
-	resp->stream = exec_stream_read;
-	resp->stream_free = exec_stream_free;
-	resp->stream_ctx = x;
+	stream_respond(resp, exec_stream_read, exec_stream_free, x);
 }
 
 static void cells_exec(struct api *a, const char *id, const struct api_request *req,
@@ -1480,6 +1500,15 @@ static void code_run_line(struct code_run *r, struct jbuf *jb)
 	free(jb->buf);
 }
 
+static void code_run_output_line(struct code_run *r, int k, const char *d, size_t n)
+{
+	struct jbuf jb;
+	if (jopen(&jb)) {
+		put_output_event(jb.f, k, d, n);
+		code_run_line(r, &jb);
+	}
+}
+
 /* An output event: whole UTF-8 characters only (the rest waits for the
  * next chunk of the same stream; a stream's end comes with the result). */
 static void code_run_output(struct code_run *r, int k, const char *d, size_t n)
@@ -1495,13 +1524,8 @@ static void code_run_output(struct code_run *r, int k, const char *d, size_t n)
 	size_t hold = utf8_unfinished((const unsigned char *)buf, total);
 	memcpy(r->carry[k], buf + total - hold, hold);
 	r->ncarry[k] = hold;
-	struct jbuf jb;
-	if (total - hold && jopen(&jb)) {
-		fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
-		api_json_string(jb.f, buf, total - hold);
-		fputc('}', jb.f);
-		code_run_line(r, &jb);
-	}
+	if (total - hold)
+		code_run_output_line(r, k, buf, total - hold);
 	free(buf);
 }
 
@@ -1518,13 +1542,7 @@ static void code_run_event(void *ctx, const struct lang_event *ev)
 		return; /* plots come with the result */
 	for (int k = 0; k < 2; k++)
 		if (r->ncarry[k]) { /* a stream that ended mid-character */
-			struct jbuf jb;
-			if (jopen(&jb)) {
-				fprintf(jb.f, "{\"type\":\"%s\",\"data\":", k ? "stderr" : "stdout");
-				api_json_string(jb.f, (const char *)r->carry[k], r->ncarry[k]);
-				fputc('}', jb.f);
-				code_run_line(r, &jb);
-			}
+			code_run_output_line(r, k, (const char *)r->carry[k], r->ncarry[k]);
 			r->ncarry[k] = 0;
 		}
 	char *obj = NULL;
@@ -1561,9 +1579,7 @@ static void *code_run_main(void *arg)
 	if (r->rc < 0) {
 		struct jbuf jb;
 		if (jopen(&jb)) {
-			fputs("{\"type\":\"error\",\"detail\":", jb.f);
-			api_json_string(jb.f, r->err.msg, strlen(r->err.msg));
-			fputc('}', jb.f);
+			put_error_event(jb.f, r->err.msg);
 			code_run_line(r, &jb);
 		}
 	}
@@ -1697,11 +1713,7 @@ static void code_run_stream(struct code_run *r, struct api_response *resp)
 		return;
 	}
 	r->running = true;
-	resp->status = 200;
-	resp->content_type = "application/x-ndjson";
-	resp->stream = code_run_read;
-	resp->stream_free = code_run_free;
-	resp->stream_ctx = r;
+	stream_respond(resp, code_run_read, code_run_free, r);
 }
 
 static void cells_code(struct api *a, const char *id, bool session, const struct api_request *req,
