@@ -211,13 +211,6 @@ int rootfs_df_words(const char *text, rootfs_df_lookup fn, void *ctx, char ***ou
 	return 0;
 }
 
-void rootfs_df_words_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 /* ---- instructions ---- */
 
 /* A JSON array of strings, or NULL when the text is not one (Docker then
@@ -237,7 +230,7 @@ static char **json_argv(const char *text)
 	cJSON_ArrayForEach(it, j)
 	{
 		if (!v || !cJSON_IsString(it) || !(v[k++] = strdup(it->valuestring))) {
-			rootfs_df_words_free(v);
+			rootfs_strv_free(v);
 			cJSON_Delete(j);
 			return NULL;
 		}
@@ -296,7 +289,7 @@ static int check_from(struct parse *ps, unsigned line, const char *args)
 		rc = FAIL_AT(ps, line, "FROM ... AS (multi-stage build) is not supported");
 	else if (n != 1)
 		rc = FAIL_AT(ps, line, "FROM takes one image name");
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return rc;
 }
 
@@ -333,7 +326,7 @@ static int check_args(struct parse *ps, unsigned line, enum rootfs_df_op op, con
 		for (size_t i = 0; i < n && rc == 0; i++)
 			if (!strchr(w[i], '=') || w[i][0] == '=')
 				rc = FAIL_AT(ps, line, "LABEL takes KEY=VALUE pairs");
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return rc;
 }
 
@@ -369,15 +362,15 @@ static int add_instr(struct parse *ps, unsigned line, const char *text)
 			       op == ROOTFS_DF_COPY || op == ROOTFS_DF_ADD))
 		argv = json_argv(args);
 	if (argv && !argv[0] && op != ROOTFS_DF_CMD && op != ROOTFS_DF_ENTRYPOINT) {
-		rootfs_df_words_free(argv);
+		rootfs_strv_free(argv);
 		return FAIL_AT(ps, line, "%s needs arguments", key);
 	}
 	if (argv && (op == ROOTFS_DF_COPY || op == ROOTFS_DF_ADD) && !argv[1]) {
-		rootfs_df_words_free(argv);
+		rootfs_strv_free(argv);
 		return FAIL_AT(ps, line, "%s needs a source and a destination", key);
 	}
 	if (check_args(ps, line, (enum rootfs_df_op)op, args, argv != NULL) < 0) {
-		rootfs_df_words_free(argv);
+		rootfs_strv_free(argv);
 		return -1;
 	}
 	struct rootfs_df_instr *nv = realloc(ps->df->v, (ps->df->n + 1) * sizeof(*nv));
@@ -386,7 +379,7 @@ static int add_instr(struct parse *ps, unsigned line, const char *text)
 		if (nv)
 			ps->df->v = nv;
 		free(copy);
-		rootfs_df_words_free(argv);
+		rootfs_strv_free(argv);
 		return sc_fail(ps->err, ENOMEM, "parse %s", ps->file);
 	}
 	ps->df->v = nv;
@@ -461,7 +454,7 @@ int rootfs_df_parse(const char *text, size_t len, const char *file, struct rootf
 void rootfs_df_free(struct rootfs_dockerfile *df)
 {
 	for (size_t i = 0; i < df->n; i++) {
-		rootfs_df_words_free(df->v[i].argv);
+		rootfs_strv_free(df->v[i].argv);
 		free(df->v[i].text);
 	}
 	free(df->v);

@@ -179,9 +179,6 @@ void rootfs_manifest_free(struct image_manifest *m);
 int rootfs_manifest_load(const char *data_root, const char *name, struct image_manifest *m,
 		  struct sc_err *err);
 int rootfs_manifest_save(struct store *st, const struct image_manifest *m, struct sc_err *err);
-/* NULL-terminated string array copy helpers. */
-char **rootfs_strv_dup(char *const *v);
-void rootfs_strv_free(char **v);
 
 /* Move a finished tree (work dir entry `name`) into layers/ID. When the
  * layer exists already (same content) the new tree is left to the work

@@ -205,7 +205,10 @@ typedef const char *(*rootfs_df_lookup)(void *ctx, const char *name);
 /* Split shell-form arguments into words: whitespace separates, '...' is
  * literal, "..." and bare text take backslash escapes and $NAME, ${NAME},
  * ${NAME:-WORD}, ${NAME:+WORD} (values from fn; NULL fn: none set).
- * *out is NULL-terminated (rootfs_df_words_free). */
+ * *out is NULL-terminated (rootfs_strv_free). */
 int rootfs_df_words(const char *text, rootfs_df_lookup fn, void *ctx, char ***out,
 		    struct sc_err *err);
-void rootfs_df_words_free(char **v);
+/* NULL-terminated string arrays: a copy (NULL for NULL or out of
+ * memory), and freeing one (NULL is fine). */
+char **rootfs_strv_dup(char *const *v);
+void rootfs_strv_free(char **v);

@@ -85,24 +85,12 @@ static size_t strv_len(char *const *v)
 	return n;
 }
 
-static char **strv_dup(char *const *v)
-{
-	size_t n = strv_len(v);
-	char **out = calloc(n + 1, sizeof(*out));
-	for (size_t i = 0; out && i < n; i++)
-		if (!(out[i] = strdup(v[i]))) {
-			rootfs_df_words_free(out);
-			return NULL;
-		}
-	return out;
-}
-
 #define AT(s, in) sc_err_wrap((s)->err, "%s:%u", (s)->b->file, (in)->line)
 
 static int words(struct df_state *s, const struct rootfs_df_instr *in, char ***out)
 {
 	if (in->exec_form) {
-		*out = strv_dup(in->argv);
+		*out = rootfs_strv_dup(in->argv);
 		return *out ? 0 : sc_fail(s->err, ENOMEM, "words");
 	}
 	if (rootfs_df_words(in->text, lookup, s, out, s->err) < 0)
@@ -158,7 +146,7 @@ static int set_pairs(struct df_state *s, const struct rootfs_df_instr *in, char 
 			rc = strv_set(into, w[i], eq + 1, s->err);
 		}
 	}
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return rc;
 }
 
@@ -178,7 +166,7 @@ static int set_arg(struct df_state *s, const struct rootfs_df_instr *in)
 		rc = strv_set(&s->args, w[0], given ? given : eq + 1, s->err);
 	else
 		rc = 0; /* declared without a value: unset */
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return rc;
 }
 
@@ -200,7 +188,7 @@ static int set_workdir(struct df_state *s, const struct rootfs_df_instr *in)
 		return -1;
 	char path[PATH_MAX];
 	int rc = image_path(s, w[0], path, sizeof(path));
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	if (rc < 0)
 		return AT(s, in);
 	free(s->cfg.workdir);
@@ -217,7 +205,7 @@ static int set_user(struct df_state *s, const struct rootfs_df_instr *in)
 		return -1;
 	free(s->cfg.user);
 	s->cfg.user = strdup(w[0]);
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return s->cfg.user ? 0 : sc_fail(s->err, ENOMEM, "USER");
 }
 
@@ -226,10 +214,10 @@ static int set_command(struct df_state *s, const struct rootfs_df_instr *in)
 {
 	char **v;
 	if (in->exec_form) {
-		v = strv_dup(in->argv);
+		v = rootfs_strv_dup(in->argv);
 	} else {
 		char *sh[] = {"/bin/sh", "-c", in->text, NULL};
-		v = strv_dup(sh);
+		v = rootfs_strv_dup(sh);
 	}
 	if (!v)
 		return sc_fail(s->err, ENOMEM, "%s", rootfs_df_op_name(in->op));
@@ -238,12 +226,12 @@ static int set_command(struct df_state *s, const struct rootfs_df_instr *in)
 		v = NULL;
 	}
 	if (in->op == ROOTFS_DF_CMD) {
-		rootfs_df_words_free(s->cfg.cmd);
+		rootfs_strv_free(s->cfg.cmd);
 		s->cfg.cmd = v;
 	} else {
 		/* as Docker: a new ENTRYPOINT drops the base image's CMD */
-		rootfs_df_words_free(s->cfg.entrypoint);
-		rootfs_df_words_free(s->cfg.cmd);
+		rootfs_strv_free(s->cfg.entrypoint);
+		rootfs_strv_free(s->cfg.cmd);
 		s->cfg.cmd = NULL;
 		s->cfg.entrypoint = v;
 	}
@@ -492,7 +480,7 @@ static int do_copy(struct df_state *s, const struct rootfs_df_instr *in)
 	if (rc == 0)
 		rc = step_commit(s, &c);
 	step_cell_end(&c);
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	return rc < 0 ? AT(s, in) : 0;
 }
 
@@ -525,7 +513,7 @@ static int do_from(struct df_state *s, const struct rootfs_df_instr *in)
 				       "'sandcell image ls')", w[0]);
 	else
 		snprintf(s->base, sizeof(s->base), "%s", w[0]);
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	if (rc == 0 && !s->cur_ours) {
 		snprintf(s->cur, sizeof(s->cur), "%s", s->base);
 		rc = rootfs_image_config(cell_data_root(), s->base, &s->cfg, s->err);
@@ -636,7 +624,7 @@ int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *
 	res->seconds = sc_now() - t0;
 	sc_closep(&s.ctx_fd);
 	rootfs_config_free(&s.cfg);
-	rootfs_df_words_free(s.args);
+	rootfs_strv_free(s.args);
 	rootfs_df_free(&s.df);
 	return rc;
 }

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				n++;
 			if (n > ROOTFS_DF_MAX_WORDS)
 				abort();
-			rootfs_df_words_free(w);
+			rootfs_strv_free(w);
 		} else if (!err.msg[0]) {
 			abort();
 		}

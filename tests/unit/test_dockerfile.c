@@ -167,10 +167,10 @@ static void test_words(void **state)
 		assert_string_equal(w[i], want[i]);
 	}
 	assert_null(w[sizeof(want) / sizeof(want[0])]);
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	assert_int_equal(rootfs_df_words("   ", NULL, NULL, &w, NULL), 0);
 	assert_null(w[0]);
-	rootfs_df_words_free(w);
+	rootfs_strv_free(w);
 	struct sc_err err = {0};
 	assert_int_equal(rootfs_df_words("'open", NULL, NULL, &w, &err), -1);
 	assert_non_null(strstr(err.msg, "unterminated single quote"));
