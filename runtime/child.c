@@ -4,11 +4,14 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "egress.h"
 #include "start.h"
@@ -227,6 +230,50 @@ static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
 	return 0;
 }
 
+/* Everything the caller had open when it cloned us (its HTTP listener and
+ * clients, a shell's fds, a library user's files) is closed before any
+ * cell code runs: only stdio and the plan's own fds stay. Closing before
+ * exec is not enough, because a long-lived init never execs. */
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+static void close_range_or_loop(unsigned from, unsigned to)
+{
+	if (syscall(SYS_close_range, from, to, 0) == 0)
+		return;
+	struct rlimit rl;
+	unsigned top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
+	for (unsigned fd = from; fd <= to && fd < top; fd++)
+		close((int)fd);
+}
+
+static void close_inherited_fds(const struct cell_plan *plan)
+{
+	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS];
+	size_t n = 0;
+	int fixed[] = {plan->status_fd, plan->sync_fd, plan->serve_fd, plan->upper_fd};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fixed); i++)
+		if (fixed[i] > 2)
+			keep[n++] = fixed[i];
+	for (size_t i = 0; i < plan->nlowers; i++)
+		if (plan->lower_fds[i] > 2)
+			keep[n++] = plan->lower_fds[i];
+	for (size_t i = 0; i < plan->spec->nbinds && i < CELL_MAX_BINDS; i++)
+		if (plan->bind_fds[i] > 2)
+			keep[n++] = plan->bind_fds[i];
+	qsort(keep, n, sizeof(keep[0]), cmp_int);
+	unsigned from = 3;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from)
+			close_range_or_loop(from, (unsigned)keep[i] - 1);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range_or_loop(from, ~0U);
+}
+
 void rt_child_main(struct cell_plan *plan)
 {
 	struct sc_err err = {0};
@@ -234,6 +281,7 @@ void rt_child_main(struct cell_plan *plan)
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	die_with_parent(plan);
+	close_inherited_fds(plan);
 	char stat[2048];
 	size_t n = read_own_stat(stat, sizeof(stat));
 	plan->ignored_sigs = inherited_ignored(stat, n, plan->ignored_sigs);

@@ -43,6 +43,19 @@ trap - HUP USR1 RTMIN+3
 sc exec "ign$$" -- grep SigIgn /proc/self/status
 check "exec: the command ignores no signal even when the cell's creator ignored some" out_is "$(printf 'SigIgn:\t0000000000000000')"
 sc rm -f "ign$$"
+# the cell's init keeps none of its creator's fds (a shell's, or an API
+# server's listener and clients): it never execs, so CLOEXEC does not help
+printf marker >"$T_DIR/fdmark.$$"
+chmod 644 "$T_DIR/fdmark.$$"
+exec 7<"$T_DIR/fdmark.$$"
+o=$(as_user sh -c 'ls -l /proc/$$/fd')
+sc create "fds$$"
+exec 7<&-
+pid=$(as_user "$SC_BIN" ps --json | python3 -c 'import json,sys; print([x for x in json.load(sys.stdin) if x["name"] == sys.argv[1]][0]["pid"])' "fds$$")
+f=$(ls -l "/proc/$pid/fd" 2>&1)
+check "the creator's fds reach the create command (the check below can fail)" grep -q fdmark <<<"$o"
+check "a long-lived cell's init keeps none of its creator's fds" bash -c '[ -n "$1" ] && ! grep -q fdmark <<<"$0" && ! grep -q "No such" <<<"$0" && [ "$(grep -c -- "->" <<<"$0")" -le 6 ]' "$f" "$pid"
+sc rm -f "fds$$"
 sc exec "$c" -- /no/such/cmd
 check "exec: not found gives 127" expect_rc 127
 sc exec "$c" -- /etc/hostname
