@@ -24,7 +24,10 @@ chmod 755 "$work"
 export SANDCELL_ROOT="$work/root"
 fake=""
 sampler=""
+batch=""
 cleanup() {
+	# the batch runs in a session of its own: stop it and its cells first
+	[ -n "$batch" ] && kill -TERM -- "-$batch" 2>/dev/null
 	[ -n "$sampler" ] && kill "$sampler" 2>/dev/null
 	[ -n "$fake" ] && kill "$fake" 2>/dev/null
 	wait 2>/dev/null || true
@@ -61,8 +64,21 @@ for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
 url="http://127.0.0.1:$(cat "$work/port")/v1"
 common=(--base-url "$url" --model bench --retry-base-ms 50 -q ${BENCH_BATCH_OPTS:-})
 
+# run_batch TIMEFILE ARGS...: `sandcell batch` in a session of its own, in
+# the background, so that a signal to this script reaches cleanup at once
+# (bash runs traps only between foreground commands) and stops the batch.
+run_batch() {
+	local tf=$1
+	shift
+	setsid /usr/bin/time -o "$tf" -f '%e %U %S %M' "$sc" batch "$@" "${common[@]}" \
+		>/dev/null 2>"$work/batch.err" </dev/null &
+	batch=$!
+	wait "$batch" || { echo "bench_batch: sandcell batch failed:" >&2; tail -5 "$work/batch.err" >&2; }
+	batch=""
+}
+
 # calibration: cell time per episode, one episode at a time
-"$sc" batch "$work/calibrate.jsonl" "${common[@]}" --concurrency 1 --out "$work/cal" >/dev/null
+run_batch "$work/cal.time" "$work/calibrate.jsonl" --concurrency 1 --out "$work/cal"
 cell_s=$(python3 -S - "$work/cal" <<'PY'
 import glob, json, sys
 v = sorted(json.load(open(p))["timings"]["wall_s"] - json.load(open(p))["timings"]["model_s"]
@@ -77,8 +93,8 @@ base=$(used)
 ( peak=$base; while :; do u=$(used); [ "$u" -gt "$peak" ] && peak=$u && echo "$peak" >"$work/peak"; sleep 0.2; done ) &
 sampler=$!
 fake_cpu0=$(awk '{print $14 + $15}' "/proc/$fake/stat")
-read -r wall user sys rss < <(/usr/bin/time -f '%e %U %S %M' "$sc" batch "$work/tasks.jsonl" "${common[@]}" \
-	--concurrency "$conc" --out "$work/run" 2>&1 >/dev/null | tail -1)
+run_batch "$work/time" "$work/tasks.jsonl" --concurrency "$conc" --out "$work/run"
+read -r wall user sys rss < <(tail -1 "$work/time")
 fake_cpu1=$(awk '{print $14 + $15}' "/proc/$fake/stat")
 kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
 sampler=""
