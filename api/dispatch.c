@@ -93,7 +93,8 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->session_mu, NULL);
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
-	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, &a->pool, err) < 0) {
+	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, NULL,
+			  &a->pool, err) < 0) {
 		api_free(a);
 		return sc_err_wrap(err, "the cell pool");
 	}
@@ -531,6 +532,7 @@ static void run_code(struct api *a, const struct api_request *req, struct api_re
 		errorf(resp, 503, "no cell ready: %s", err.msg);
 		goto out;
 	}
+	lr.prepared = true; /* the pool's cells went through lang_prepare_cell */
 	char why[SC_ERR_MAX];
 	if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0 ||
 	    (files && cJSON_IsObject(files) && write_files(c, files, why, sizeof(why)) < 0)) {

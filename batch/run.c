@@ -904,7 +904,7 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 			workers = 16;
 		r.pool_spec = *o->agent.spec;
 		r.pool_spec.make_dirs = AGENT_CELL_DIRS;
-		if (cell_pool_new(&r.pool_spec, size, workers, &r.pool, err) < 0)
+		if (cell_pool_new(&r.pool_spec, size, workers, NULL, NULL, &r.pool, err) < 0)
 			goto out;
 	}
 	if (o->benchmark && check_reward(&r, err) < 0)

@@ -750,7 +750,8 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
 		/* a cell whose /tmp cannot take the support file runs without plots */
 		struct sc_err pe = {0};
-		if ((python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
+		if (!(python && req.prepared) &&
+		    (python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
 			plots = false;
 		} else if (python) {
 			env[ne++] = LANG_PY_ENV_PATH;
@@ -794,6 +795,12 @@ done:
 	res->wall_s = lang_i_now() - t0;
 	emit(&req, LANG_EV_RESULT, NULL, 0, res);
 	return 0;
+}
+
+int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err)
+{
+	(void)ctx;
+	return lang_i_install_py(c, err);
 }
 
 int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,

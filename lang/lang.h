@@ -175,6 +175,9 @@ struct lang_run_req {
 	size_t nlibraries;
 	bool has_network;
 	double install_timeout_s;      /* 0: LANG_DEFAULT_INSTALL_TIMEOUT */
+	bool prepared;                 /* lang_run_in: the cell went through
+				        * lang_prepare_cell (its support files
+				        * are there: not written again) */
 };
 void lang_run_req_init(struct lang_run_req *req);
 
@@ -184,6 +187,10 @@ void lang_run_req_init(struct lang_run_req *req);
  * and when nothing could be done at all; res is then zeroed. */
 int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
 		struct sc_err *err);
+/* Write the support files that runs of every language need (Python's
+ * plot backend) into a fresh cell ahead of time, e.g. as a cell pool's
+ * cell_prepare_fn (ctx unused); a run in it then sets req->prepared. */
+int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err);
 /* The same in a fresh cell of spec (removed after); see Threads above. */
 int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	     struct lang_result *res, struct sc_err *err);

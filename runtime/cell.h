@@ -235,6 +235,7 @@ int cell_read_file(struct cell *c, const char *cell_path, size_t max, double tim
  * exists; missing parent directories are made. Without it: replace the
  * contents of an existing regular file. */
 #define CELL_FILE_CREATE 1u
+#define CELL_FILE_EXEC 2u /* with CELL_FILE_CREATE: executable (0755) */
 int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
 		    unsigned flags, double timeout_s, struct sc_err *err);
 const char *cell_name(const struct cell *c);
@@ -290,8 +291,13 @@ int cell_gc(size_t *removed, struct sc_err *err);
  * fresh one takes its place, so nothing leaks from one task to the next.
  * Freeing the pool (or the owner dying) removes every cell it made. */
 struct cell_pool;
+/* prepare (may be NULL) runs in the worker on each new cell before it is
+ * ready, off the acquirer's path (e.g. support files written in); a
+ * failure destroys the cell and reports the error to the acquirer. */
+typedef int (*cell_prepare_fn)(struct cell *c, void *ctx, struct sc_err *err);
 int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
-		  struct cell_pool **out, struct sc_err *err);
+		  cell_prepare_fn prepare, void *prepare_ctx, struct cell_pool **out,
+		  struct sc_err *err);
 int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err);
 void cell_pool_release(struct cell_pool *p, struct cell *c);
 void cell_pool_free(struct cell_pool *p);

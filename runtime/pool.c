@@ -74,8 +74,16 @@ static void forget(struct made *m, const char *name)
 		}
 }
 
-static void worker_loop(int sock, const struct cell_spec *spec, int id)
+struct worker_cfg {
+	const struct cell_spec *spec;
+	cell_prepare_fn prepare;
+	void *ctx;
+	int id;
+};
+
+static void worker_loop(int sock, const struct worker_cfg *w)
 {
+	const struct cell_spec *spec = w->spec;
 	struct made made = {0};
 	unsigned long counter = 0;
 	pid_t owner = getppid();
@@ -90,9 +98,15 @@ static void worker_loop(int sock, const struct cell_spec *spec, int id)
 		struct sc_err err = {0};
 		if (m.kind == MSG_MAKE) {
 			char name[64];
-			snprintf(name, sizeof(name), "pool-%d-%d-%lu", (int)owner, id, counter++);
+			snprintf(name, sizeof(name), "pool-%d-%d-%lu", (int)owner, w->id, counter++);
 			struct cell *c;
 			if (cell_create(spec, name, &c, &err) < 0) {
+				send_msg(sock, MSG_FAILED, err.msg);
+				continue;
+			}
+			if (w->prepare && w->prepare(c, w->ctx, &err) < 0) {
+				struct sc_err ignored;
+				cell_destroy(c, &ignored);
 				send_msg(sock, MSG_FAILED, err.msg);
 				continue;
 			}
@@ -151,7 +165,8 @@ static int pump(struct cell_pool *p, bool block)
 }
 
 int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
-		  struct cell_pool **out, struct sc_err *err)
+		  cell_prepare_fn prepare, void *prepare_ctx, struct cell_pool **out,
+		  struct sc_err *err)
 {
 	if (size == 0 || size > POOL_MAX)
 		return sc_fail(err, 0, "pool size must be 1 to %d", POOL_MAX);
@@ -181,7 +196,9 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		if (pid == 0) {
 			/* The owner's death closes the socket: then we clean up. */
 			close(sv[0]);
-			worker_loop(sv[1], &wspec, (int)i);
+			struct worker_cfg w = {.spec = &wspec, .prepare = prepare,
+					       .ctx = prepare_ctx, .id = (int)i};
+			worker_loop(sv[1], &w);
 		}
 		p->workers[p->nworkers++] = pid;
 	}

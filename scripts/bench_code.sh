@@ -9,7 +9,8 @@
 #      (the goal, <= 1.5x the host spawn, is for pre-warmed cells: 3.);
 #   3. the same through `sandcell serve`'s POST /run_code, whose cells come
 #      from a pool made ahead (pre-warmed), with a spawned curl as the
-#      client (its own start counted too; goal <= 1.5x the host spawn).
+#      client (its own start counted too; goal <= 1.5x the host spawn),
+#      and from one Python client that keeps its connection open.
 # The host spawn uses the python3 the cell runs (/usr/bin/python3 when there,
 # the host image's, not pyenv's shims).
 # usage: scripts/bench_code.sh [ROUNDS]   (default 100)
@@ -63,4 +64,9 @@ if command -v curl >/dev/null; then
 	s=$(med 1 "$out") h=$(med 2 "$out")
 	printf 'serve /run_code print(1), pool %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
 		"$s" "$h" "$(ratio "$s" "$h")"
+	# the same from a client that keeps its connection (as RL frameworks'
+	# HTTP sessions do): the request's own latency, no client spawn
+	k=$(python3 -S tests/bench/keepalive_client.py "$(cat "$work/port")" "$work/token" "$rounds")
+	printf 'serve /run_code print(1), kept connection %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
+		"$k" "$h" "$(ratio "$k" "$h")"
 fi

@@ -81,7 +81,7 @@ static int consumer(int j, int rounds, size_t size, int ready_fd, int go_fd, dou
 	struct cell_pool *pool;
 	int rc = 1;
 	char(*used)[64] = calloc((size_t)rounds + 1, 64);
-	if (!used || cell_pool_new(&spec, size, 1, &pool, &err) < 0) {
+	if (!used || cell_pool_new(&spec, size, 1, NULL, NULL, &pool, &err) < 0) {
 		fprintf(stderr, "pool %d: %s\n", j, err.msg);
 		goto out;
 	}
