@@ -9,6 +9,9 @@ extern const size_t lang_py_driver_size, lang_py_client_size, lang_py_sc_backend
 	lang_py_sc_plots_size, lang_py_sitecustomize_size;
 extern const unsigned char lang_r_profile[];
 extern const size_t lang_r_profile_size;
+/* lang/client/session_client.c, built static */
+extern const unsigned char lang_session_client[];
+extern const size_t lang_session_client_size;
 
 #define LANG_PY_DIR "/tmp/.sandcell/py"
 #define LANG_PY_ENV_PATH "PYTHONPATH=" LANG_PY_DIR ":" LANG_PY_LIBS

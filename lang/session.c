@@ -12,6 +12,7 @@
 
 #define DRIVER LANG_SESSION_DIR "/driver.py"
 #define CLIENT LANG_SESSION_DIR "/client.py"
+#define FAST_CLIENT LANG_SESSION_DIR "/client" /* lang/client/session_client.c */
 #define MARKER LANG_SESSION_DIR "/lang"
 #define SESSION_PLOTS LANG_SESSION_DIR "/plots"
 #define GRACE_S 5.0   /* the driver's SIGINT-to-SIGKILL grace */
@@ -21,11 +22,11 @@ static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n
 
 /* Write a file into the cell unless it is there with the same bytes. A
  * fresh cell has none of them: creating comes first (one round trip). */
-static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
-		    struct sc_err *err)
+static int put_file_as(struct cell *c, const char *path, const unsigned char *data, size_t len,
+		       unsigned flags, struct sc_err *err)
 {
 	struct sc_err e = {0};
-	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE, 30, &e) == 0)
+	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE | flags, 30, &e) == 0)
 		return 0;
 	if (e.errnum != EEXIST) {
 		*err = e;
@@ -41,6 +42,12 @@ static int put_file(struct cell *c, const char *path, const unsigned char *data,
 	if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
 		return sc_err_wrap(err, "writing %s in the cell", path);
 	return 0;
+}
+
+static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
+		    struct sc_err *err)
+{
+	return put_file_as(c, path, data, len, 0, err);
 }
 
 int lang_i_install_py(struct cell *c, struct sc_err *err)
@@ -100,6 +107,16 @@ int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct 
 	(void)err;
 	size_t total = 0;
 	long max = count < 0 ? LANG_MAX_PLOTS : count;
+	/* a run's own plot directory is made with its first plot: when it
+	 * is not there, one round trip says so */
+	struct cell_file probe;
+	struct sc_err pe = {0};
+	if (count < 0) {
+		if (cell_read_file(c, dir, 1, 30, &probe, &pe) == 0)
+			free(probe.data); /* not a directory: the reads below fail */
+		else if (pe.errnum == ENOENT)
+			return 0;
+	}
 	for (long i = 1; i <= max; i++) {
 		if (res->nplots >= LANG_MAX_PLOTS) {
 			res->plots_truncated = true;
@@ -159,18 +176,47 @@ static bool session_has_network(struct cell *c)
 	return net;
 }
 
-bool lang_session_is(struct cell *c)
+/* Is the cell a Python session, and may its runs use the fast client
+ * (it ran there at install: "fast=1" in the marker)? */
+static bool session_marker(struct cell *c, bool *fast)
 {
 	struct cell_file cf;
 	struct sc_err e = {0};
+	*fast = false;
 	if (cell_read_file(c, MARKER, 64, 30, &cf, &e) < 0)
 		return false;
 	bool ok = !strncmp(cf.data, "python", 6);
+	*fast = strstr(cf.data, "\nfast=1\n") != NULL;
 	free(cf.data);
 	return ok;
 }
 
-int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err *err)
+bool lang_session_is(struct cell *c)
+{
+	bool fast;
+	return session_marker(c, &fast);
+}
+
+/* Write the fast client in and see that it runs (a /tmp mounted noexec,
+ * or a foreign architecture, leaves the runs to client.py). */
+static bool install_fast_client(struct cell *c)
+{
+	struct sc_err e = {0};
+	if (put_file_as(c, FAST_CLIENT, lang_session_client, lang_session_client_size, CELL_FILE_EXEC,
+			&e) < 0)
+		return false;
+	char *argv[] = {FAST_CLIENT, "probe", NULL};
+	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .timeout_s = 30,
+				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
+	struct cell_result cr;
+	if (cell_exec(c, &er, &cr, &e) < 0)
+		return false;
+	bool ok = cr.exit_code == 0;
+	cell_result_free(&cr);
+	return ok;
+}
+
+static int session_install(struct cell *c, const struct lang_def *l, bool net, struct sc_err *err)
 {
 	if (!l || strcmp(l->name, "python") != 0)
 		return sc_fail(err, ENOTSUP,
@@ -202,8 +248,15 @@ int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err
 	cell_result_free(&cr);
 	if (rc < 0)
 		return rc;
-	static const char mark[] = "python\n";
-	return put_file(c, MARKER, (const unsigned char *)mark, sizeof(mark) - 1, err);
+	char mark[64];
+	int n = snprintf(mark, sizeof(mark), "python\n%s%s", net ? "net=1\n" : "",
+			 install_fast_client(c) ? "fast=1\n" : "");
+	return put_file(c, MARKER, (const unsigned char *)mark, (size_t)n, err);
+}
+
+int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err *err)
+{
+	return session_install(c, l, false, err);
 }
 
 int lang_session_start(const struct cell_spec *spec, const char *name, const struct lang_def *l,
@@ -214,9 +267,7 @@ int lang_session_start(const struct cell_spec *spec, const char *name, const str
 	struct cell *c;
 	if (cell_create(spec, name, &c, err) < 0)
 		return -1;
-	static const char net[] = "python\nnet=1\n";
-	if (lang_session_install(c, l, err) < 0 ||
-	    (spec->egress && cell_write_file(c, MARKER, net, sizeof(net) - 1, 0, 30, err) < 0)) {
+	if (session_install(c, l, spec->egress != NULL, err) < 0) {
 		struct sc_err e2 = {0};
 		(void)cell_destroy(c, &e2);
 		return -1;
@@ -268,7 +319,8 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->timeout_s < 0 || req->timeout_s > 1e7)
 		return sc_fail(err, EINVAL, "timeout out of range");
-	if (!lang_session_is(c))
+	bool fast;
+	if (!session_marker(c, &fast))
 		return sc_fail(err, ENOENT,
 			       "cell %.63s is not a code session (make one with 'sandcell code session start')",
 			       cell_name(c));
@@ -301,8 +353,10 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
 		 (unsigned long long)rnd);
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
-	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", status_path, timeout,
-			req->clear_plots ? "1" : "0", NULL};
+	char *clear = req->clear_plots ? "1" : "0";
+	char *py_argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", status_path, timeout, clear, NULL};
+	char *fast_argv[] = {FAST_CLIENT, "run", status_path, timeout, clear, NULL};
+	char **argv = fast ? fast_argv : py_argv;
 	struct lang_i_exec x = {
 		.argv = argv,
 		.env = SESSION_ENV,

@@ -86,7 +86,8 @@ static int open_for_write(const char *path, unsigned flags)
 			errno = e;
 			return -1;
 		}
-		return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+		return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC,
+			    flags & PROTO_FILE_EXEC ? 0755 : 0644);
 	}
 	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)

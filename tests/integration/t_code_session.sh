@@ -93,6 +93,19 @@ check "the note is not repeated on the next run" bash -c '! grep -q "state is lo
 run "$T_DIR/one.py"
 check "after a crash the session runs code again" out_is 1
 
+# --- the fast client (lang/client/), and client.py when no supervisor runs ---
+sc exec "$S" -- cat /tmp/.sandcell/session/lang
+check "the session's runs use the fast client (it ran in the cell)" out_has '^fast=1$'
+sc exec "$S" -- sh -c 'pkill -KILL -f "driver[.]py serve"; sleep 0.2; pgrep -f "driver[.]py serve" || echo gone'
+check "the supervisor and its interpreter can be killed from inside" out_has '^gone$'
+printf 'y = 5\ny * 2\n' | src sup.py
+run "$T_DIR/sup.py"
+check "with no supervisor, a run starts one again (client.py) and runs the code" bash -c \
+	'[ $RC -eq 0 ] && grep -q "Out\[.*\]: 10" <<<"$OUT"'
+check "... saying that the earlier state is lost" err_has "state is lost"
+run "$T_DIR/one.py"
+check "... and the next run goes through the fast client again" out_is 1
+
 # --- streaming: stdout arrives while the code still runs ---
 printf 'import os, sys, time\nprint("ready")\nfor _ in range(1800):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.1)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
 out="$T_DIR/stream.out"
