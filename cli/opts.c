@@ -147,6 +147,10 @@ const struct cli_option CELL_OPTIONS[] = {
 	 .help = "working directory in the cell (default /testbed)"},
 	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
 	 .help = "add to the clean environment (PATH HOME TERM LANG)"},
+	{"-u", "--user", CLI_STRING, CO(user), .metavar = "UID[:GID]|NAME",
+	 .help = "run the commands as this user (GID defaults to UID; a\n"
+		 "NAME is looked up in the image's /etc/passwd); default:\n"
+		 "the image's USER, else root; --user 0 is root"},
 	{"--hostname", NULL, CLI_CUSTOM, .parse = parse_hostname, .metavar = "NAME",
 	 .help = "hostname (default sandcell)"},
 	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
@@ -278,6 +282,16 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 	}
 	if (o->require_cgroups)
 		spec->require_cgroups = true;
+	const char *user = o->user ? o->user : o->img.user;
+	if (user && (cell_resolve_user(user, spec->layers, spec->nlayers, &spec->uid, &spec->gid,
+				       &err) < 0 ||
+		     cell_user_check(spec->uid, spec->gid, &err) < 0)) {
+		if (!o->user)
+			sc_err_wrap(&err, "image '%s' runs as USER %s", image, user);
+		cli_fail(&err);
+		return -1;
+	}
+	spec->has_user = user != NULL;
 	for (size_t i = 0; i < o->nenv; i++)
 		if (cell_spec_setenv(spec, o->env[i], &err) < 0) {
 			cli_fail(&err);

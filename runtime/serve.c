@@ -160,6 +160,16 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	 * terminal), and becomes its controlling terminal */
 	if (isatty(0))
 		(void)ioctl(0, TIOCSCTTY, 0);
+	bool own = q->h.flags & PROTO_EXEC_USER;
+	uint32_t uid = own ? q->h.uid : spec->has_user ? spec->uid : 0;
+	uint32_t gid = own ? q->h.gid : spec->has_user ? spec->gid : 0;
+	if (rt_exec_become(uid || gid, uid, gid) < 0) {
+		char line[200];
+		int n = snprintf(line, sizeof(line), "sandcell: cannot run as %u:%u in the cell: %s\n",
+				 uid, gid, strerror(errno));
+		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		_exit(CELL_EXIT_INTERNAL);
+	}
 	if (chdir(cwd) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: cannot change to %.200s in the cell: %s\n",
@@ -186,6 +196,8 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	if (pid != 0)
 		return pid;
 	child_reset_signals();
+	if (rt_exec_become(false, 0, 0) < 0)
+		_exit(1);
 	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
 		_exit(1);
 	/* file operations report an errno value as their exit code */
@@ -246,6 +258,18 @@ static void handle_request(struct server *s, size_t i)
 	} else if (q.h.kind == REQ_SET_MEMORY && q.nfds == 0 && q.h.max_size) {
 		s->memory = q.h.max_size;
 		struct proto_rsp r = {.kind = RSP_EXIT};
+		send_rsp(c->fd, &r);
+	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1 &&
+		   (q.h.flags & PROTO_EXEC_USER) &&
+		   (q.h.uid >= s->plan->id_count || q.h.gid >= s->plan->id_count)) {
+		struct proto_rsp r = {.kind = RSP_ERROR};
+		bool bad_uid = q.h.uid >= s->plan->id_count;
+		if (s->plan->range_map)
+			snprintf(r.text, sizeof(r.text), "%s %u is not mapped in this cell (it maps ids 0 to %u; pick one of them)",
+				 bad_uid ? "uid" : "gid", bad_uid ? q.h.uid : q.h.gid, s->plan->id_count - 1);
+		else
+			snprintf(r.text, sizeof(r.text), "%s %u is not mapped in this cell (rootless cells map only 0; run sandcell as root for a cell with a range of ids, or use --user 0)",
+				 bad_uid ? "uid" : "gid", bad_uid ? q.h.uid : q.h.gid);
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
 		pid = start_exec(s, &q);
