@@ -147,7 +147,7 @@ const struct cli_option CELL_OPTIONS[] = {
 	 .help = "working directory in the cell (default /testbed)"},
 	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
 	 .help = "add to the clean environment (PATH HOME TERM LANG)"},
-	{"-u", "--user", CLI_STRING, CO(user), .metavar = "UID[:GID]|NAME",
+	{"--user", "-u", CLI_STRING, CO(user), .metavar = "UID[:GID]|NAME",
 	 .help = "run the commands as this user (GID defaults to UID; a\n"
 		 "NAME is looked up in the image's /etc/passwd); default:\n"
 		 "the image's USER, else root; --user 0 is root"},
