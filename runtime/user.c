@@ -87,13 +87,20 @@ static char *read_etc_file(const char *file, const char *const *layers, size_t n
 		_cleanup_fd_ int root = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (root < 0)
 			return sc_fail(err, errno, "open image layer %s", top), NULL;
-		struct sc_err ignored = {0};
-		_cleanup_fd_ int etc = rt_safepath_open(root, "/etc", true, false, &ignored);
+		/* Only a missing entry lets a lower layer show through; a
+		 * symlink (never followed) or a whiteout hides it, as in the
+		 * cell's overlay, where it would not be this layer's file. */
+		struct sc_err why = {0};
+		_cleanup_fd_ int etc = rt_safepath_open(root, "/etc", true, false, &why);
+		if (etc < 0 && why.errnum == ENOENT)
+			continue;
 		if (etc < 0)
-			continue;
+			return NULL;
 		_cleanup_fd_ int fd = sc_openat_beneath(etc, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0, 0);
-		if (fd < 0)
+		if (fd < 0 && errno == ENOENT)
 			continue;
+		if (fd < 0)
+			return NULL;
 		struct stat st;
 		/* a whiteout (character device) or anything odd hides it */
 		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
