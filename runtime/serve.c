@@ -224,6 +224,19 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	_exit(rc < 0 ? 1 : 0);
 }
 
+/* An exec as a user the cell does not map is answered with why. */
+static bool user_unmapped(const struct server *s, const struct proto_request *q, int fd)
+{
+	if (!(q->h.flags & PROTO_EXEC_USER))
+		return false;
+	struct idmap map = {.count = s->plan->id_count, .range = s->plan->range_map};
+	struct sc_err err = {0};
+	if (rt_user_check_map(q->h.uid, q->h.gid, &map, &err) == 0)
+		return false;
+	send_error(fd, "%.440s", err.msg);
+	return true;
+}
+
 static bool takes_path_and_fd(uint32_t kind)
 {
 	return kind == REQ_COPY_IN || kind == REQ_COPY_OUT || kind == REQ_FILE_READ ||
@@ -259,20 +272,9 @@ static void handle_request(struct server *s, size_t i)
 		s->memory = q.h.max_size;
 		struct proto_rsp r = {.kind = RSP_EXIT};
 		send_rsp(c->fd, &r);
-	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1 &&
-		   (q.h.flags & PROTO_EXEC_USER) &&
-		   (q.h.uid >= s->plan->id_count || q.h.gid >= s->plan->id_count)) {
-		struct proto_rsp r = {.kind = RSP_ERROR};
-		bool bad_uid = q.h.uid >= s->plan->id_count;
-		if (s->plan->range_map)
-			snprintf(r.text, sizeof(r.text), "%s %u is not mapped in this cell (it maps ids 0 to %u; pick one of them)",
-				 bad_uid ? "uid" : "gid", bad_uid ? q.h.uid : q.h.gid, s->plan->id_count - 1);
-		else
-			snprintf(r.text, sizeof(r.text), "%s %u is not mapped in this cell (rootless cells map only 0; run sandcell as root for a cell with a range of ids, or use --user 0)",
-				 bad_uid ? "uid" : "gid", bad_uid ? q.h.uid : q.h.gid);
-		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
-		pid = start_exec(s, &q);
+		if (!user_unmapped(s, &q, c->fd))
+			pid = start_exec(s, &q);
 	} else if (q.nfds == 1 && ((takes_path_and_fd(q.h.kind) && q.path[0]) ||
 				   q.h.kind == REQ_LAYER_OUT)) {
 		pid = start_worker(s, &q, c->fd);
