@@ -147,10 +147,10 @@ const struct cli_option CELL_OPTIONS[] = {
 	 .help = "working directory in the cell (default /testbed)"},
 	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
 	 .help = "add to the clean environment (PATH HOME TERM LANG)"},
-	{"--user", "-u", CLI_STRING, CO(user), .metavar = "UID[:GID]|NAME",
-	 .help = "run the commands as this user (GID defaults to UID; a\n"
-		 "NAME is looked up in the image's /etc/passwd); default:\n"
-		 "the image's USER, else root; --user 0 is root"},
+	{"--user", "-u", CLI_STRING, CO(user), .metavar = "UID[:GID]",
+	 .help = "run the commands as this user (GID defaults to UID; or\n"
+		 "NAME[:GROUP] from the image's /etc/passwd, /etc/group);\n"
+		 "default: the image's USER, else root; --user 0 is root"},
 	{"--hostname", NULL, CLI_CUSTOM, .parse = parse_hostname, .metavar = "NAME",
 	 .help = "hostname (default sandcell)"},
 	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
