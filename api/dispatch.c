@@ -38,6 +38,8 @@ struct api_cell {
 	double created, last_used;
 	double idle_s;
 	unsigned busy; /* exec/file requests on it now */
+	bool has_user; /* "user" at create: its execs' default user */
+	uint32_t uid, gid;
 };
 
 struct api {
@@ -294,6 +296,28 @@ static bool get_string(const cJSON *o, const char *key, const char **out)
 	if (!cJSON_IsString(v))
 		return false;
 	*out = v->valuestring;
+	return true;
+}
+
+/* "user": "UID[:GID]" (numbers; GID defaults to UID), which the server's
+ * cells must map. Absent or null: none. false after an error response. */
+static bool get_user(const cJSON *o, bool *has, uint32_t *uid, uint32_t *gid,
+		     struct api_response *resp)
+{
+	const char *s;
+	*has = false;
+	if (!get_string(o, "user", &s)) {
+		api_response_error(resp, 422, "user: a string \"UID[:GID]\"");
+		return false;
+	}
+	if (!s)
+		return true;
+	struct sc_err err = {0};
+	if (cell_parse_user(s, uid, gid, &err) < 0 || cell_user_check(*uid, *gid, &err) < 0) {
+		errorf(resp, 422, "user: %s", err.msg);
+		return false;
+	}
+	*has = true;
 	return true;
 }
 
@@ -598,6 +622,10 @@ static void cells_create(struct api *a, const struct api_request *req, struct ap
 		errorf(resp, 422, "image: this server makes cells of image '%s' only", mine);
 		goto out;
 	}
+	bool has_user;
+	uint32_t uid = 0, gid = 0;
+	if (!get_user(j, &has_user, &uid, &gid, resp))
+		goto out;
 	if (!(idle > 0) || idle > a->cfg.cell_idle_s)
 		idle = a->cfg.cell_idle_s;
 	pthread_mutex_lock(&a->mu);
@@ -633,6 +661,9 @@ static void cells_create(struct api *a, const struct api_request *req, struct ap
 	cell_close(c);
 	nc.created = nc.last_used = now_s();
 	nc.idle_s = idle;
+	nc.has_user = has_user;
+	nc.uid = uid;
+	nc.gid = gid;
 	pthread_mutex_lock(&a->mu);
 	/* place the cell in a reserved (empty) slot */
 	size_t slot = a->ncells - 1;
@@ -1178,9 +1209,24 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 		}
 	}
 	envs[nenv] = NULL;
+	bool has_user;
+	uint32_t uid = 0, gid = 0;
+	if (!get_user(j, &has_user, &uid, &gid, resp))
+		goto out_env;
 	struct cell *c;
 	if (cell_begin(a, id, &c, resp) < 0)
 		goto out_env;
+	if (!has_user) {
+		/* the cell's own default, from its create */
+		pthread_mutex_lock(&a->mu);
+		const struct api_cell *e = find_cell(a, id);
+		if (e && e->has_user) {
+			has_user = true;
+			uid = e->uid;
+			gid = e->gid;
+		}
+		pthread_mutex_unlock(&a->mu);
+	}
 	int stdin_fd = -1;
 	if (stdin_s && (stdin_fd = memfd_of(stdin_s, strlen(stdin_s))) < 0) {
 		api_response_error(resp, 500, "cannot hold stdin");
@@ -1196,6 +1242,9 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 		.stdin_fd = stdin_fd,
 		.stdout_fd = -1,
 		.stderr_fd = -1,
+		.has_user = has_user,
+		.uid = uid,
+		.gid = gid,
 	};
 	if (wants_ndjson(req)) {
 		exec_stream_start(a, id, c, j, envbuf, nenv, stdin_fd, &er, resp);

@@ -117,6 +117,7 @@ struct cell_opts {
 	struct net_rules *net_rules; /* --allow-net/--net-host, then the policy's
 				      * (malloc'd on first use) */
 	bool net_hosts_given;
+	const char *user;        /* --user, else the image's USER */
 	struct rootfs_image img; /* resolved by cell_opts_build */
 };
 

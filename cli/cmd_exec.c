@@ -16,6 +16,9 @@ static const char EXEC_HELP[] =
 	"  -w DIR                working directory (default: the cell's)\n"
 	"  -e KEY=VAL            add to the cell's environment for this command\n"
 	"  --timeout SECS        kill the command after SECS (exit 124); the cell lives on\n"
+	"  -u, --user UID[:GID]  run as this user of the cell (numbers; GID defaults to\n"
+	"                        UID); default: the cell's user (its --user, else its\n"
+	"                        image's USER, else root); --user 0 is root\n"
 	"  --json                capture output and print one JSON result object\n"
 	"                        (with \"network\": the egress decisions made while\n"
 	"                        it ran, for a cell with an allowlist)\n"
@@ -62,6 +65,13 @@ int cmd_exec(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			env[nenv++] = kv;
+		} else if ((!strcmp(a, "-u") || !strcmp(a, "--user")) && has_value) {
+			struct sc_err e = {0};
+			if (cell_parse_user(argv[++i], &req.uid, &req.gid, &e) < 0) {
+				cli_error("--user: %s", e.msg);
+				return CLI_EXIT_USAGE;
+			}
+			req.has_user = true;
 		} else if (!strcmp(a, "--timeout") && has_value) {
 			struct policy_limits l = {0};
 			struct sc_err e = {0};

@@ -147,6 +147,10 @@ const struct cli_option CELL_OPTIONS[] = {
 	 .help = "working directory in the cell (default /testbed)"},
 	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
 	 .help = "add to the clean environment (PATH HOME TERM LANG)"},
+	{"--user", "-u", CLI_STRING, CO(user), .metavar = "UID[:GID]",
+	 .help = "run the commands as this user (GID defaults to UID; or\n"
+		 "NAME[:GROUP] from the image's /etc/passwd, /etc/group);\n"
+		 "default: the image's USER, else root; --user 0 is root"},
 	{"--hostname", NULL, CLI_CUSTOM, .parse = parse_hostname, .metavar = "NAME",
 	 .help = "hostname (default sandcell)"},
 	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
@@ -246,6 +250,36 @@ static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_
 	return 0;
 }
 
+/* --user, else the image's USER. An image's user that this caller's cells
+ * cannot map (a rootless cell maps only 0) gives way to the cell's root,
+ * which is no more than the caller on the host, with a warning: the image
+ * stays usable. An explicit --user must be mapped. */
+static int set_user(struct cell_opts *o, const char *image, struct cell_spec *spec)
+{
+	struct sc_err err = {0};
+	const char *user = o->user ? o->user : o->img.user;
+	if (!user)
+		return 0;
+	if (cell_resolve_user(user, spec->layers, spec->nlayers, &spec->uid, &spec->gid, &err) < 0) {
+		if (o->user)
+			cli_error("--user: %s", err.msg);
+		else
+			cli_error("image '%s' has USER %.64s: %s", image ? image : "host", user, err.msg);
+		return -1;
+	}
+	if (cell_user_check(spec->uid, spec->gid, &err) < 0) {
+		if (o->user) {
+			cli_fail(&err);
+			return -1;
+		}
+		cli_warn("image '%s' runs as USER %.64s, but %s; running as the cell's root",
+			 image ? image : "host", user, err.msg);
+		return 0;
+	}
+	spec->has_user = true;
+	return 0;
+}
+
 int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,
 		    struct cell_spec *spec)
 {
@@ -278,6 +312,8 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 	}
 	if (o->require_cgroups)
 		spec->require_cgroups = true;
+	if (set_user(o, image, spec) < 0)
+		return -1;
 	for (size_t i = 0; i < o->nenv; i++)
 		if (cell_spec_setenv(spec, o->env[i], &err) < 0) {
 			cli_fail(&err);

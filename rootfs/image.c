@@ -37,6 +37,7 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 		out->idmap = !m.shifted && geteuid() == 0;
 		out->env = steal_ptr(&m.env);
 		out->workdir = steal_ptr(&m.workdir);
+		out->user = steal_ptr(&m.user);
 	}
 	rootfs_manifest_free(&m);
 	if (rc < 0) {
@@ -52,6 +53,7 @@ void rootfs_image_free(struct rootfs_image *img)
 		free(img->layers[i]);
 	rootfs_strv_free(img->env);
 	free(img->workdir);
+	free(img->user);
 	memset(img, 0, sizeof(*img));
 }
 

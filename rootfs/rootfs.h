@@ -23,6 +23,7 @@ struct rootfs_image {
 			   * caller, not shifted): cells see them idmapped */
 	char **env;       /* image default env (KEY=VAL), NULL-terminated or NULL */
 	char *workdir;    /* image default workdir or NULL */
+	char *user;       /* image default user (USER) or NULL */
 };
 
 /* Resolve an image name under data_root (NULL or "host": the host image). */
@@ -131,7 +132,7 @@ struct rootfs_config {
 	char **env;        /* KEY=VALUE */
 	char *workdir;
 	char **entrypoint, **cmd;
-	char *user;        /* recorded (USER), not applied: cells run as their root */
+	char *user;        /* USER: the default user of cells made from the image */
 	char **labels;     /* KEY=VALUE */
 };
 /* The config of stored image `name` (not "host"). */

@@ -116,6 +116,13 @@ struct cell_spec {
 	 * stdin_fd -> pty -> stdout_fd (stdout_fd >= 0). The caller's own
 	 * terminal (raw mode is the caller's business) never enters the cell. */
 	bool tty;
+
+	/* The user the commands run as (cell_run's, and a long-lived cell's
+	 * exec requests that name none): uid/gid inside the cell, which must
+	 * be mapped in its user namespace (cell_user_check). false: the
+	 * cell's root (0:0). */
+	bool has_user;
+	uint32_t uid, gid;
 };
 
 struct cell_result {
@@ -193,7 +200,27 @@ struct cell_exec_req {
 	 * with ECANCELED. Another thread writes to a pipe to cancel. */
 	bool has_cancel;
 	int cancel_fd;
+	/* has_user: run as uid:gid (inside the cell) instead of the cell's
+	 * default user (cell_spec.has_user, else root); 0:0 is root. */
+	bool has_user;
+	uint32_t uid, gid;
 };
+
+/* A user as UID[:GID], numeric ids (at most 4294967294); without :GID the
+ * gid is the uid's own number (Docker's rule for an id that has no passwd
+ * entry). Pure, thread-safe. */
+int cell_parse_user(const char *s, uint32_t *uid, uint32_t *gid, struct sc_err *err);
+/* A user as UID[:GID] or NAME[:GROUP]: numbers as cell_parse_user; a name
+ * is looked up in /etc/passwd (its uid and primary gid) and a group name
+ * in /etc/group of the image whose layers are given (top first; none: the
+ * host image, whose /etc is the host's). The files are read beneath each
+ * layer without following a symlink, at most 1 MiB each. Thread-safe. */
+int cell_resolve_user(const char *s, const char *const *layers, size_t nlayers, uint32_t *uid,
+		      uint32_t *gid, struct sc_err *err);
+/* Whether uid and gid are mapped in the user namespace of a cell this
+ * caller would make (a rootless caller's cells map only 0; a root
+ * caller's a range of ids): 0, or -1 with a message saying what to do. */
+int cell_user_check(uint32_t uid, uint32_t gid, struct sc_err *err);
 
 int cell_create(const struct cell_spec *spec, const char *name,
 		struct cell **out, struct sc_err *err);

@@ -308,7 +308,10 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		return sc_fail(err, 0, "no command to run");
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,
-			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s)};
+			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s),
+			      .flags = req->has_user ? PROTO_EXEC_USER : 0,
+			      .uid = req->uid,
+			      .gid = req->gid};
 	size_t len;
 	_cleanup_free_ char *buf = pack(c, &h, req->argv, req->env, req->cwd, &len);
 	if (!buf && errno == E2BIG)

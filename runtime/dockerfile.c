@@ -271,6 +271,7 @@ static int step_cell_start(struct df_state *s, struct step_cell *c, bool with_ar
 	c->spec.stdin_fd = -1;
 	c->spec.stdout_fd = c->spec.stderr_fd = s->b->out_fd;
 	c->spec.tty = false;
+	c->spec.has_user = false; /* a RUN's user is its exec's (USER) */
 	for (char **e = with_args ? s->args : NULL; e && *e; e++)
 		if (cell_spec_setenv(&c->spec, *e, s->err) < 0)
 			return -1;
@@ -331,6 +332,24 @@ static int step_commit(struct df_state *s, struct step_cell *c)
 	return 0;
 }
 
+/* USER (this file's, or the base image's) for a RUN: resolved in the
+ * image so far. Ids this caller's cells cannot map (a rootless cell maps
+ * only 0) leave the RUN to the cell's root, with a warning. */
+static int run_user(struct df_state *s, const struct step_cell *c, struct cell_exec_req *req)
+{
+	if (cell_resolve_user(s->cfg.user, c->spec.layers, c->spec.nlayers, &req->uid, &req->gid,
+			      s->err) < 0)
+		return sc_err_wrap(s->err, "USER %.64s", s->cfg.user);
+	struct sc_err why = {0};
+	if (cell_user_check(req->uid, req->gid, &why) < 0) {
+		sc_log(s->b->log, SC_LOG_WARN, "USER %.64s: %s; RUN runs as the cell's root",
+		       s->cfg.user, why.msg);
+		return 0;
+	}
+	req->has_user = true;
+	return 0;
+}
+
 static int do_run(struct df_state *s, const struct rootfs_df_instr *in)
 {
 	char *sh[] = {"/bin/sh", "-c", in->text, NULL};
@@ -345,7 +364,11 @@ static int do_run(struct df_state *s, const struct rootfs_df_instr *in)
 					    .stderr_fd = s->b->out_fd,
 					    .timeout_s = s->b->spec->limits.timeout_s};
 		struct cell_result res = {0};
-		rc = cell_exec(c.cell, &req, &res, s->err);
+		/* USER (this file's, or the base image's) applies to RUN */
+		if (s->cfg.user && run_user(s, &c, &req) < 0)
+			rc = -1;
+		if (rc == 0)
+			rc = cell_exec(c.cell, &req, &res, s->err);
 		if (rc == 0 && res.timed_out)
 			rc = sc_fail(s->err, 0, "RUN %.80s%s: timed out after %gs (--timeout)", in->text,
 				     strlen(in->text) > 80 ? "..." : "", req.timeout_s);

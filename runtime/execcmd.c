@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 
 #include "internal.h"
@@ -145,4 +146,25 @@ void rt_exec_command(int tramp_fd, uint64_t ignored, char *const *argv, const ch
 int rt_exec_failure_status(int errnum)
 {
 	return errnum == ENOENT || errnum == ENOTDIR ? CELL_EXIT_NOTFOUND : CELL_EXIT_NOEXEC;
+}
+
+int rt_exec_become(bool switch_user, uint32_t uid, uint32_t gid)
+{
+	if (switch_user) {
+		/* where setgroups is denied (a rootless cell maps only 0) there
+		 * is no other user to become and the groups stay as they are */
+		gid_t none[1];
+		if (syscall(SYS_setgroups, 0, none) < 0 && errno != EPERM)
+			return -1;
+		if (syscall(SYS_setresgid, gid, gid, gid) < 0 ||
+		    syscall(SYS_setresuid, uid, uid, uid) < 0)
+			return -1;
+	}
+	/* SECBIT_NO_SETUID_FIXUP keeps the capabilities across the uid change:
+	 * clear every set by hand (the bounding and ambient sets are empty
+	 * since init's lockdown). */
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	memset(data, 0, sizeof(data));
+	return (int)syscall(SYS_capset, &hdr, data);
 }

@@ -36,6 +36,15 @@ static void start_command(const struct cell_plan *plan)
 		setsid();
 		(void)ioctl(0, TIOCSCTTY, 0);
 	}
+	bool as_user = spec->has_user && (spec->uid || spec->gid);
+	if (rt_exec_become(as_user, spec->uid, spec->gid) < 0) {
+		char line[200];
+		int n = snprintf(line, sizeof(line), "sandcell: cannot run as %u:%u in the cell: %s\n",
+				 spec->uid, spec->gid, strerror(errno));
+		if (n > 0)
+			(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		_exit(CELL_EXIT_INTERNAL);
+	}
 	rt_apply_command_limits(plan);
 	rt_lockdown_close_fds(3);
 	rt_exec_command(plan->tramp_fd, plan->ignored_sigs, spec->argv, spec->env);

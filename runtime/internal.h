@@ -35,6 +35,11 @@ struct cell_plan {
 	bool host_image;
 	bool use_rlimits; /* no cgroup: enforce limits as rlimits */
 	bool range_map;   /* root caller: cell ids are an unprivileged host range */
+	uint32_t id_count; /* ids mapped in the cell: 0 .. id_count-1 */
+	/* init keeps CAP_SETUID and CAP_SETGID (and nothing else) to start
+	 * commands as another user: a long-lived cell with a range of ids, or
+	 * a one-shot cell whose command runs as a user other than root */
+	bool keep_setid;
 	bool idmap_layers; /* the parent sends idmapped clones of the layers */
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
@@ -66,6 +71,10 @@ int rt_idmap_for_caller(struct idmap *m, struct sc_err *err);
 int rt_idmap_format(uint32_t start, uint32_t count, char *buf, size_t size);
 int rt_idmap_write(pid_t pid, const struct idmap *m, struct sc_err *err);
 
+/* user.c: whether uid and gid are mapped by map; else -1 with a
+ * message that says what to do. */
+int rt_user_check_map(uint32_t uid, uint32_t gid, const struct idmap *map, struct sc_err *err);
+
 /* mounts.c: build the root under a fresh tmpfs and pivot into it. Runs in
  * the child, inside the new namespaces. */
 int rt_mount_root(struct cell_plan *plan, struct sc_err *err);
@@ -86,6 +95,11 @@ int rt_exec_trampoline_create(void);
  * back at their default and none blocked; returns only on failure with
  * errno set. */
 void rt_exec_command(int tramp_fd, uint64_t ignored, char *const *argv, const char *const *env);
+/* In a command's process before rt_exec_command: become uid:gid (no
+ * supplementary groups) when switch_user, then give up every capability
+ * (init may have kept CAP_SETUID/CAP_SETGID). Raw syscalls only: safe in a
+ * vfork child. 0, or -1 with errno set. */
+int rt_exec_become(bool switch_user, uint32_t uid, uint32_t gid);
 /* The real-time signals this process ignores (bits as in ignored_sigs).
  * Probed once per process (pthread_once; the result is immutable and the
  * call thread-safe): sandcell never changes a real-time signal's

@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static int drop_capabilities(struct sc_err *err)
+static int drop_capabilities(bool keep_setid, struct sc_err *err)
 {
 	/* Root in the cell must not regain capabilities on exec. */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
@@ -23,12 +23,24 @@ static int drop_capabilities(struct sc_err *err)
 			return sc_fail(err, errno, "drop capability %d from the bounding set", c);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return sc_fail(err, errno, "clear ambient capabilities");
-	cap_t none = cap_init();
-	if (!none)
+	/* Only the two that start a command as another user may stay, in
+	 * init's permitted and effective sets; every command and worker gives
+	 * them up before it runs (rt_exec_become), and the empty bounding set
+	 * keeps an exec from regaining them. */
+	cap_t caps = cap_init();
+	if (!caps)
 		return sc_fail(err, errno, "cap_init");
-	int rc = cap_set_proc(none);
+	const cap_value_t setid[] = {CAP_SETUID, CAP_SETGID};
+	int rc = 0;
+	if (keep_setid)
+		rc = cap_set_flag(caps, CAP_PERMITTED, 2, setid, CAP_SET) < 0 ||
+				     cap_set_flag(caps, CAP_EFFECTIVE, 2, setid, CAP_SET) < 0
+			     ? -1
+			     : 0;
+	if (rc == 0)
+		rc = cap_set_proc(caps);
 	int e = errno;
-	cap_free(none);
+	cap_free(caps);
 	if (rc < 0)
 		return sc_fail(err, e, "drop capabilities");
 	return 0;
@@ -38,7 +50,7 @@ int rt_lockdown_init_process(const struct cell_plan *plan, struct sc_err *err)
 {
 	if (prctl(PR_SET_DUMPABLE, 0) < 0)
 		return sc_fail(err, errno, "set non-dumpable");
-	if (drop_capabilities(err) < 0)
+	if (drop_capabilities(plan->keep_setid, err) < 0)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return sc_fail(err, errno, "set no_new_privs");

@@ -32,6 +32,7 @@ enum proto_req_kind {
 #define PROTO_FILE_CREATE 1u  /* FILE_WRITE: a new file (fails if the path exists), parents made */
 #define PROTO_FILE_EXEC 4u    /* with PROTO_FILE_CREATE: mode 0755, not 0644 */
 #define PROTO_COPY_AS_DEST 2u /* COPY_IN: the entry becomes path, even an existing directory */
+#define PROTO_EXEC_USER 4u    /* EXEC: run as uid:gid, not the cell's default user */
 
 struct proto_req {
 	uint32_t kind;
@@ -43,6 +44,7 @@ struct proto_req {
 	uint32_t data_len;   /* bytes of NUL-terminated strings after the header */
 	uint32_t pad;
 	uint8_t token[PROTO_TOKEN_LEN];
+	uint32_t uid, gid;   /* EXEC with PROTO_EXEC_USER: ids inside the cell */
 	/* data: argv[argc], env[envc], cwd-or-path (each NUL-terminated) */
 };
 

@@ -160,6 +160,16 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	 * terminal), and becomes its controlling terminal */
 	if (isatty(0))
 		(void)ioctl(0, TIOCSCTTY, 0);
+	bool own = q->h.flags & PROTO_EXEC_USER;
+	uint32_t uid = own ? q->h.uid : spec->has_user ? spec->uid : 0;
+	uint32_t gid = own ? q->h.gid : spec->has_user ? spec->gid : 0;
+	if (rt_exec_become(uid || gid, uid, gid) < 0) {
+		char line[200];
+		int n = snprintf(line, sizeof(line), "sandcell: cannot run as %u:%u in the cell: %s\n",
+				 uid, gid, strerror(errno));
+		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		_exit(CELL_EXIT_INTERNAL);
+	}
 	if (chdir(cwd) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: cannot change to %.200s in the cell: %s\n",
@@ -186,6 +196,8 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	if (pid != 0)
 		return pid;
 	child_reset_signals();
+	if (rt_exec_become(false, 0, 0) < 0)
+		_exit(1);
 	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
 		_exit(1);
 	/* file operations report an errno value as their exit code */
@@ -210,6 +222,19 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	if (rc < 0)
 		send_error(conn_fd, "%.440s", err.msg);
 	_exit(rc < 0 ? 1 : 0);
+}
+
+/* An exec as a user the cell does not map is answered with why. */
+static bool user_unmapped(const struct server *s, const struct proto_request *q, int fd)
+{
+	if (!(q->h.flags & PROTO_EXEC_USER))
+		return false;
+	struct idmap map = {.count = s->plan->id_count, .range = s->plan->range_map};
+	struct sc_err err = {0};
+	if (rt_user_check_map(q->h.uid, q->h.gid, &map, &err) == 0)
+		return false;
+	send_error(fd, "%.440s", err.msg);
+	return true;
 }
 
 static bool takes_path_and_fd(uint32_t kind)
@@ -248,7 +273,8 @@ static void handle_request(struct server *s, size_t i)
 		struct proto_rsp r = {.kind = RSP_EXIT};
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
-		pid = start_exec(s, &q);
+		if (!user_unmapped(s, &q, c->fd))
+			pid = start_exec(s, &q);
 	} else if (q.nfds == 1 && ((takes_path_and_fd(q.h.kind) && q.path[0]) ||
 				   q.h.kind == REQ_LAYER_OUT)) {
 		pid = start_worker(s, &q, c->fd);

@@ -240,6 +240,11 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	if (rt_idmap_for_caller(&st->map, err) < 0 || plan_check_paths(plan, err) < 0)
 		return -1;
 	plan->range_map = st->map.range;
+	plan->id_count = st->map.count;
+	if (spec->has_user && rt_user_check_map(spec->uid, spec->gid, &st->map, err) < 0)
+		return -1;
+	plan->keep_setid = st->map.count > 1 &&
+			   (plan->serve || (spec->has_user && (spec->uid || spec->gid)));
 	plan->idmap_layers = st->map.range && spec->idmap_layers && spec->nlayers > 0;
 	plan->use_trampoline = binary_reachable(&st->map);
 	plan->ignored_sigs = rt_realtime_signals_ignored();

@@ -192,14 +192,15 @@ def copy_stream():
 def proto():
     d = out_dir("proto")
 
-    def req(kind, argv=(), env=(), path="", timeout=0, max_size=0, flags=0):
+    def req(kind, argv=(), env=(), path="", timeout=0, max_size=0, flags=0, uid=0, gid=0):
         data = b"".join(s.encode() + b"\0" for s in list(argv) + list(env) + [path])
-        # struct proto_req: kind argc envc flags timeout_ms max_size data_len pad token[32]
-        return struct.pack("<IIIIQQII32s", kind, len(argv), len(env), flags, timeout, max_size,
-                           len(data), 0, b"\x5a" * 32) + data
+        # struct proto_req: kind argc envc flags timeout_ms max_size data_len pad token[32] uid gid
+        return struct.pack("<IIIIQQII32sII", kind, len(argv), len(env), flags, timeout, max_size,
+                           len(data), 0, b"\x5a" * 32, uid, gid) + data
 
     put(d, "exec", req(1, ["/bin/sh", "-c", "echo hi"], ["PATH=/bin"], "/testbed", 5000))
     put(d, "exec_cellenv", req(1, ["true"]))
+    put(d, "exec_user", req(1, ["id"], flags=4, uid=1000, gid=1000))
     put(d, "copy_in", req(2, path="/testbed/x", max_size=1 << 20, flags=2))
     put(d, "copy_out", req(3, path="/testbed"))
     put(d, "info", req(4))

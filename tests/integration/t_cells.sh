@@ -302,14 +302,14 @@ r=$(setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/b
 RC=$? OUT=$r
 check "another user cannot read the token" bash -c '[ '$RC' -ne 0 ] && [ -z "$(grep -E "^[0-9a-f]{64}$" <<<"$0")" ]' "$r"
 # The header as runtime/proto.h lays it out: kind, argc, envc, flags,
-# timeout_ms, max_size, data_len, pad, token[32] (all zero here); then
+# timeout_ms, max_size, data_len, pad, token[32], uid, gid (all zero here); then
 # the strings; the three fds go with it. The reply's text starts at 40.
 raw_exec() {
 	setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/bin /usr/bin/python3 -c '
 import os, socket, struct, sys
 argv = [b"/bin/sh", b"-c", b"echo pwned > /testbed/pwned"]
 data = b"".join(a + b"\0" for a in argv) + b"\0"
-hdr = struct.pack("=IIIIQQII32s", 1, len(argv), 0, 0, 0, 0, len(data), 0, b"\0" * 32)
+hdr = struct.pack("=IIIIQQII32sII", 1, len(argv), 0, 0, 0, 0, len(data), 0, b"\0" * 32, 0, 0)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(sys.argv[1])
 fds = [os.open("/dev/null", os.O_RDWR) for _ in range(3)]

@@ -138,6 +138,32 @@ check "a later build succeeds" expect_rc 0
 sc image ls
 check "... and removes the killed build's intermediate image" bash -c '! grep -q "^dfbuild-" <<<"$0"' "$OUT"
 
+# USER applies to the RUN steps after it and is the image's default user
+# (a root caller's cells map a range of ids; a rootless cell maps only 0,
+# so there the RUN and the cells run as the cell's root, with a warning).
+printf '%s\n' 'FROM tiny' 'RUN mkdir -m 777 /work && mkdir -m 755 /rootonly' 'USER 1000' \
+	'RUN id -u >/work/uid && id -g >/work/gid && echo made >/work/made' \
+	'RUN echo x >/rootonly/f || echo refused >/work/refused' >"$CTX/Dockerfile.user"
+chmod 644 "$CTX/Dockerfile.user"
+sc image build uimg --dockerfile "$CTX/Dockerfile.user"
+check "a Dockerfile with USER builds" expect_rc 0
+if [ "$SANDCELL_TEST_AS" = root ]; then
+	sc run --image uimg --user 0 -- sh -c 'cat /work/uid /work/gid /work/refused; ls -ln /work/made'
+	check "RUN after USER 1000 runs as 1000 (id -u, id -g), cannot write a root-owned dir" \
+		bash -c '[ "$(printf "%s\n" "$0" | head -3)" = "$(printf "1000\n1000\nrefused")" ]' "$OUT"
+	check "a file a RUN made after USER 1000 is owned by 1000 in the image" \
+		bash -c '[ "$(printf "%s\n" "$0" | tail -1 | awk "{print \$3\":\"\$4}")" = 1000:1000 ]' "$OUT"
+	sc run --image uimg -- id -u
+	check "the image's cells run as its USER" out_is 1000
+	sc run --image uimg --user 0 -- id -u
+	check "--user 0 runs them as root again" out_is 0
+else
+	sc run --image uimg -- sh -c 'cat /work/uid; id -u'
+	check "rootless: USER 1000 cannot be mapped, RUN and the cell run as the cell's root" \
+		bash -c '[ "$0" = "$(printf "0\n0")" ]' "$OUT"
+	check "... and say so on stderr" err_has "running as the cell's root"
+fi
+
 sc image build x --dockerfile "$CTX/Dockerfile" --help
 check "--help is true" bash -c '[ '$RC' -eq 0 ] && grep -q -- "--dockerfile FILE" <<<"$0"' "$OUT"
 finish
