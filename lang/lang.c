@@ -659,7 +659,8 @@ int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 		tail_of(&ex, t, sizeof(t));
 		rc = sc_fail(err, 0, "--libraries: %s install %s (exit %d)%s%s",
 			     !strcmp(in->install[0], "python3") ? "pip" :
-			     !strcmp(in->install[0], "Rscript") ? "R" : in->install[0],
+			     !strcmp(in->install[0], "Rscript") ? "R" :
+			     !strcmp(in->install[0], "go") ? "go get" : in->install[0],
 			     ex.status == LANG_EXEC_TIME_LIMIT ? "timed out" : "failed", ex.return_code,
 			     t[0] ? ": " : "", t);
 	} else if (rc < 0) {
