@@ -101,7 +101,7 @@ if command -v go >/dev/null; then
 	check "go: a module path without a version takes the proxy's latest" out_is "from example.test/scfix v1.0.0"
 	sc code run --lang go --policy "$T_DIR/pkgs.json" --libraries example.test/nosuch "$T_DIR/usego.go"
 	check "go: a module the proxy does not have: 125, go get failed" bash -c \
-		'[ "$RC" -eq 125 ] && grep -q "go install failed\|go get" <<<"$ERR"'
+		'[ "$RC" -eq 125 ] && grep -q "go get install failed.*example.test/nosuch" <<<"$ERR"'
 	sc code run --lang go --policy "$T_DIR/pkgs.json" --net none --libraries example.test/scfix "$T_DIR/usego.go"
 	check "go: --net none: 125 and the no-network error naming proxy.golang.org" bash -c \
 		'[ "$RC" -eq 125 ] && grep -q "example.test/scfix not installed in the cell, and the cell has no network.*proxy.golang.org" <<<"$ERR"'
