@@ -471,8 +471,9 @@ static void language_json(FILE *f, const struct mcp *m, const struct lang_def *l
 		fputs("null", f);
 	fputs(",\"how\":", f);
 	api_json_string(f, l->how, strlen(l->how));
-	fprintf(f, ",\"available\":%s,\"sessions_keep_state\":%s,\"plots\":%s}",
+	fprintf(f, ",\"available\":%s,\"libraries\":%s,\"sessions_keep_state\":%s,\"plots\":%s}",
 		lang_available(l, (const char *const *)m->cfg->spec->layers, m->cfg->spec->nlayers) ? "true" : "false",
+		lang_has_libraries(l) ? "true" : "false",
 		!strcmp(l->name, "python") ? "true" : "false",
 		!strcmp(l->name, "python") || !strcmp(l->name, "r") ? "true" : "false");
 }

@@ -144,8 +144,9 @@ static int cmd_languages(int argc, char **argv)
 			}
 			fputs("],\"how\":", stdout);
 			cli_json_string(stdout, t[i].how, strlen(t[i].how));
-			printf(",\"compiled\":%s,\"available\":%s}", t[i].compiler ? "true" : "false",
-			       have ? "true" : "false");
+			printf(",\"compiled\":%s,\"available\":%s,\"libraries\":%s}",
+			       t[i].compiler ? "true" : "false", have ? "true" : "false",
+			       lang_has_libraries(&t[i]) ? "true" : "false");
 		} else {
 			char aliases[64] = "";
 			size_t used = 0;
@@ -156,8 +157,8 @@ static int cmd_languages(int argc, char **argv)
 					break;
 				used += (size_t)w;
 			}
-			printf("%-11s %-18s %-4s %s\n", t[i].name, used ? aliases : "-", have ? "yes" : "no",
-			       t[i].how);
+			printf("%-11s %-18s %-4s %-4s %s\n", t[i].name, used ? aliases : "-",
+			       have ? "yes" : "no", lang_has_libraries(&t[i]) ? "yes" : "no", t[i].how);
 		}
 	}
 	if (json)

@@ -19,6 +19,7 @@ extern const size_t lang_session_client_size;
 #define LANG_PY_ENV_MPLCONFIG "MPLCONFIGDIR=/tmp/.sandcell/mpl"
 #define LANG_R_PROFILE "/tmp/.sandcell/r/profile.R"
 #define LANG_R_ENV_PROFILE "R_PROFILE_USER=" LANG_R_PROFILE
+#define LANG_R_ENV_LIBS "R_LIBS_USER=" LANG_R_LIBS
 
 /* One command in the cell as a step: fills ex, and sends its stdout and
  * stderr to sink (as they come when stream, else after). */

@@ -41,6 +41,7 @@
 #define LANG_MAX_LIBRARIES 32
 #define LANG_MAX_LIBRARY_NAME 128
 #define LANG_PY_LIBS "/tmp/.sandcell/pylib" /* pip --target of --libraries */
+#define LANG_R_LIBS "/tmp/.sandcell/rlib"   /* R's --libraries (on R_LIBS_USER) */
 /* Is name a library name (and version spec) the install tools may be
  * given: 1-127 bytes of [A-Za-z0-9._+-=<>!~@/], not starting with '-'? */
 bool lang_library_name_ok(const char *name);
@@ -65,6 +66,8 @@ const struct lang_def *lang_find(const char *name);
  * under /usr/local/bin, /usr/bin or /bin? Links count as present; nothing
  * is executed. */
 bool lang_available(const struct lang_def *l, const char *const *roots, size_t nroots);
+/* Does the language take --libraries (an install step of its own)? */
+bool lang_has_libraries(const struct lang_def *l);
 /* Java: the class name a source declares public (or its first class), in
  * out (size >= 2); "Main" when none is found. Only [A-Za-z0-9_$]. */
 void lang_java_class(const char *src, size_t len, char *out, size_t size);

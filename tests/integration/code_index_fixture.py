@@ -1,9 +1,11 @@
 """Package fixtures for t_code_libs.sh, written with the standard library
 only: a PyPI-style "simple" index with one pure-Python wheel, and an npm
-registry document with one tarball, in one directory that a plain
+registry document with one tarball, a Go module proxy with one module
+and a CRAN-like repository with one R source package, in one directory that a plain
 `python3 -m http.server` serves. usage: ROOT BASE_URL
 (BASE_URL: how the cell reaches the server, e.g. http://pkgs.test:PORT)."""
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -65,5 +67,50 @@ def npm(name, ver):
         json.dump(doc, f)
 
 
+def goproxy(mod, ver):
+    """GOPROXY protocol: MOD/@v/list, VER.info, VER.mod, VER.zip (files under MOD@VER/)."""
+    d = f"{root}/{mod}/@v"
+    os.makedirs(d, exist_ok=True)
+    gomod = f"module {mod}\n\ngo 1.16\n"
+    pkg = mod.rsplit("/", 1)[1]
+    src = f'package {pkg}\n\nfunc Value() string {{ return "from {mod} {ver}" }}\n'
+    with open(f"{d}/list", "w") as f:
+        f.write(ver + "\n")
+    with open(f"{d}/{ver}.info", "w") as f:
+        json.dump({"Version": ver, "Time": "2024-01-01T00:00:00Z"}, f)
+    with open(f"{d}/{ver}.mod", "w") as f:
+        f.write(gomod)
+    with zipfile.ZipFile(f"{d}/{ver}.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"{mod}@{ver}/go.mod", gomod)
+        z.writestr(f"{mod}@{ver}/{pkg}.go", src)
+
+
+def cran(name, ver):
+    """A CRAN-like repository: src/contrib/PACKAGES(.gz) and one source package."""
+    d = f"{root}/src/contrib"
+    os.makedirs(d, exist_ok=True)
+    files = {
+        f"{name}/DESCRIPTION": f"Package: {name}\nVersion: {ver}\nTitle: Test Fixture\n"
+                               f"Description: A package for sandcell's tests.\nLicense: MIT\n"
+                               f"Author: sandcell\nMaintainer: sandcell <test@example.test>\n",
+        f"{name}/NAMESPACE": "export(value)\n",
+        f"{name}/R/value.R": f'value <- function() "from {name} {ver}"\n',
+    }
+    with tarfile.open(f"{d}/{name}_{ver}.tar.gz", "w:gz") as t:
+        for p, s in files.items():
+            b = s.encode()
+            ti = tarfile.TarInfo(p)
+            ti.size = len(b)
+            ti.mode = 0o644
+            t.addfile(ti, io.BytesIO(b))
+    idx = f"Package: {name}\nVersion: {ver}\nLicense: MIT\nNeedsCompilation: no\n\n"
+    with open(f"{d}/PACKAGES", "w") as f:
+        f.write(idx)
+    with gzip.open(f"{d}/PACKAGES.gz", "wt") as f:
+        f.write(idx)
+
+
 wheel("scpkgfixture", "1.0")
 npm("scjsfixture", "1.0.0")
+goproxy("example.test/scfix", "v1.0.0")
+cran("scrfix", "1.0")

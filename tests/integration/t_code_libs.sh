@@ -5,7 +5,9 @@
 # host's loopback; a policy names that host:port in its allowlist, maps the
 # name to 127.0.0.1 and points pip and npm at it (PIP_INDEX_URL,
 # PIP_TRUSTED_HOST, npm_config_registry); pip and npm inside the cell go
-# through the cell's proxy. Nothing leaves the host.
+# through the cell's proxy. Go's module proxy (GOPROXY, GOSUMDB=off: the
+# fixture's module has no checksum database) and a CRAN-like repository
+# (SANDCELL_CRAN) come from the same server. Nothing leaves the host.
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
@@ -35,7 +37,8 @@ cat >"$T_DIR/pkgs.json" <<JSON
 {"description": "the test's package index on loopback",
  "network": {"mode": "allowlist", "allow": ["pkgs.test:$PORT"], "hosts": {"pkgs.test": "127.0.0.1"}},
  "env": {"PIP_INDEX_URL": "$BASE/simple", "PIP_TRUSTED_HOST": "pkgs.test:$PORT",
-         "npm_config_registry": "$BASE/"}}
+         "npm_config_registry": "$BASE/",
+         "GOPROXY": "$BASE", "GOSUMDB": "off", "SANDCELL_CRAN": "$BASE"}}
 JSON
 chmod 644 "$T_DIR/pkgs.json"
 sc policy check "$T_DIR/pkgs.json"
@@ -85,5 +88,56 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 else
 	echo "skip - npm (no node/npm on this host)"
 fi
+
+# --- go: go get through the cell's GOPROXY, the offline build finds it ---
+if command -v go >/dev/null; then
+	printf 'package main\n\nimport (\n\t"fmt"\n\t"example.test/scfix"\n)\n\nfunc main() { fmt.Println(scfix.Value()) }\n' | src usego.go
+	sc code run --lang go --policy "$T_DIR/pkgs.json" "$T_DIR/usego.go"
+	check "go: without --libraries the module is not there" bash -c '[ "$RC" -ne 0 ]'
+	sc code run --lang go --policy "$T_DIR/pkgs.json" --libraries example.test/scfix@v1.0.0 "$T_DIR/usego.go"
+	check "go: --libraries installs the module through the allowlist" out_is "from example.test/scfix v1.0.0"
+	check "the proxy served the module zip" grep -q 'GET /example.test/scfix/@v/v1.0.0.zip' "$T_DIR/index.log"
+	sc code run --lang go --policy "$T_DIR/pkgs.json" --libraries example.test/scfix "$T_DIR/usego.go"
+	check "go: a module path without a version takes the proxy's latest" out_is "from example.test/scfix v1.0.0"
+	sc code run --lang go --policy "$T_DIR/pkgs.json" --libraries example.test/nosuch "$T_DIR/usego.go"
+	check "go: a module the proxy does not have: 125, go get failed" bash -c \
+		'[ "$RC" -eq 125 ] && grep -q "go get install failed.*example.test/nosuch" <<<"$ERR"'
+	sc code run --lang go --policy "$T_DIR/pkgs.json" --net none --libraries example.test/scfix "$T_DIR/usego.go"
+	check "go: --net none: 125 and the no-network error naming proxy.golang.org" bash -c \
+		'[ "$RC" -eq 125 ] && grep -q "example.test/scfix not installed in the cell, and the cell has no network.*proxy.golang.org" <<<"$ERR"'
+else
+	echo "skip - go (no go on this host)"
+fi
+
+# --- R: install.packages from SANDCELL_CRAN into the cell's library ---
+if command -v Rscript >/dev/null; then
+	printf 'library(scrfix)\ncat(value(), "\\n", sep = "")\n' | src user.R
+	sc code run --lang r --policy "$T_DIR/pkgs.json" "$T_DIR/user.R"
+	check "R: without --libraries the package is not there" bash -c '[ "$RC" -ne 0 ]'
+	sc code run --lang r --policy "$T_DIR/pkgs.json" --libraries scrfix,stats "$T_DIR/user.R"
+	check "R: --libraries installs the package through the allowlist" out_is "from scrfix 1.0"
+	check "the repository served the source package" grep -q 'GET /src/contrib/scrfix_1.0.tar.gz' "$T_DIR/index.log"
+	check "R: a base package (stats) is not fetched" bash -c "! grep -q 'GET /src/contrib/stats' '$T_DIR/index.log'"
+	printf 'cat(stats::median(c(1, 5, 9)), "\\n", sep = "")\n' | src base.R
+	sc code run --lang r --policy "$T_DIR/pkgs.json" --net none --libraries stats "$T_DIR/base.R"
+	check "R: an installed package needs no network" out_is "5"
+	sc code run --lang r --policy "$T_DIR/pkgs.json" --libraries scnosuch "$T_DIR/user.R"
+	check "R: a package the repository does not have: 125 and the name" bash -c \
+		'[ "$RC" -eq 125 ] && grep -q "R install failed.*scnosuch" <<<"$ERR"'
+	sc code run --lang r --policy "$T_DIR/pkgs.json" --net none --libraries scrfix "$T_DIR/user.R"
+	check "R: --net none: 125 and the no-network error naming cloud.r-project.org" bash -c \
+		'[ "$RC" -eq 125 ] && grep -q "scrfix not installed in the cell, and the cell has no network.*cloud.r-project.org" <<<"$ERR"'
+else
+	echo "skip - R (no Rscript on this host)"
+fi
+
+# --- a language without an install step, and a bad name ---
+printf 'echo hi\n' | src hi.sh
+sc code run --lang bash --libraries jq "$T_DIR/hi.sh"
+check "bash: --libraries refused with the languages that take it" bash -c \
+	'[ "$RC" -eq 125 ] && grep -q "not supported for bash (python, javascript, typescript, ruby, go, r)" <<<"$ERR"'
+sc code run --lang r --libraries 'a;b' "$T_DIR/user.R"
+check "a bad library name is refused before any cell" bash -c \
+	'[ "$RC" -eq 125 ] && grep -q "not a library name" <<<"$ERR"'
 
 finish
