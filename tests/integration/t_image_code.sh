@@ -103,4 +103,29 @@ f=$(src req.py 'print(1)')
 sc code run --image code --net none --lang python --libraries surely-not-a-package-sc --json "$f"
 check "while a missing library with no network is refused" bash -c '[ '$RC' -ne 0 ] && grep -q "no network" <<<"$0"' "$ERR$OUT"
 
+# A python session in the code image (the stdlib driver: IPython's
+# InteractiveShell is not used yet, see docs/code.md "Not yet").
+sess() { local f; f=$(src "sess-$RANDOM" "$1"); shift; sc code session run ci "$@" "$f"; }
+sc code session start --image code ci
+check "a session starts in the code image" expect_rc 0
+sess 'import math; r = 2'
+sess 'math.pi * r ** 2'
+check "state persists and a bare last expression is shown as Out[N]" out_is "Out[2]: 12.566370614359172"
+sess '1 / 0'
+check "an exception exits 1 with its traceback" bash -c '[ '$RC' -eq 1 ] && grep -q ZeroDivisionError <<<"$0"' "$ERR"
+sess 'while True: pass' --timeout 2
+check "a timeout interrupts the code (124)" expect_rc 124
+sess 'r'
+check "and the session goes on with its state" out_is "Out[5]: 2"
+sess 'import matplotlib.pyplot as plt
+plt.plot([1, 2, 3])
+plt.show()' --out "$T_WORK/out/sess"
+check "a session's matplotlib figure comes back as a PNG" png_magic "$T_WORK/out/sess/plot-0001.png"
+sess 'import os; os.kill(os.getpid(), 9)'
+check "an interpreter crash is reported" bash -c '[ '$RC' -ne 0 ] && grep -q "state is lost" <<<"$0"' "$ERR"
+sess 'print("r" in globals())'
+check "and the restarted interpreter starts from an empty state" out_is "False"
+sc code session rm ci
+check "the session is removed" expect_rc 0
+
 finish
