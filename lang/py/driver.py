@@ -103,6 +103,60 @@ class Session:
             return 1, False
 
 
+class IPythonSession:
+    """The same cells run by IPython's InteractiveShell (the image has
+    IPython): magics, its Out[N] display and tracebacks (to stderr, no
+    colours); no history file."""
+
+    def __init__(self, shell_cls, config_cls):
+        os.environ.setdefault("IPYTHONDIR", os.path.join(D, "ipython"))
+        cfg = config_cls()
+        cfg.HistoryManager.enabled = False
+        cfg.InteractiveShell.colors = "NoColor"
+        cfg.InteractiveShell.separate_in = ""
+        self.sh = shell_cls.instance(config=cfg)
+        sh = self.sh
+
+        def to_stderr(etype, evalue, stb):
+            print(sh.InteractiveTB.stb2text(stb), file=sys.stderr)
+
+        sh._showtraceback = to_stderr
+        self.count = 0
+
+    def run(self, code):
+        importlib.invalidate_caches()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            try:
+                r = self.sh.run_cell(code, store_history=True)
+            finally:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                self.count = self.sh.execution_count - 1
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt: interrupted", file=sys.stderr)
+            return 130, True
+        err = r.error_before_exec or r.error_in_exec
+        if err is None:
+            return 0, False
+        if isinstance(err, KeyboardInterrupt):
+            return 130, True
+        if isinstance(err, SystemExit):
+            if err.code is None:
+                return 0, False
+            return (err.code & 255, False) if isinstance(err.code, int) else (1, False)
+        return 1, False
+
+
+def new_session():
+    """IPython's InteractiveShell when it imports, else the stdlib Session."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+        return IPythonSession(InteractiveShell, Config)
+    except Exception:
+        return Session()
+
+
 def plots_flush():
     m = sys.modules.get("sc_backend")
     if m is not None:
@@ -166,7 +220,7 @@ def worker(lsock):
         pass
     devnull = os.open(os.devnull, os.O_RDWR)
     sys.stdin = open(os.devnull)
-    sess = Session()
+    sess = new_session()
     while True:
         conn, _ = lsock.accept()
         try:

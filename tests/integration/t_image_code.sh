@@ -103,8 +103,8 @@ f=$(src req.py 'print(1)')
 sc code run --image code --net none --lang python --libraries surely-not-a-package-sc --json "$f"
 check "while a missing library with no network is refused" bash -c '[ '$RC' -ne 0 ] && grep -q "no network" <<<"$0"' "$ERR$OUT"
 
-# A python session in the code image (the stdlib driver: IPython's
-# InteractiveShell is not used yet, see docs/code.md "Not yet").
+# A python session in the code image: it has IPython, so the session runs
+# in IPython's InteractiveShell (the stdlib driver is tested on the host).
 sess() { local f; f=$(src "sess-$RANDOM" "$1"); shift; sc code session run ci "$@" "$f"; }
 sc code session start --image code ci
 check "a session starts in the code image" expect_rc 0
@@ -125,6 +125,10 @@ sess 'import os; os.kill(os.getpid(), 9)'
 check "an interpreter crash is reported" bash -c '[ '$RC' -ne 0 ] && grep -q "state is lost" <<<"$0"' "$ERR"
 sess 'print("r" in globals())'
 check "and the restarted interpreter starts from an empty state" out_is "False"
+sess 'type(get_ipython()).__name__'
+check "the session is IPython's InteractiveShell" out_has "InteractiveShell"
+sess '%timeit -n1 -r1 pass'
+check "IPython's magics work" bash -c '[ '$RC' -eq 0 ] && grep -q "per loop" <<<"$0"' "$OUT"
 sc code session rm ci
 check "the session is removed" expect_rc 0
 
