@@ -170,6 +170,24 @@ bool batch_score_parse_number(const char *s, double *out)
 	return t && (plain_number(t, out) || fraction(t, out));
 }
 
+/* How many bytes at p continue a number being read: a digit or '.', an
+ * exponent with its sign, a fraction bar before a digit, a thousands comma
+ * followed by exactly three digits; 0 at its end. */
+static size_t number_char_run(const char *p)
+{
+	if (isdigit((unsigned char)*p) || *p == '.')
+		return 1;
+	if (*p == ',' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
+	    isdigit((unsigned char)p[3]) && !isdigit((unsigned char)p[4]))
+		return 1;
+	if ((*p == 'e' || *p == 'E') &&
+	    (isdigit((unsigned char)p[1]) || ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2]))))
+		return 2;
+	if (*p == '/' && isdigit((unsigned char)p[1]))
+		return 1;
+	return 0;
+}
+
 bool batch_score_last_number(const char *s, double *out)
 {
 	bool found = false;
@@ -187,25 +205,27 @@ bool batch_score_last_number(const char *s, double *out)
 			b = p - 1;
 		char buf[128];
 		size_t n = 0;
+		bool too_long = false; /* longer than buf: not a number anyone wrote */
 		if (b < p)
 			buf[n++] = '-';
-		while (*p && n < sizeof(buf) - 1) {
-			if (isdigit((unsigned char)*p) || *p == '.') {
-				buf[n++] = *p++;
-			} else if (*p == ',' && isdigit((unsigned char)p[1]) && isdigit((unsigned char)p[2]) &&
-				   isdigit((unsigned char)p[3]) && !isdigit((unsigned char)p[4])) {
-				p++; /* thousands */
-			} else if ((*p == 'e' || *p == 'E') &&
-				   (isdigit((unsigned char)p[1]) ||
-				    ((p[1] == '-' || p[1] == '+') && isdigit((unsigned char)p[2])))) {
-				buf[n++] = *p++;
-				buf[n++] = *p++;
-			} else if (*p == '/' && isdigit((unsigned char)p[1])) {
-				buf[n++] = *p++;
-			} else {
+		for (;;) {
+			size_t take = number_char_run(p);
+			if (!take)
 				break;
+			if (*p == ',') { /* thousands separator: dropped */
+				p++;
+				continue;
 			}
+			if (take > sizeof(buf) - 1 - n) {
+				too_long = true;
+			} else {
+				memcpy(buf + n, p, take);
+				n += take;
+			}
+			p += take;
 		}
+		if (too_long)
+			continue;
 		while (n && buf[n - 1] == '.') /* "42." ends a sentence */
 			n--;
 		buf[n] = '\0';

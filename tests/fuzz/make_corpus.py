@@ -164,7 +164,9 @@ def batch():
              ("The answer is (B)", "B"), ("A, C", "A C D"), ("so \\boxed{\\dfrac{1}{2}}", "0.5"),
              ("\\boxed{7}", "\\boxed{8}"), ("the capital is Paris", "Paris"),
              ("\\fbox{\\frac{-3}{4}} \\text{ or } \\left(x\\right)", "-0.75"),
-             ("1e308 * 10 = 1e309", "inf"), ("checking\n0.25\n", "")]
+             ("1e308 * 10 = 1e309", "inf"), ("checking\n0.25\n", ""),
+             # an exponent that reached the end of last_number's buffer
+             (")0.75e-5" + "1" * 119 + "e-4{7l", "3.")]
     for i, (a, e) in enumerate(pairs):
         put(s, "pair_%02d" % i, a.encode() + b"\0" + e.encode())
 

@@ -60,6 +60,16 @@ static void test_numeric_parse(void **state)
 	assert_true(batch_score_last_number("ratio 2/3", &v) && fabs(v - 2.0 / 3) < 1e-12);
 	assert_false(batch_score_last_number("no numbers here", &v));
 	assert_true(batch_score_last_number("version2 costs 5", &v) && v == 5); /* digits in words skipped */
+	/* a run of digits longer than any number is skipped whole, even when an
+	 * exponent reaches the end of the reader's buffer (found by fuzz_score) */
+	char longnum[400];
+	memset(longnum, '1', sizeof(longnum));
+	memcpy(longnum, "0.75e-5", 7);
+	memcpy(longnum + 126, "e-4", 3);
+	snprintf(longnum + 300, sizeof(longnum) - 300, " then 7");
+	assert_true(batch_score_last_number(longnum, &v) && v == 7);
+	longnum[300] = '\0';
+	assert_false(batch_score_last_number(longnum, &v));
 }
 
 static void test_numeric_score(void **state)
