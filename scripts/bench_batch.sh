@@ -57,12 +57,16 @@ PY
 # at a higher priority, so that its 200 ms are not stretched by the cells
 # competing for the same two cores (its latency is reported below).
 prio=(); [ "$(id -u)" = 0 ] && prio=(nice -n -10)
-"${prio[@]}" python3 -S tests/fakes/fake_llm.py --conversations "$work/rules.json" --delay "$delay" \
-	--port-file "$work/port" --idle-exit 900 >/dev/null 2>"$work/fake.err" </dev/null &
-fake=$!
-for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.05; done
-url="http://127.0.0.1:$(cat "$work/port")/v1"
-common=(--base-url "$url" --model bench --retry-base-ms 50 -q ${BENCH_BATCH_OPTS:-})
+# start_fake DELAY NAME: a scripted server in the background; its pid in
+# $fake_pid, its base URL in $fake_url
+start_fake() {
+	"${prio[@]}" python3 -S tests/fakes/fake_llm.py --conversations "$work/rules.json" --delay "$1" \
+		--port-file "$work/$2.port" --idle-exit 900 >/dev/null 2>"$work/$2.err" </dev/null &
+	fake_pid=$!
+	for _ in $(seq 200); do [ -s "$work/$2.port" ] && break; sleep 0.05; done
+	fake_url="http://127.0.0.1:$(cat "$work/$2.port")/v1"
+}
+common=(--model bench --retry-base-ms 50 -q ${BENCH_BATCH_OPTS:-})
 
 # run_batch TIMEFILE ARGS...: `sandcell batch` in a session of its own, in
 # the background, so that a signal to this script reaches cleanup at once
@@ -77,8 +81,14 @@ run_batch() {
 	batch=""
 }
 
-# calibration: cell time per episode, one episode at a time
-run_batch "$work/cal.time" "$work/calibrate.jsonl" --concurrency 1 --out "$work/cal"
+# calibration: cell time per episode, one episode at a time, against a
+# server that answers at once (an episode's cell time does not depend on
+# the model's latency, and 8 sequential episodes of 20 steps at 5 s would
+# take 13 minutes)
+start_fake 0 cal
+fake=$fake_pid
+run_batch "$work/cal.time" "$work/calibrate.jsonl" --concurrency 1 --out "$work/cal" --base-url "$fake_url"
+kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null || true
 cell_s=$(python3 -S - "$work/cal" <<'PY'
 import glob, json, sys
 v = sorted(json.load(open(p))["timings"]["wall_s"] - json.load(open(p))["timings"]["model_s"]
@@ -87,13 +97,15 @@ print("%.4f" % v[len(v) // 2])
 PY
 )
 
+start_fake "$delay" run
+fake=$fake_pid
 # host memory in use, sampled while the batch runs
 used() { awk '/^MemTotal:/ {t=$2} /^MemAvailable:/ {a=$2} END {printf "%d\n", (t - a) * 1024}' /proc/meminfo; }
 base=$(used)
 ( peak=$base; while :; do u=$(used); [ "$u" -gt "$peak" ] && peak=$u && echo "$peak" >"$work/peak"; sleep 0.2; done ) &
 sampler=$!
 fake_cpu0=$(awk '{print $14 + $15}' "/proc/$fake/stat")
-run_batch "$work/time" "$work/tasks.jsonl" --concurrency "$conc" --out "$work/run"
+run_batch "$work/time" "$work/tasks.jsonl" --concurrency "$conc" --out "$work/run" --base-url "$fake_url"
 read -r wall user sys rss < <(tail -1 "$work/time")
 fake_cpu1=$(awk '{print $14 + $15}' "/proc/$fake/stat")
 kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
