@@ -140,6 +140,13 @@ print("batch ceilings       latency bound %.0f episodes/min (model %.0f ms per e
       % (latency_bound, model_s * 1000, cell * 1000, cpu_bound, cores, cpu_per_episode * 1000))
 print("batch throughput     %.0f episodes/min, ideal %.0f (%s bound), %.0f%% of ideal (goal >= 95%%, #20)"
       % (eps, ideal, "latency" if latency_bound <= cpu_bound else "cpu", eps / ideal * 100))
+# against the latency the server was told to add (a served model's), not
+# the latency the episodes saw, which the machine's own load stretches
+configured_bound = conc * 60 / (steps * delay + cell)
+print("batch vs model       %.0f%% of the bound set by the configured latency alone (%.0f episodes/min: "
+      "%d x 60 / (%d steps x %.0f ms + cell %.0f ms))"
+      % (eps / configured_bound * 100,
+         configured_bound, conc, steps, delay * 1000, cell * 1000))
 print("batch cpu            sandcell %.1f ms per step (%.1f s user+sys), fake server %.1f s"
       % ((user + sys_) / (len(res) * steps) * 1000, user + sys_, fake_cpu))
 lat = sorted(json.loads(l)["latency_s"] for p in glob.glob(run + "/attempts/*/*/events.jsonl")
