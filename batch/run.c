@@ -632,6 +632,21 @@ static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
 	return false;
 }
 
+/* At most how many cells the attempts to run take (the agent's, the
+ * benchmark's prompt and reward helpers, a command scorer's) and the
+ * reward check: the pool makes no more than that. */
+static size_t cells_wanted(const struct runner *r)
+{
+	const struct batch_options *o = r->o;
+	size_t n = o->benchmark ? 1 : 0;
+	for (size_t i = 0; i < r->ntodo; i++) {
+		const struct batch_task *t = &r->tasks.v[r->todo[i].task];
+		enum batch_scorer_kind k = t->has_scorer ? t->scorer.kind : o->scorer.kind;
+		n += (o->mode == BATCH_SANDBOX) + (o->benchmark ? 2 : 0) + (k == BATCH_SCORER_COMMAND);
+	}
+	return n;
+}
+
 static int check_checkers(const struct runner *r, const size_t *sel, size_t nsel, struct sc_err *err)
 {
 	for (size_t i = 0; i < nsel; i++) {
@@ -904,8 +919,12 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 			workers = 16;
 		r.pool_spec = *o->agent.spec;
 		r.pool_spec.make_dirs = AGENT_CELL_DIRS;
+		size_t wanted = cells_wanted(&r);
+		if (wanted && wanted < size)
+			size = wanted;
 		if (cell_pool_new(&r.pool_spec, size, workers, NULL, NULL, &r.pool, err) < 0)
 			goto out;
+		cell_pool_limit(r.pool, wanted);
 	}
 	if (o->benchmark && check_reward(&r, err) < 0)
 		goto out;

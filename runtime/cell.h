@@ -326,6 +326,11 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		  cell_prepare_fn prepare, void *prepare_ctx, struct cell_pool **out,
 		  struct sc_err *err);
 int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err);
+/* At most `cells` more acquires are expected (a batch knows how many cells
+ * its attempts take): the pool makes no more than that, so a run's end
+ * does not make (and remove) a full pool of cells nobody takes. A hint: an
+ * acquire beyond it still gets a cell, made for it. Thread-safe. */
+void cell_pool_limit(struct cell_pool *p, size_t cells);
 void cell_pool_release(struct cell_pool *p, struct cell *c);
 void cell_pool_free(struct cell_pool *p);
 /* Stop and remove the cell; frees c. */

@@ -35,6 +35,8 @@ struct cell_pool {
 	size_t nready;
 	size_t in_flight; /* MAKE requests not answered yet */
 	size_t size;
+	bool limited;     /* cell_pool_limit: at most `left` more cells are wanted */
+	size_t left;
 	char last_error[448];
 };
 
@@ -131,7 +133,10 @@ static void worker_loop(int sock, const struct worker_cfg *w)
 
 static int request_more(struct cell_pool *p)
 {
-	while (p->nready + p->in_flight < p->size) {
+	size_t want = p->size;
+	if (p->limited && p->left < want)
+		want = p->left;
+	while (p->nready + p->in_flight < want) {
 		if (send_msg(p->sock, MSG_MAKE, NULL) < 0)
 			return -1;
 		p->in_flight++;
@@ -218,6 +223,12 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 static int take_ready(struct cell_pool *p, char name[64], struct sc_err *err)
 {
 	for (;;) {
+		/* beyond the limit: a cell made for this taker */
+		if (p->nready == 0 && p->in_flight == 0) {
+			if (send_msg(p->sock, MSG_MAKE, NULL) < 0)
+				return sc_fail(err, 0, "the pool's workers are gone");
+			p->in_flight++;
+		}
 		if (pump(p, p->nready == 0) < 0)
 			return sc_fail(err, 0, "the pool's workers are gone");
 		if (p->nready > 0)
@@ -231,6 +242,8 @@ static int take_ready(struct cell_pool *p, char name[64], struct sc_err *err)
 	snprintf(name, 64, "%s", p->ready[0]);
 	memmove(p->ready[0], p->ready[1], (p->nready - 1) * sizeof(p->ready[0]));
 	p->nready--;
+	if (p->left)
+		p->left--;
 	request_more(p);
 	return 0;
 }
@@ -242,6 +255,14 @@ int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err
 	int rc = take_ready(p, name, err);
 	pthread_mutex_unlock(&p->mu);
 	return rc < 0 ? -1 : cell_open(name, out, err);
+}
+
+void cell_pool_limit(struct cell_pool *p, size_t cells)
+{
+	pthread_mutex_lock(&p->mu);
+	p->limited = true;
+	p->left = cells;
+	pthread_mutex_unlock(&p->mu);
 }
 
 void cell_pool_release(struct cell_pool *p, struct cell *c)
