@@ -21,6 +21,9 @@
 #      against python3 spawned on the host (scripts/bench_code.sh).
 #  10. python: `with SandboxSession() as s: s.run("print(1)")` from the
 #      Python client against subprocess.run(python3 -c) (scripts/bench_python.sh).
+#  11. density: DENSITY (default 300) idle long-lived cells at once: create
+#      and remove rates, host memory per cell, an exec into the last one
+#      against a host spawn (scripts/bench_density.sh; #20 asks for 2,000).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,4 +96,7 @@ if [ -x scripts/bench_code.sh ]; then
 fi
 if [ -x scripts/bench_python.sh ]; then
 	scripts/bench_python.sh "$rounds"
+fi
+if [ -x scripts/bench_density.sh ]; then
+	scripts/bench_density.sh "${DENSITY:-300}"
 fi
