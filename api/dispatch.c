@@ -46,6 +46,7 @@ struct api {
 	struct api_config cfg;
 	char *token;
 	struct cell_pool *pool;
+	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
 	pthread_mutex_t mu; /* guards cells, ncells */
 	pthread_mutex_t session_mu; /* one session being installed at a time */
 	struct api_cell *cells;
@@ -95,7 +96,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->session_mu, NULL);
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
-	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, NULL,
+	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, &a->prep,
 			  &a->pool, err) < 0) {
 		api_free(a);
 		return sc_err_wrap(err, "the cell pool");
@@ -119,6 +120,7 @@ void api_free(struct api *a)
 		}
 		cell_pool_free(a->pool);
 	}
+	lang_prep_cache_free(&a->prep);
 	pthread_mutex_destroy(&a->mu);
 	pthread_mutex_destroy(&a->session_mu);
 	free(a->cells);

@@ -190,9 +190,25 @@ void lang_run_req_init(struct lang_run_req *req);
  * and when nothing could be done at all; res is then zeroed. */
 int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
 		struct sc_err *err);
+/* What lang_prepare_cell keeps between the cells of one pool (one spec,
+ * so one image): the bytecode of the support module every Python start
+ * loads (sitecustomize), compiled by the image's own python3 in the first
+ * cell, before anything else runs there, and written into the next cells
+ * beside its source. Runs write no bytecode, so without it each start
+ * compiles the module again (~2 ms). Start zeroed; one per process that
+ * prepares cells (a pool worker's copy is its own); not thread-safe. */
+struct lang_prep_cache {
+	bool tried;      /* the compile was tried (once, however it went) */
+	char tag[40];    /* the interpreter's cache tag, e.g. "cpython-311" */
+	char *pyc;       /* malloc'd, NULL: none */
+	size_t pyc_len;
+};
+void lang_prep_cache_free(struct lang_prep_cache *pc);
+
 /* Write the support files that runs of every language need (Python's
  * plot backend) into a fresh cell ahead of time, e.g. as a cell pool's
- * cell_prepare_fn (ctx unused); a run in it then sets req->prepared. */
+ * cell_prepare_fn; ctx: NULL, or a struct lang_prep_cache for the pool's
+ * cells. A run in the cell then sets req->prepared. */
 int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err);
 /* The same in a fresh cell of spec (removed after); see Threads above. */
 int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,

@@ -351,6 +351,35 @@ def code(c, with_plots):
     ok(st == 200, "DELETE the session's cell", (st, got))
 
 
+# ---- the pool's cells load the Python support module as bytecode ----
+
+BYTECODE_PROBE = """import json, os, sys
+m = sys.modules.get("sitecustomize")
+pyc = getattr(m, "__cached__", None) or ""
+flags = -1
+if os.path.isfile(pyc):
+    with open(pyc, "rb") as f:
+        flags = int.from_bytes(f.read(8)[4:8], "little")
+print(json.dumps({"source": getattr(m, "__file__", None), "flags": flags}))
+"""
+
+
+def bytecode(c, runs):
+    # Runs write no bytecode: a pyc beside sandcell's sitecustomize, and
+    # an unchecked-hash one (flags 1, which Python never writes itself),
+    # is the one the pool compiled once and gave each cell.
+    seen = []
+    for _ in range(runs):
+        st, _, got = c.request("POST", "/run_code", {"code": BYTECODE_PROBE})
+        try:
+            seen.append(json.loads(got["run_result"]["stdout"]))
+        except Exception:
+            seen.append((st, got))
+    ok(all(isinstance(s, dict) and s["source"] == "/tmp/.sandcell/py/sitecustomize.py"
+           and s["flags"] == 1 for s in seen),
+       "every pool cell has the support module's bytecode, compiled once per worker", seen)
+
+
 # ---- code of any language in a cell (POST /cells/{id}/run), streamed too ----
 
 def run_route(c, with_cpp):
@@ -682,6 +711,8 @@ def main():
         stream(c)
     elif cmd == "run":
         run_route(c, "--no-cpp" not in sys.argv)
+    elif cmd == "bytecode":
+        bytecode(c, int(sys.argv[4]))
     elif cmd == "tar":
         tars(c)
     elif cmd == "code":

@@ -66,6 +66,7 @@ plots=
 check "code sessions in a cell" client code $plots
 check "code of any language in a cell (/run), streamed" client run $nocpp
 check "a directory as a tar stream" client tar
+check "pool cells load the Python support module as bytecode" client bytecode 10
 check "concurrency" client concurrency "${SERVE_CLIENTS:-16}" "${SERVE_REQUESTS:-5}"
 check "hostile input" client hostile
 check "one JSON log line per request" python3 -c '
