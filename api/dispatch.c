@@ -1745,6 +1745,10 @@ static bool code_run_parse(struct api *a, struct code_run *r, struct api_respons
 	memcpy(q->libraries, libs, nlibs * sizeof(*libs));
 	q->nlibraries = nlibs;
 	q->has_network = a->cfg.spec->egress != NULL;
+	/* every cell here came from the pool, which wrote the support files
+	 * (lang_prepare_cell); what the cell's code did to them since is its
+	 * own business, so they are not checked again on each run */
+	q->prepared = true;
 	return true;
 }
 
