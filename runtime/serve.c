@@ -449,11 +449,11 @@ static uintptr_t stack_low_end(void)
 }
 
 /* A long-lived init is a clone of its creator (the CLI, a pool worker):
- * it holds every page the creator had dirtied, most of them dead here —
+ * it holds every page the creator had dirtied, some of them dead here —
  * the stack below this frame, the heap's freed chunks. Each idle cell
- * would carry them (about 150 KiB of its ~350 KiB of anonymous memory), so
- * give them back. Below the stack pointer nothing is live; a page used
- * again later faults in zeroed. */
+ * would carry them (about 40 of its 340 KiB of anonymous memory), so give
+ * them back. Below the stack pointer nothing is live; a page used again
+ * later faults in zeroed. */
 static void shed_creator_memory(void)
 {
 	(void)malloc_trim(0);
