@@ -46,6 +46,8 @@ struct api {
 	struct api_config cfg;
 	char *token;
 	struct cell_pool *pool;
+	struct cell_spec pool_spec;  /* cfg.spec, and the cells start with lang's files */
+	struct cell_seed_file seeds[LANG_SEED_FILES];
 	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
 	pthread_mutex_t mu; /* guards cells, ncells */
 	pthread_mutex_t session_mu; /* one session being installed at a time */
@@ -96,7 +98,11 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->session_mu, NULL);
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
-	if (cell_pool_new(cfg->spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, &a->prep,
+	a->pool_spec = *cfg->spec;
+	a->pool_spec.seed_files = a->seeds;
+	a->pool_spec.nseed_files = lang_seed_files(a->seeds);
+	a->prep.seeded = true;
+	if (cell_pool_new(&a->pool_spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, &a->prep,
 			  &a->pool, err) < 0) {
 		api_free(a);
 		return sc_err_wrap(err, "the cell pool");

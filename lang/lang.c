@@ -834,7 +834,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
 		/* a cell whose /tmp cannot take the support file runs without plots */
 		struct sc_err pe = {0};
-		if (!(python && req.prepared) &&
+		if (!req.prepared &&
 		    (python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
 			plots = false;
 		} else if (python) {
@@ -945,7 +945,7 @@ static void compile_support(struct cell *c, struct lang_prep_cache *pc)
 int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err)
 {
 	struct lang_prep_cache *pc = ctx;
-	if (lang_i_install_py(c, err) < 0)
+	if ((!pc || !pc->seeded) && lang_i_install_py(c, err) < 0)
 		return -1;
 	if (!pc)
 		return 0;
@@ -985,6 +985,12 @@ int lang_run(const struct cell_spec *spec, const struct lang_run_req *req,
 	s.die_with_creator = true;
 	struct lang_run_req r = *req;
 	r.has_network = spec->egress != NULL;
+	struct cell_seed_file seeds[LANG_SEED_FILES];
+	if (!s.nseed_files) {
+		s.seed_files = seeds;
+		s.nseed_files = lang_seed_files(seeds);
+		r.prepared = true;
+	}
 	if (!r.workdir)
 		r.workdir = spec->workdir ? spec->workdir : "/testbed";
 	struct cell *c;

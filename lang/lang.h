@@ -178,9 +178,9 @@ struct lang_run_req {
 	size_t nlibraries;
 	bool has_network;
 	double install_timeout_s;      /* 0: LANG_DEFAULT_INSTALL_TIMEOUT */
-	bool prepared;                 /* lang_run_in: the cell went through
-				        * lang_prepare_cell (its support files
-				        * are there: not written again) */
+	bool prepared;                 /* lang_run_in: the cell has the support
+				        * files (made with lang_seed_files, or by
+				        * lang_prepare_cell): not written again */
 };
 void lang_run_req_init(struct lang_run_req *req);
 
@@ -190,6 +190,14 @@ void lang_run_req_init(struct lang_run_req *req);
  * and when nothing could be done at all; res is then zeroed. */
 int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
 		struct sc_err *err);
+/* The support files every run expects in its cell (Python's plot backend
+ * and hook, R's profile), as cell_spec.seed_files: a cell made with them
+ * needs no writes before a run. lang_run seeds its cells; a pool's spec
+ * should carry them too (and its lang_prep_cache say so), and its runs set
+ * req->prepared. */
+#define LANG_SEED_FILES 4
+size_t lang_seed_files(struct cell_seed_file out[LANG_SEED_FILES]);
+
 /* What lang_prepare_cell keeps between the cells of one pool (one spec,
  * so one image): the bytecode of the support module every Python start
  * loads (sitecustomize), compiled by the image's own python3 in the first
@@ -198,6 +206,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *req, struct lang_resu
  * compiles the module again (~2 ms). Start zeroed; one per process that
  * prepares cells (a pool worker's copy is its own); not thread-safe. */
 struct lang_prep_cache {
+	bool seeded;     /* set by the owner: the pool's spec has lang_seed_files */
 	bool tried;      /* the compile was tried (once, however it went) */
 	char tag[40];    /* the interpreter's cache tag, e.g. "cpython-311" */
 	char *pyc;       /* malloc'd, NULL: none */

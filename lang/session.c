@@ -60,6 +60,19 @@ int lang_i_install_py(struct cell *c, struct sc_err *err)
 			err);
 }
 
+size_t lang_seed_files(struct cell_seed_file out[LANG_SEED_FILES])
+{
+	size_t n = 0;
+	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots,
+					   lang_py_sc_plots_size};
+	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
+					   lang_py_sitecustomize_size};
+	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend,
+					   lang_py_sc_backend_size};
+	out[n++] = (struct cell_seed_file){LANG_R_PROFILE, lang_r_profile, lang_r_profile_size};
+	return n;
+}
+
 int lang_i_install_r(struct cell *c, struct sc_err *err)
 {
 	return put_file(c, LANG_R_PROFILE, lang_r_profile, lang_r_profile_size, err);

@@ -54,6 +54,12 @@
 #define CELL_MAX_LAYERS 64
 #define CELL_MAX_ENV 256
 
+struct cell_seed_file {
+	const char *path;          /* absolute, in the cell */
+	const void *data;
+	size_t len;
+};
+
 #define CELL_DEFAULT_DISK (1ULL << 30)
 #define CELL_DEFAULT_OUTPUT (1ULL << 20)
 
@@ -91,6 +97,13 @@ struct cell_spec {
 	const char *workdir;   /* default /testbed */
 	const char *const *make_dirs; /* NULL-terminated cell paths made (mkdir
 				       * -p, 0755) before anything runs, or NULL */
+	/* Small files the cell starts with, made as its root (missing parents
+	 * 0755, the file 0644, replacing a regular file the image has there,
+	 * never through a link) after the dirs above: no request, no round
+	 * trip per file. The data must stay valid until cell_create/cell_run
+	 * returns (the child has it from the clone). */
+	const struct cell_seed_file *seed_files;
+	size_t nseed_files;
 	const char *hostname;  /* default "sandcell" */
 
 	struct cell_bind binds[CELL_MAX_BINDS];

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "egress.h"
@@ -230,6 +231,42 @@ static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
 	return 0;
 }
 
+static int make_seed_file(const struct cell_seed_file *f, struct sc_err *err)
+{
+	char parent[4096];
+	const char *slash = f->path ? strrchr(f->path, '/') : NULL;
+	if (!slash || f->path[0] != '/')
+		return sc_fail(err, EINVAL, "seed file '%.200s': not an absolute path",
+			       f->path ? f->path : "");
+	if (slash > f->path) {
+		if (sc_path(parent, sizeof(parent), "%.*s", (int)(slash - f->path), f->path) < 0 ||
+		    sc_mkdir_p(parent, 0755, err) < 0)
+			return sc_fail(err, err->errnum ? err->errnum : ENAMETOOLONG, "seed file %.200s",
+				       f->path);
+	}
+	/* what the image has there is replaced, never through a link, and a
+	 * FIFO does not block (O_NONBLOCK: ENXIO) */
+	_cleanup_fd_ int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+						    O_NOCTTY | O_CLOEXEC,
+				   0644);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return sc_fail(err, errno, "seed file %.200s", f->path);
+	if (!S_ISREG(st.st_mode))
+		return sc_fail(err, EINVAL, "seed file %.200s: not a regular file in the image", f->path);
+	if (sc_write_all(fd, f->data, f->len) < 0 || fchmod(fd, 0644) < 0)
+		return sc_fail(err, errno, "seed file %.200s", f->path);
+	return 0;
+}
+
+static int make_seed_files(const struct cell_spec *spec, struct sc_err *err)
+{
+	for (size_t i = 0; i < spec->nseed_files; i++)
+		if (make_seed_file(&spec->seed_files[i], err) < 0)
+			return -1;
+	return 0;
+}
+
 /* Everything the caller had open when it cloned us (its HTTP listener and
  * clients, a shell's fds, a library user's files) is closed before any
  * cell code runs: only stdio and the plan's own fds stay. Closing before
@@ -295,6 +332,7 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	if (rt_mount_root(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
+	    make_seed_files(spec, &err) < 0 ||
 	    rt_net_loopback_up(&err) < 0 || rt_egress_child_listen(plan, &err) < 0 ||
 	    open_own_pty(plan, &err) < 0)
 		rt_child_die(plan, &err);

@@ -16,6 +16,10 @@
 
 static char root[] = "/tmp/sc-fileops-XXXXXX";
 
+/* The fixture's cell starts with this file (cell_spec.seed_files). */
+static const char SEED_PATH[] = "/tmp/seeded/deep/s.bin";
+static const char SEED_DATA[] = "seed\0with a NUL\n";
+
 struct fixture {
 	struct cell *cell;
 };
@@ -43,6 +47,9 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct cell_spec spec;
 	cell_spec_init(&spec);
+	struct cell_seed_file seed = {SEED_PATH, SEED_DATA, sizeof(SEED_DATA)};
+	spec.seed_files = &seed;
+	spec.nseed_files = 1;
 	struct sc_err err = {0};
 	if (cell_create(&spec, "fileops", &f->cell, &err) < 0) {
 		fprintf(stderr, "cell_create: %s\n", err.msg);
@@ -66,6 +73,28 @@ static int teardown(void **state)
 static struct cell *cell_of(void **state)
 {
 	return ((struct fixture *)*state)->cell;
+}
+
+static void test_seed_files(void **state)
+{
+	struct cell *c = cell_of(state);
+	struct sc_err err = {0};
+	struct cell_file f;
+	assert_int_equal(cell_read_file(c, SEED_PATH, 1 << 20, 10, &f, &err), 0);
+	assert_int_equal(f.len, sizeof(SEED_DATA));
+	assert_memory_equal(f.data, SEED_DATA, sizeof(SEED_DATA));
+	free(f.data);
+	assert_int_equal(run_in(c, "[ \"$(stat -c %a /tmp/seeded/deep/s.bin)\" = 644 ] && "
+				   "[ \"$(stat -c %a /tmp/seeded/deep)\" = 755 ]"), 0);
+	/* a relative path is refused, and the cell is not made */
+	struct cell_spec spec;
+	cell_spec_init(&spec);
+	struct cell_seed_file bad = {"tmp/x", "x", 1};
+	spec.seed_files = &bad;
+	spec.nseed_files = 1;
+	struct cell *other = NULL;
+	assert_int_equal(cell_create(&spec, "badseed", &other, &err), -1);
+	assert_non_null(strstr(err.msg, "not an absolute path"));
 }
 
 static void test_create_then_read(void **state)
@@ -164,6 +193,7 @@ int main(void)
 	if (geteuid() != 0 && access("/proc/self/ns/user", R_OK) < 0)
 		return 77;
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seed_files),
 		cmocka_unit_test(test_create_then_read),
 		cmocka_unit_test(test_create_refuses_existing),
 		cmocka_unit_test(test_replace),
