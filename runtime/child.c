@@ -239,10 +239,10 @@ static int make_seed_file(const struct cell_seed_file *f, struct sc_err *err)
 		return sc_fail(err, EINVAL, "seed file '%.200s': not an absolute path",
 			       f->path ? f->path : "");
 	if (slash > f->path) {
-		if (sc_path(parent, sizeof(parent), "%.*s", (int)(slash - f->path), f->path) < 0 ||
-		    sc_mkdir_p(parent, 0755, err) < 0)
-			return sc_fail(err, err->errnum ? err->errnum : ENAMETOOLONG, "seed file %.200s",
-				       f->path);
+		if (sc_path(parent, sizeof(parent), "%.*s", (int)(slash - f->path), f->path) < 0)
+			return sc_fail(err, ENAMETOOLONG, "seed file %.200s", f->path);
+		if (sc_mkdir_p(parent, 0755, err) < 0)
+			return sc_err_wrap(err, "seed file %.200s", f->path);
 	}
 	/* what the image has there is replaced, never through a link, and a
 	 * FIFO does not block (O_NONBLOCK: ENXIO) */
