@@ -353,6 +353,7 @@ void rt_child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "create the exec trampoline");
 		rt_child_die(plan, &err);
 	}
+	rt_oom_open(plan); /* before init stops being dumpable */
 	if (rt_lockdown_init_process(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	if (chdir(spec->workdir) < 0) {

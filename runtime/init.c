@@ -60,7 +60,10 @@ static void start_command(const struct cell_plan *plan)
 void rt_init_run_once(const struct cell_plan *plan)
 {
 	/* vfork: no page tables to copy; the child only closes fds and execs. */
+	rt_oom_command(plan, true);
 	pid_t pid = vfork();
+	if (pid != 0)
+		rt_oom_command(plan, false);
 	if (pid < 0) {
 		struct sc_err err;
 		sc_fail(&err, errno, "start the command");

@@ -49,6 +49,8 @@ struct cell_plan {
 	int tramp_fd;     /* the exec trampoline's memfd, or -1 (child side) */
 	int layer_fd;     /* the image overlay's upper dir, kept by init for
 			   * commit; -1 for the host image (child side) */
+	int oom_fd;       /* init's own /proc/self/oom_score_adj, or -1 */
+	char oom_base[8]; /* its value when opened, restored after each fork */
 	/* The signals init ignores (bit N-1 for signal N): an ignored
 	 * disposition is the only one that survives exec, so these are what a
 	 * command's process resets. Signals 1-31 are read from
@@ -95,6 +97,12 @@ int rt_exec_trampoline_create(void);
  * back at their default and none blocked; returns only on failure with
  * errno set. */
 void rt_exec_command(int tramp_fd, uint64_t ignored, char *const *argv, const char *const *env);
+/* Commands are the OOM killer's first choice, never init (cmd_limits.c):
+ * rt_oom_open in the child while it may still open its own /proc files;
+ * then init calls rt_oom_command(plan, true) just before forking a
+ * command and rt_oom_command(plan, false) right after. */
+void rt_oom_open(struct cell_plan *plan);
+void rt_oom_command(const struct cell_plan *plan, bool forking);
 /* In a command's process before rt_exec_command: become uid:gid (no
  * supplementary groups) when switch_user, then give up every capability
  * (init may have kept CAP_SETUID/CAP_SETGID). Raw syscalls only: safe in a

@@ -149,9 +149,12 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 {
 	const struct cell_spec *spec = s->plan->spec;
 	const char *const *env = merge_env(spec, q);
+	rt_oom_command(s->plan, true);
 	pid_t pid = vfork();
-	if (pid != 0)
+	if (pid != 0) {
+		rt_oom_command(s->plan, false);
 		return pid;
+	}
 	const char *cwd = q->path[0] ? q->path : spec->workdir;
 	/* the mask is cleared by rt_exec_command, just before exec */
 	setsid();

@@ -209,7 +209,7 @@ void rt_start_init(struct rt_start *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = st->plan.upper_fd = -1;
-	st->plan.layer_fd = st->plan.tramp_fd = -1;
+	st->plan.layer_fd = st->plan.tramp_fd = st->plan.oom_fd = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
 	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = st->tty_master = -1;
