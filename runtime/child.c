@@ -99,13 +99,18 @@ static void die_with_parent(const struct cell_plan *plan)
 		_exit(CELL_EXIT_INTERNAL);
 }
 
+/* Raw syscalls, never glibc's setresgid/setresuid/setgroups: those apply
+ * the change to every thread glibc knows of, and after a raw clone3 its
+ * list still holds the creator's other threads, which do not exist here.
+ * One that was being started at the clone is waited for forever (seen in
+ * a pool worker, whose TSan build starts a thread of its own). */
 static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 {
-	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+	if (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0)
 		return sc_fail(err, errno, "become root of the cell's user namespace");
 	/* Drop the caller's supplementary groups where setgroups is allowed
 	 * (root callers); elsewhere they are pinned by setgroups=deny. */
-	(void)setgroups(0, NULL);
+	(void)syscall(SYS_setgroups, 0, NULL);
 	die_with_parent(plan);
 	return 0;
 }
