@@ -564,7 +564,7 @@ static void run_code(struct api *a, const struct api_request *req, struct api_re
 		errorf(resp, 503, "no cell ready: %s", err.msg);
 		goto out;
 	}
-	lr.prepared = true; /* the pool's cells went through lang_prepare_cell */
+	lr.prepared = true; /* the pool's cells start with the support files (seeded) */
 	char why[SC_ERR_MAX];
 	if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0 ||
 	    (files && cJSON_IsObject(files) && write_files(c, files, why, sizeof(why)) < 0)) {
@@ -1751,9 +1751,10 @@ static bool code_run_parse(struct api *a, struct code_run *r, struct api_respons
 	memcpy(q->libraries, libs, nlibs * sizeof(*libs));
 	q->nlibraries = nlibs;
 	q->has_network = a->cfg.spec->egress != NULL;
-	/* every cell here came from the pool, which wrote the support files
-	 * (lang_prepare_cell); what the cell's code did to them since is its
-	 * own business, so they are not checked again on each run */
+	/* every cell here came from the pool, whose cells start with the
+	 * support files (seeded by their setup); what the cell's code did to
+	 * them since is its own business, so they are not checked again on
+	 * each run */
 	q->prepared = true;
 	return true;
 }

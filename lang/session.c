@@ -50,32 +50,53 @@ static int put_file(struct cell *c, const char *path, const unsigned char *data,
 	return put_file_as(c, path, data, len, 0, err);
 }
 
-int lang_i_install_py(struct cell *c, struct sc_err *err)
+/* The support files every cell that runs code starts with: seeded by its
+ * setup (lang_seed_files), or written into a cell made without them. */
+static struct cell_seed_file support_file(size_t i)
 {
-	if (put_file(c, LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots, lang_py_sc_plots_size, err) < 0 ||
-	    put_file(c, LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
-		     lang_py_sitecustomize_size, err) < 0)
-		return -1;
-	return put_file(c, LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend, lang_py_sc_backend_size,
-			err);
+	switch (i) {
+	case 0:
+		return (struct cell_seed_file){LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots,
+					       lang_py_sc_plots_size};
+	case 1:
+		return (struct cell_seed_file){LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
+					       lang_py_sitecustomize_size};
+	case 2:
+		return (struct cell_seed_file){LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend,
+					       lang_py_sc_backend_size};
+	default:
+		return (struct cell_seed_file){LANG_R_PROFILE, lang_r_profile, lang_r_profile_size};
+	}
 }
 
 size_t lang_seed_files(struct cell_seed_file out[LANG_SEED_FILES])
 {
-	size_t n = 0;
-	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots,
-					   lang_py_sc_plots_size};
-	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
-					   lang_py_sitecustomize_size};
-	out[n++] = (struct cell_seed_file){LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend,
-					   lang_py_sc_backend_size};
-	out[n++] = (struct cell_seed_file){LANG_R_PROFILE, lang_r_profile, lang_r_profile_size};
-	return n;
+	for (size_t i = 0; i < LANG_SEED_FILES; i++)
+		out[i] = support_file(i);
+	return LANG_SEED_FILES;
+}
+
+/* Write the support files of one language (Python's live under
+ * LANG_PY_DIR, R's is its profile) into a cell made without them. */
+static int install_support(struct cell *c, bool python, struct sc_err *err)
+{
+	for (size_t i = 0; i < LANG_SEED_FILES; i++) {
+		struct cell_seed_file f = support_file(i);
+		bool is_py = !strncmp(f.path, LANG_PY_DIR "/", strlen(LANG_PY_DIR) + 1);
+		if (is_py == python && put_file(c, f.path, f.data, f.len, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int lang_i_install_py(struct cell *c, struct sc_err *err)
+{
+	return install_support(c, true, err);
 }
 
 int lang_i_install_r(struct cell *c, struct sc_err *err)
 {
-	return put_file(c, LANG_R_PROFILE, lang_r_profile, lang_r_profile_size, err);
+	return install_support(c, false, err);
 }
 
 /* Does an HTML plot look like one: '<' first (after blanks and a BOM)? */

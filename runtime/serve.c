@@ -433,15 +433,9 @@ uid_t rt_serve_peer_uid(const struct cell_plan *plan)
 static uintptr_t stack_low_end(void)
 {
 	char maps[16384];
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct sc_err ignored;
+	if (sc_read_small(AT_FDCWD, "/proc/self/maps", 0, maps, sizeof(maps), &ignored) < 0)
 		return 0;
-	size_t len = 0;
-	ssize_t n;
-	while (len < sizeof(maps) - 1 && (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	maps[len] = '\0';
 	char *tag = strstr(maps, " [stack]\n");
 	if (!tag)
 		return 0;
