@@ -84,9 +84,10 @@ static int wait_msg(struct rt_start *st, int want, struct sc_err *err)
 	return 0;
 }
 
-/* A handle: the name, the state directory and the token read from it
- * (without one, every request is refused by the cell). */
-static struct cell *cell_alloc(const char *name, const char *dir)
+/* A handle: the name, the state directory, its info and the token in it
+ * (a cell of an earlier version: in a file of its own; without one, every
+ * request is refused by the cell). */
+static struct cell *cell_alloc(const char *name, const char *dir, const struct cell_info *info)
 {
 	struct cell *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -94,8 +95,14 @@ static struct cell *cell_alloc(const char *name, const char *dir)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->dir, sizeof(c->dir), "%s", dir);
 	c->pidfd = -1;
+	c->info = *info;
 	struct sc_err ignored;
-	c->have_token = rt_state_read_token(dir, c->token, &ignored) == 0;
+	if (info->has_token) {
+		memcpy(c->token, info->token, sizeof(c->token));
+		c->have_token = true;
+	} else {
+		c->have_token = rt_state_read_token(dir, c->token, &ignored) == 0;
+	}
 	return c;
 }
 
@@ -127,7 +134,7 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	info.created = (double)now.tv_sec + now.tv_nsec / 1e9;
 	/* info is written once, when init is ready: until then the directory
 	 * has none, and ps skips it */
-	if (rt_state_make_token(dir, st.plan.token, err) < 0 || (lfd = listen_at(dir, err)) < 0)
+	if (rt_state_make_token(st.plan.token, err) < 0 || (lfd = listen_at(dir, err)) < 0)
 		goto fail;
 	if (spec.upper_dir) {
 		/* "persist": the caller asks for an on-disk layer; we place it. */
@@ -148,6 +155,8 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	}
 	info.pid = st.pid;
 	info.starttime = rt_state_pid_starttime(st.pid);
+	info.has_token = true;
+	memcpy(info.token, st.plan.token, sizeof(info.token));
 	if (st.cg.active)
 		snprintf(info.cgroup, sizeof(info.cgroup), "%s", st.cg.path);
 	/* Release init from dying with us, and wait until it has done so:
@@ -164,13 +173,12 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		goto fail;
 	}
 	sc_closep(&st.egress_fd);
-	struct cell *c = cell_alloc(name, dir);
+	struct cell *c = cell_alloc(name, dir, &info);
 	if (!c) {
 		rt_start_kill(&st);
 		sc_fail(err, ENOMEM, "cell handle");
 		goto fail;
 	}
-	c->info = info;
 	c->child = true;
 	c->pidfd = steal_fd(&st.pidfd);
 	st.cg.active = false; /* the cgroup lives on with the cell */
@@ -206,10 +214,9 @@ int cell_open(const char *name, struct cell **out, struct sc_err *err)
 	if (!rt_state_alive(&info))
 		return sc_fail(err, 0, "cell '%s' is gone (its init died); remove it with 'sandcell rm %s'",
 			       name, name);
-	struct cell *c = cell_alloc(name, dir);
+	struct cell *c = cell_alloc(name, dir, &info);
 	if (!c)
 		return sc_fail(err, ENOMEM, "cell handle");
-	c->info = info;
 	*out = c;
 	return 0;
 }
@@ -302,10 +309,9 @@ int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
 	status_from_info(&info, s);
 	if (!s->alive)
 		return 0;
-	struct cell *c = cell_alloc(name, dir);
+	struct cell *c = cell_alloc(name, dir, &info);
 	if (!c)
 		return sc_fail(err, ENOMEM, "cell handle");
-	c->info = info;
 	struct sc_err ignored;
 	if (rt_query_info(c, &s->nprocs, &s->nexecs, &ignored) < 0)
 		s->alive = false;

@@ -52,6 +52,12 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 	fprintf(f, "memory=%llu\npids=%llu\ncpus=%.3f\ntimeout=%.3f\ndisk=%llu\n",
 		(unsigned long long)l->memory, (unsigned long long)l->pids, l->cpus, l->timeout_s,
 		(unsigned long long)l->disk);
+	if (in->has_token) {
+		fputs("token=", f);
+		for (size_t i = 0; i < RT_TOKEN_LEN; i++)
+			fprintf(f, "%02x", in->token[i]);
+		fputc('\n', f);
+	}
 	if (fclose(f) != 0)
 		return sc_fail(err, errno, "write %s", tmp);
 	if (rename(tmp, path) < 0)
@@ -59,11 +65,8 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 	return 0;
 }
 
-int rt_state_make_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
+int rt_state_make_token(uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
 {
-	char path[4200], hex[2 * RT_TOKEN_LEN + 2];
-	if (sc_path(path, sizeof(path), "%s/token", dir) < 0)
-		return sc_fail(err, ENAMETOOLONG, "token path");
 	size_t got = 0;
 	while (got < RT_TOKEN_LEN) {
 		ssize_t n = getrandom(token + got, RT_TOKEN_LEN - got, 0);
@@ -73,19 +76,7 @@ int rt_state_make_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_
 			return sc_fail(err, n < 0 ? errno : EIO, "random bytes for the cell's token");
 		got += (size_t)n;
 	}
-	for (size_t i = 0; i < RT_TOKEN_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", token[i]);
-	hex[2 * RT_TOKEN_LEN] = '\n';
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return sc_fail(err, errno, "create %s", path);
-	int rc = sc_write_all(fd, hex, 2 * RT_TOKEN_LEN + 1);
-	int e = errno;
-	if (close(fd) < 0 && rc == 0) {
-		rc = -1;
-		e = errno;
-	}
-	return rc < 0 ? sc_fail(err, e, "write %s", path) : 0;
+	return 0;
 }
 
 static int hex_digit(char c)
@@ -97,6 +88,20 @@ static int hex_digit(char c)
 	return -1;
 }
 
+/* 2 * RT_TOKEN_LEN lowercase hex digits at hex (more may follow). */
+static bool parse_token(const char *hex, size_t n, uint8_t token[RT_TOKEN_LEN])
+{
+	if (n < 2 * RT_TOKEN_LEN)
+		return false;
+	for (size_t i = 0; i < RT_TOKEN_LEN; i++) {
+		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		token[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
 int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
 {
 	char path[4200], hex[2 * RT_TOKEN_LEN + 8];
@@ -106,14 +111,8 @@ int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_
 				  sizeof(hex), err);
 	if (n < 0)
 		return -1;
-	if (n < 2 * RT_TOKEN_LEN)
+	if (!parse_token(hex, (size_t)n, token))
 		return sc_fail(err, 0, "%s: not a cell token", path);
-	for (size_t i = 0; i < RT_TOKEN_LEN; i++) {
-		int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return sc_fail(err, 0, "%s: not a cell token", path);
-		token[i] = (uint8_t)(hi << 4 | lo);
-	}
 	return 0;
 }
 
@@ -168,6 +167,8 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 			in->limits.timeout_s = strtod(v, NULL);
 		else if (!strcmp(k, "disk"))
 			in->limits.disk = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "token") && strlen(v) == 2 * RT_TOKEN_LEN)
+			in->has_token = parse_token(v, strlen(v), in->token);
 	}
 	fclose(f);
 	return 0;

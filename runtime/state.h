@@ -1,7 +1,8 @@
 /* Private to runtime/: a long-lived cell's state directory
- * (<state root>/<name>/, mode 0700): `sock` (init's socket), `token`
- * (mode 0600: the secret every request carries, proto.h) and `info`
- * (key=value lines, written atomically). */
+ * (<state root>/<name>/, mode 0700): `sock` (init's socket) and `info`
+ * (key=value lines, mode 0600, written atomically once init is ready; its
+ * `token` line is the secret every request carries, proto.h). Cells made
+ * by earlier versions keep the token in a file `token` of its own. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,15 +19,18 @@ struct cell_info {
 	char cgroup[4096];       /* cgroup leaf or "" */
 	char persist_dir[4096];  /* on-disk writable layer or "" */
 	struct policy_limits limits;
+	bool has_token;
+	uint8_t token[32];       /* RT_TOKEN_LEN */
 };
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
 int rt_state_write_info(const char *dir, const struct cell_info *info, struct sc_err *err);
 int rt_state_read_info(const char *dir, struct cell_info *info, struct sc_err *err);
-/* The cell's token: 32 random bytes, made once (the file must not exist)
- * or read back. */
+/* The cell's token: 32 random bytes, made once (kept in info), or read
+ * back from the `token` file of a cell made by an earlier version. */
 #define RT_TOKEN_LEN 32
-int rt_state_make_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
+_Static_assert(sizeof(((struct cell_info *)0)->token) == RT_TOKEN_LEN, "token sizes");
+int rt_state_make_token(uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 /* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
 uint64_t rt_state_pid_starttime(pid_t pid);

@@ -297,10 +297,11 @@ sc create "$o"
 if [ "$SANDCELL_TEST_AS" = root ]; then other=65534; else other=65533; fi
 chmod 755 "$SANDCELL_ROOT" "$SANDCELL_ROOT/run" "$SANDCELL_ROOT/run/$o"
 chmod 777 "$SANDCELL_ROOT/run/$o/sock"
-check "the token file is the creator's alone" bash -c '[ "$(stat -c %a "$0")" = 600 ]' "$SANDCELL_ROOT/run/$o/token"
-r=$(setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/bin cat "$SANDCELL_ROOT/run/$o/token" 2>&1)
+check "the info file holding the token is the creator's alone" bash -c '[ "$(stat -c %a "$0")" = 600 ] && grep -qE "^token=[0-9a-f]{64}$" "$0"' "$SANDCELL_ROOT/run/$o/info"
+check "... and no other file in the cell's directory holds it" bash -c '[ "$(ls "$0")" = "$(printf "info\nsock")" ]' "$SANDCELL_ROOT/run/$o"
+r=$(setpriv --reuid=$other --regid=$other --clear-groups env -i PATH=/usr/bin:/bin cat "$SANDCELL_ROOT/run/$o/info" 2>&1)
 RC=$? OUT=$r
-check "another user cannot read the token" bash -c '[ '$RC' -ne 0 ] && [ -z "$(grep -E "^[0-9a-f]{64}$" <<<"$0")" ]' "$r"
+check "another user cannot read the token" bash -c '[ '$RC' -ne 0 ] && [ -z "$(grep -E "[0-9a-f]{64}" <<<"$0")" ]' "$r"
 # The header as runtime/proto.h lays it out: kind, argc, envc, flags,
 # timeout_ms, max_size, data_len, pad, token[32], uid, gid (all zero here); then
 # the strings; the three fds go with it. The reply's text starts at 40.
