@@ -5,34 +5,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sc_capture_init(struct capture *c, size_t limit)
+void sc_capture_init(struct capture *c, size_t limit)
 {
 	memset(c, 0, sizeof(*c));
 	c->limit = limit;
-	size_t head_cap = limit / 2;
-	c->tail_cap = limit - head_cap;
-	c->head = malloc(head_cap + 1);
-	c->tail = malloc(c->tail_cap + 1);
-	if (!c->head || !c->tail) {
-		sc_capture_free(c);
-		return -1;
-	}
-	return 0;
+	c->tail_cap = limit - limit / 2;
+	c->ready = true;
+}
+
+#define HEAD_FIRST 4096
+
+/* Room for need bytes in the head (need <= limit/2). */
+static bool head_room(struct capture *c, size_t need)
+{
+	if (need <= c->head_size)
+		return true;
+	size_t cap = c->limit / 2, size = c->head_size ? c->head_size : HEAD_FIRST;
+	while (size < need && size < cap)
+		size *= 2;
+	if (size > cap)
+		size = cap;
+	char *p = realloc(c->head, size);
+	if (!p)
+		return false;
+	c->head = p;
+	c->head_size = size;
+	return true;
 }
 
 void sc_capture_add(struct capture *c, const char *data, size_t len)
 {
 	c->total += len;
-	size_t head_cap = c->limit / 2;
-	size_t to_head = head_cap - c->head_len;
+	size_t to_head = c->limit / 2 - c->head_len;
 	if (to_head > len)
 		to_head = len;
-	memcpy(c->head + c->head_len, data, to_head);
-	c->head_len += to_head;
-	data += to_head;
-	len -= to_head;
+	if (to_head) {
+		if (!head_room(c, c->head_len + to_head)) {
+			c->lost = true;
+			return;
+		}
+		memcpy(c->head + c->head_len, data, to_head);
+		c->head_len += to_head;
+		data += to_head;
+		len -= to_head;
+	}
 	if (len == 0 || c->tail_cap == 0)
 		return;
+	if (!c->tail && !(c->tail = malloc(c->tail_cap))) {
+		c->lost = true;
+		return;
+	}
 	if (len >= c->tail_cap) {
 		memcpy(c->tail, data + len - c->tail_cap, c->tail_cap);
 		c->tail_pos = 0;
@@ -48,7 +70,7 @@ void sc_capture_add(struct capture *c, const char *data, size_t len)
 	c->tail_len = c->tail_len + len > c->tail_cap ? c->tail_cap : c->tail_len + len;
 }
 
-bool sc_capture_truncated(const struct capture *c) { return c->total > c->limit; }
+bool sc_capture_truncated(const struct capture *c) { return c->total > c->limit || c->lost; }
 
 char *sc_capture_take(const struct capture *c, size_t *len)
 {
@@ -56,11 +78,14 @@ char *sc_capture_take(const struct capture *c, size_t *len)
 	char *out = malloc(n + 1);
 	if (!out)
 		return NULL;
-	memcpy(out, c->head, c->head_len);
-	size_t start = c->tail_len < c->tail_cap ? 0 : c->tail_pos;
-	size_t first = c->tail_len < c->tail_cap ? c->tail_len : c->tail_cap - start;
-	memcpy(out + c->head_len, c->tail + start, first);
-	memcpy(out + c->head_len + first, c->tail, c->tail_len - first);
+	if (c->head_len)
+		memcpy(out, c->head, c->head_len);
+	if (c->tail_len) {
+		size_t start = c->tail_len < c->tail_cap ? 0 : c->tail_pos;
+		size_t first = c->tail_len < c->tail_cap ? c->tail_len : c->tail_cap - start;
+		memcpy(out + c->head_len, c->tail + start, first);
+		memcpy(out + c->head_len + first, c->tail, c->tail_len - first);
+	}
 	out[n] = '\0';
 	if (len)
 		*len = n;
@@ -72,6 +97,8 @@ void sc_capture_free(struct capture *c)
 	free(c->head);
 	free(c->tail);
 	c->head = c->tail = NULL;
+	c->head_size = 0;
+	c->ready = false;
 }
 
 void sc_capture_read_fd(struct capture *c, int *fd)
@@ -86,7 +113,7 @@ void sc_capture_read_fd(struct capture *c, int *fd)
 
 void sc_capture_result(const struct capture *c, char **out, size_t *len, bool *truncated)
 {
-	if (!c->head)
+	if (!c->ready)
 		return;
 	*out = sc_capture_take(c, len);
 	*truncated = sc_capture_truncated(c);

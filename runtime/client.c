@@ -345,10 +345,11 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		if (fds[k + 1] >= 0)
 			continue;
 		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0 || sc_capture_init(&io.cap[k], limit) < 0) {
+		if (pipe2(p, O_CLOEXEC) < 0) {
 			sc_fail(err, errno, "pipe");
 			goto out;
 		}
+		sc_capture_init(&io.cap[k], limit);
 		io.rd[k] = p[0];
 		fds[k + 1] = ours[k + 1] = p[1];
 	}

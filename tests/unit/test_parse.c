@@ -156,7 +156,7 @@ static void test_utf8_len(void **state)
 static void test_capture_keeps_head_and_tail(void **state)
 {
 	struct capture c;
-	assert_int_equal(sc_capture_init(&c, 10), 0);
+	sc_capture_init(&c, 10);
 	sc_capture_add(&c, "0123456789", 10);
 	assert_false(sc_capture_truncated(&c));
 	size_t n;
@@ -177,12 +177,62 @@ static void test_capture_keeps_head_and_tail(void **state)
 	free(s);
 	sc_capture_free(&c);
 
-	assert_int_equal(sc_capture_init(&c, 1), 0);
+	sc_capture_init(&c, 1);
 	sc_capture_add(&c, "abc", 3);
 	s = sc_capture_take(&c, &n);
 	assert_string_equal(s, "c");
 	free(s);
 	sc_capture_free(&c);
+}
+
+/* The buffers grow with the output: nothing for an empty stream, the head
+ * by doubling, the tail ring only once output passes the head; what is
+ * kept is exact at every size. */
+static void test_capture_grows_with_output(void **state)
+{
+	(void)state;
+	struct capture c;
+	sc_capture_init(&c, 1 << 20);
+	char *out = NULL;
+	size_t n = 99;
+	bool cut = true;
+	sc_capture_result(&c, &out, &n, &cut);
+	assert_non_null(out);
+	assert_int_equal(n, 0);
+	assert_false(cut);
+	assert_null(c.head);
+	free(out);
+
+	/* 300 KiB in odd-sized chunks: a running byte pattern, kept whole */
+	size_t total = 300 * 1024, chunk = 1000;
+	char *want = malloc(3 << 20);
+	assert_non_null(want);
+	for (size_t i = 0; i < (size_t)(3 << 20); i++)
+		want[i] = (char)('a' + (i * 7 + i / 251) % 26);
+	for (size_t at = 0; at < total; at += chunk)
+		sc_capture_add(&c, want + at, at + chunk > total ? total - at : chunk);
+	assert_null(c.tail);
+	assert_true(c.head_size >= total && c.head_size <= (1 << 19));
+	char *s = sc_capture_take(&c, &n);
+	assert_int_equal(n, total);
+	assert_memory_equal(s, want, total);
+	free(s);
+
+	/* on to 3 MiB: the first and the last 512 KiB are kept, and it is cut */
+	for (size_t at = total; at < (size_t)(3 << 20); at += 4093)
+		sc_capture_add(&c, want + at, at + 4093 > (size_t)(3 << 20) ? (3 << 20) - at : 4093);
+	assert_true(sc_capture_truncated(&c));
+	assert_int_equal(c.head_size, 1 << 19);
+	s = sc_capture_take(&c, &n);
+	assert_int_equal(n, 1 << 20);
+	assert_memory_equal(s, want, 1 << 19);
+	assert_memory_equal(s + (1 << 19), want + (3 << 20) - (1 << 19), 1 << 19);
+	free(s);
+	free(want);
+	sc_capture_free(&c);
+	out = NULL;
+	sc_capture_result(&c, &out, &n, &cut); /* freed: left alone */
+	assert_null(out);
 }
 
 int main(void)
@@ -194,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_idmap_format),
 		cmocka_unit_test(test_bind_env_name),
 		cmocka_unit_test(test_capture_keeps_head_and_tail),
+		cmocka_unit_test(test_capture_grows_with_output),
 		cmocka_unit_test(test_utf8_len),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
