@@ -557,8 +557,11 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 	}
 	const struct api_config *cfg = api_get_config(a);
 	struct server s = {.a = a, .o = o, .log = &cfg->log};
+	/* poll(), not select(): no FD_SETSIZE bound on a connection's fd (a
+	 * server with a raised RLIMIT_NOFILE and many connections and cells
+	 * has fds above 1024), and no fd_set copied per wait */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
 	struct MHD_Daemon *d;
 	struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},

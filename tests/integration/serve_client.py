@@ -553,6 +553,37 @@ def concurrency(c, nclients, nreq):
           (nclients * nreq, dt, nclients * nreq / dt, busy[0]))
 
 
+def fds(c, n):
+    """n idle connections held open, so that the server's next ones have
+    fds above select()'s FD_SETSIZE (1024): they are served all the same."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 256
+    if hard != resource.RLIM_INFINITY and hard < want:
+        print("skip - fds: the hard RLIMIT_NOFILE is %d, %d needed" % (hard, want))
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    held = []
+    try:
+        for _ in range(n):
+            held.append(socket.create_connection((c.host, c.port), timeout=60))
+        try:
+            st, _, got = c.request("GET", "/ping")
+        except OSError as e:
+            st, got = None, repr(e)
+        ok(st == 200 and got == "pong", "with %d connections held, GET /ping is answered" % n,
+           (st, got))
+        try:
+            st, _, got = c.request("POST", "/run_code", {"code": "print(6*7)", "language": "python"})
+        except OSError as e:
+            st, got = None, {"error": repr(e)}
+        ok(st == 200 and got.get("run_result", {}).get("stdout") == "42\n",
+           "... and so is a /run_code", (st, got))
+    finally:
+        for s in held:
+            s.close()
+
+
 # ---- hostile input ----
 
 def raw(c, data, timeout=60, read=True):
@@ -721,6 +752,8 @@ def main():
         concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "hostile":
         hostile(c)
+    elif cmd == "fds":
+        fds(c, int(sys.argv[4]))
     elif cmd == "busy":
         busy(c)
     elif cmd == "slow":

@@ -129,6 +129,23 @@ else
 	echo "skip - TLS (no openssl)"
 fi
 
+# --- connections whose fds are above 1024 (select's FD_SETSIZE) ---
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 4096 ]; then
+	rm -f "$T_WORK/port"
+	as_user_exec bash -c 'ulimit -n 4096 && exec "$@"' _ "$SC_BIN" serve --listen 127.0.0.1:0 \
+		--token-file "$T_WORK/token" --port-file "$T_WORK/port" --pool 1 --max-connections 1400 \
+		>/dev/null 2>"$T_WORK/serve5.err" &
+	SERVER5=$!
+	check "a server with a raised fd limit starts" wait_for test -s "$T_WORK/port"
+	check "connections with fds above 1024 are served" \
+		python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" fds 1100
+	kill -TERM "$SERVER5"
+	check "... and that server exits" wait_for gone_pid "$SERVER5"
+	check "... leaving no cell" wait_for no_cells
+else
+	echo "skip - connections above fd 1024 (hard RLIMIT_NOFILE $(ulimit -Hn))"
+fi
+
 # --- SIGKILL leaves nothing that gc cannot remove ---
 rm -f "$T_WORK/port"
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
