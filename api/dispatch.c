@@ -38,6 +38,7 @@ struct api_cell {
 	double created, last_used;
 	double idle_s;
 	unsigned busy; /* exec/file requests on it now */
+	struct cell *handle; /* kept from the create; a request uses a copy (cell_dup) */
 	bool has_user; /* "user" at create: its execs' default user */
 	uint32_t uid, gid;
 };
@@ -123,6 +124,7 @@ void api_free(struct api *a)
 			struct sc_err e;
 			if (cell_open(a->cells[i].name, &c, &e) == 0)
 				cell_pool_release(a->pool, c);
+			cell_close(a->cells[i].handle);
 		}
 		cell_pool_free(a->pool);
 	}
@@ -666,7 +668,7 @@ static void cells_create(struct api *a, const struct api_request *req, struct ap
 		goto undo;
 	}
 	snprintf(nc.name, sizeof(nc.name), "%s", cell_name(c));
-	cell_close(c);
+	nc.handle = c;
 	nc.created = nc.last_used = now_s();
 	nc.idle_s = idle;
 	nc.has_user = has_user;
@@ -732,6 +734,7 @@ static void cells_list(struct api *a, struct api_response *resp)
 static void drop_cell_locked(struct api *a, size_t i, char name[64])
 {
 	snprintf(name, 64, "%s", a->cells[i].name);
+	cell_close(a->cells[i].handle);
 	a->cells[i] = a->cells[a->ncells - 1];
 	memset(&a->cells[a->ncells - 1], 0, sizeof(a->cells[0]));
 	a->ncells--;
@@ -773,32 +776,26 @@ static void cells_delete(struct api *a, const char *id, struct api_response *res
 	jsend(&jb, resp, 200);
 }
 
-/* Mark the cell busy and open a handle of our own (cells serve many
- * connections at once; one handle per thread). */
+/* Mark the cell busy and give the request a handle of its own, a copy of
+ * the one kept since the create (cells serve many connections at once;
+ * one handle per thread): no file is read on the way to the cell. */
 static int cell_begin(struct api *a, const char *id, struct cell **out, struct api_response *resp)
 {
-	char name[64] = "";
+	struct sc_err err = {0};
 	pthread_mutex_lock(&a->mu);
 	struct api_cell *e = find_cell(a, id);
-	if (e) {
+	bool found = e != NULL, alive = found && cell_is_alive(e->handle);
+	int rc = alive ? cell_dup(e->handle, out, &err) : -1;
+	if (rc == 0)
 		e->busy++;
-		snprintf(name, sizeof(name), "%s", e->name);
-	}
 	pthread_mutex_unlock(&a->mu);
-	if (!e) {
+	if (!found)
 		api_response_error(resp, 404, "no such cell");
-		return -1;
-	}
-	struct sc_err err = {0};
-	if (cell_open(name, out, &err) < 0) {
-		errorf(resp, 410, "the cell is gone: %s", err.msg);
-		pthread_mutex_lock(&a->mu);
-		if ((e = find_cell(a, id)) && e->busy)
-			e->busy--;
-		pthread_mutex_unlock(&a->mu);
-		return -1;
-	}
-	return 0;
+	else if (!alive)
+		api_response_error(resp, 410, "the cell is gone (its init died): DELETE it");
+	else if (rc < 0)
+		errorf(resp, 500, "%s", err.msg);
+	return rc;
 }
 
 static void cell_end(struct api *a, const char *id, struct cell *c)

@@ -350,6 +350,13 @@ void cell_pool_free(struct cell_pool *p);
 int cell_destroy(struct cell *c, struct sc_err *err);
 /* Release the handle without stopping the cell. */
 void cell_close(struct cell *c);
+/* A second handle to c's cell, for another thread: nothing is read (cell_open
+ * reads the state directory and checks the init), so a caller that keeps
+ * one handle per cell opens a request's handle in microseconds. */
+int cell_dup(const struct cell *c, struct cell **out, struct sc_err *err);
+/* Is the cell's init still there? The first call pins it with a pidfd kept
+ * in c (checked against a reused pid); later calls are one poll of it. */
+bool cell_is_alive(struct cell *c);
 
 /* ---- host checks (sandcell doctor) ---- */
 

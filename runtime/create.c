@@ -231,6 +231,36 @@ void cell_close(struct cell *c)
 	free(c);
 }
 
+int cell_dup(const struct cell *c, struct cell **out, struct sc_err *err)
+{
+	struct cell *d = malloc(sizeof(*d));
+	if (!d)
+		return sc_fail(err, ENOMEM, "cell handle");
+	*d = *c;
+	d->child = false; /* the original reaps, if anyone */
+	d->pidfd = -1;
+	*out = d;
+	return 0;
+}
+
+bool cell_is_alive(struct cell *c)
+{
+	if (c->pidfd < 0) {
+		if (!rt_state_alive(&c->info))
+			return false;
+		int fd = (int)syscall(SYS_pidfd_open, c->info.pid, 0);
+		if (fd < 0)
+			return false;
+		if (!rt_state_alive(&c->info)) { /* the pid was reused between the checks */
+			close(fd);
+			return false;
+		}
+		c->pidfd = fd;
+	}
+	struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+	return poll(&p, 1, 0) == 0; /* readable: it has exited */
+}
+
 /* Kill init (its pid namespace takes every process of the cell with it)
  * and wait until it is gone. */
 static int kill_init(const struct cell_info *info, int pidfd, bool child, struct sc_err *err)

@@ -15,6 +15,9 @@ import base64
 import http.client
 import io
 import json
+import os
+import re
+import signal
 import socket
 import sys
 import tarfile
@@ -553,6 +556,45 @@ def concurrency(c, nclients, nreq):
           (nclients * nreq, dt, nclients * nreq / dt, busy[0]))
 
 
+def gone(c):
+    """A cell whose init died (killed from the host) answers 410, and
+    DELETE still removes it."""
+    st, _, got = c.request("POST", "/cells", {})
+    ok(st == 201, "gone: a cell is made", (st, got))
+    if st != 201:
+        return
+    cid = got["id"]
+    mark = "sc-gone-%d-%d" % (os.getpid(), int(time.time()))
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": [
+        "bash", "-c", "(exec -a %s sleep 600) </dev/null >/dev/null 2>&1 &" % mark]})
+    ok(st == 200 and got.get("exit_code") == 0, "gone: a process left running in it", (st, got))
+    init = None
+    for _ in range(100):
+        for p in os.listdir("/proc"):
+            try:
+                if p.isdigit() and open("/proc/%s/cmdline" % p, "rb").read().startswith(mark.encode()):
+                    status = open("/proc/%s/status" % p).read()
+                    init = int(re.search(r"^PPid:\s*(\d+)", status, re.M).group(1))
+            except (OSError, AttributeError):
+                continue
+        if init:
+            break
+        time.sleep(0.05)
+    nspid = open("/proc/%d/status" % init).read() if init else ""
+    ok(init and re.search(r"^NSpid:.*\s1$", nspid, re.M), "gone: its init found from the host", init)
+    if not init:
+        return
+    os.kill(init, signal.SIGKILL)
+    for _ in range(200):
+        if not os.path.exists("/proc/%d" % init):
+            break
+        time.sleep(0.05)
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["true"]})
+    ok(st == 410 and "gone" in json.dumps(got), "gone: exec answers 410 once its init died", (st, got))
+    st, _, got = c.request("DELETE", "/cells/%s" % cid)
+    ok(st == 200, "gone: DELETE removes it", (st, got))
+
+
 def fds(c, n):
     """n idle connections held open, so that the server's next ones have
     fds above select()'s FD_SETSIZE (1024): they are served all the same."""
@@ -752,6 +794,8 @@ def main():
         concurrency(c, int(sys.argv[4]), int(sys.argv[5]))
     elif cmd == "hostile":
         hostile(c)
+    elif cmd == "gone":
+        gone(c)
     elif cmd == "fds":
         fds(c, int(sys.argv[4]))
     elif cmd == "busy":

@@ -60,6 +60,7 @@ command -v g++ >/dev/null 2>&1 || nocpp=--no-cpp
 check "golden SandboxFusion contract cases" client golden "$T_DIR/serve_golden.json" $nocpp
 check "auth: 401 on every route without the token" client auth
 check "cells over HTTP" client cells
+check "a cell whose init died: 410, and DELETE" client gone
 check "streamed exec (ndjson)" client stream
 plots=
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plots=--plots
