@@ -569,7 +569,7 @@ def gone(c):
         "bash", "-c", "(exec -a %s sleep 600) </dev/null >/dev/null 2>&1 &" % mark]})
     ok(st == 200 and got.get("exit_code") == 0, "gone: a process left running in it", (st, got))
     init = None
-    for _ in range(100):
+    for _ in range(600):  # up to 30 s for the subshell to exec sleep
         for p in os.listdir("/proc"):
             try:
                 if p.isdigit() and open("/proc/%s/cmdline" % p, "rb").read().startswith(mark.encode()):
