@@ -18,6 +18,10 @@
 void cli_put_safe(FILE *f, const char *s, size_t len);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Raise the soft RLIMIT_NOFILE towards need (at most to the hard limit):
+ * 0 when the limit now holds need, else -1 with *have the limit there is
+ * (cli/limits.c). */
+int cli_raise_open_files(uint64_t need, uint64_t *have);
 /* Print err's message as one line; returns 125. */
 int cli_fail(const struct sc_err *err);
 /* The sink for library messages (cli/log.c): each one line "sandcell: MSG"

@@ -5,7 +5,6 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "../agent/promptcfg.h"
@@ -282,20 +281,11 @@ static void wait_for_signal(void *ctx, double seconds)
  * EMFILE half-way through). */
 static int ensure_open_files(unsigned concurrency)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 0;
-	rlim_t need = (rlim_t)concurrency * FDS_PER_EPISODE + FDS_BASE;
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-		rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
-		struct rlimit raised = {.rlim_cur = want, .rlim_max = rl.rlim_max};
-		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-			rl.rlim_cur = want;
-	}
-	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+	uint64_t need = (uint64_t)concurrency * FDS_PER_EPISODE + FDS_BASE, have;
+	if (cli_raise_open_files(need, &have) < 0) {
 		cli_error("batch: --concurrency %u needs about %llu open files, but the limit is %llu "
 			  "(raise it: ulimit -n %llu, or LimitNOFILE= for a service)",
-			  concurrency, (unsigned long long)need, (unsigned long long)rl.rlim_cur,
+			  concurrency, (unsigned long long)need, (unsigned long long)have,
 			  (unsigned long long)need);
 		return -1;
 	}

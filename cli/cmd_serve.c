@@ -69,7 +69,7 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	{"--max-header", NULL, CLI_SIZE, SV(max_header), .metavar = "SIZE",
 	 .help = "memory for a request's head (default 32K)"},
 	{"--max-connections", NULL, CLI_COUNT, SV(max_connections), .min = 1, .max = 65536,
-	 .metavar = "N", .help = "open connections at once (default 256)"},
+	 .metavar = "N", .help = "open connections at once (default 256; the soft open-file limit is raised to fit)"},
 	{"--connection-timeout", NULL, CLI_SECONDS, SV(connection_timeout), .metavar = "SECS",
 	 .help = "drop a connection idle this long (default 30)"},
 	{"--request-deadline", NULL, CLI_SECONDS, SV(request_deadline), .metavar = "SECS",
@@ -151,6 +151,26 @@ static int read_token(const char *path, char **out)
 	}
 	*out = t;
 	return 0;
+}
+
+/* Open files the server may hold at once: per connection its socket and,
+ * while an exec runs, the cell's channel, two pipes and stdin; per API
+ * cell the pidfd its init is watched by. */
+#define FDS_PER_CONNECTION 6
+#define FDS_BASE 128
+
+/* Raise the open-file limit for the configured maxima, after the pool's
+ * workers are forked (cells keep the limit they had). Unreachable: a
+ * warning, since the maxima are bounds a server may never reach. */
+static void raise_open_files(const struct api_http_opts *http, const struct api_config *cfg)
+{
+	uint64_t need = (uint64_t)http->max_connections * FDS_PER_CONNECTION + cfg->max_cells + FDS_BASE;
+	uint64_t have;
+	if (cli_raise_open_files(need, &have) < 0)
+		cli_warn("serve: --max-connections %zu and --max-cells %zu may need about %llu open files, "
+			 "but the limit is %llu (raise it: ulimit -n %llu, or LimitNOFILE= for a service)",
+			 http->max_connections, cfg->max_cells, (unsigned long long)need,
+			 (unsigned long long)have, (unsigned long long)need);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -238,6 +258,7 @@ int cmd_serve(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto out;
 	}
+	raise_open_files(&http, &cfg);
 	/* Signals: taken by one thread; the server's threads inherit the mask. */
 	static sigset_t set; /* the signal thread's, for the process */
 	sigemptyset(&set);

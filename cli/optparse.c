@@ -126,7 +126,11 @@ char *cli_options_help(const struct cli_option *table, int width)
 		else
 			snprintf(left, sizeof(left), "%s%s%s", o->name ? o->name : o->alias,
 				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		fprintf(f, "  %-*s", width, left);
+		/* a name too long for the column gets a line of its own */
+		if ((int)strlen(left) >= width)
+			fprintf(f, "  %s\n  %-*s", left, width, "");
+		else
+			fprintf(f, "  %-*s", width, left);
 		/* continuation lines line up under the first */
 		for (const char *p = o->help; *p; p++) {
 			fputc(*p, f);
