@@ -69,7 +69,7 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	{"--max-header", NULL, CLI_SIZE, SV(max_header), .metavar = "SIZE",
 	 .help = "memory for a request's head (default 32K)"},
 	{"--max-connections", NULL, CLI_COUNT, SV(max_connections), .min = 1, .max = 65536,
-	 .metavar = "N", .help = "open connections at once (default 256; the soft open-file limit is raised to fit)"},
+	 .metavar = "N", .help = "open connections at once (default 256; the soft open-file\nlimit is raised to fit them)"},
 	{"--connection-timeout", NULL, CLI_SECONDS, SV(connection_timeout), .metavar = "SECS",
 	 .help = "drop a connection idle this long (default 30)"},
 	{"--request-deadline", NULL, CLI_SECONDS, SV(request_deadline), .metavar = "SECS",
