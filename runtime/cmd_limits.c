@@ -8,8 +8,6 @@
 
 #include "internal.h"
 
-/* The command's limits are set here, not in init: an rlimit stand-in for a
- * memory limit must not starve init itself. */
 /* When the cell runs out of memory, the kernel's OOM killer must take a
  * command, never init, which reports what happened (in a sanitizer build
  * init shares its creator's large heap, looks bigger than the commands,
@@ -43,6 +41,8 @@ void rt_oom_command(const struct cell_plan *plan, bool forking)
 	(void)!pwrite(plan->oom_fd, v, strlen(v), 0);
 }
 
+/* The command's limits are set here, not in init: an rlimit stand-in for a
+ * memory limit must not starve init itself. */
 void rt_apply_command_limits(const struct cell_plan *plan)
 {
 	rt_apply_command_limits_mem(plan, 0);

@@ -243,20 +243,24 @@ int cell_dup(const struct cell *c, struct cell **out, struct sc_err *err)
 	return 0;
 }
 
+/* A pidfd of the cell's init, checked against a reused pid; -1 with errno
+ * (ESRCH: init is gone). */
+static int pin_init(const struct cell_info *info)
+{
+	if (!rt_state_alive(info))
+		return errno = ESRCH, -1;
+	int fd = (int)syscall(SYS_pidfd_open, info->pid, 0);
+	if (fd >= 0 && !rt_state_alive(info)) { /* the pid was reused between the checks */
+		close(fd);
+		return errno = ESRCH, -1;
+	}
+	return fd;
+}
+
 bool cell_is_alive(struct cell *c)
 {
-	if (c->pidfd < 0) {
-		if (!rt_state_alive(&c->info))
-			return false;
-		int fd = (int)syscall(SYS_pidfd_open, c->info.pid, 0);
-		if (fd < 0)
-			return false;
-		if (!rt_state_alive(&c->info)) { /* the pid was reused between the checks */
-			close(fd);
-			return false;
-		}
-		c->pidfd = fd;
-	}
+	if (c->pidfd < 0 && (c->pidfd = pin_init(&c->info)) < 0)
+		return false;
 	struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
 	return poll(&p, 1, 0) == 0; /* readable: it has exited */
 }
@@ -266,15 +270,8 @@ bool cell_is_alive(struct cell *c)
 static int kill_init(const struct cell_info *info, int pidfd, bool child, struct sc_err *err)
 {
 	_cleanup_fd_ int own = -1;
-	if (pidfd < 0) {
-		if (!rt_state_alive(info))
-			return 0;
-		own = pidfd = (int)syscall(SYS_pidfd_open, info->pid, 0);
-		if (pidfd < 0)
-			return errno == ESRCH ? 0 : sc_fail(err, errno, "open the cell's init");
-		if (!rt_state_alive(info)) /* the pid was reused between the checks */
-			return 0;
-	}
+	if (pidfd < 0 && (own = pidfd = pin_init(info)) < 0)
+		return errno == ESRCH ? 0 : sc_fail(err, errno, "open the cell's init");
 	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
 		return sc_fail(err, errno, "kill the cell's init");
 	struct pollfd p = {.fd = pidfd, .events = POLLIN};
