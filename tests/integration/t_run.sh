@@ -29,10 +29,6 @@ check "run: the command ignores no signal even when the caller ignores some" out
 sc run -- sh -c 'echo "$(cat /proc/self/oom_score_adj) $(cat /proc/1/oom_score_adj)"'
 check "a command is the OOM killer's first choice (1000), the cell's init is not (0)" out_is "1000 0"
 
-# under memory pressure the kernel's OOM killer takes a command, never init
-sc run -- sh -c 'echo "$(cat /proc/self/oom_score_adj) $(cat /proc/1/oom_score_adj)"'
-check "a command is the OOM killer's first choice (1000), the cell's init is not (0)" out_is "1000 0"
-
 sc run -- /nonexistent-command-xyz
 check "command not found gives 127" expect_rc 127
 check "not-found error names the command" err_has "nonexistent-command-xyz"
