@@ -223,6 +223,23 @@ static bool read_u64(int dfd, const char *name, uint64_t *out)
 	return true;
 }
 
+/* The limit at work: the OOM killer killed in this cgroup and usage had
+ * reached the limit. oom_kill alone also counts a host-wide OOM kill;
+ * failcnt (which would say "reached") is not kept by every kernel (6.x
+ * leaves it at 0), so the peak within 1/16 of the limit says it (charges
+ * come in batches). */
+static bool memory_limit_hit(int dfd, uint64_t peak)
+{
+	char buf[512];
+	uint64_t kills = 0, fails = 0, limit = 0;
+	if (rt_cg_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) <= 0 ||
+	    rt_cg_parse_keyed(buf, "oom_kill", &kills) < 0 || kills == 0)
+		return false;
+	return (read_u64(dfd, "memory.failcnt", &fails) && fails > 0) ||
+	       (read_u64(dfd, "memory.memsw.failcnt", &fails) && fails > 0) ||
+	       (read_u64(dfd, "memory.limit_in_bytes", &limit) && peak >= limit - limit / 16);
+}
+
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res)
 {
 	struct cg1_dirs d;
@@ -235,24 +252,14 @@ void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res)
 		_cleanup_fd_ int dfd = open(d.dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (dfd < 0)
 			continue;
-		if (read_u64(dfd, "memory.max_usage_in_bytes", &v))
+		if (read_u64(dfd, "memory.max_usage_in_bytes", &v)) {
 			res->peak_memory = v;
-		/* The limit at work: the OOM killer killed in this cgroup and
-		 * usage had reached the limit. oom_kill alone also counts a
-		 * host-wide OOM kill; failcnt (which would say "reached") is
-		 * not kept by every kernel (6.x leaves it at 0), so the peak
-		 * within 1/16 of the limit says it (charges come in batches). */
-		uint64_t kills = 0, fails = 0, limit = 0, peak = 0;
-		bool reached = (read_u64(dfd, "memory.failcnt", &fails) && fails > 0) ||
-			       (read_u64(dfd, "memory.memsw.failcnt", &fails) && fails > 0) ||
-			       (read_u64(dfd, "memory.max_usage_in_bytes", &peak) &&
-				read_u64(dfd, "memory.limit_in_bytes", &limit) && peak >= limit - limit / 16);
-		if (rt_cg_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) > 0 &&
-		    rt_cg_parse_keyed(buf, "oom_kill", &kills) == 0 && kills > 0 && reached)
-			hit = "memory";
-		if (!hit && rt_cg_read_at(dfd, "pids.events", buf, sizeof(buf)) > 0 &&
-		    rt_cg_parse_keyed(buf, "max", &v) == 0 && v > 0)
+			if (memory_limit_hit(dfd, v))
+				hit = "memory";
+		} else if (!hit && rt_cg_read_at(dfd, "pids.events", buf, sizeof(buf)) > 0 &&
+			   rt_cg_parse_keyed(buf, "max", &v) == 0 && v > 0) {
 			hit = "pids";
+		}
 	}
 	if (!res->limit_hit)
 		res->limit_hit = hit;

@@ -202,6 +202,23 @@ static void serve_when_released(const struct cell_plan *plan, uid_t peer_uid)
 	rt_init_serve(plan, peer_uid);
 }
 
+/* On cgroup v1 the parent moves the cell into its cgroups while the setup
+ * runs (the first move waits for an RCU grace period: ~10 ms on a kernel
+ * of HZ=250). Until its word comes nothing may be forked or run: the
+ * setup's own allocations are the only ones charged outside the cell. */
+static void wait_for_cgroup(const struct cell_plan *plan)
+{
+	if (!plan->await_cgroup)
+		return;
+	char byte = 0;
+	ssize_t n;
+	do
+		n = read(plan->sync_fd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1 || byte != 'a')
+		_exit(CELL_EXIT_INTERNAL); /* the parent is gone */
+}
+
 /* run -t: a pty of the cell's own devpts (so that `tty` names it) on
  * 0/1/2; its master goes to the host side, which relays it. */
 static int open_own_pty(const struct cell_plan *plan, struct sc_err *err)
@@ -348,8 +365,6 @@ void rt_child_main(struct cell_plan *plan)
 		close(plan->lower_fds[i]);
 	if (plan->upper_fd >= 0)
 		close(plan->upper_fd);
-	if (!plan->serve)
-		close(plan->sync_fd);
 	if (setsid() < 0) {
 		sc_fail(&err, errno, "setsid");
 		rt_child_die(plan, &err);
@@ -366,6 +381,9 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	uid_t peer_uid = plan->serve ? rt_serve_peer_uid(plan) : 0;
+	wait_for_cgroup(plan);
+	if (!plan->serve)
+		close(plan->sync_fd);
 	if (rt_lockdown_apply_filter(spec->filter, &err) < 0)
 		rt_child_die(plan, &err);
 	if (plan->serve)

@@ -41,6 +41,9 @@ struct cell_plan {
 	 * a one-shot cell whose command runs as a user other than root */
 	bool keep_setid;
 	bool idmap_layers; /* the parent sends idmapped clones of the layers */
+	/* cgroup v1: the parent moves the cell into its cgroups while the
+	 * child sets up, and says 'a' on sync_fd when it has */
+	bool await_cgroup;
 	bool serve;       /* long-lived: serve exec requests instead of argv */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	uint8_t token[32]; /* what every request to it must carry (proto.h) */

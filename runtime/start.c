@@ -160,6 +160,25 @@ static int send_go(int sock, const struct cell_plan *plan, size_t nbinds, size_t
 	return 0;
 }
 
+/* cgroup v1 has no CLONE_INTO_CGROUP: move the child while it sets up
+ * (child.c, wait_for_cgroup), then tell it. When the setup failed first
+ * (the child gone), its error is the one reported. */
+static int attach_v1(struct rt_start *st, struct sc_err *err)
+{
+	if (rt_cgroup_attach(&st->cg, st->pid, err) == 0) {
+		if (send(st->sync_fd, "a", 1, MSG_NOSIGNAL) == 1)
+			return 0;
+		sc_fail(err, errno, "release the cell");
+	}
+	struct cell_msg m;
+	rt_start_kill(st);
+	if (rt_start_read_msg(st->status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
+		err->errnum = m.value;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+	}
+	return -1;
+}
+
 static pid_t clone_cell(int cgroup_fd, int *pidfd)
 {
 	struct clone_args args = {
@@ -274,6 +293,7 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 		l->memory = 0;
 	plan->status_fd = status[1];
 	plan->sync_fd = sync[1];
+	plan->await_cgroup = st->cg.active && st->cg.v1;
 
 	st->pid = clone_cell(st->cg.active ? st->cg.dir_fd : -1, &st->pidfd);
 	if (st->pid < 0) {
@@ -292,11 +312,12 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	plan->status_fd = plan->sync_fd = -1;
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
-	if (rt_cgroup_attach(&st->cg, st->pid, err) < 0 || rt_idmap_write(st->pid, &st->map, err) < 0 ||
+	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, &userns, err) < 0) ||
 	    (plan->idmap_layers && parent_prepare_layers(plan, st->pid, &userns, err) < 0) ||
 	    send_go(st->sync_fd, plan, parent_binds ? spec->nbinds : 0,
 		    plan->idmap_layers ? spec->nlayers : 0, err) < 0 ||
+	    (plan->await_cgroup && attach_v1(st, err) < 0) ||
 	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
 						   &st->egress_fd, err) < 0) ||
 	    (spec->tty && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, 'T', "its pty",

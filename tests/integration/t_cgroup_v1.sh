@@ -181,6 +181,9 @@ runner=$!
 has_cgroup() { [ -n "$(left_like "run-$runner-*")" ]; }
 wait_until eval 'has_cgroup && has_command "$marker"'
 check "kill -9: the cell runs in its v1 cgroups" has_cgroup
+cmd_pid=$(pgrep -f -- "^$marker" | head -1)
+check "run: the command is in the cell's memory and pids cgroups (moved there before it started)" \
+	bash -c 'grep -q ":memory:/sandcell/run-$1-" "/proc/$0/cgroup" && grep -q ":pids:/sandcell/run-$1-" "/proc/$0/cgroup"' "${cmd_pid:-0}" "$runner"
 kill -KILL "$runner"
 wait "$runner" 2>/dev/null
 wait_until no_process_with "$marker"
