@@ -119,13 +119,9 @@ void api_free(struct api *a)
 	if (a->pool) {
 		/* Each table cell goes back to be destroyed; freeing the pool
 		 * waits until its workers removed everything they made. */
-		for (size_t i = 0; i < a->ncells; i++) {
-			struct cell *c;
-			struct sc_err e;
-			if (cell_open(a->cells[i].name, &c, &e) == 0)
-				cell_pool_release(a->pool, c);
-			cell_close(a->cells[i].handle);
-		}
+		for (size_t i = 0; i < a->ncells; i++)
+			if (a->cells[i].handle)
+				cell_pool_release(a->pool, a->cells[i].handle);
 		cell_pool_free(a->pool);
 	}
 	lang_prep_cache_free(&a->prep);
@@ -730,41 +726,32 @@ static void cells_list(struct api *a, struct api_response *resp)
 	jsend(&jb, resp, 200);
 }
 
-/* Drop entry i (under mu) and hand its cell back to be destroyed. */
-static void drop_cell_locked(struct api *a, size_t i, char name[64])
+/* Drop entry i (under mu): its handle, for cell_pool_release once mu is
+ * let go (the pool's worker removes the cell, dead or alive). */
+static struct cell *drop_cell_locked(struct api *a, size_t i)
 {
-	snprintf(name, 64, "%s", a->cells[i].name);
-	cell_close(a->cells[i].handle);
+	struct cell *c = a->cells[i].handle;
 	a->cells[i] = a->cells[a->ncells - 1];
 	memset(&a->cells[a->ncells - 1], 0, sizeof(a->cells[0]));
 	a->ncells--;
-}
-
-static void release_by_name(struct api *a, const char *name)
-{
-	struct cell *c;
-	struct sc_err err = {0};
-	if (cell_open(name, &c, &err) == 0)
-		cell_pool_release(a->pool, c);
-	else
-		cell_remove(name, true, &err);
+	return c;
 }
 
 static void cells_delete(struct api *a, const char *id, struct api_response *resp)
 {
-	char name[64] = "";
+	struct cell *c = NULL;
 	pthread_mutex_lock(&a->mu);
 	for (size_t i = 0; i < a->ncells; i++)
 		if (a->cells[i].id[0] && !strcmp(a->cells[i].id, id)) {
-			drop_cell_locked(a, i, name);
+			c = drop_cell_locked(a, i);
 			break;
 		}
 	pthread_mutex_unlock(&a->mu);
-	if (!name[0]) {
+	if (!c) {
 		api_response_error(resp, 404, "no such cell");
 		return;
 	}
-	release_by_name(a, name);
+	cell_pool_release(a->pool, c);
 	struct jbuf jb;
 	if (!jopen(&jb)) {
 		api_response_error(resp, 500, "out of memory");
@@ -1822,23 +1809,23 @@ static void cells_code(struct api *a, const char *id, bool session, const struct
 
 void api_tick(struct api *a)
 {
-	char names[8][64];
+	struct cell *gone[8];
 	size_t n = 0;
 	double now = now_s();
 	pthread_mutex_lock(&a->mu);
-	for (size_t i = 0; i < a->ncells && n < SC_ARRAY_LEN(names);) {
+	for (size_t i = 0; i < a->ncells && n < SC_ARRAY_LEN(gone);) {
 		struct api_cell *e = &a->cells[i];
 		if (e->id[0] && !e->busy && now - e->last_used > e->idle_s) {
 			sc_log(&a->cfg.log, SC_LOG_INFO,
 			       "{\"event\":\"cell_idle_removed\",\"id\":\"%s\"}", e->id);
-			drop_cell_locked(a, i, names[n++]);
+			gone[n++] = drop_cell_locked(a, i);
 			continue; /* entry i is now another cell */
 		}
 		i++;
 	}
 	pthread_mutex_unlock(&a->mu);
 	for (size_t i = 0; i < n; i++)
-		release_by_name(a, names[i]);
+		cell_pool_release(a->pool, gone[i]);
 }
 
 /* ---- routing ---- */
