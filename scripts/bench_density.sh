@@ -8,6 +8,8 @@
 #     kernel stacks; goal: <= 0.5 MiB each);
 #   - an exec of /bin/true into the last cell against /bin/true spawned on
 #     the host, alternating (goal: within the warm-exec goal, <= 2.0x);
+#   - pivot_root's time in a one-shot run before and with the N cells (it
+#     walks every task on the host; needs strace);
 #   - the remove rate (`sandcell rm -f`, 50 names a process, as many
 #     processes as cores; goal: >= 1,000/s) and its CPU, deferred kernel
 #     work (cgroup offlining, namespace cleanup) included;
@@ -62,6 +64,19 @@ for s in user.max_user_namespaces kernel.pid_max kernel.threads-max fs.file-max;
 done
 printf '  ulimit -n = %s\n' "$(ulimit -n)"
 
+# pivot_root walks every task on the host (chroot_fs_refs): its median time
+# in 21 one-shot runs (strace -T), and the host's task count
+pivot() {
+	command -v strace >/dev/null || { echo "pivot_root ? (no strace)"; return; }
+	local us
+	us=$(for _ in $(seq 21); do
+		strace -f -T -e trace=pivot_root "$sc" run --pids 0 --memory 0 -- /bin/true 2>&1 >/dev/null |
+			grep -o '<[0-9.]*>' | tr -d '<>'
+	done | sort -n | awk '{ a[NR] = $1 } END { printf "%.0f", NR ? a[int((NR + 1) / 2)] * 1e6 : 0 }')
+	echo "pivot_root $us us at $(ps -eL --no-headers | wc -l) host tasks"
+}
+pivot0=$(pivot)
+
 settle
 meminfo >"$work/mem0"
 b0=$(busy_ms) t0=$(now_ns)
@@ -87,6 +102,8 @@ join "$work/mem0" "$work/mem1" | awk -v n="$n" '
 out=$($alt 200 ::: "$sc" exec "$prefix$n" -- /bin/true ::: /bin/true)
 awk '$1 == 1 { s = $2 } $1 == 2 { h = $2 }
 	END { printf "exec    %7.2f ms into cell %d of them, host /bin/true %.2f ms: %.2f x (goal <= 2.00)\n", s, '"$n"', h, s / h }' <<<"$out"
+
+echo "start   $pivot0 before; $(pivot) with the $n cells"
 
 b2=$(busy_ms) t2=$(now_ns)
 names | xargs -P "$jobs" -n 50 "$sc" rm -f
