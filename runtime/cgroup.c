@@ -521,17 +521,37 @@ bool rt_cg_stale(int parent, const char *name)
 	return started > (double)st.st_mtim.tv_sec + 2.0;
 }
 
-static int gc_one(int parent, const char *name)
+/* No process in the v2 cell cgroup parent/name (it exists). */
+static bool unpopulated(int parent, const char *name)
 {
 	char buf[256];
 	uint64_t v;
-	if (!rt_cg_stale(parent, name))
-		return 0;
 	_cleanup_fd_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || read_at(fd, "cgroup.events", buf, sizeof(buf)) <= 0 ||
-	    rt_cg_parse_keyed(buf, "populated", &v) < 0 || v != 0)
+	return fd >= 0 && read_at(fd, "cgroup.events", buf, sizeof(buf)) > 0 &&
+	       rt_cg_parse_keyed(buf, "populated", &v) == 0 && v == 0;
+}
+
+static int gc_one(int parent, const char *name)
+{
+	if (!rt_cg_stale(parent, name) || !unpopulated(parent, name))
 		return 0;
 	return remove_tree(parent, name, 0) == 0 ? 1 : 0;
+}
+
+int rt_cgroup_remove_dead(const char *name)
+{
+	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
+	char dir[PATH_MAX];
+	if (!h || !sc_valid_name(name))
+		return 0;
+	rt_cgroup_host_status(h);
+	int removed = rt_cg1_remove_dead(h, name);
+	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
+		return removed;
+	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (sub >= 0 && unpopulated(sub, name) && remove_tree(sub, name, 0) == 0)
+		removed = 1;
+	return removed;
 }
 
 int rt_cgroup_gc(struct sc_err *err)

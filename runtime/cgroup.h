@@ -53,6 +53,9 @@ int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
  * (younger ones may belong to a cell being started). Returns how many were
  * removed, or -1. */
 int rt_cgroup_gc(struct sc_err *err);
+/* The empty cgroups of the cell `name` whose init is known to be dead (gc
+ * killed it): removed now, not a minute later. 1 when any was removed. */
+int rt_cgroup_remove_dead(const char *name);
 
 /* ---- shared by cgroup.c and cgroup_v1.c ---- */
 struct cg_host;
@@ -72,3 +75,4 @@ void rt_cg1_join(const struct cell_cgroup *cg);
 /* A new memory limit for a live v1 cell (saved: its "v1:DIR:DIR..." record). */
 int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err);
 int rt_cg1_gc(const struct cg_host *h);
+int rt_cg1_remove_dead(const struct cg_host *h, const char *name);

@@ -334,6 +334,14 @@ void rt_cg1_join(const struct cell_cgroup *cg)
 	}
 }
 
+/* No process in the v1 cell cgroup sub/name (it exists). */
+static bool v1_empty(int sub, const char *name)
+{
+	char buf[64];
+	_cleanup_fd_ int cfd = openat(sub, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return cfd >= 0 && rt_cg_read_at(cfd, "cgroup.procs", buf, sizeof(buf)) == 0;
+}
+
 /* Empty cell cgroups of one hierarchy that gc may take. */
 static int gc_hierarchy(const char *mount)
 {
@@ -353,18 +361,30 @@ static int gc_hierarchy(const char *mount)
 	int removed = 0;
 	struct dirent *e;
 	while ((e = readdir(ls))) {
-		char buf[64];
 		if (e->d_type != DT_DIR || e->d_name[0] == '.')
 			continue;
-		_cleanup_fd_ int cfd = openat(sub, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		/* a cgroup with processes (or one we cannot read) stays */
-		if (cfd < 0 || rt_cg_read_at(cfd, "cgroup.procs", buf, sizeof(buf)) != 0 ||
-		    !rt_cg_stale(sub, e->d_name))
+		if (!v1_empty(sub, e->d_name) || !rt_cg_stale(sub, e->d_name))
 			continue;
 		if (rt_cg_rmdir_at(sub, e->d_name) == 0)
 			removed++;
 	}
 	closedir(ls);
+	return removed;
+}
+
+int rt_cg1_remove_dead(const struct cg_host *h, const char *name)
+{
+	int removed = 0;
+	for (int i = 0; i < CG_NCTRL && geteuid() == 0; i++) {
+		char dir[PATH_MAX];
+		if (!h->v1_mount[i][0] ||
+		    sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->v1_mount[i]) < 0)
+			continue;
+		_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (sub >= 0 && v1_empty(sub, name) && rt_cg_rmdir_at(sub, name) == 0)
+			removed = 1;
+	}
 	return removed;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -304,6 +305,10 @@ size_t rt_state_gc_orphans(const char *state_root)
 		if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0) {
 			killed++;
 			unlinkat(rfd, e->d_name, 0);
+			/* its cgroups too, once it is dead (not a minute later) */
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			if (poll(&p, 1, 2000) == 1)
+				(void)rt_cgroup_remove_dead(name);
 		}
 	}
 	closedir(d);

@@ -271,6 +271,8 @@ check "gc says it removed the orphan" bash -c '[ '$RC' -eq 0 ] && grep -q "remov
 gone() { [ ! -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 for _ in $(seq 600); do gone "$opid" && break; sleep 0.1; done
 check "the orphaned init is killed" gone "$opid"
+check "gc removed the orphan's cgroups as well (none named $o1 is left)" \
+	bash -c '[ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$0" 2>/dev/null)" ]' "$o1"
 check "a live cell's init is left alone" bash -c '[ -d "/proc/$0" ] && ! grep -q "^State:.*Z" "/proc/$0/status"' "$lpid"
 sc exec "$live" -- true
 check "... and the live cell still works" expect_rc 0
