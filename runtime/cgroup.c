@@ -538,17 +538,21 @@ static int gc_one(int parent, const char *name)
 	return remove_tree(parent, name, 0) == 0 ? 1 : 0;
 }
 
+int rt_cg_open_subtree(const char *mount)
+{
+	char dir[PATH_MAX];
+	if (!mount[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, mount) < 0)
+		return errno = ENOENT, -1;
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
 int rt_cgroup_remove_dead(const char *name)
 {
-	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
-	char dir[PATH_MAX];
-	if (!h || !sc_valid_name(name))
+	if (!sc_valid_name(name))
 		return 0;
-	rt_cgroup_host_status(h);
+	const struct cg_host *h = rt_cg_host();
 	int removed = rt_cg1_remove_dead(h, name);
-	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
-		return removed;
-	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_fd_ int sub = rt_cg_open_subtree(h->base);
 	if (sub >= 0 && unpopulated(sub, name) && remove_tree(sub, name, 0) == 0)
 		removed = 1;
 	return removed;
@@ -557,22 +561,20 @@ int rt_cgroup_remove_dead(const char *name)
 int rt_cgroup_gc(struct sc_err *err)
 {
 	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
-	char dir[PATH_MAX];
 	if (!h)
 		return sc_fail(err, ENOMEM, "cgroup probe");
 	rt_cgroup_host_status(h);
 	int removed = rt_cg1_gc(h);
-	if (!h->base[0] || sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->base) < 0)
-		return removed;
-	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_fd_ int sub = rt_cg_open_subtree(h->base);
 	if (sub < 0)
-		return errno == ENOENT ? removed : sc_fail(err, errno, "cannot open %s", dir);
+		return errno == ENOENT ? removed
+				       : sc_fail(err, errno, "cannot open %s/" CG_SUBTREE, h->base);
 	int fd = dup(sub);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		return sc_fail(err, errno, "cannot list %s", dir);
+		return sc_fail(err, errno, "cannot list %s/" CG_SUBTREE, h->base);
 	}
 	struct dirent *e;
 	while ((e = readdir(d)))

@@ -63,6 +63,9 @@ const struct cg_host *rt_cg_host(void); /* probed once per process */
 int rt_cg_write_at(int dfd, const char *name, const char *val);
 ssize_t rt_cg_read_at(int dfd, const char *name, char *buf, size_t size);
 int rt_cg_rmdir_at(int parent, const char *name);
+/* <mount>/sandcell, where cell cgroups are: an fd, or -1 with errno
+ * (ENOENT: none made yet, or mount is ""). */
+int rt_cg_open_subtree(const char *mount);
 /* Would gc remove this empty cell cgroup: older than a minute, or made by
  * a sandcell process that is gone? */
 bool rt_cg_stale(int parent, const char *name);

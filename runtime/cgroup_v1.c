@@ -345,10 +345,7 @@ static bool v1_empty(int sub, const char *name)
 /* Empty cell cgroups of one hierarchy that gc may take. */
 static int gc_hierarchy(const char *mount)
 {
-	char dir[PATH_MAX];
-	if (sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, mount) < 0)
-		return 0;
-	_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_fd_ int sub = rt_cg_open_subtree(mount);
 	if (sub < 0)
 		return 0;
 	int fd = dup(sub);
@@ -375,13 +372,11 @@ static int gc_hierarchy(const char *mount)
 
 int rt_cg1_remove_dead(const struct cg_host *h, const char *name)
 {
+	if (geteuid() != 0)
+		return 0;
 	int removed = 0;
-	for (int i = 0; i < CG_NCTRL && geteuid() == 0; i++) {
-		char dir[PATH_MAX];
-		if (!h->v1_mount[i][0] ||
-		    sc_path(dir, sizeof(dir), "%s/" CG_SUBTREE, h->v1_mount[i]) < 0)
-			continue;
-		_cleanup_fd_ int sub = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	for (int i = 0; i < CG_NCTRL; i++) {
+		_cleanup_fd_ int sub = rt_cg_open_subtree(h->v1_mount[i]);
 		if (sub >= 0 && v1_empty(sub, name) && rt_cg_rmdir_at(sub, name) == 0)
 			removed = 1;
 	}

@@ -160,6 +160,17 @@ static int send_go(int sock, const struct cell_plan *plan, size_t nbinds, size_t
 	return 0;
 }
 
+/* The setup's own error, when the child reported one before it died:
+ * into err (and true). */
+static bool child_error(int status_rd, struct sc_err *err)
+{
+	struct cell_msg m;
+	if (rt_start_read_msg(status_rd, &m) < 0 || m.kind != CELL_MSG_ERROR)
+		return false;
+	sc_err_set(err, m.value, m.text);
+	return true;
+}
+
 /* cgroup v1 has no CLONE_INTO_CGROUP: move the child while it sets up
  * (child.c, wait_for_cgroup), then tell it. When the setup failed first
  * (the child gone), its error is the one reported. */
@@ -170,12 +181,8 @@ static int attach_v1(struct rt_start *st, struct sc_err *err)
 			return 0;
 		sc_fail(err, errno, "release the cell");
 	}
-	struct cell_msg m;
 	rt_start_kill(st);
-	if (rt_start_read_msg(st->status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
-	}
+	(void)child_error(st->status_rd, err);
 	return -1;
 }
 
@@ -408,12 +415,8 @@ int rt_start_recv_fd(int sync_fd, int status_rd, int timeout_ms, char tag, const
 		return 0;
 	}
 	sc_closep(&fd);
-	struct cell_msg m;
-	if (rt_start_read_msg(status_rd, &m) == 0 && m.kind == CELL_MSG_ERROR) {
-		err->errnum = m.value;
-		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+	if (child_error(status_rd, err))
 		return -1;
-	}
 	return sc_fail(err, 0, "the cell did not hand over %s", what);
 }
 
