@@ -176,6 +176,16 @@ int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsi
 	return (int)syscall(SYS_openat2, dir_fd, path, &oh, sizeof(oh));
 }
 
+int sc_openat_in_root(int root_fd, const char *path, int flags, mode_t mode)
+{
+	struct open_how oh = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, root_fd, path, &oh, sizeof(oh));
+}
+
 int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err)
 {
 	char buf[4096];

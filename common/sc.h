@@ -129,6 +129,13 @@ int sc_read_small_alloc(int dirfd, const char *path, unsigned flags, size_t max,
  * added; mode is used only with O_CREAT. Returns an fd or -1 with errno. */
 #define SC_BENEATH_NO_XDEV 1u
 int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsigned how);
+/* openat2(2) with root_fd as the root: RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS.
+ * Symlinks are followed as a process chrooted at root_fd would follow
+ * them (absolute targets and ".." never leave root_fd), but never a
+ * magic link (/proc/PID/fd/N, /proc/PID/root, /proc/PID/cwd), which leads
+ * wherever the resolving process's fds lead. O_CLOEXEC is added. An fd
+ * or -1 with errno. */
+int sc_openat_in_root(int root_fd, const char *path, int flags, mode_t mode);
 
 /* Remove the tree `name` (a file, symlink or directory) under dir without
  * ever following a symlink (common/fsutil.c). Directories of ours that are

@@ -117,9 +117,17 @@ static int put_header(struct writer *w, const char *path, const struct stat *st,
 static int put_file(struct writer *w, int dir, const char *name, const char *path,
 		    const struct stat *st)
 {
-	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* The entry may have turned into a FIFO since it was looked at: open
+	 * without blocking, then judge what was opened. */
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return sc_fail(w->err, errno, "open %s", path);
+	struct stat now;
+	if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode)) {
+		close(fd);
+		return sc_fail(w->err, 0, "%s changed into something other than a regular file", path);
+	}
+	st = &now;
 	uint64_t size = (uint64_t)st->st_size;
 	if (size >= (1ULL << 33)) {
 		close(fd);

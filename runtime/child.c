@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "cellpath.h"
 #include "egress.h"
 #include "start.h"
 #include "internal.h"
@@ -248,29 +249,25 @@ static int open_own_pty(const struct cell_plan *plan, struct sc_err *err)
 static int make_spec_dirs(const struct cell_spec *spec, struct sc_err *err)
 {
 	for (const char *const *d = spec->make_dirs; d && *d; d++)
-		if (sc_mkdir_p(*d, 0755, err) < 0)
-			return -1;
+		if (rt_cellpath_mkdir_p(*d, 0755) < 0)
+			return sc_fail(err, errno, "cannot create %.200s in the cell", *d);
 	return 0;
 }
 
 static int make_seed_file(const struct cell_seed_file *f, struct sc_err *err)
 {
-	char parent[4096];
-	const char *slash = f->path ? strrchr(f->path, '/') : NULL;
-	if (!slash || f->path[0] != '/')
+	if (!f->path || f->path[0] != '/')
 		return sc_fail(err, EINVAL, "seed file '%.200s': not an absolute path",
 			       f->path ? f->path : "");
-	if (slash > f->path) {
-		if (sc_path(parent, sizeof(parent), "%.*s", (int)(slash - f->path), f->path) < 0)
-			return sc_fail(err, ENAMETOOLONG, "seed file %.200s", f->path);
-		if (sc_mkdir_p(parent, 0755, err) < 0)
-			return sc_err_wrap(err, "seed file %.200s", f->path);
-	}
+	char leaf[NAME_MAX + 1];
+	_cleanup_fd_ int dir = rt_cellpath_open_parent(f->path, 0755, leaf);
+	if (dir < 0)
+		return sc_fail(err, errno, "seed file %.200s", f->path);
 	/* what the image has there is replaced, never through a link, and a
 	 * FIFO does not block (O_NONBLOCK: ENXIO) */
-	_cleanup_fd_ int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
-						    O_NOCTTY | O_CLOEXEC,
-				   0644);
+	_cleanup_fd_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK |
+							O_NOCTTY | O_CLOEXEC,
+				     0644);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return sc_fail(err, errno, "seed file %.200s", f->path);
@@ -293,44 +290,32 @@ static int make_seed_files(const struct cell_spec *spec, struct sc_err *err)
  * clients, a shell's fds, a library user's files) is closed before any
  * cell code runs: only stdio and the plan's own fds stay. Closing before
  * exec is not enough, because a long-lived init never execs. */
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-static void close_range_or_loop(unsigned from, unsigned to)
-{
-	if (syscall(SYS_close_range, from, to, 0) == 0)
-		return;
-	struct rlimit rl;
-	unsigned top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
-	for (unsigned fd = from; fd <= to && fd < top; fd++)
-		close((int)fd);
-}
-
 static void close_inherited_fds(const struct cell_plan *plan)
 {
 	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS];
 	size_t n = 0;
 	int fixed[] = {plan->status_fd, plan->sync_fd, plan->serve_fd, plan->upper_fd};
 	for (size_t i = 0; i < SC_ARRAY_LEN(fixed); i++)
-		if (fixed[i] > 2)
-			keep[n++] = fixed[i];
+		keep[n++] = fixed[i];
 	for (size_t i = 0; i < plan->nlowers; i++)
-		if (plan->lower_fds[i] > 2)
-			keep[n++] = plan->lower_fds[i];
+		keep[n++] = plan->lower_fds[i];
 	for (size_t i = 0; i < plan->spec->nbinds && i < CELL_MAX_BINDS; i++)
-		if (plan->bind_fds[i] > 2)
-			keep[n++] = plan->bind_fds[i];
-	qsort(keep, n, sizeof(keep[0]), cmp_int);
-	unsigned from = 3;
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > from)
-			close_range_or_loop(from, (unsigned)keep[i] - 1);
-		from = (unsigned)keep[i] + 1;
-	}
-	close_range_or_loop(from, ~0U);
+		keep[n++] = plan->bind_fds[i];
+	rt_close_fds_except(keep, n);
+}
+
+/* The host-side fds the root was assembled from (image layers, bind
+ * sources, a persistent cell's directory) are closed as soon as the root
+ * stands, before any path in the cell is resolved: through
+ * /proc/self/fd/N/.. they would lead out of it. */
+static void close_host_fds(struct cell_plan *plan)
+{
+	for (size_t i = 0; i < plan->spec->nbinds && i < CELL_MAX_BINDS; i++)
+		sc_closep(&plan->bind_fds[i]);
+	for (size_t i = 0; i < plan->nlowers; i++)
+		sc_closep(&plan->lower_fds[i]);
+	plan->nlowers = 0;
+	sc_closep(&plan->upper_fd);
 }
 
 void rt_child_main(struct cell_plan *plan)
@@ -353,18 +338,13 @@ void rt_child_main(struct cell_plan *plan)
 		sc_fail(&err, errno, "set hostname");
 		rt_child_die(plan, &err);
 	}
-	if (rt_mount_root(plan, &err) < 0 || make_spec_dirs(spec, &err) < 0 ||
+	int mounted = rt_mount_root(plan, &err);
+	close_host_fds(plan);
+	if (mounted < 0 || make_spec_dirs(spec, &err) < 0 ||
 	    make_seed_files(spec, &err) < 0 ||
 	    rt_net_loopback_up(&err) < 0 || rt_egress_child_listen(plan, &err) < 0 ||
 	    open_own_pty(plan, &err) < 0)
 		rt_child_die(plan, &err);
-	for (size_t i = 0; i < spec->nbinds; i++)
-		if (plan->bind_fds[i] >= 0)
-			close(plan->bind_fds[i]);
-	for (size_t i = 0; i < plan->nlowers; i++)
-		close(plan->lower_fds[i]);
-	if (plan->upper_fd >= 0)
-		close(plan->upper_fd);
 	if (setsid() < 0) {
 		sc_fail(&err, errno, "setsid");
 		rt_child_die(plan, &err);
@@ -376,7 +356,7 @@ void rt_child_main(struct cell_plan *plan)
 	rt_oom_open(plan); /* before init stops being dumpable */
 	if (rt_lockdown_init_process(plan, &err) < 0)
 		rt_child_die(plan, &err);
-	if (chdir(spec->workdir) < 0) {
+	if (rt_cellpath_chdir(spec->workdir) < 0) {
 		sc_fail(&err, errno, "working directory %s", spec->workdir);
 		rt_child_die(plan, &err);
 	}

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "safepath.h"
+#include "cellpath.h"
 
 /* REC_SKIP: an entry that is not copied (a FIFO, socket or device), sent
  * so that the receiving side can say so. */
@@ -135,6 +135,13 @@ static int send_entry(struct sender *s, int dir, const char *name, const char *p
 	return send_rec(s, REC_SKIP, st.st_mode & S_IFMT, 0, path);
 }
 
+static int send_top(struct sender *s, int parent, const char *name)
+{
+	if (send_entry(s, parent, name, name, 0) < 0)
+		return -1;
+	return send_rec(s, REC_END, 0, 0, "");
+}
+
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err)
 {
 	struct sender s = {.fd = fd, .max = max_size, .err = err};
@@ -155,9 +162,21 @@ int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct
 		if (parent < 0)
 			return sc_fail(err, errno, "%s", path);
 	}
-	if (send_entry(&s, parent >= 0 ? parent : dir_fd, name, name, 0) < 0)
-		return -1;
-	return send_rec(&s, REC_END, 0, 0, "");
+	return send_top(&s, parent >= 0 ? parent : dir_fd, name);
+}
+
+int rt_copy_send_cell(int fd, const char *path, uint64_t max_size, struct sc_err *err)
+{
+	struct sender s = {.fd = fd, .max = max_size, .err = err};
+	char name[NAME_MAX + 1];
+	_cleanup_fd_ int parent = rt_cellpath_open_parent(path, 0, name);
+	if (parent < 0 && errno == EINVAL)
+		return sc_fail(err, 0, "cannot copy '%.200s': name a file or directory", path);
+	if (parent < 0)
+		return sc_fail(err, errno, "%.200s", path);
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return sc_fail(err, 0, "cannot copy '%.200s': name a file or directory", path);
+	return send_top(&s, parent, name);
 }
 
 /* ---- receiving ---- */
@@ -374,7 +393,8 @@ static int recv_entry(struct receiver *r, const struct rec *h, char *path)
 	}
 }
 
-static int set_top(struct receiver *r, const char *dest, bool as_dest)
+/* dest on the host: the caller's own path, resolved as given. */
+static int set_top_host(struct receiver *r, const char *dest, bool as_dest)
 {
 	struct stat st;
 	char buf[COPY_MAX_PATH];
@@ -398,13 +418,35 @@ static int set_top(struct receiver *r, const char *dest, bool as_dest)
 	return 0;
 }
 
+/* dest in the cell, by a worker of its init: resolved in the cell's root. */
+static int set_top_cell(struct receiver *r, const char *dest, bool as_dest)
+{
+	if (!as_dest) {
+		r->top_parent = rt_cellpath_open(dest, O_PATH | O_DIRECTORY, 0);
+		if (r->top_parent >= 0) {
+			r->top_name[0] = '\0'; /* keep the sender's name */
+			return 0;
+		}
+	}
+	char leaf[NAME_MAX + 1];
+	r->top_parent = rt_cellpath_open_parent(dest, 0, leaf);
+	if (r->top_parent < 0 || !strcmp(leaf, ".") || !strcmp(leaf, "..") ||
+	    strlen(leaf) >= sizeof(r->top_name))
+		return sc_fail(r->err, r->top_parent < 0 && errno != EINVAL ? errno : 0,
+			       "destination %.200s", dest);
+	snprintf(r->top_name, sizeof(r->top_name), "%s", leaf);
+	return 0;
+}
+
 int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 		    const struct sc_log *log, struct sc_err *err)
 {
 	struct receiver r = {.fd = fd, .top_parent = -1, .max = max_size,
 			     .strip = flags & COPY_STRIP_SPECIAL,
 			     .keep_links = flags & COPY_KEEP_LINKS, .log = log, .err = err};
-	if (set_top(&r, dest, flags & COPY_AS_DEST) < 0)
+	int top = (flags & COPY_DEST_IN_CELL) ? set_top_cell(&r, dest, flags & COPY_AS_DEST)
+					      : set_top_host(&r, dest, flags & COPY_AS_DEST);
+	if (top < 0)
 		return -1;
 	int rc = 0;
 	for (size_t n = 0; rc == 0; n++) {

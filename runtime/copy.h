@@ -17,11 +17,16 @@
  * symlinks, never followed; FIFOs, sockets and devices are named but not
  * copied, and the receiver logs one line for each) to fd. Fails past max_size bytes of data. */
 int rt_copy_send(int fd, int dir_fd, const char *path, uint64_t max_size, struct sc_err *err);
+/* The same for `path` in the cell, by a worker of its init (cellpath.h). */
+int rt_copy_send_cell(int fd, const char *path, uint64_t max_size, struct sc_err *err);
 /* rt_copy_receive flags */
 #define COPY_STRIP_SPECIAL 1u /* drop setuid/setgid/sticky bits (host side) */
 #define COPY_KEEP_LINKS 4u    /* keep every symlink as it is; without it,
 			       * links whose target is absolute or leaves the
 			       * copied tree are dropped (one line to log) */
+#define COPY_DEST_IN_CELL 8u /* dest is resolved in the cell's root by a
+			       * worker of its init (cellpath.h), not as a
+			       * host path */
 #define COPY_AS_DEST 2u       /* the entry becomes dest even when dest is an
 			       * existing directory (merged into it) */
 /* Receive a stream into dest: when dest is an existing directory the

@@ -2,14 +2,15 @@
  * needs, without starting a shell, test, mkdir, dirname and cat in the
  * cell for each view or edit. Runs in a worker process of the cell's init,
  * with the cell's credentials (root of the cell, no capabilities) and its
- * filesystem view, so paths resolve as they would for a command there.
+ * filesystem view; paths resolve in the cell's root (cellpath.h), as they
+ * would for a command there, but never through a magic link.
  * Each returns 0 or an errno value, which becomes the worker's exit code. */
 #include <fcntl.h>
-#include <libgen.h>
 #include <string.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 
+#include "cellpath.h"
 #include "fileops.h"
 
 /* Move up to `want` bytes from in to out; returns bytes moved or -1.
@@ -34,18 +35,18 @@ static ssize_t move_bytes(int in, int out, size_t want, bool from_pipe)
 
 int rt_fileop_read(int out, const char *path, uint64_t max)
 {
+	/* O_NONBLOCK: a FIFO at the path must not hang the worker; what was
+	 * opened is judged by fstat, so there is no window between a look
+	 * and the open */
+	_cleanup_fd_ int fd = rt_cellpath_open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	struct stat st;
-	if (stat(path, &st) < 0)
+	if (fd < 0 && errno == ENXIO) /* a socket */
+		return EINVAL;
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return errno;
 	if (S_ISDIR(st.st_mode))
 		return EISDIR;
 	if (!S_ISREG(st.st_mode))
-		return EINVAL;
-	/* O_NONBLOCK: should the path turn into a FIFO meanwhile, do not hang */
-	_cleanup_fd_ int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return EINVAL;
 	/* One byte past max tells the reader that the file is larger. */
 	uint64_t left = max + 1;
@@ -60,36 +61,20 @@ int rt_fileop_read(int out, const char *path, uint64_t max)
 	return 0;
 }
 
-static int make_parents(const char *path)
-{
-	char copy[COPY_MAX_PATH];
-	if (strlen(path) >= sizeof(copy))
-		return ENAMETOOLONG;
-	strcpy(copy, path);
-	const char *dir = dirname(copy);
-	struct sc_err err = {0};
-	if (sc_mkdir_p(dir, 0755, &err) < 0)
-		return err.errnum ? err.errnum : EIO;
-	return 0;
-}
-
 static int open_for_write(const char *path, unsigned flags)
 {
 	if (flags & PROTO_FILE_CREATE) {
-		struct stat st;
-		if (lstat(path, &st) == 0) {
-			errno = EEXIST;
+		/* O_EXCL: an existing entry, a symlink included, is EEXIST */
+		char leaf[NAME_MAX + 1];
+		_cleanup_fd_ int dir = rt_cellpath_open_parent(path, 0755, leaf);
+		if (dir < 0)
 			return -1;
-		}
-		int e = make_parents(path);
-		if (e) {
-			errno = e;
-			return -1;
-		}
-		return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC,
-			    flags & PROTO_FILE_EXEC ? 0755 : 0644);
+		return openat(dir, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+			      flags & PROTO_FILE_EXEC ? 0755 : 0644);
 	}
-	int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = rt_cellpath_open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0);
+	if (fd < 0 && errno == ENXIO) /* a socket, or a FIFO nobody reads */
+		errno = EINVAL;
 	if (fd < 0)
 		return -1;
 	struct stat st;

@@ -92,6 +92,9 @@ int rt_lockdown_init_process(const struct cell_plan *plan, struct sc_err *err);
 int rt_lockdown_apply_filter(const struct policy_filter *f, struct sc_err *err);
 int rt_lockdown_rlimits(const struct policy_limits *l, bool cgroup_limits, struct sc_err *err);
 void rt_lockdown_close_fds(int keep_from);
+/* Close every fd from 3 up but those in keep (sorted in place; entries
+ * below 3 or -1 are ignored). Safe in the post-clone child. */
+void rt_close_fds_except(int *keep, size_t n);
 
 /* execcmd.c: a sealed memfd holding the exec trampoline (-1 on failure). */
 int rt_exec_trampoline_create(void);

@@ -104,3 +104,34 @@ void rt_lockdown_close_fds(int keep_from)
 	 * then. */
 	syscall(SYS_close_range, (unsigned)keep_from, ~0U, CLOSE_RANGE_CLOEXEC);
 }
+
+static void close_range_or_loop(unsigned from, unsigned to)
+{
+	if (syscall(SYS_close_range, from, to, 0) == 0)
+		return;
+	struct rlimit rl;
+	unsigned top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
+	for (unsigned fd = from; fd <= to && fd < top; fd++)
+		close((int)fd);
+}
+
+void rt_close_fds_except(int *keep, size_t n)
+{
+	/* insertion sort: a handful of fds, and no library call that might
+	 * allocate (this runs in the post-clone child) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int t = keep[j];
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	unsigned from = 3;
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range_or_loop(from, (unsigned)keep[i] - 1);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range_or_loop(from, ~0U);
+}

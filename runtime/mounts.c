@@ -208,6 +208,29 @@ static int attach_layer(const struct cell_plan *plan, size_t i, char *path, size
 	return 0;
 }
 
+/* A long-lived cell keeps its writable layer reachable after pivot_root,
+ * for commit: through a detached bind mount of the layer alone, whose
+ * root ".." cannot climb above. An fd of the directory itself would be an
+ * fd into the host's filesystem (a persistent cell's layer is on disk)
+ * that /proc/self/fd/N/.. leads out of. */
+static int keep_layer(struct cell_plan *plan, struct sc_err *err)
+{
+	char upper[128];
+	if (plan->upper_fd >= 0)
+		snprintf(upper, sizeof(upper), "/proc/self/fd/%d/upper/root", plan->upper_fd);
+	else
+		snprintf(upper, sizeof(upper), BASE "/u/root");
+	if (make_dir(BASE "/layer", 0700, err) < 0 ||
+	    do_mount(upper, BASE "/layer", NULL, MS_BIND, NULL, err) < 0)
+		return -1;
+	plan->layer_fd = open(BASE "/layer", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (plan->layer_fd < 0)
+		return sc_fail(err, errno, "open the writable layer");
+	if (umount2(BASE "/layer", MNT_DETACH) < 0)
+		return sc_fail(err, errno, "detach the writable layer's mount");
+	return 0;
+}
+
 static int mount_layers(struct cell_plan *plan, struct sc_err *err)
 {
 	char lower[8192], path[64];
@@ -225,16 +248,7 @@ static int mount_layers(struct cell_plan *plan, struct sc_err *err)
 	}
 	if (mount_overlay(plan, lower, "root", ROOT, err) < 0)
 		return -1;
-	/* Keep the writable layer reachable after pivot_root, for commit. */
-	char upper[128];
-	if (plan->upper_fd >= 0)
-		snprintf(upper, sizeof(upper), "/proc/self/fd/%d/upper/root", plan->upper_fd);
-	else
-		snprintf(upper, sizeof(upper), BASE "/u/root");
-	plan->layer_fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (plan->layer_fd < 0)
-		return sc_fail(err, errno, "open the writable layer");
-	return 0;
+	return plan->serve ? keep_layer(plan, err) : 0;
 }
 
 static int make_skeleton(struct sc_err *err)

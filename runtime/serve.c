@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "../common/tarwrite.h"
+#include "cellpath.h"
 #include "copy.h"
 #include "fileops.h"
 #include "internal.h"
@@ -175,7 +176,7 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 		_exit(CELL_EXIT_INTERNAL);
 	}
-	if (chdir(cwd) < 0) {
+	if (rt_cellpath_chdir(cwd) < 0) {
 		char line[600];
 		int n = snprintf(line, sizeof(line), "sandcell: cannot change to %.200s in the cell: %s\n",
 				 cwd, strerror(errno));
@@ -203,8 +204,10 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	child_reset_signals();
 	if (rt_exec_become(false, 0, 0) < 0)
 		_exit(1);
-	if (chdir(s->plan->spec->workdir) < 0 && chdir("/") < 0)
-		_exit(1);
+	/* Nothing but the request's fds (and, to export it, the writable
+	 * layer): no fd of init's is left for a path to lead through. */
+	int keep[] = {q->fds[0], conn_fd, q->h.kind == REQ_LAYER_OUT ? s->plan->layer_fd : -1};
+	rt_close_fds_except(keep, SC_ARRAY_LEN(keep));
 	/* file operations report an errno value as their exit code */
 	if (q->h.kind == REQ_FILE_READ)
 		_exit(rt_fileop_read(q->fds[0], q->path, q->h.max_size));
@@ -215,10 +218,10 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 	int rc;
 	if (q->h.kind == REQ_COPY_IN)
 		rc = rt_copy_receive(q->fds[0], q->path, q->h.max_size,
-				  COPY_KEEP_LINKS | COPY_STRIP_SPECIAL |
+				  COPY_DEST_IN_CELL | COPY_KEEP_LINKS | COPY_STRIP_SPECIAL |
 				  (q->h.flags & PROTO_COPY_AS_DEST ? COPY_AS_DEST : 0), NULL, &err);
 	else if (q->h.kind == REQ_COPY_OUT)
-		rc = rt_copy_send(q->fds[0], AT_FDCWD, q->path, q->h.max_size, &err);
+		rc = rt_copy_send_cell(q->fds[0], q->path, q->h.max_size, &err);
 	else if (s->plan->layer_fd < 0)
 		rc = sc_fail(&err, 0, "the cell runs the host image, whose writable layer cannot be "
 				      "committed; make the cell with --image NAME");
