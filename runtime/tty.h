@@ -45,7 +45,8 @@ void rt_tty_close(struct rt_tty *t);
  * friends would work on it). A terminal on stdin is relayed (ttyin.c):
  * the cell reads a pipe, and the host side copies what is typed into it.
  * A terminal on stdout or stderr is opened again write-only, so that the
- * cell can write to it but not read what the user types. fds[k] < 0 are
+ * cell can write to it but not read what the user types. An open
+ * directory is refused (its ".." would lead into the host's files). fds[k] < 0 are
  * left alone; the fds put in place are stored in ours[k] (to be closed by
  * the caller once the cell has them); `in` is the relay to run while the
  * command does (rt_tty_in_init'ed by the caller, idle when stdin is no

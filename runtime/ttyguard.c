@@ -63,6 +63,15 @@ static int relay_stdin(int fds[3], int ours[3], struct rt_tty_in *in, struct sc_
 
 int rt_tty_guard_stdio(int fds[3], int ours[3], struct rt_tty_in *in, struct sc_err *err)
 {
+	/* An open directory handed over as stdio would be a way out of the
+	 * cell's tree (/proc/self/fd/0/..). */
+	static const char *const names[3] = {"stdin", "stdout", "stderr"};
+	for (int k = 0; k < 3; k++) {
+		struct stat st;
+		if (fds[k] >= 0 && fstat(fds[k], &st) == 0 && S_ISDIR(st.st_mode))
+			return sc_fail(err, 0, "%s is a directory; a cell is never given a host directory "
+					       "(redirect %s from or to a file)", names[k], names[k]);
+	}
 	if (fds[0] >= 0 && isatty(fds[0]) && relay_stdin(fds, ours, in, err) < 0)
 		return -1;
 	for (int k = 1; k < 3; k++) {

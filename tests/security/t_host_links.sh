@@ -98,6 +98,15 @@ done
 sc run --image base -w /testbed -- sh -c "$PLANT"
 check "a plain run's setup and command see only the cell" host_untouched
 
+# a host directory handed over as stdio would be a way out (/proc/self/fd/0/..)
+RC=0; OUT=$(as_user "$SC_BIN" run --image base -- sh -c "cat /proc/self/fd/0$UP$HOST/secret" <"$HOST" 2>&1) || RC=$?
+check "run refuses a directory as stdin" bash -c '[ "$0" = 125 ] && printf "%s" "$1" | grep -q "stdin is a directory"' "$RC" "$OUT"
+c="stdio$$"
+sc create --image base "$c"
+RC=0; OUT=$(as_user "$SC_BIN" exec -i "$c" -- sh -c "cat /proc/self/fd/0$UP$HOST/secret" <"$HOST" 2>&1) || RC=$?
+check "exec -i refuses a directory as stdin" bash -c '[ "$0" = 125 ] && ! printf "%s" "$1" | grep -q "$2"' "$RC" "$OUT" "$SECRET"
+sc rm -f "$c"
+
 # --- the HTTP API: file and tar routes, exec's cwd ---
 printf 'tok%s\n' "$RANDOM$RANDOM$RANDOM" >"$T_WORK/token"
 chmod 644 "$T_WORK/token"
