@@ -406,11 +406,28 @@ int rootfs_manifest_save(struct store *st, const struct image_manifest *m, struc
 
 /* ---- layers, installation, garbage collection ---- */
 
+/* A root caller's layer stored with host root's ids (cells see it through
+ * an idmapped mount, which needs no path walk of theirs) is closed to
+ * every other uid, the cells' range included: layers/ lets the range's
+ * group through (for shifted images), and an image's 1777 directories
+ * would otherwise let the cells' host uid plant files there that every
+ * later cell of the image sees. A shifted layer belongs to the range. */
+static void seal_layer(int dir, const char *name)
+{
+	if (geteuid() != 0)
+		return;
+	_cleanup_fd_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat sb;
+	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_uid == 0 && (sb.st_mode & 07777) != 0700)
+		(void)fchmod(fd, 0700);
+}
+
 int rootfs_store_commit_layer(struct store *st, struct store_work *w, const char *name, const char *id,
 		       struct sc_err *err)
 {
 	char dst[sizeof(st->root) + 128];
 	snprintf(dst, sizeof(dst), "%s/layers/%s", st->root, id);
+	seal_layer(w->dir_fd, name);
 	if (renameat(w->dir_fd, name, AT_FDCWD, dst) == 0)
 		return 0;
 	if (errno == EEXIST || errno == ENOTEMPTY)
@@ -518,6 +535,8 @@ int rootfs_store_gc_layers(struct store *st, struct sc_err *err)
 			used = !strcmp(refs[i], e->d_name);
 		if (!used && sc_remove_tree_at(dirfd(d), e->d_name, err) < 0)
 			rc = -1;
+		if (used) /* a store made by an earlier version too */
+			seal_layer(dirfd(d), e->d_name);
 	}
 	if (d)
 		closedir(d);

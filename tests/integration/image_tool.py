@@ -89,6 +89,7 @@ def owners(marker):
         ("home", "dir", None, 0o755),
         ("home/dev", "dir", None, 0o755, 1000),
         ("home/dev/notes", "file", b"dev's\n", 0o644, 1000),
+        ("shared", "dir", None, 0o1777),
     ])]
 
 

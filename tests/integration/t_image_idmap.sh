@@ -58,6 +58,16 @@ sc run --image owners -- sh -c "$OWNERS"
 check "in the cell, stat shows the image's own owners and cell root reads its 0600 file" out_is "$OWNERS_WANT"
 sc run --image owners -- id -u
 check "the cell's root is root in the cell" out_is 0
+# an image's 1777 directory: world-writable in the stored layer, so the
+# layer itself must be closed to the cells' host uid (whose group may
+# traverse layers/ for shifted images)
+shared="$DATA/layers/$(layer_of owners)/shared"
+check "the image's 1777 directory keeps its mode in the layer" bash -c '[ "$(stat -c %a "$0")" = 1777 ]' "$shared"
+check "the cells' host uid cannot plant a file in a stored layer" \
+	bash -c '! setpriv --reuid="$1" --regid="$1" --clear-groups touch "$0/planted" 2>/dev/null && [ ! -e "$0/planted" ]' \
+	"$shared" "$range"
+sc run --image owners -- sh -c 'stat -c %a /shared && echo x >/shared/f && cat /shared/f'
+check "in the cell the directory is still 1777 and writable" out_is "$(printf '1777\nx')"
 
 marker="$DATA/layers/$(layer_of owners)/etc/marker"
 before=$(host_file_state "$marker")
