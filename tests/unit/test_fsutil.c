@@ -1,5 +1,6 @@
 /* common/fsutil.c: the one small-file reader, the one openat2-beneath
  * helper and the one tree removal, on a real temporary directory. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,12 +140,59 @@ static void remove_tree_is_symlink_safe(void **state)
 	assert_int_equal(sc_remove_tree_at(dfd, "t", &err), 0);
 }
 
+/* In-root resolution: links resolve as under a chroot at dfd (absolute
+ * targets and ".." stay inside), a magic link is refused, and an fd the
+ * resolving process holds (to a directory outside the root) is no way out. */
+static void openat_in_root_stays_in_root(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdirat(dfd, "root", 0755), 0);
+	int root = openat(dfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_int_equal(mkdirat(root, "sub", 0755), 0);
+	put("outside", "host");
+	int sfd = openat(root, "sub", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int in = openat(sfd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(in >= 0);
+	assert_int_equal(sc_write_all(in, "cell", 4), 0);
+	close(in);
+	close(sfd);
+	assert_int_equal(symlinkat("/sub", root, "abs"), 0);
+	assert_int_equal(symlinkat("../../../../sub", root, "up"), 0);
+
+	char buf[16] = {0};
+	int fd = sc_openat_in_root(root, "abs/f", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf) - 1), 4);
+	assert_string_equal(buf, "cell");
+	close(fd);
+	fd = sc_openat_in_root(root, "/up/f", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sc_openat_in_root(root, "../outside", O_RDONLY, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a magic link (where the root has a /proc: here the host's own
+	 * root): dfd leads to "outside", which the path must not reach */
+	int host_root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char magic[64];
+	snprintf(magic, sizeof(magic), "/proc/self/fd/%d/outside", dfd);
+	assert_int_equal(sc_openat_in_root(host_root, magic, O_RDONLY, 0), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(sc_openat_in_root(host_root, "/proc/self/cwd", O_PATH, 0), -1);
+	assert_int_equal(errno, ELOOP);
+	close(host_root);
+	close(root);
+	assert_int_equal(sc_remove_tree_at(dfd, "root", NULL), 0);
+	assert_int_equal(unlinkat(dfd, "outside", 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(read_small_bounds_and_kinds),
 		cmocka_unit_test(read_small_alloc_bounds),
 		cmocka_unit_test(openat_beneath_stays_beneath),
+		cmocka_unit_test(openat_in_root_stays_in_root),
 		cmocka_unit_test(remove_tree_is_symlink_safe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
