@@ -107,7 +107,7 @@ int cli_plain_args(int argc, char **argv, const char *what, const char *help, bo
 bool cli_is_help(const char *arg);
 
 /* Options shared by run/create/agent/batch. */
-struct cell_opts {
+struct cli_cell_opts {
 	const char *image;
 	const char *policy; /* name or file, default "default" */
 	struct policy overrides; /* limits/hostname/workdir set on the command line */
@@ -115,31 +115,43 @@ struct cell_opts {
 	size_t nenv;
 	char *bind_args[CELL_MAX_BINDS]; /* "HOST:CELL[:ro]" copies */
 	size_t nbinds;
-	size_t nbinds_owned; /* bind_args[0..n) were copied by cell_opts_build */
+	size_t nbinds_owned; /* bind_args[0..n) were copied by cli_cell_build */
 	bool require_cgroups;
 	const char *net;
 	struct net_rules *net_rules; /* --allow-net/--net-host, then the policy's
 				      * (malloc'd on first use) */
 	bool net_hosts_given;
 	const char *user;        /* --user, else the image's USER */
-	struct rootfs_image img; /* resolved by cell_opts_build */
+	struct rootfs_image img; /* resolved by cli_cell_build */
 };
 
-/* The common options (cli/opts.c), a table for struct cell_opts. */
-extern const struct cli_option CELL_OPTIONS[];
+/* The common options (cli/opts.c), a table for struct cli_cell_opts. */
+extern const struct cli_option CLI_CELL_OPTIONS[];
 /* Try to consume one common option at argv[*i] (advancing *i past its
  * value). Returns 1 when consumed, 0 when not a common option, -1 on a bad
  * value (error already printed). */
-int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i);
+int cli_cell_opts_parse(struct cli_cell_opts *o, int argc, char **argv, int *i);
 /* The --help lines of the common options (static; "" when out of memory). */
-const char *cell_opts_help(void);
-/* Load the policy, apply it and the overrides to spec. The policy must
- * outlive spec. Returns 0 or prints one line and returns -1. */
-int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,
-		    struct cell_spec *spec);
-void cell_opts_free(struct cell_opts *o);
+const char *cli_cell_opts_help(void);
+void cli_cell_opts_free(struct cli_cell_opts *o);
 /* Frees the options when the variable goes out of scope (every return). */
-#define _cleanup_cell_opts_ __attribute__((cleanup(cell_opts_free)))
+#define _cleanup_cli_cell_opts_ __attribute__((cleanup(cli_cell_opts_free)))
+
+/* A cell's spec as every command builds it from the common options: the
+ * policy the spec points into and its compiled filter live beside it, so
+ * one cleanup ends all three (declare it after the options it is built
+ * from: the spec points into them too). */
+struct cli_cell {
+	struct policy pol;
+	struct policy_filter filter;
+	struct cell_spec spec;
+};
+/* Load the policy, apply it and the overrides to c->spec and record the
+ * image's name (for ps and image rm). Returns 0 or prints one line and
+ * returns -1; c is freed by cli_cell_free either way. */
+int cli_cell_build(struct cli_cell *c, struct cli_cell_opts *o);
+void cli_cell_free(struct cli_cell *c);
+#define _cleanup_cli_cell_ __attribute__((cleanup(cli_cell_free)))
 
 /* Write s as a JSON string literal (with quotes), escaping as needed. */
 void cli_json_string(FILE *f, const char *s, size_t len);
@@ -172,8 +184,7 @@ int cmd_mcp(int argc, char **argv);
  * the agent's cell defaults; $*_BASE_URL and the API key (-1: printed). */
 struct agent_config;
 int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char **argv, int *i);
-void cli_agent_cell_defaults(const struct cell_opts *o, const struct policy *pol,
-			     struct cell_spec *spec);
+void cli_agent_cell_defaults(const struct cli_cell_opts *o, struct cli_cell *c);
 int cli_agent_endpoint(struct agent_config *cfg, const char *key_env);
 /* $LLM_NAME/$LLM_BASE_URL where unset; $LLM_TEMPERATURE (-1: printed); the
  * --prompt-config loaded into cfg->prompts, freed. */

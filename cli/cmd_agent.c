@@ -139,7 +139,7 @@ static int run_episode(struct agent_config *cfg, struct agent_result *res, struc
 
 struct agent_args {
 	struct agent_config cfg;
-	struct cell_opts opts;
+	struct cli_cell_opts opts;
 	const char *key_env;
 	const char *problem_arg;
 	const char *query; /* --query TEXT: the problem as it is */
@@ -312,7 +312,7 @@ static void print_usage(void)
 {
 	_cleanup_free_ char *model = cli_options_help(MODEL_OPTIONS, HELP_WIDTH);
 	_cleanup_free_ char *episode = cli_options_help(EPISODE_OPTIONS, HELP_WIDTH);
-	printf(USAGE, model ? model : "", episode ? episode : "", cell_opts_help());
+	printf(USAGE, model ? model : "", episode ? episode : "", cli_cell_opts_help());
 }
 
 static int parse_args(struct agent_args *a, int argc, char **argv)
@@ -325,7 +325,7 @@ static int parse_args(struct agent_args *a, int argc, char **argv)
 		}
 		int r = parse_agent_opt(a, argc, argv, &i);
 		if (r == 0)
-			r = cell_opts_parse(&a->opts, argc, argv, &i);
+			r = cli_cell_opts_parse(&a->opts, argc, argv, &i);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -359,10 +359,10 @@ static int parse_args(struct agent_args *a, int argc, char **argv)
 
 /* The agent's cell defaults, where neither the command line nor the policy
  * set a limit. */
-static void apply_cell_defaults(const struct cell_opts *o, const struct policy *pol,
-				struct cell_spec *spec)
+void cli_agent_cell_defaults(const struct cli_cell_opts *o, struct cli_cell *c)
 {
-	const struct policy_limits *cli = &o->overrides.limits, *pl = &pol->limits;
+	const struct policy_limits *cli = &o->overrides.limits, *pl = &c->pol.limits;
+	struct cell_spec *spec = &c->spec;
 #ifndef __SANITIZE_ADDRESS__
 	/* (An ASan build reserves terabytes of address space: where the
 	 * runtime falls back to RLIMIT_AS for memory, a default limit would
@@ -378,7 +378,7 @@ static void apply_cell_defaults(const struct cell_opts *o, const struct policy *
 
 static void agent_args_free(struct agent_args *a)
 {
-	cell_opts_free(&a->opts);
+	cli_cell_opts_free(&a->opts);
 }
 
 int cmd_agent(int argc, char **argv)
@@ -406,19 +406,13 @@ int cmd_agent(int argc, char **argv)
 	}
 	cfg->problem = problem;
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	if (cell_opts_build(&a.opts, &pol, &filter, &spec) < 0) {
+	_cleanup_cli_cell_ struct cli_cell cell;
+	if (cli_cell_build(&cell, &a.opts) < 0) {
 		cli_agent_prompts_free(cfg);
-		cell_opts_free(&a.opts);
-		policy_filter_free(&filter);
-		policy_free(&pol);
 		return CLI_EXIT_USAGE;
 	}
-	apply_cell_defaults(&a.opts, &pol, &spec);
-	cfg->spec = &spec;
+	cli_agent_cell_defaults(&a.opts, &cell);
+	cfg->spec = &cell.spec;
 
 	struct agent_result res;
 	struct sc_err err = {0};
@@ -453,9 +447,6 @@ int cmd_agent(int argc, char **argv)
 	fflush(stdout);
 	agent_result_free(&res);
 	cli_agent_prompts_free(cfg);
-	cell_opts_free(&a.opts);
-	policy_filter_free(&filter);
-	policy_free(&pol);
 	return exit_code;
 }
 
@@ -473,12 +464,6 @@ int cli_agent_opt(struct agent_config *cfg, const char **key_env, int argc, char
 		return -1;
 	}
 	return r;
-}
-
-void cli_agent_cell_defaults(const struct cell_opts *o, const struct policy *pol,
-			     struct cell_spec *spec)
-{
-	apply_cell_defaults(o, pol, spec);
 }
 
 int cli_agent_endpoint(struct agent_config *cfg, const char *key_env)

@@ -38,7 +38,7 @@ static const char USAGE[] =
 
 struct batch_args {
 	struct batch_options o;
-	struct cell_opts cell;
+	struct cli_cell_opts cell;
 	const char *key_env;
 	const char *shard;
 	const char *data; /* --data */
@@ -184,7 +184,7 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 		if (r == 0)
 			r = cli_agent_opt(&a->o.agent, &a->key_env, argc, argv, &i);
 		if (r == 0)
-			r = cell_opts_parse(&a->cell, argc, argv, &i);
+			r = cli_cell_opts_parse(&a->cell, argc, argv, &i);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -357,9 +357,14 @@ static int benchmark_setup(struct batch_args *a, char **data_path)
 	return 0;
 }
 
+static void batch_args_free(struct batch_args *a)
+{
+	cli_cell_opts_free(&a->cell);
+}
+
 static int run(int argc, char **argv)
 {
-	struct batch_args a = {0};
+	__attribute__((cleanup(batch_args_free))) struct batch_args a = {0};
 	/* the prompt config is freed on every way out */
 	__attribute__((cleanup(free_prompts), unused)) struct agent_config *prompts_owner = &a.o.agent;
 	agent_config_init(&a.o.agent);
@@ -368,40 +373,30 @@ static int run(int argc, char **argv)
 	a.o.scorer = (struct batch_scorer){.kind = BATCH_SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
 				     .timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT};
 	int r = parse_run_args(&a, argc, argv);
-	if (r != 0) {
-		cell_opts_free(&a.cell);
+	if (r != 0)
 		return r > 0 ? 0 : CLI_EXIT_USAGE;
-	}
 	struct batch_options *o = &a.o;
 	struct agent_config *cfg = &o->agent;
 	o->quiet = cfg->quiet;
 	o->default_input = cfg->input_dir;
 	_cleanup_free_ char *data_path = NULL;
-	if (o->benchmark && benchmark_setup(&a, &data_path) < 0) {
-		cell_opts_free(&a.cell);
+	if (o->benchmark && benchmark_setup(&a, &data_path) < 0)
 		return CLI_EXIT_USAGE;
-	}
 	cli_agent_llm_env(cfg);
 	if (!cfg->model) {
 		cli_error("batch: --model NAME is required");
-		cell_opts_free(&a.cell);
 		return CLI_EXIT_USAGE;
 	}
-	if (cli_agent_endpoint(cfg, a.key_env) < 0 || cli_agent_llm_temperature(cfg) < 0) {
-		cell_opts_free(&a.cell);
+	if (cli_agent_endpoint(cfg, a.key_env) < 0 || cli_agent_llm_temperature(cfg) < 0)
 		return CLI_EXIT_USAGE;
-	}
-	if (ensure_open_files(o->concurrency) < 0) {
-		cell_opts_free(&a.cell);
+	if (ensure_open_files(o->concurrency) < 0)
 		return CLI_EXIT_USAGE;
-	}
 	if (!a.shard_given) {
 		char why[300];
 		int s = batch_shard_from_env((unsigned)a.shards, &o->shard_index, &o->shard_count, why,
 					     sizeof(why));
 		if (s < 0) {
 			cli_error("batch: %s", why);
-			cell_opts_free(&a.cell);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -419,32 +414,21 @@ static int run(int argc, char **argv)
 	}
 	if (!o->out_dir) {
 		cli_error("batch: out of memory");
-		cell_opts_free(&a.cell);
 		return CLI_EXIT_USAGE;
 	}
 	_cleanup_free_ char *cmdline = command_line(argc, argv);
 	o->command_line = cmdline;
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	if (cell_opts_build(&a.cell, &pol, &filter, &spec) < 0) {
-		cell_opts_free(&a.cell);
-		policy_filter_free(&filter);
-		policy_free(&pol);
+	_cleanup_cli_cell_ struct cli_cell cell;
+	if (cli_cell_build(&cell, &a.cell) < 0)
 		return CLI_EXIT_USAGE;
-	}
-	cli_agent_cell_defaults(&a.cell, &pol, &spec);
-	cfg->spec = &spec;
+	cli_agent_cell_defaults(&a.cell, &cell);
+	cfg->spec = &cell.spec;
 
 	struct sc_err err = {0};
 	int status = run_batch(o, a.json, &err);
 	if (status == CELL_EXIT_INTERNAL)
 		cli_fail(&err);
-	cell_opts_free(&a.cell);
-	policy_filter_free(&filter);
-	policy_free(&pol);
 	return status;
 }
 

@@ -102,7 +102,7 @@ static const struct cli_option CODE_OPTIONS[] = {
 
 static int cmd_languages(int argc, char **argv)
 {
-	struct cell_opts co = {0};
+	struct cli_cell_opts co = {0};
 	bool json = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -115,7 +115,7 @@ static int cmd_languages(int argc, char **argv)
 			return 0;
 		}
 		if ((!strcmp(a, "--image") || !strcmp(a, "--root"))) {
-			int r = cell_opts_parse(&co, argc, argv, &i);
+			int r = cli_cell_opts_parse(&co, argc, argv, &i);
 			if (r < 0)
 				return CLI_EXIT_USAGE;
 			continue;
@@ -164,7 +164,7 @@ static int cmd_languages(int argc, char **argv)
 	if (json)
 		fputs("]\n", stdout);
 	rootfs_image_free(&img);
-	cell_opts_free(&co);
+	cli_cell_opts_free(&co);
 	return 0;
 }
 
@@ -326,9 +326,10 @@ static int cmd_code_run(int argc, char **argv)
 {
 	struct code_opts o = {.compile_timeout = LANG_DEFAULT_COMPILE_TIMEOUT,
 			      .run_timeout = LANG_DEFAULT_RUN_TIMEOUT};
-	struct cell_opts co = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
+	_cleanup_cli_cell_ struct cli_cell cell = {0}; /* before every goto */
 	const char *file = NULL;
-	struct cli_table tables[] = {{CODE_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	struct cli_table tables[] = {{CODE_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
 	int rc = CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -337,7 +338,7 @@ static int cmd_code_run(int argc, char **argv)
 			goto out_opts;
 		if (o.help) {
 			char *h = cli_options_help(CODE_OPTIONS, 22);
-			printf(RUN_HELP, h ? h : "", cell_opts_help());
+			printf(RUN_HELP, h ? h : "", cli_cell_opts_help());
 			free(h);
 			rc = 0;
 			goto out_opts;
@@ -373,13 +374,8 @@ static int cmd_code_run(int argc, char **argv)
 		}
 	}
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+	if (cli_cell_build(&cell, &co) < 0)
 		goto out;
-	spec.image_name = co.img.name;
 
 	struct lang_run_req req;
 	lang_run_req_init(&req);
@@ -424,7 +420,7 @@ static int cmd_code_run(int argc, char **argv)
 
 	struct lang_result res;
 	struct sc_err err = {0};
-	int lrc = lang_run(&spec, &req, &res, &err);
+	int lrc = lang_run(&cell.spec, &req, &res, &err);
 	free(libs);
 	if (lrc < 0) {
 		rc = cli_fail(&err);
@@ -447,10 +443,7 @@ out:
 	if (stdin_fd >= 0)
 		close(stdin_fd);
 	free(src);
-	policy_filter_free(&filter);
-	policy_free(&pol);
 out_opts:
-	cell_opts_free(&co);
 	return rc;
 }
 
@@ -487,65 +480,51 @@ static const char SESSION_HELP[] =
 
 static int session_start(int argc, char **argv)
 {
-	struct cell_opts co = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
 	const char *lang = "python", *name = NULL;
-	int rc = CLI_EXIT_USAGE;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (cli_is_help(a)) {
-			printf(SESSION_HELP, cell_opts_help());
-			rc = 0;
-			goto out_opts;
+			printf(SESSION_HELP, cli_cell_opts_help());
+			return 0;
 		}
 		if ((!strcmp(a, "--lang") || !strcmp(a, "-l")) && i + 1 < argc) {
 			lang = argv[++i];
 			continue;
 		}
-		int r = cell_opts_parse(&co, argc, argv, &i);
+		int r = cli_cell_opts_parse(&co, argc, argv, &i);
 		if (r < 0)
-			goto out_opts;
+			return CLI_EXIT_USAGE;
 		if (r == 1)
 			continue;
 		if (a[0] == '-' || name) {
 			cli_error("code session start: unexpected argument '%.64s' (see 'sandcell code session --help')", a);
-			goto out_opts;
+			return CLI_EXIT_USAGE;
 		}
 		name = a;
 	}
 	if (!name) {
 		cli_error("code session start: no session name given (usage: sandcell code session start [OPTIONS] NAME)");
-		goto out_opts;
+		return CLI_EXIT_USAGE;
 	}
 	const struct lang_def *l = lang_find(lang);
 	if (!l) {
 		cli_error("code session start: unknown language '%.64s' (see 'sandcell code languages')", lang);
-		goto out_opts;
+		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(l->name, "python") != 0) {
 		cli_error("code session start: sessions keep state for python only; for %s use 'sandcell code run' (each run is fresh)",
 			  l->name);
-		goto out_opts;
+		return CLI_EXIT_USAGE;
 	}
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
-		goto out;
-	spec.image_name = co.img.name;
+	_cleanup_cli_cell_ struct cli_cell cell;
+	if (cli_cell_build(&cell, &co) < 0)
+		return CLI_EXIT_USAGE;
 	struct sc_err err = {0};
-	if (lang_session_start(&spec, name, l, &err) < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
+	if (lang_session_start(&cell.spec, name, l, &err) < 0)
+		return cli_fail(&err);
 	printf("%s\n", name);
-	rc = 0;
-out:
-	policy_filter_free(&filter);
-	policy_free(&pol);
-out_opts:
-	cell_opts_free(&co);
-	return rc;
+	return 0;
 }
 
 static int session_run(int argc, char **argv)
@@ -556,7 +535,7 @@ static int session_run(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (cli_is_help(a)) {
-			printf(SESSION_HELP, cell_opts_help());
+			printf(SESSION_HELP, cli_cell_opts_help());
 			return 0;
 		}
 		if (!strcmp(a, "--json")) {
@@ -658,7 +637,7 @@ static int session_rm(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-') {
 		if (argc == 2 && cli_is_help(argv[1])) {
-			printf(SESSION_HELP, cell_opts_help());
+			printf(SESSION_HELP, cli_cell_opts_help());
 			return 0;
 		}
 		cli_error("code session rm: expected one session name (usage: sandcell code session rm NAME)");
@@ -716,7 +695,7 @@ static int cmd_session(int argc, char **argv)
 	static const struct cli_subcommand subs[] = {
 		{"start", session_start}, {"run", session_run}, {"rm", session_rm}, {"ls", session_ls}};
 	if (argc < 2 || cli_is_help(argv[1])) {
-		fprintf(argc < 2 ? stderr : stdout, SESSION_HELP, cell_opts_help());
+		fprintf(argc < 2 ? stderr : stdout, SESSION_HELP, cli_cell_opts_help());
 		return argc < 2 ? CLI_EXIT_USAGE : 0;
 	}
 	return cli_run_subcommand("code session", subs, SC_ARRAY_LEN(subs), argc, argv);

@@ -16,13 +16,13 @@ static const char CREATE_HELP[] =
 
 int cmd_create(int argc, char **argv)
 {
-	_cleanup_cell_opts_ struct cell_opts opts = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	bool persist = false;
 	const char *name = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (cli_is_help(a)) {
-			printf(CREATE_HELP, cell_opts_help());
+			printf(CREATE_HELP, cli_cell_opts_help());
 			return 0;
 		}
 		if (!strcmp(a, "--persist")) {
@@ -38,7 +38,7 @@ int cmd_create(int argc, char **argv)
 			}
 			continue;
 		}
-		int r = cell_opts_parse(&opts, argc, argv, &i);
+		int r = cli_cell_opts_parse(&opts, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r == 1)
@@ -53,28 +53,16 @@ int cmd_create(int argc, char **argv)
 		cli_error("create: no cell name given (usage: sandcell create [OPTIONS] NAME)");
 		return CLI_EXIT_USAGE;
 	}
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	int rc = CLI_EXIT_USAGE;
-	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
-		goto out;
-	spec.image_name = opts.img.name;
+	_cleanup_cli_cell_ struct cli_cell built;
+	if (cli_cell_build(&built, &opts) < 0)
+		return CLI_EXIT_USAGE;
 	if (persist)
-		spec.upper_dir = "persist";
+		built.spec.upper_dir = "persist";
 	struct cell *cell;
 	struct sc_err err = {0};
-	if (cell_create(&spec, name, &cell, &err) < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
+	if (cell_create(&built.spec, name, &cell, &err) < 0)
+		return cli_fail(&err);
 	printf("%s\n", cell_name(cell));
 	cell_close(cell);
-	rc = 0;
-out:
-	policy_filter_free(&filter);
-	policy_free(&pol);
-	cell_opts_free(&opts);
-	return rc;
+	return 0;
 }

@@ -83,11 +83,11 @@ static int df_opt(struct df_args *a, int argc, char **argv, int *i)
 	return 1;
 }
 
-static int parse_args(struct df_args *a, struct cell_opts *opts, int argc, char **argv)
+static int parse_args(struct df_args *a, struct cli_cell_opts *opts, int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf(DF_HELP, cell_opts_help());
+			printf(DF_HELP, cli_cell_opts_help());
 			return 1;
 		}
 		int r = df_opt(a, argc, argv, &i);
@@ -96,7 +96,7 @@ static int parse_args(struct df_args *a, struct cell_opts *opts, int argc, char 
 			return -1;
 		}
 		if (r == 0)
-			r = cell_opts_parse(opts, argc, argv, &i);
+			r = cli_cell_opts_parse(opts, argc, argv, &i);
 		if (r < 0)
 			return -1;
 		if (r == 1)
@@ -130,7 +130,7 @@ static void print_json(const struct df_args *a, const struct cell_df_result *res
 
 int image_build_dockerfile(int argc, char **argv)
 {
-	_cleanup_cell_opts_ struct cell_opts opts = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct df_args a = {0};
 	int r = parse_args(&a, &opts, argc, argv);
 	if (r)
@@ -148,32 +148,22 @@ int image_build_dockerfile(int argc, char **argv)
 	struct sc_err err = {0};
 	if (cell_ensure_private_dir(cell_data_root(), &err) < 0)
 		return cli_fail(&err);
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
-	int rc = CLI_EXIT_USAGE;
-	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
-		goto out;
+	_cleanup_cli_cell_ struct cli_cell cell;
+	if (cli_cell_build(&cell, &opts) < 0)
+		return CLI_EXIT_USAGE;
 	struct cli_log ls = {0};
 	struct sc_log log = cli_log_sink(&ls);
 	a.lim.log = &log;
 	struct cell_df_build b = {.name = a.name, .file = a.file, .context = a.context,
-				  .build_args = a.build_args, .spec = &spec, .in_use = &CELLS_IN_USE,
+				  .build_args = a.build_args, .spec = &cell.spec, .in_use = &CELLS_IN_USE,
 				  .lim = &a.lim, .out_fd = 2, .log = a.json ? NULL : &log};
 	struct cell_df_result res;
-	if (cell_build_dockerfile(&b, &res, &err) < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
+	if (cell_build_dockerfile(&b, &res, &err) < 0)
+		return cli_fail(&err);
 	if (a.json)
 		print_json(&a, &res);
 	else
 		fprintf(stderr, "sandcell: built image '%s' (%s, %u steps, %u layers) in %.1fs\n",
 			a.name, res.rep.id, res.steps, res.layers, res.seconds);
-	rc = 0;
-out:
-	policy_filter_free(&filter);
-	policy_free(&pol);
-	return rc;
+	return 0;
 }

@@ -66,15 +66,15 @@ static void on_signal(int sig)
 int cmd_mcp(int argc, char **argv)
 {
 	struct mcp_opts o = {0};
-	_cleanup_cell_opts_ struct cell_opts co = {0};
-	struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
+	struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
 	for (int i = 1; i < argc; i++) {
 		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (o.help) {
 			char *h = cli_options_help(MCP_OPTIONS, 24);
-			printf(MCP_HELP, h ? h : "", cell_opts_help());
+			printf(MCP_HELP, h ? h : "", cli_cell_opts_help());
 			free(h);
 			return 0;
 		}
@@ -97,18 +97,14 @@ int cmd_mcp(int argc, char **argv)
 	}
 	close(null_fd);
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
+	_cleanup_cli_cell_ struct cli_cell cell;
 	int rc = CLI_EXIT_USAGE;
-	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+	if (cli_cell_build(&cell, &co) < 0)
 		goto out;
-	spec.image_name = co.img.name;
 
 	struct api_mcp_config cfg;
 	api_mcp_config_init(&cfg);
-	cfg.spec = &spec;
+	cfg.spec = &cell.spec;
 	if (o.max_timeout > 0)
 		cfg.max_timeout_s = o.max_timeout;
 	cfg.version = SANDCELL_VERSION;
@@ -131,7 +127,5 @@ int cmd_mcp(int argc, char **argv)
 out:
 	close(in_fd);
 	close(out_fd);
-	policy_filter_free(&filter);
-	policy_free(&pol);
 	return rc;
 }

@@ -27,7 +27,7 @@ static const char RUN_HELP[] =
 
 int cmd_run(int argc, char **argv)
 {
-	_cleanup_cell_opts_ struct cell_opts opts = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	bool json = false, tty = false;
 	const char *net_log = NULL;
 	_cleanup_fd_ int net_log_fd = -1;
@@ -39,7 +39,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 		if (cli_is_help(a)) {
-			printf(RUN_HELP, cell_opts_help());
+			printf(RUN_HELP, cli_cell_opts_help());
 			return 0;
 		}
 		if (!strcmp(a, "--json")) {
@@ -54,7 +54,7 @@ int cmd_run(int argc, char **argv)
 			tty = true;
 			continue;
 		}
-		int r = cell_opts_parse(&opts, argc, argv, &i);
+		int r = cli_cell_opts_parse(&opts, argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (r == 0) {
@@ -70,16 +70,14 @@ int cmd_run(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
+	_cleanup_cli_cell_ struct cli_cell cell;
 	int rc = CLI_EXIT_USAGE;
-	if (cell_opts_build(&opts, &pol, &filter, &spec) < 0)
+	if (cli_cell_build(&cell, &opts) < 0)
 		goto out;
-	spec.argv = argv + i;
+	struct cell_spec *spec = &cell.spec;
+	spec->argv = argv + i;
 	if (net_log) {
-		if (!spec.egress) {
+		if (!spec->egress) {
 			cli_error("--net-log: the cell has no allowlist (add --allow-net or a policy "
 				  "with \"network\")");
 			goto out;
@@ -89,21 +87,21 @@ int cmd_run(int argc, char **argv)
 			cli_error("--net-log: cannot open %s: %s", net_log, strerror(errno));
 			goto out;
 		}
-		spec.egress_log_fd = net_log_fd;
+		spec->egress_log_fd = net_log_fd;
 	}
 	if (json && tty) {
 		cli_error("run: -t cannot go with --json (a pty's output is not captured)");
 		goto out;
 	}
 	if (json)
-		spec.stdout_fd = spec.stderr_fd = -1;
-	spec.tty = cli_want_tty(tty, json);
-	if (spec.tty)
+		spec->stdout_fd = spec->stderr_fd = -1;
+	spec->tty = cli_want_tty(tty, json);
+	if (spec->tty)
 		cli_term_raw(0);
 
 	struct cell_result res;
 	struct sc_err err = {0};
-	int run_rc = cell_run(&spec, &res, &err);
+	int run_rc = cell_run(spec, &res, &err);
 	cli_term_restore();
 	if (run_rc < 0) {
 		rc = cli_fail(&err);
@@ -117,8 +115,5 @@ int cmd_run(int argc, char **argv)
 	cell_result_free(&res);
 out:
 	fflush(stdout);
-	policy_filter_free(&filter);
-	policy_free(&pol);
-	cell_opts_free(&opts);
 	return rc;
 }

@@ -176,15 +176,15 @@ static void raise_open_files(const struct api_http_opts *http, const struct api_
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = {0};
-	_cleanup_cell_opts_ struct cell_opts co = {0};
-	struct cli_table tables[] = {{SERVE_OPTIONS, &o}, {CELL_OPTIONS, &co}};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
+	struct cli_table tables[] = {{SERVE_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
 	for (int i = 1; i < argc; i++) {
 		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
 		if (o.help) {
 			char *h = cli_options_help(SERVE_OPTIONS, 24);
-			printf(SERVE_HELP, h ? h : "", cell_opts_help());
+			printf(SERVE_HELP, h ? h : "", cli_cell_opts_help());
 			free(h);
 			return 0;
 		}
@@ -218,19 +218,15 @@ int cmd_serve(int argc, char **argv)
 	if (o.token_file && read_token(o.token_file, &token) < 0)
 		return CLI_EXIT_USAGE;
 
-	struct cell_spec spec;
-	struct policy pol = {0};
-	struct policy_filter filter = {0};
-	cell_spec_init(&spec);
+	_cleanup_cli_cell_ struct cli_cell cell;
 	int rc = CLI_EXIT_USAGE;
 	struct api *a = NULL;
-	if (cell_opts_build(&co, &pol, &filter, &spec) < 0)
+	if (cli_cell_build(&cell, &co) < 0)
 		goto out;
-	spec.image_name = co.img.name;
 
 	struct api_config cfg;
 	api_config_init(&cfg);
-	cfg.spec = &spec;
+	cfg.spec = &cell.spec;
 	if (o.pool)
 		cfg.pool = o.pool;
 	if (o.max_concurrency)
@@ -284,7 +280,5 @@ out:
 		explicit_bzero(token, strlen(token));
 		free(token);
 	}
-	policy_filter_free(&filter);
-	policy_free(&pol);
 	return rc;
 }

@@ -8,7 +8,7 @@
  * policy's validator and ranges (0 lifts the memory and pids defaults). */
 static int parse_limit(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	const char *key = !strcmp(opt, "--output-limit") ? "output" : opt + 2;
 	struct sc_err err = {0};
 	if (policy_limit_parse(key, v, &o->overrides.limits, &err) < 0) {
@@ -20,7 +20,7 @@ static int parse_limit(void *t, const char *opt, const char *v)
 
 static int parse_net(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	if (strcmp(v, "none") != 0 && strcmp(v, "allowlist") != 0) {
 		cli_error("--net: expected 'none' (loopback only) or 'allowlist', got '%.64s'", v);
 		return -1;
@@ -29,7 +29,7 @@ static int parse_net(void *t, const char *opt, const char *v)
 	return 0;
 }
 
-static struct net_rules *net_rules_of(struct cell_opts *o)
+static struct net_rules *net_rules_of(struct cli_cell_opts *o)
 {
 	if (!o->net_rules)
 		o->net_rules = calloc(1, sizeof(*o->net_rules));
@@ -39,7 +39,7 @@ static struct net_rules *net_rules_of(struct cell_opts *o)
 /* --allow-net ENTRY, --net-host NAME=ADDR */
 static int parse_net_rule(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	struct sc_err err = {0};
 	struct net_rules *rules = net_rules_of(o);
 	if (!rules) {
@@ -57,7 +57,7 @@ static int parse_net_rule(void *t, const char *opt, const char *v)
 
 static int parse_bind(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	if (o->nbinds >= CELL_MAX_BINDS) {
 		cli_error("too many -v options (at most %d)", CELL_MAX_BINDS);
 		return -1;
@@ -68,7 +68,7 @@ static int parse_bind(void *t, const char *opt, const char *v)
 
 static int parse_workdir(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	if (v[0] != '/') {
 		cli_error("-w: expected an absolute path in the cell, got '%.64s'", v);
 		return -1;
@@ -79,7 +79,7 @@ static int parse_workdir(void *t, const char *opt, const char *v)
 
 static int parse_env(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	if (!sc_valid_env(v)) {
 		cli_error("-e: expected KEY=VALUE, got '%.64s'", v);
 		return -1;
@@ -94,7 +94,7 @@ static int parse_env(void *t, const char *opt, const char *v)
 
 static int parse_hostname(void *t, const char *opt, const char *v)
 {
-	struct cell_opts *o = t;
+	struct cli_cell_opts *o = t;
 	if (!policy_valid_hostname(v)) {
 		cli_error("--hostname: expected letters, digits, '.' or '-' (at most 64, not starting "
 			  "with '.' or '-'), got '%.64s'", v);
@@ -114,9 +114,9 @@ static int parse_root(void *t, const char *opt, const char *v)
 	return 0;
 }
 
-#define CO(member) CLI_FIELD(struct cell_opts, member)
+#define CO(member) CLI_FIELD(struct cli_cell_opts, member)
 
-const struct cli_option CELL_OPTIONS[] = {
+const struct cli_option CLI_CELL_OPTIONS[] = {
 	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME", .help = "image (default: host)"},
 	{"--policy", NULL, CLI_STRING, CO(policy), .metavar = "NAME|FILE",
 	 .help = "policy: built-in name or JSON file (default: default)"},
@@ -160,20 +160,20 @@ const struct cli_option CELL_OPTIONS[] = {
 	{0},
 };
 
-int cell_opts_parse(struct cell_opts *o, int argc, char **argv, int *i)
+int cli_cell_opts_parse(struct cli_cell_opts *o, int argc, char **argv, int *i)
 {
-	return cli_parse_option(CELL_OPTIONS, o, argc, argv, i);
+	return cli_parse_option(CLI_CELL_OPTIONS, o, argc, argv, i);
 }
 
-const char *cell_opts_help(void)
+const char *cli_cell_opts_help(void)
 {
 	static char *help;
 	if (!help)
-		help = cli_options_help(CELL_OPTIONS, 22);
+		help = cli_options_help(CLI_CELL_OPTIONS, 22);
 	return help ? help : "";
 }
 
-static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
+static int add_binds(struct cli_cell_opts *o, const struct policy *pol, struct cell_spec *spec)
 {
 	for (size_t i = 0; i < o->nbinds; i++) {
 		size_t len = strlen(o->bind_args[i]);
@@ -206,7 +206,7 @@ static int add_binds(struct cell_opts *o, const struct policy *pol, struct cell_
 
 /* Egress rules for spec: allowlist mode when --net allowlist, --allow-net
  * or the policy (unless --net none) says so. */
-static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_spec *spec)
+static int build_net(struct cli_cell_opts *o, const struct policy *pol, struct cell_spec *spec)
 {
 	struct sc_err err = {0};
 	bool cli_allow = o->net_rules && o->net_rules->nallow;
@@ -254,7 +254,7 @@ static int build_net(struct cell_opts *o, const struct policy *pol, struct cell_
  * cannot map (a rootless cell maps only 0) gives way to the cell's root,
  * which is no more than the caller on the host, with a warning: the image
  * stays usable. An explicit --user must be mapped. */
-static int set_user(struct cell_opts *o, const char *image, struct cell_spec *spec)
+static int set_user(struct cli_cell_opts *o, const char *image, struct cell_spec *spec)
 {
 	struct sc_err err = {0};
 	const char *user = o->user ? o->user : o->img.user;
@@ -280,8 +280,8 @@ static int set_user(struct cell_opts *o, const char *image, struct cell_spec *sp
 	return 0;
 }
 
-int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filter *filter,
-		    struct cell_spec *spec)
+static int build_spec(struct cli_cell_opts *o, struct policy *pol, struct policy_filter *filter,
+		      struct cell_spec *spec)
 {
 	struct sc_err err = {0};
 	const char *name = o->policy ? o->policy : "default";
@@ -327,10 +327,24 @@ int cell_opts_build(struct cell_opts *o, struct policy *pol, struct policy_filte
 		return -1;
 	}
 	spec->filter = filter->count ? filter : NULL;
+	spec->image_name = o->img.name;
 	return 0;
 }
 
-void cell_opts_free(struct cell_opts *o)
+int cli_cell_build(struct cli_cell *c, struct cli_cell_opts *o)
+{
+	memset(c, 0, sizeof(*c));
+	cell_spec_init(&c->spec);
+	return build_spec(o, &c->pol, &c->filter, &c->spec);
+}
+
+void cli_cell_free(struct cli_cell *c)
+{
+	policy_filter_free(&c->filter);
+	policy_free(&c->pol);
+}
+
+void cli_cell_opts_free(struct cli_cell_opts *o)
 {
 	for (size_t i = 0; i < o->nbinds_owned; i++)
 		free(o->bind_args[i]);

@@ -114,6 +114,27 @@ check "--keep: the cell still has the model's files" out_is 5050
 sc rm -f "$cell"
 check "the kept cell can be removed" expect_rc 0
 
+# a kept cell of a stored image records it: ps shows it, image rm refuses
+if [ -x /bin/busybox ]; then
+	python3 "$SRCDIR/tests/integration/image_tool.py" docker "$T_DIR/base.tar"
+	chmod a+r "$T_DIR/base.tar"
+	sc image import "$T_DIR/base.tar" agentimg
+	check "a stored image for the agent imports" expect_rc 0
+	agent keepimg solve --keep --image agentimg "keep the cell"
+	cell=$(printf '%s\n' "$ERR" | sed -n 's/^sandcell: agent: kept cell \(agent-[0-9a-f]*\)$/\1/p')
+	check "--keep --image: the cell is kept" test -n "$cell"
+	sc ps --json
+	check "ps shows the kept cell's image" bash -c 'printf "%s" "$0" | python3 -c "
+import json,sys
+c=[x for x in json.load(sys.stdin) if x[\"name\"]==sys.argv[1]]
+sys.exit(0 if c and c[0][\"image\"]==\"agentimg\" else 1)" "$1"' "$OUT" "$cell"
+	sc image rm agentimg
+	check "image rm refuses an image a kept agent cell uses" bash -c '[ "$0" -ne 0 ] && grep -q "$1" <<<"$2"' "$RC" "$cell" "$ERR"
+	sc rm -f "$cell"
+	sc image rm agentimg
+	check "the image can be removed once the cell is gone" expect_rc 0
+fi
+
 # --- bad usage ---
 sc agent --model m
 check "no problem: exit 125" expect_rc 125
