@@ -1,8 +1,9 @@
 /* sandcell image build NAME --dockerfile FILE: options and printing; the
- * build is the runtime's (cell_build_dockerfile). */
+ * build is imagebuild/'s (imagebuild_dockerfile). */
 #include <string.h>
 
 #include "../common/parse.h"
+#include "../imagebuild/imagebuild.h"
 #include "cli.h"
 
 #define MAX_BUILD_ARGS 64
@@ -115,7 +116,7 @@ static int parse_args(struct df_args *a, struct cli_cell_opts *opts, int argc, c
 	return 0;
 }
 
-static void print_json(const struct df_args *a, const struct cell_df_result *res)
+static void print_json(const struct df_args *a, const struct imagebuild_result *res)
 {
 	fputs("{\"name\":", stdout);
 	cli_json_string(stdout, a->name, strlen(a->name));
@@ -154,11 +155,11 @@ int image_build_dockerfile(int argc, char **argv)
 	struct cli_log ls = {0};
 	struct sc_log log = cli_log_sink(&ls);
 	a.lim.log = &log;
-	struct cell_df_build b = {.name = a.name, .file = a.file, .context = a.context,
+	struct imagebuild_req b = {.name = a.name, .file = a.file, .context = a.context,
 				  .build_args = a.build_args, .spec = &cell.spec, .in_use = &CELLS_IN_USE,
 				  .lim = &a.lim, .out_fd = 2, .log = a.json ? NULL : &log};
-	struct cell_df_result res;
-	if (cell_build_dockerfile(&b, &res, &err) < 0)
+	struct imagebuild_result res;
+	if (imagebuild_dockerfile(&b, &res, &err) < 0)
 		return cli_fail(&err);
 	if (a.json)
 		print_json(&a, &res);

@@ -48,7 +48,6 @@
 #include "../common/sc.h"
 #include "../net/net.h"
 #include "../policy/policy.h"
-#include "../rootfs/rootfs.h"
 
 #define CELL_MAX_BINDS 64
 #define CELL_MAX_LAYERS 64
@@ -162,6 +161,7 @@ int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
 /* The image's layers (pointers into img, which must outlive spec) and the
  * form they are stored in (idmapped or shifted). Only the layers: its env
  * and workdir are defaults the caller weighs against its own. */
+struct rootfs_image;
 void cell_spec_set_layers(struct cell_spec *spec, const struct rootfs_image *img);
 /* Add or replace KEY=VAL. */
 int cell_spec_setenv(struct cell_spec *spec, const char *kv, struct sc_err *err);
@@ -258,6 +258,10 @@ int cell_copy_out_flags(struct cell *c, const char *cell_path, const char *host_
 /* As cell_copy_in, but the host entry becomes cell_path even when that is
  * an existing directory (a directory's entries are merged into it). */
 int cell_copy_in_as(struct cell *c, const char *host_path, const char *cell_path,
+		    uint64_t max_size, struct sc_err *err);
+/* cell_copy_in_as of entry `name` (one component, sent as it is: a
+ * symlink is not followed) of the host directory dir_fd. */
+int cell_copy_in_at(struct cell *c, int dir_fd, const char *name, const char *cell_path,
 		    uint64_t max_size, struct sc_err *err);
 /* One regular file of the cell, read or written in place by a worker of
  * its init (no shell, no cat), with the cell's rights; symlinks inside the
@@ -393,30 +397,3 @@ void cell_limit_mechanisms(struct cell_limit_mechanisms *out);
 /* "cgroup-v2", "cgroup-v1" or "rlimit". */
 const char *cell_limit_how_name(enum cell_limit_how how);
 
-/* ---- image build --dockerfile (dockerfile.c) ----
- * Build image `name` from a Dockerfile (the subset rootfs_df_parse takes)
- * without a daemon: each RUN runs in a cell made from spec (its policy,
- * limits and filter; image, env and workdir are set per step) and each RUN
- * and COPY/ADD is committed as a layer of an intermediate image; ENV,
- * WORKDIR, USER, LABEL, CMD and ENTRYPOINT go to the image's config. COPY
- * and ADD read only beneath context, never through a symlink. On failure
- * the intermediate images are removed and no image `name` is made (an
- * existing one stays). Not from a multi-threaded process (cell_create). */
-struct cell_df_build {
-	const char *name;
-	const char *file;            /* the Dockerfile */
-	const char *context;         /* the build context directory */
-	char *const *build_args;     /* KEY=VALUE (--build-arg), NULL-terminated or NULL */
-	const struct cell_spec *spec;
-	const struct rootfs_in_use *in_use;
-	const struct rootfs_limits *lim;
-	int out_fd;                  /* RUN's stdout and stderr */
-	const struct sc_log *log;    /* a line per step */
-};
-struct cell_df_result {
-	struct rootfs_report rep;    /* of the final image */
-	unsigned steps, layers;
-	double seconds;
-};
-int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *res,
-			  struct sc_err *err);

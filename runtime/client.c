@@ -655,8 +655,8 @@ static int copy_request(struct cell *c, uint32_t kind, uint32_t flags, const cha
 			       log, err);
 }
 
-int rt_copy_in_at(struct cell *c, int dir_fd, const char *name, const char *cell_path,
-		  uint64_t max_size, struct sc_err *err)
+int cell_copy_in_at(struct cell *c, int dir_fd, const char *name, const char *cell_path,
+		    uint64_t max_size, struct sc_err *err)
 {
 	return copy_request_at(c, REQ_COPY_IN, PROTO_COPY_AS_DEST, cell_path, dir_fd, name, max_size,
 			       0, NULL, err);

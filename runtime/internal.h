@@ -146,7 +146,3 @@ void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid) __attribute__((
 /* status.c: exit status as DESIGN.md says. */
 void rt_result_from_wait(struct cell_result *res, int wstatus);
 
-/* cell_copy_in_as of entry `name` (one component, sent as it is: a
- * symlink is not followed) of the host directory dir_fd. */
-int rt_copy_in_at(struct cell *c, int dir_fd, const char *name, const char *cell_path,
-		  uint64_t max_size, struct sc_err *err);

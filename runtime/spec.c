@@ -1,5 +1,6 @@
 #include <string.h>
 
+#include "../rootfs/rootfs.h"
 #include "cell.h"
 
 static const char *const DEFAULT_ENV[] = {

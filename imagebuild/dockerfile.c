@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "../common/parse.h"
-#include "internal.h"
+#include "imagebuild.h"
 
 #define DF_MAX_VARS 256
 
 struct df_state {
-	const struct cell_df_build *b;
+	const struct imagebuild_req *b;
 	struct rootfs_dockerfile df;
 	struct rootfs_config cfg;
 	char **args;     /* ARG KEY=VALUE in force, NULL-terminated or NULL */
@@ -464,7 +464,7 @@ static int copy_one(struct df_state *s, struct step_cell *c, const struct rootfs
 	if (rc < 0)
 		rc = sc_fail(s->err, ENAMETOOLONG, "destination");
 	else
-		rc = rt_copy_in_at(c->cell, parent, name, target,
+		rc = cell_copy_in_at(c->cell, parent, name, target,
 				   s->b->lim && s->b->lim->max_size ? s->b->lim->max_size
 								    : ROOTFS_DEFAULT_MAX_SIZE,
 				   s->err);
@@ -601,7 +601,7 @@ static int build_steps(struct df_state *s)
 }
 
 /* Intermediates of builds whose process is gone (killed by a signal). */
-static void sweep_stale_intermediates(const struct cell_df_build *b)
+static void sweep_stale_intermediates(const struct imagebuild_req *b)
 {
 	struct rootfs_image_info *list;
 	size_t n;
@@ -619,7 +619,7 @@ static void sweep_stale_intermediates(const struct cell_df_build *b)
 	rootfs_image_list_free(list, n);
 }
 
-int cell_build_dockerfile(const struct cell_df_build *b, struct cell_df_result *res,
+int imagebuild_dockerfile(const struct imagebuild_req *b, struct imagebuild_result *res,
 			  struct sc_err *err)
 {
 	double t0 = sc_now();
