@@ -57,7 +57,10 @@ int rt_cgroup_gc(struct sc_err *err);
  * killed it): removed now, not a minute later. 1 when any was removed. */
 int rt_cgroup_remove_dead(const char *name);
 
-/* ---- shared by cgroup.c and cgroup_v1.c ---- */
+/* ---- the backends and what they share (cgroup_util.c) ----
+ * cgroup.c dispatches to cgroup_v2.c (rt_cg2_) or cgroup_v1.c (rt_cg1_);
+ * neither calls the dispatcher, and both use cgroup_util.c. */
+#define CG_SUBTREE "sandcell" /* <base>/sandcell holds the cell cgroups */
 struct cg_host;
 const struct cg_host *rt_cg_host(void); /* probed once per process */
 int rt_cg_write_at(int dfd, const char *name, const char *val);
@@ -78,4 +81,14 @@ void rt_cg1_join(const struct cell_cgroup *cg);
 /* A new memory limit for a live v1 cell (saved: its "v1:DIR:DIR..." record). */
 int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err);
 int rt_cg1_gc(const struct cg_host *h);
+/* The v2 leaf: 0 made, 1 not possible here (cg->why says why), -1 error. */
+int rt_cg2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *cell_id,
+		  const struct policy_limits *limits, struct sc_err *err);
+void rt_cg2_join(const struct cell_cgroup *cg);
+void rt_cg2_collect(const struct cell_cgroup *cg, struct cell_result *res);
+int rt_cg2_destroy(const struct cell_cgroup *cg, struct sc_err *err);
+int rt_cg2_remove_dead(const struct cg_host *h, const char *name);
+/* Cell cgroups gc may remove (rt_cg_stale, empty): how many were, or -1. */
+int rt_cg2_gc(const struct cg_host *h, struct sc_err *err);
+int rt_cg2_set_memory(const char *path, const char *cell, uint64_t bytes, struct sc_err *err);
 int rt_cg1_remove_dead(const struct cg_host *h, const char *name);

@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 
 #include "cellpath.h"
+#include "channel.h"
 #include "egress.h"
-#include "start.h"
 #include "internal.h"
 
 /* Wait for the parent's go; it may carry bind mount fds and then idmapped
@@ -240,7 +240,7 @@ static int open_own_pty(const struct cell_plan *plan, struct sc_err *err)
 			return sc_fail(err, errno, "the pty as stdio");
 	if (s > 2)
 		close(s);
-	if (rt_start_send_fd(plan->sync_fd, 'T', m) < 0)
+	if (rt_chan_send_fd(plan->sync_fd, 'T', m) < 0)
 		return sc_fail(err, errno, "hand the pty to the host side");
 	return 0;
 }

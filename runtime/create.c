@@ -16,6 +16,7 @@
 #include "cell_priv.h"
 #include "cgroup.h"
 #include "egress.h"
+#include "pidinfo.h"
 #include "start.h"
 
 #define READY_TIMEOUT_MS 30000
@@ -154,7 +155,7 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 		goto fail;
 	}
 	info.pid = st.pid;
-	info.starttime = rt_state_pid_starttime(st.pid);
+	info.starttime = rt_pid_starttime(st.pid);
 	info.has_token = true;
 	memcpy(info.token, st.plan.token, sizeof(info.token));
 	if (st.cg.active)
@@ -190,7 +191,7 @@ fail:
 	rt_start_cleanup(&st);
 	if (made_dir) {
 		struct sc_err ignored;
-		rt_state_remove(dir, &info, &ignored);
+		rt_teardown_remove(dir, &info, &ignored);
 	}
 	return -1;
 }
@@ -287,7 +288,7 @@ int cell_destroy(struct cell *c, struct sc_err *err)
 {
 	int rc = kill_init(&c->info, c->pidfd, c->child, err);
 	if (rc == 0)
-		rc = rt_state_remove(c->dir, &c->info, err);
+		rc = rt_teardown_remove(c->dir, &c->info, err);
 	cell_close(c);
 	return rc;
 }
@@ -312,7 +313,7 @@ int cell_remove(const char *name, bool force, struct sc_err *err)
 	}
 	if (kill_init(&info, -1, false, err) < 0)
 		return -1;
-	return rt_state_remove(dir, &info, err);
+	return rt_teardown_remove(dir, &info, err);
 }
 
 static void status_from_info(const struct cell_info *info, struct cell_status *s)
@@ -426,14 +427,14 @@ int cell_gc(size_t *removed, struct sc_err *err)
 			continue;
 		/* Whatever a crash left: a stray process of the cell's cgroup,
 		 * the cgroup, the on-disk layer, the state directory. */
-		if (rt_state_remove(dir, &info, err) < 0)
+		if (rt_teardown_remove(dir, &info, err) < 0)
 			rc = -1;
 		else
 			(*removed)++;
 	}
 	closedir(d);
 	/* Inits whose state directory was deleted by hand. */
-	*removed += rt_state_gc_orphans(cell_state_root());
+	*removed += rt_teardown_gc_orphans(cell_state_root());
 	/* And the cgroups of one-shot cells whose sandcell was killed. */
 	struct sc_err ignored;
 	int n = rt_cgroup_gc(&ignored);

@@ -14,6 +14,7 @@
 
 #include "cell_priv.h"
 #include "cgroup.h"
+#include "channel.h"
 #include "egress.h"
 #include "start.h"
 
@@ -58,7 +59,7 @@ int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0)
 		return sc_fail(err, errno, "egress proxy: listen on 127.0.0.1:%d", NET_PROXY_PORT);
-	if (rt_start_send_fd(plan->sync_fd, 'L', fd) < 0)
+	if (rt_chan_send_fd(plan->sync_fd, 'L', fd) < 0)
 		return sc_fail(err, errno, "egress proxy: hand the socket to the host side");
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "../common/idmapfs.h"
+#include "channel.h"
 #include "egress.h"
 #include "start.h"
 
@@ -376,64 +377,12 @@ int rt_start_read_msg(int fd, struct cell_msg *m)
 int rt_start_recv_fd(int sync_fd, int status_rd, int timeout_ms, char tag, const char *what,
 		     int *out, struct sc_err *err)
 {
-	*out = -1;
-	struct pollfd p = {.fd = sync_fd, .events = POLLIN};
-	int r;
-	do
-		r = poll(&p, 1, timeout_ms);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
-		return sc_fail(err, 0, "the cell did not set up %s in %d s", what, timeout_ms / 1000);
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
-	do
-		n = recvmsg(sync_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	int fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
-		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
-		for (size_t i = 0; i < nfds; i++) {
-			if (fd < 0 && i == 0)
-				fd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	if (n == 1 && byte == tag && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC)) {
-		*out = fd;
+	*out = rt_chan_recv_fd(sync_fd, timeout_ms, tag);
+	if (*out >= 0)
 		return 0;
-	}
-	sc_closep(&fd);
+	if (errno == ETIMEDOUT)
+		return sc_fail(err, 0, "the cell did not set up %s in %d s", what, timeout_ms / 1000);
 	if (child_error(status_rd, err))
 		return -1;
 	return sc_fail(err, 0, "the cell did not hand over %s", what);
-}
-
-int rt_start_send_fd(int sync_fd, char tag, int fd)
-{
-	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sync_fd, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }

@@ -25,10 +25,8 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 void rt_start_kill(struct rt_start *st);
 void rt_start_cleanup(struct rt_start *st);
 int rt_start_read_msg(int fd, struct cell_msg *m);
-/* An fd the child hands over on the go channel, tagged with one byte
- * (its egress listener, its pty's master); on failure the child's error
- * record when there is one. */
+/* An fd the child hands over on the go channel (rt_chan_send_fd: its
+ * egress listener, its pty's master); on failure the child's error record
+ * when there is one. */
 int rt_start_recv_fd(int sync_fd, int status_rd, int timeout_ms, char tag, const char *what,
 		     int *out, struct sc_err *err);
-/* The child's side: 0, or -1 with errno. */
-int rt_start_send_fd(int sync_fd, char tag, int fd);

@@ -12,8 +12,7 @@
 #include <sys/stat.h>
 
 #include "../common/parse.h"
-#include "../common/subid.h"
-#include "cgroup.h"
+#include "pidinfo.h"
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err)
 {
@@ -175,36 +174,13 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 	return 0;
 }
 
-uint64_t rt_state_pid_starttime(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
-		return 0;
-	/* comm may contain spaces and parens: fields resume after the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return 0;
-	char state = p[2];
-	if (state == 'Z' || state == 'X')
-		return 0;
-	p += 2;
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	return p ? strtoull(p, NULL, 10) : 0;
-}
-
 bool rt_state_alive(const struct cell_info *info)
 {
 	return info->pid > 0 && info->starttime != 0 &&
-	       rt_state_pid_starttime(info->pid) == info->starttime;
+	       rt_pid_starttime(info->pid) == info->starttime;
 }
 
-/* STATE_ROOT/.inits/PID-STARTTIME for the cell in dir (STATE_ROOT/NAME) */
-static int init_entry(const char *dir, pid_t pid, uint64_t starttime, char *buf, size_t size)
+int rt_state_init_entry(const char *dir, pid_t pid, uint64_t starttime, char *buf, size_t size)
 {
 	const char *slash = strrchr(dir, '/');
 	if (!slash)
@@ -216,10 +192,10 @@ static int init_entry(const char *dir, pid_t pid, uint64_t starttime, char *buf,
 int rt_state_register_init(const char *dir, const struct cell_info *info, struct sc_err *err)
 {
 	char path[4200];
-	if (init_entry(dir, info->pid, info->starttime, path, sizeof(path)) < 0)
+	if (rt_state_init_entry(dir, info->pid, info->starttime, path, sizeof(path)) < 0)
 		return sc_fail(err, ENAMETOOLONG, "init register path");
 	char *slash = strrchr(path, '/');
-	/* rt_state_remove takes the directory away when it empties: again */
+	/* rt_teardown_remove takes the directory away when it empties: again */
 	for (int tries = 0; tries < 8; tries++) {
 		*slash = '\0';
 		if (mkdir(path, 0700) < 0 && errno != EEXIST)
@@ -236,105 +212,3 @@ int rt_state_register_init(const char *dir, const struct cell_info *info, struct
 	return sc_fail(err, ENOENT, "write %s", path);
 }
 
-/* Whether the host uid of pid is one a cell of this caller runs as: the
- * caller's own, or (root) the caller's subordinate range. */
-static bool ours(pid_t pid)
-{
-	char path[64], buf[4096];
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	ssize_t n = sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf) - 1, NULL);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	const char *u = strstr(buf, "\nUid:");
-	unsigned long ruid;
-	if (!u || sscanf(u + 5, "%lu", &ruid) != 1)
-		return false;
-	if (ruid == (unsigned long)getuid())
-		return true;
-	struct sc_subid_range r;
-	struct sc_err ignored;
-	return getuid() == 0 && sc_subid_range(&r, &ignored) == 0 && ruid >= r.uid_start &&
-	       ruid - r.uid_start < r.count;
-}
-
-size_t rt_state_gc_orphans(const char *state_root)
-{
-	char reg[4200];
-	if (sc_path(reg, sizeof(reg), "%s/.inits", state_root) < 0)
-		return 0;
-	_cleanup_fd_ int rfd = open(reg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd = rfd >= 0 ? dup(rfd) : -1;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	size_t killed = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		int pid;
-		unsigned long long start;
-		char tail;
-		if (sscanf(e->d_name, "%d-%llu%c", &pid, &start, &tail) != 2 || pid <= 1 || !start)
-			continue;
-		struct cell_info want = {.pid = pid, .starttime = start};
-		if (!rt_state_alive(&want)) { /* it ended: the entry goes */
-			unlinkat(rfd, e->d_name, 0);
-			continue;
-		}
-		char name[64] = "", dir[4200];
-		ssize_t n = sc_read_small(rfd, e->d_name, SC_READ_NOFOLLOW | SC_READ_REGULAR, name,
-					  sizeof(name) - 1, NULL);
-		if (n <= 0)
-			continue;
-		name[n] = '\0';
-		if (!sc_valid_name(name) || sc_path(dir, sizeof(dir), "%s/%s", state_root, name) < 0)
-			continue;
-		struct cell_info info;
-		struct sc_err ignored;
-		if (rt_state_read_info(dir, &info, &ignored) == 0 && info.pid == pid &&
-		    info.starttime == start)
-			continue; /* its cell is there: not an orphan */
-		/* pin the process, then check again that it is the one
-		 * registered (not a reused pid) and runs as one of our cells */
-		_cleanup_fd_ int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (pfd < 0 || !rt_state_alive(&want) || !ours(pid))
-			continue;
-		if (syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0) {
-			killed++;
-			unlinkat(rfd, e->d_name, 0);
-			/* its cgroups too, once it is dead (not a minute later) */
-			struct pollfd p = {.fd = pfd, .events = POLLIN};
-			if (poll(&p, 1, 2000) == 1)
-				(void)rt_cgroup_remove_dead(name);
-		}
-	}
-	closedir(d);
-	rmdir(reg); /* when it is empty */
-	return killed;
-}
-
-int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
-{
-	char entry[4200];
-	if (info->pid > 0 && init_entry(dir, info->pid, info->starttime, entry, sizeof(entry)) == 0 &&
-	    unlink(entry) == 0) {
-		*strrchr(entry, '/') = '\0';
-		rmdir(entry); /* when it is empty */
-	}
-	if (info->cgroup[0]) {
-		struct cell_cgroup cg;
-		rt_cgroup_from_saved(&cg, info->cgroup);
-		if (rt_cgroup_destroy(&cg, err) < 0)
-			return -1;
-	}
-	/* the message names the tree; errno is the first failure's inside it */
-	struct sc_err inner = {0};
-	if (info->persist_dir[0] && sc_remove_tree_path(info->persist_dir, &inner) < 0)
-		return sc_fail(err, inner.errnum, "remove %s", info->persist_dir);
-	if (sc_remove_tree_path(dir, &inner) < 0)
-		return sc_fail(err, inner.errnum, "remove %s", dir);
-	return 0;
-}

@@ -32,17 +32,20 @@ int rt_state_read_info(const char *dir, struct cell_info *info, struct sc_err *e
 _Static_assert(sizeof(((struct cell_info *)0)->token) == RT_TOKEN_LEN, "token sizes");
 int rt_state_make_token(uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
-/* Start time of a host pid from /proc/PID/stat, 0 when gone or a zombie. */
-uint64_t rt_state_pid_starttime(pid_t pid);
 bool rt_state_alive(const struct cell_info *info);
 /* The register of inits (STATE_ROOT/.inits/PID-STARTTIME, holding the
  * cell's name): outside the cell's state directory, so that an init whose
  * directory was deleted by hand can still be found (cell_gc). Only the
  * caller writes it (the state root is the caller's, 0700); the cell never
- * sees it. rt_state_remove drops the entry. */
+ * sees it. rt_teardown_remove drops the entry. */
 int rt_state_register_init(const char *dir, const struct cell_info *info, struct sc_err *err);
-/* Kill the registered inits whose state directory is gone (or holds
- * another cell); drop entries of inits that ended. Returns inits killed. */
-size_t rt_state_gc_orphans(const char *state_root);
-/* Remove the state directory and everything the cell left on the host. */
-int rt_state_remove(const char *dir, const struct cell_info *info, struct sc_err *err);
+/* STATE_ROOT/.inits/PID-STARTTIME for the cell in dir (STATE_ROOT/NAME). */
+int rt_state_init_entry(const char *dir, pid_t pid, uint64_t starttime, char *buf, size_t size);
+
+/* teardown.c: kill the registered inits whose state directory is gone (or
+ * holds another cell); drop entries of inits that ended. Returns inits
+ * killed. */
+size_t rt_teardown_gc_orphans(const char *state_root);
+/* Remove the cell's cgroups, its register entry, its on-disk layer and
+ * its state directory: everything the cell left on the host. */
+int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err);
