@@ -137,13 +137,9 @@ static int prepare_cell(struct episode *e, struct sc_err *err)
 static unsigned redact_tree(int dirfd, const char *secret, int depth)
 {
 	unsigned changed = 0;
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	_cleanup_dir_ DIR *d = sc_opendir_at(dirfd);
+	if (!d)
 		return 0;
-	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -167,7 +163,6 @@ static unsigned redact_tree(int dirfd, const char *secret, int depth)
 		    pwrite(f, buf, (size_t)n, 0) == n)
 			changed++;
 	}
-	closedir(d);
 	return changed;
 }
 

@@ -13,18 +13,6 @@ const char AGENT_TOOL_NO_CALL_REMINDER[] =
 
 /* ---- running things in the cell ---- */
 
-static int memfd_with(const char *data, size_t len, struct sc_err *err)
-{
-	_cleanup_fd_ int fd = memfd_create("sandcell-stdin", MFD_CLOEXEC);
-	if (fd < 0)
-		return sc_fail(err, errno, "memfd_create");
-	if (len && sc_write_all(fd, data, len) < 0)
-		return sc_fail(err, errno, "write stdin");
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return sc_fail(err, errno, "lseek");
-	return steal_fd(&fd);
-}
-
 static double time_left(const struct tool_ctx *t, double want)
 {
 	double left = t->deadline - sc_now();
@@ -38,7 +26,7 @@ static int exec_in_cell(struct tool_ctx *t, char *const argv[], const char *in, 
 {
 	_cleanup_fd_ int fd = -1;
 	if (in) {
-		fd = memfd_with(in, inlen, err);
+		fd = sc_memfd_of("stdin", in, inlen, err);
 		if (fd < 0)
 			return -1;
 	}

@@ -19,11 +19,6 @@ struct docs {
 	size_t files;
 };
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void add_attr(struct sc_sbuf *b, const char *rel)
 {
 	/* the path is ours to show: keep it printable and quote-free */
@@ -65,32 +60,10 @@ static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, str
 {
 	if (depth > VANILLA_MAX_DEPTH)
 		return 0;
-	int fd = dup(dirfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
+	char **names;
+	size_t n;
+	if (sc_dir_names_sorted(dirfd, VANILLA_MAX_FILES, &names, &n, NULL) < 0)
 		return sc_fail(err, errno, "cannot read the input directory");
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	while ((e = readdir(dir)) && n < VANILLA_MAX_FILES) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			char **grown = realloc(names, cap * sizeof(*names));
-			if (!grown)
-				break;
-			names = grown;
-		}
-		if (!(names[n] = strdup(e->d_name)))
-			break;
-		n++;
-	}
-	closedir(dir);
-	qsort(names, n, sizeof(*names), cmp_names);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char rel[4096];
@@ -107,9 +80,8 @@ static int add_dir(struct docs *d, int dirfd, const char *prefix, int depth, str
 					rc = add_dir(d, sub, rel, depth + 1, err);
 			}
 		}
-		free(names[i]);
 	}
-	free(names);
+	sc_dir_names_free(names, n);
 	return rc;
 }
 

@@ -347,46 +347,14 @@ static void add_file(struct ctx *c, cJSON *arr, int dfd, const char *name, const
 	free(buf);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The files under dfd (not following symlinks), sorted, depth first. */
 static void list_files(struct ctx *c, cJSON *arr, int dfd, const char *prefix, int depth,
 		       bool *more)
 {
-	int d2 = dup(dfd);
-	DIR *d = d2 >= 0 ? fdopendir(d2) : NULL;
-	if (!d) {
-		if (d2 >= 0)
-			close(d2);
+	char **names;
+	size_t n;
+	if (sc_dir_names_sorted(dfd, 10000, &names, &n, more) < 0)
 		return;
-	}
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n >= 10000) {
-			*more = true;
-			break;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			char **g = realloc(names, cap * sizeof(*g));
-			if (!g)
-				break;
-			names = g;
-		}
-		if (!(names[n] = strdup(de->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
 		if ((size_t)cJSON_GetArraySize(arr) >= c->o->max_files) {
@@ -403,9 +371,8 @@ static void list_files(struct ctx *c, cJSON *arr, int dfd, const char *prefix, i
 					list_files(c, arr, sub, pre, depth + 1, more);
 			}
 		}
-		free(names[i]);
 	}
-	free(names);
+	sc_dir_names_free(names, n);
 }
 
 /* A small text file of the attempt (answer.txt, checker.log), cut. */

@@ -215,16 +215,6 @@ out:
 	return rc;
 }
 
-static int memfd_of(const char *data, size_t len, struct sc_err *err)
-{
-	_cleanup_fd_ int fd = memfd_create("sandcell-request", MFD_CLOEXEC);
-	if (fd < 0)
-		return sc_fail(err, errno, "memfd_create");
-	if ((len && sc_write_all(fd, data, len) < 0) || lseek(fd, 0, SEEK_SET) < 0)
-		return sc_fail(err, errno, "the helper's request");
-	return steal_fd(&fd);
-}
-
 /* The benchmark's Python (mode "reward" or "prompt") in a fresh cell with
  * the benchmark folder copied to r->bench_cell: the request on stdin, the
  * verdict object in *out. Its output goes to log (when not NULL). */
@@ -235,7 +225,7 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 	_cleanup_free_ char *text = cJSON_PrintUnformatted(request);
 	if (!text)
 		return sc_fail(err, ENOMEM, "the helper's request");
-	_cleanup_fd_ int in = memfd_of(text, strlen(text), err);
+	_cleanup_fd_ int in = sc_memfd_of("the helper's request", text, strlen(text), err);
 	if (in < 0)
 		return -1;
 	struct cell *c;

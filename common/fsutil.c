@@ -1,6 +1,7 @@
 /* Filesystem helpers shared by modules. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -184,6 +185,80 @@ int sc_openat_in_root(int root_fd, const char *path, int flags, mode_t mode)
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	return (int)syscall(SYS_openat2, root_fd, path, &oh, sizeof(oh));
+}
+
+DIR *sc_opendir_at(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
+void sc_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+	*d = NULL;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sc_dir_names_sorted(int dirfd, size_t max, char ***names, size_t *n, bool *more)
+{
+	*names = NULL;
+	*n = 0;
+	_cleanup_dir_ DIR *d = sc_opendir_at(dirfd);
+	if (!d)
+		return -1;
+	size_t cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (*n >= max) {
+			if (more)
+				*more = true;
+			break;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **grown = realloc(*names, cap * sizeof(**names));
+			if (!grown)
+				break;
+			*names = grown;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			break;
+		(*n)++;
+	}
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_names);
+	return 0;
+}
+
+void sc_dir_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int sc_memfd_of(const char *what, const void *data, size_t len, struct sc_err *err)
+{
+	_cleanup_fd_ int fd = memfd_create(what, MFD_CLOEXEC);
+	if (fd < 0)
+		return sc_fail(err, errno, "memfd for %s", what);
+	if ((len && sc_write_all(fd, data, len) < 0) || lseek(fd, 0, SEEK_SET) < 0)
+		return sc_fail(err, errno, "write %s", what);
+	return steal_fd(&fd);
 }
 
 int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err)

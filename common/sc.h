@@ -73,6 +73,13 @@ static inline void sc_fclosep(FILE **f)
 }
 
 #define _cleanup_fd_ __attribute__((cleanup(sc_closep)))
+/* A directory stream over dirfd's directory with an offset of its own (a
+ * dup would share dirfd's; dirfd may be O_PATH), or NULL with errno
+ * (common/fsutil.c). _cleanup_dir_ closes it on every way out. */
+struct __dirstream;
+struct __dirstream *sc_opendir_at(int dirfd);
+void sc_closedirp(struct __dirstream **d);
+#define _cleanup_dir_ __attribute__((cleanup(sc_closedirp)))
 #define _cleanup_free_ __attribute__((cleanup(sc_freep)))
 #define _cleanup_fclose_ __attribute__((cleanup(sc_fclosep)))
 
@@ -149,6 +156,18 @@ int sc_remove_tree_at(int dir, const char *name, struct sc_err *err);
 int sc_remove_tree_path(const char *path, struct sc_err *err);
 /* sc_remove_tree_path(path, NULL), for callers that do not report why. */
 int sc_remove_tree(const char *path);
+/* The names in dirfd's directory ("." and ".." left out), sorted
+ * bytewise, read and closed before the caller walks them (so a recursive
+ * walk holds one stream at a time): at most max, *more (may be NULL) set
+ * when there were more; what was read is kept when memory runs out. 0, or
+ * -1 with errno when the directory cannot be read. Free with
+ * sc_dir_names_free. */
+int sc_dir_names_sorted(int dirfd, size_t max, char ***names, size_t *n, bool *more);
+void sc_dir_names_free(char **names, size_t n);
+/* A memfd (O_CLOEXEC) holding the len bytes of data, its offset at 0: a
+ * command's stdin or a helper's request (common/fsutil.c). An fd, or -1
+ * with err filled ("what" names it). */
+int sc_memfd_of(const char *what, const void *data, size_t len, struct sc_err *err);
 /* mkdir -p (common/fsutil.c). */
 int sc_mkdir_p(const char *path, mode_t mode, struct sc_err *err);
 

@@ -359,13 +359,9 @@ static int apply_opaque(struct extractor *x, const char *parent, struct sc_err *
 	_cleanup_fd_ int pfd = open_dir(x, parent, true, err);
 	if (pfd < 0)
 		return -1;
-	int fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	_cleanup_dir_ DIR *d = sc_opendir_at(pfd);
+	if (!d)
 		return sc_fail(err, errno, "read %.200s", parent);
-	}
 	char **doomed = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0;
@@ -398,7 +394,6 @@ static int apply_opaque(struct extractor *x, const char *parent, struct sc_err *
 		free(doomed[i]);
 	}
 	free(doomed);
-	closedir(d);
 	return rc;
 }
 

@@ -348,13 +348,9 @@ static int gc_hierarchy(const char *mount)
 	_cleanup_fd_ int sub = rt_cg_open_subtree(mount);
 	if (sub < 0)
 		return 0;
-	int fd = dup(sub);
-	DIR *ls = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!ls) {
-		if (fd >= 0)
-			close(fd);
+	_cleanup_dir_ DIR *ls = sc_opendir_at(sub);
+	if (!ls)
 		return 0;
-	}
 	int removed = 0;
 	struct dirent *e;
 	while ((e = readdir(ls))) {
@@ -366,7 +362,6 @@ static int gc_hierarchy(const char *mount)
 		if (rt_cg_rmdir_at(sub, e->d_name) == 0)
 			removed++;
 	}
-	closedir(ls);
 	return removed;
 }
 

@@ -394,19 +394,14 @@ int rt_cg2_gc(const struct cg_host *h, struct sc_err *err)
 	_cleanup_fd_ int sub = rt_cg_open_subtree(h->base);
 	if (sub < 0)
 		return errno == ENOENT ? 0 : sc_fail(err, errno, "cannot open %s/" CG_SUBTREE, h->base);
-	int fd = dup(sub);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	_cleanup_dir_ DIR *d = sc_opendir_at(sub);
+	if (!d)
 		return sc_fail(err, errno, "cannot list %s/" CG_SUBTREE, h->base);
-	}
 	int removed = 0;
 	struct dirent *e;
 	while ((e = readdir(d)))
 		if (e->d_type == DT_DIR && e->d_name[0] != '.')
 			removed += gc_one(sub, e->d_name);
-	closedir(d);
 	return removed;
 }
 

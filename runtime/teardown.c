@@ -67,13 +67,9 @@ size_t rt_teardown_gc_orphans(const char *state_root)
 	if (sc_path(reg, sizeof(reg), "%s/.inits", state_root) < 0)
 		return 0;
 	_cleanup_fd_ int rfd = open(reg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd = rfd >= 0 ? dup(rfd) : -1;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	_cleanup_dir_ DIR *d = sc_opendir_at(rfd);
+	if (!d)
 		return 0;
-	}
 	size_t killed = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
@@ -114,7 +110,6 @@ size_t rt_teardown_gc_orphans(const char *state_root)
 				(void)rt_cgroup_remove_dead(name);
 		}
 	}
-	closedir(d);
 	rmdir(reg); /* when it is empty */
 	return killed;
 }

@@ -186,6 +186,49 @@ static void openat_in_root_stays_in_root(void **state)
 	assert_int_equal(unlinkat(dfd, "outside", 0), 0);
 }
 
+static void dir_names_sorted_and_bounded(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdirat(dfd, "ls", 0755), 0);
+	int ls = openat(dfd, "ls", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(ls >= 0);
+	const char *mk[] = {"b", "a", "c"};
+	for (size_t i = 0; i < 3; i++)
+		close(openat(ls, mk[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	char **names;
+	size_t n;
+	bool more = false;
+	assert_int_equal(sc_dir_names_sorted(ls, 10, &names, &n, &more), 0);
+	assert_int_equal(n, 3);
+	assert_false(more);
+	assert_string_equal(names[0], "a");
+	assert_string_equal(names[2], "c");
+	sc_dir_names_free(names, n);
+	assert_int_equal(sc_dir_names_sorted(ls, 2, &names, &n, &more), 0);
+	assert_int_equal(n, 2);
+	assert_true(more);
+	sc_dir_names_free(names, n);
+	close(ls);
+	assert_int_equal(sc_remove_tree_at(dfd, "ls", NULL), 0);
+	assert_int_equal(sc_dir_names_sorted(dfd, 10, &names, &n, NULL) < 0 ? -1 : 0, 0);
+	sc_dir_names_free(names, n);
+}
+
+static void memfd_of_holds_the_bytes(void **state)
+{
+	(void)state;
+	int fd = sc_memfd_of("test", "hello", 5, NULL);
+	assert_true(fd >= 0);
+	char buf[8] = {0};
+	assert_int_equal(read(fd, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "hello");
+	close(fd);
+	fd = sc_memfd_of("empty", NULL, 0, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 0);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +236,8 @@ int main(void)
 		cmocka_unit_test(read_small_alloc_bounds),
 		cmocka_unit_test(openat_beneath_stays_beneath),
 		cmocka_unit_test(openat_in_root_stays_in_root),
+		cmocka_unit_test(dir_names_sorted_and_bounded),
+		cmocka_unit_test(memfd_of_holds_the_bytes),
 		cmocka_unit_test(remove_tree_is_symlink_safe),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
