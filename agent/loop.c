@@ -377,7 +377,7 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 		spec.make_dirs = AGENT_CELL_DIRS;
 		spec.die_with_creator = !cfg->keep; /* a killed agent takes its cell along */
 		if (cell_create(&spec, name, &e.cell, err) < 0) {
-			sc_err_hint(err, "creating the agent's cell");
+			sc_err_wrap(err, "create the agent's cell");
 			rc = -1;
 			goto out;
 		}

@@ -296,7 +296,7 @@ static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const 
 			if (pe[i] >= 0) close(pe[i]);
 			if (pd[i] >= 0) close(pd[i]);
 		}
-		return sc_fail(err, e, "pipe: %s", strerror(e));
+		return sc_fail(err, e, "pipe");
 	}
 	struct stream_thread t = {.c = c, .er = *er, .done_w = pd[1]};
 	t.er.stdout_fd = po[1];
@@ -305,7 +305,7 @@ static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const 
 	int e = pthread_create(&th, NULL, stream_main, &t);
 	if (e) {
 		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(pd[0]); close(pd[1]);
-		return sc_fail(err, e, "thread: %s", strerror(e));
+		return sc_fail(err, e, "start the output thread");
 	}
 	uint64_t limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
 	struct grow go = {.limit = limit}, ge = {.limit = limit};
@@ -349,8 +349,7 @@ static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const 
 	if (t.rc < 0) {
 		free(go.p);
 		free(ge.p);
-		*err = t.err;
-		return -1;
+		return sc_err_set(err, t.err.errnum, t.err.msg);
 	}
 	*cr = t.cr;
 	cr->out = go.p;
@@ -541,7 +540,7 @@ static int go_module(struct cell *c, const struct lang_run_req *req, struct sc_e
 	struct sc_err e = {0};
 	if (cell_write_file(c, path, mod, sizeof(mod) - 1, CELL_FILE_CREATE, 30, &e) < 0 &&
 	    e.errnum != EEXIST) {
-		*err = e;
+		sc_err_set(err, e.errnum, e.msg);
 		return sc_err_wrap(err, "--libraries: writing %s", path);
 	}
 	return 0;

@@ -174,7 +174,7 @@ int rt_cg1_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 			goto fail;
 		}
 		if (write_limits(dfd, ctrls[i], limits, err) < 0) {
-			sc_err_hint(err, dir);
+			sc_err_wrap(err, "cgroup %s", dir);
 			goto fail;
 		}
 		int w = snprintf(cg->path + used, sizeof(cg->path) - used, "%s%s", i ? ":" : "", dir);

@@ -184,7 +184,7 @@ int rt_cg2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 	}
 	cg->dir_fd = make_cell_leaf(sub, cell_id, limits, err);
 	if (cg->dir_fd < 0) {
-		sc_err_hint(err, cg->path);
+		sc_err_wrap(err, "cgroup %s", cg->path);
 		unlinkat(sub, cell_id, AT_REMOVEDIR);
 		return -1;
 	}

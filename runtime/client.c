@@ -463,10 +463,8 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	}
 	if (r.timed_out && !ours_first)
 		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, j->what);
-	if (rc < 0) {
-		*err = local;
-		return -1;
-	}
+	if (rc < 0)
+		return sc_err_set(err, local.errnum, local.msg);
 	*wstatus = r.status;
 	return 0;
 }
