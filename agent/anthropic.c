@@ -5,6 +5,7 @@
 
 #include "llm.h"
 #include "text.h"
+#include "../common/jsonget.h"
 
 #define ANTHROPIC_VERSION "2023-06-01"
 #define ANTHROPIC_DEFAULT_MAX_TOKENS 4096
@@ -59,16 +60,10 @@ static cJSON *anthropic_request(struct llm *m)
 	return req;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *call,
 			  struct sc_err *err)
 {
-	const char *id = str_of(block, "id"), *name = str_of(block, "name");
+	const char *id = sc_json_str(block, "id"), *name = sc_json_str(block, "name");
 	char idbuf[48];
 	if (!id || !*id) {
 		snprintf(idbuf, sizeof(idbuf), "toolu_sandcell_%u", ++m->tool_ids);
@@ -109,7 +104,7 @@ static int parse_tool_use(struct llm *m, cJSON *block, struct llm_tool_call *cal
 static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r,
 			   struct sc_err *err)
 {
-	const char *type = str_of(root, "type");
+	const char *type = sc_json_str(root, "type");
 	if (type && !strcmp(type, "error")) {
 		_cleanup_free_ char *text = cJSON_PrintUnformatted(root);
 		char msg[400];
@@ -130,17 +125,17 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	struct sc_sbuf text = {0}, thinking = {0};
 	for (cJSON *b = blocks->child, *next; b; b = next) {
 		next = b->next;
-		const char *bt = str_of(b, "type");
+		const char *bt = sc_json_str(b, "type");
 		if (!bt)
 			continue;
-		if (!strcmp(bt, "text") && str_of(b, "text")) {
+		if (!strcmp(bt, "text") && sc_json_str(b, "text")) {
 			if (text.len)
 				sc_sbuf_adds(&text, "\n");
 			if (text.len < LLM_MAX_TEXT)
-				sc_sbuf_adds(&text, str_of(b, "text"));
-		} else if (!strcmp(bt, "thinking") && str_of(b, "thinking")) {
+				sc_sbuf_adds(&text, sc_json_str(b, "text"));
+		} else if (!strcmp(bt, "thinking") && sc_json_str(b, "thinking")) {
 			if (thinking.len < LLM_MAX_TEXT)
-				sc_sbuf_adds(&thinking, str_of(b, "thinking"));
+				sc_sbuf_adds(&thinking, sc_json_str(b, "thinking"));
 		} else if (!strcmp(bt, "tool_use")) {
 			if (r->ncalls == LLM_MAX_TOOL_CALLS) {
 				/* not run: out of the history too (a tool_use needs its
@@ -159,7 +154,7 @@ static int anthropic_parse(struct llm *m, const cJSON *root, struct llm_reply *r
 	_cleanup_free_ char *t = sc_sbuf_take(&text), *th = sc_sbuf_take(&thinking);
 	r->content = llm_strndup_capped(t, LLM_MAX_TEXT);
 	r->reasoning = llm_strndup_capped(th, LLM_MAX_TEXT);
-	r->finish_reason = llm_strndup_capped(str_of(root, "stop_reason"), 64);
+	r->finish_reason = llm_strndup_capped(sc_json_str(root, "stop_reason"), 64);
 	if (!r->content || !r->reasoning || !r->finish_reason)
 		return sc_fail(err, ENOMEM, "model reply");
 	const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
@@ -182,7 +177,7 @@ static cJSON *user_blocks(struct llm *m)
 {
 	int n = cJSON_GetArraySize(m->messages);
 	cJSON *last = n ? cJSON_GetArrayItem(m->messages, n - 1) : NULL;
-	const char *role = str_of(last, "role");
+	const char *role = sc_json_str(last, "role");
 	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
 	if (role && !strcmp(role, "user") && cJSON_IsArray(content))
 		return content;

@@ -5,6 +5,7 @@
 
 #include "llm.h"
 #include "text.h"
+#include "../common/jsonget.h"
 
 static int openai_auth(struct llm *m, struct sc_err *err)
 {
@@ -39,12 +40,6 @@ static cJSON *openai_request(struct llm *m)
 	return req;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* content is a string, null, or (some servers) a list of {type:text,text} parts */
 static char *content_text(const cJSON *c)
 {
@@ -53,7 +48,7 @@ static char *content_text(const cJSON *c)
 	struct sc_sbuf b = {0};
 	if (cJSON_IsArray(c))
 		for (const cJSON *p = c->child; p; p = p->next) {
-			const char *t = str_of(p, "text");
+			const char *t = sc_json_str(p, "text");
 			if (t && b.len < LLM_MAX_TEXT)
 				sc_sbuf_adds(&b, t);
 		}
@@ -67,9 +62,9 @@ static int parse_call(struct llm *m, const cJSON *tc, struct llm_tool_call *call
 		      struct sc_err *err)
 {
 	const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
-	const char *name = str_of(fn, "name");
+	const char *name = sc_json_str(fn, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
-	const char *id = str_of(tc, "id");
+	const char *id = sc_json_str(tc, "id");
 	char idbuf[48];
 	if (!id || !*id) {
 		snprintf(idbuf, sizeof(idbuf), "call_sandcell_%u", ++m->tool_ids);
@@ -139,11 +134,11 @@ static int openai_parse(struct llm *m, const cJSON *root, struct llm_reply *r, s
 			       m->url);
 	}
 	r->content = content_text(cJSON_GetObjectItemCaseSensitive(msg, "content"));
-	const char *reasoning = str_of(msg, "reasoning_content");
+	const char *reasoning = sc_json_str(msg, "reasoning_content");
 	if (!reasoning)
-		reasoning = str_of(msg, "reasoning"); /* OpenRouter, Ollama */
+		reasoning = sc_json_str(msg, "reasoning"); /* OpenRouter, Ollama */
 	r->reasoning = llm_strndup_capped(reasoning, LLM_MAX_TEXT);
-	const char *fr = str_of(choice, "finish_reason");
+	const char *fr = sc_json_str(choice, "finish_reason");
 	r->finish_reason = llm_strndup_capped(fr, 64);
 	if (!r->content || !r->reasoning || !r->finish_reason)
 		return sc_fail(err, ENOMEM, "model reply");
@@ -200,7 +195,7 @@ static int openai_append_note(struct llm *m, const char *text)
 {
 	int n = cJSON_GetArraySize(m->messages);
 	cJSON *last = n ? cJSON_GetArrayItem(m->messages, n - 1) : NULL;
-	const char *role = str_of(last, "role");
+	const char *role = sc_json_str(last, "role");
 	cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
 	if (!role || !strcmp(role, "assistant") || !cJSON_IsString(content))
 		return add_text_message(m, "user", text);

@@ -7,6 +7,7 @@
 
 #include "../agent/text.h"
 #include "batch_priv.h"
+#include "../common/jsonget.h"
 
 #define CONVERSATION_MAX (256U << 20)
 
@@ -16,12 +17,6 @@ static cJSON *message(const char *role, const char *content)
 	cJSON_AddStringToObject(m, "role", role);
 	cJSON_AddStringToObject(m, "content", content ? content : "");
 	return m;
-}
-
-static const char *str_of(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* An OpenAI message keeps only the fields fine-tuning accepts. */
@@ -40,7 +35,7 @@ static cJSON *openai_message(const cJSON *m)
 /* The text of an Anthropic content value (a string or text blocks). */
 static void add_text(cJSON *c, char **acc)
 {
-	const char *t = cJSON_IsString(c) ? c->valuestring : str_of(c, "text");
+	const char *t = cJSON_IsString(c) ? c->valuestring : sc_json_str(c, "text");
 	if (!t)
 		return;
 	char *joined = NULL;
@@ -52,7 +47,7 @@ static void add_text(cJSON *c, char **acc)
 
 static void anthropic_message(cJSON *out, const cJSON *m)
 {
-	const char *role = str_of(m, "role");
+	const char *role = sc_json_str(m, "role");
 	const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
 	if (!role)
 		return;
@@ -63,7 +58,7 @@ static void anthropic_message(cJSON *out, const cJSON *m)
 	char *text = NULL;
 	cJSON *calls = NULL;
 	for (const cJSON *b = content ? content->child : NULL; b; b = b->next) {
-		const char *type = str_of(b, "type");
+		const char *type = sc_json_str(b, "type");
 		if (!type)
 			continue;
 		if (!strcmp(type, "text")) {
@@ -72,10 +67,10 @@ static void anthropic_message(cJSON *out, const cJSON *m)
 			if (!calls)
 				calls = cJSON_CreateArray();
 			cJSON *tc = cJSON_CreateObject(), *fn;
-			cJSON_AddStringToObject(tc, "id", str_of(b, "id") ? str_of(b, "id") : "");
+			cJSON_AddStringToObject(tc, "id", sc_json_str(b, "id") ? sc_json_str(b, "id") : "");
 			cJSON_AddStringToObject(tc, "type", "function");
 			fn = cJSON_AddObjectToObject(tc, "function");
-			cJSON_AddStringToObject(fn, "name", str_of(b, "name") ? str_of(b, "name") : "");
+			cJSON_AddStringToObject(fn, "name", sc_json_str(b, "name") ? sc_json_str(b, "name") : "");
 			char *args = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(b, "input"));
 			cJSON_AddStringToObject(fn, "arguments", args ? args : "{}");
 			free(args);
@@ -91,7 +86,7 @@ static void anthropic_message(cJSON *out, const cJSON *m)
 			}
 			cJSON *tm = message("tool", res);
 			cJSON_AddStringToObject(tm, "tool_call_id",
-						str_of(b, "tool_use_id") ? str_of(b, "tool_use_id") : "");
+						sc_json_str(b, "tool_use_id") ? sc_json_str(b, "tool_use_id") : "");
 			cJSON_AddItemToArray(out, tm);
 			free(res);
 		}
@@ -122,9 +117,9 @@ static cJSON *openai_tools(const cJSON *tools, bool anthropic)
 		cJSON *o = cJSON_CreateObject(), *fn;
 		cJSON_AddStringToObject(o, "type", "function");
 		fn = cJSON_AddObjectToObject(o, "function");
-		cJSON_AddStringToObject(fn, "name", str_of(t, "name") ? str_of(t, "name") : "");
+		cJSON_AddStringToObject(fn, "name", sc_json_str(t, "name") ? sc_json_str(t, "name") : "");
 		cJSON_AddStringToObject(fn, "description",
-					str_of(t, "description") ? str_of(t, "description") : "");
+					sc_json_str(t, "description") ? sc_json_str(t, "description") : "");
 		const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "input_schema");
 		cJSON_AddItemToObject(fn, "parameters", schema ? cJSON_Duplicate(schema, true)
 							       : cJSON_CreateObject());
@@ -140,20 +135,20 @@ static cJSON *openai_tools(const cJSON *tools, bool anthropic)
 static void drop_unanswered(cJSON *out)
 {
 	for (cJSON *m = out->child; m; m = m->next) {
-		const char *role = str_of(m, "role");
+		const char *role = sc_json_str(m, "role");
 		cJSON *calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
 		if (!role || strcmp(role, "assistant"))
 			continue;
 		/* the tool messages that follow this turn */
 		cJSON *first_tool = m->next, *after = m->next;
-		while (after && str_of(after, "role") && !strcmp(str_of(after, "role"), "tool"))
+		while (after && sc_json_str(after, "role") && !strcmp(sc_json_str(after, "role"), "tool"))
 			after = after->next;
 		for (cJSON *c = cJSON_IsArray(calls) ? calls->child : NULL, *next; c; c = next) {
 			next = c->next;
-			const char *id = str_of(c, "id");
+			const char *id = sc_json_str(c, "id");
 			bool answered = false;
 			for (cJSON *t = first_tool; id && t != after && !answered; t = t->next)
-				answered = str_of(t, "tool_call_id") && !strcmp(str_of(t, "tool_call_id"), id);
+				answered = sc_json_str(t, "tool_call_id") && !strcmp(sc_json_str(t, "tool_call_id"), id);
 			if (!answered)
 				cJSON_Delete(cJSON_DetachItemViaPointer(calls, c));
 		}
@@ -162,10 +157,10 @@ static void drop_unanswered(cJSON *out)
 		calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
 		for (cJSON *t = first_tool, *next; t != after; t = next) {
 			next = t->next;
-			const char *tid = str_of(t, "tool_call_id");
+			const char *tid = sc_json_str(t, "tool_call_id");
 			bool known = false;
 			for (cJSON *c = calls ? calls->child : NULL; tid && c && !known; c = c->next)
-				known = str_of(c, "id") && !strcmp(str_of(c, "id"), tid);
+				known = sc_json_str(c, "id") && !strcmp(sc_json_str(c, "id"), tid);
 			if (!known)
 				cJSON_Delete(cJSON_DetachItemViaPointer(out, t));
 		}
@@ -174,13 +169,13 @@ static void drop_unanswered(cJSON *out)
 
 cJSON *batch_conversation_openai(const cJSON *conv, cJSON **tools_out)
 {
-	const char *api = str_of(conv, "api");
+	const char *api = sc_json_str(conv, "api");
 	const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(conv, "messages");
 	if (!api || !cJSON_IsArray(msgs))
 		return NULL;
 	bool anthropic = !strcmp(api, "anthropic");
 	cJSON *out = cJSON_CreateArray();
-	const char *system = str_of(conv, "system");
+	const char *system = sc_json_str(conv, "system");
 	if (system)
 		cJSON_AddItemToArray(out, message("system", system));
 	for (const cJSON *m = msgs->child; m; m = m->next) {
@@ -225,7 +220,7 @@ static cJSON *rl_line(const struct batch_record *r, cJSON *messages, cJSON *tool
 	cJSON *prompt = cJSON_AddArrayToObject(o, "prompt");
 	int k = 0;
 	for (cJSON *m = messages->child; m && k < 2; m = m->next, k++) {
-		const char *role = str_of(m, "role");
+		const char *role = sc_json_str(m, "role");
 		if (!role || (strcmp(role, "system") && strcmp(role, "user")))
 			break;
 		cJSON_AddItemToArray(prompt, cJSON_Duplicate(m, true));

@@ -29,6 +29,7 @@
 #include "../agent/text.h"
 #include "../common/base64.h"
 #include "batch_priv.h"
+#include "../common/jsonget.h"
 
 extern const unsigned char batch_report_js[], batch_report_css[];
 extern const size_t batch_report_js_size, batch_report_css_size;
@@ -113,18 +114,6 @@ static void add_cut(struct ctx *c, cJSON *o, const char *key, const char *s, siz
 	snprintf(lk, sizeof(lk), "%s_len", key);
 	cJSON_AddNumberToObject(o, lk, (double)len);
 	c->st->cut++;
-}
-
-static const char *str_of(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num_of(const cJSON *o, const char *k, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
 /* A copy of v with every string cut to max bytes (and depth bounded). */
@@ -415,7 +404,7 @@ static void add_steps(struct ctx *c, cJSON *d, const cJSON *traj, cJSON *lat)
 	size_t k = 0;
 	for (const cJSON *s = cJSON_IsArray(steps) ? steps->child : NULL; s; s = s->next, k++) {
 		const cJSON *md = cJSON_GetObjectItemCaseSensitive(s, "metadata");
-		double llm = num_of(md, "llm_time", NAN);
+		double llm = sc_json_num(md, "llm_time", NAN);
 		if (!isnan(llm) && cJSON_GetArraySize(lat) < MAX_LATENCIES)
 			cJSON_AddItemToArray(lat, cJSON_CreateNumber(llm));
 		if (k >= MAX_STEPS_SHOWN) {
@@ -423,19 +412,19 @@ static void add_steps(struct ctx *c, cJSON *d, const cJSON *traj, cJSON *lat)
 		}
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddItemToArray(out, e);
-		cJSON_AddNumberToObject(e, "step", num_of(md, "step", (double)k + 1));
-		add_cut(c, e, "thought", str_of(s, "thought"), o->max_text);
-		const char *rc = str_of(s, "reasoning_content");
+		cJSON_AddNumberToObject(e, "step", sc_json_num(md, "step", (double)k + 1));
+		add_cut(c, e, "thought", sc_json_str(s, "thought"), o->max_text);
+		const char *rc = sc_json_str(s, "reasoning_content");
 		if (rc && *rc)
 			add_cut(c, e, "reasoning", rc, o->max_text);
 		const cJSON *act = cJSON_GetObjectItemCaseSensitive(s, "action");
-		add_cut(c, e, "fn", str_of(act, "function"), 256);
+		add_cut(c, e, "fn", sc_json_str(act, "function"), 256);
 		const cJSON *params = cJSON_GetObjectItemCaseSensitive(act, "parameters");
 		if (params)
 			cJSON_AddItemToObject(e, "args", dup_cut(c, params, o->max_text, 0));
-		add_cut(c, e, "obs", str_of(s, "observation"), o->max_observation);
-		if (!isnan(num_of(md, "exec_time", NAN)))
-			cJSON_AddNumberToObject(e, "exec", num_of(md, "exec_time", 0));
+		add_cut(c, e, "obs", sc_json_str(s, "observation"), o->max_observation);
+		if (!isnan(sc_json_num(md, "exec_time", NAN)))
+			cJSON_AddNumberToObject(e, "exec", sc_json_num(md, "exec_time", 0));
 		if (!isnan(llm))
 			cJSON_AddNumberToObject(e, "llm", llm);
 	}
@@ -450,13 +439,13 @@ static void add_prompts(struct ctx *c, cJSON *d, const struct batch_record *r)
 	cJSON_Delete(conv);
 	const char *sys = NULL, *user = NULL;
 	for (const cJSON *m = msgs ? msgs->child : NULL; m; m = m->next) {
-		const char *role = str_of(m, "role");
+		const char *role = sc_json_str(m, "role");
 		if (!role)
 			continue;
 		if (!sys && !user && !strcmp(role, "system"))
-			sys = str_of(m, "content");
+			sys = sc_json_str(m, "content");
 		else if (!user && !strcmp(role, "user"))
-			user = str_of(m, "content");
+			user = sc_json_str(m, "content");
 		if (user)
 			break;
 	}
@@ -494,10 +483,10 @@ static cJSON *attempt_detail(struct ctx *c, const struct batch_record *r, size_t
 		cJSON_AddNumberToObject(d, "score", r->score);
 	else
 		cJSON_AddNullToObject(d, "score");
-	add_cut(c, d, "scorer", str_of(r->json, "scorer"), 64);
-	add_cut(c, d, "expected", str_of(r->json, "expected"), o->max_text);
-	add_cut(c, d, "answer", str_of(r->json, "answer"), o->max_text);
-	add_cut(c, d, "error", str_of(r->json, "error"), o->max_text);
+	add_cut(c, d, "scorer", sc_json_str(r->json, "scorer"), 64);
+	add_cut(c, d, "expected", sc_json_str(r->json, "expected"), o->max_text);
+	add_cut(c, d, "answer", sc_json_str(r->json, "answer"), o->max_text);
+	add_cut(c, d, "error", sc_json_str(r->json, "error"), o->max_text);
 	cJSON_AddNumberToObject(d, "steps_n", r->steps);
 	cJSON_AddNumberToObject(d, "wall_s", r->wall_s);
 	cJSON_AddNumberToObject(d, "input_tokens", (double)r->input_tokens);
@@ -536,7 +525,7 @@ static cJSON *attempt_detail(struct ctx *c, const struct batch_record *r, size_t
 			add_note(d, "trajectory.json is not JSON");
 		} else {
 			if (!cJSON_GetObjectItemCaseSensitive(d, "user"))
-				add_cut(c, d, "user", str_of(traj, "problem_statement"), o->max_text);
+				add_cut(c, d, "user", sc_json_str(traj, "problem_statement"), o->max_text);
 			add_steps(c, d, traj, lat);
 			const cJSON *tm = cJSON_GetObjectItemCaseSensitive(traj, "timings");
 			if (cJSON_IsObject(tm))
@@ -599,7 +588,7 @@ static cJSON *batch_json(const char *dir)
 
 static char *dup_field(const cJSON *j, const char *k)
 {
-	const char *s = str_of(j, k);
+	const char *s = sc_json_str(j, k);
 	return strdup(s ? s : "");
 }
 
@@ -723,9 +712,9 @@ static cJSON *index_entry(struct ctx *c, const struct batch_record *r, size_t ru
 		cJSON_AddNumberToObject(e, "sc", r->score);
 	else
 		cJSON_AddNullToObject(e, "sc");
-	add_cut(c, e, "exp", str_of(r->json, "expected"), TABLE_TEXT);
-	add_cut(c, e, "ans", str_of(r->json, "answer"), TABLE_TEXT);
-	add_cut(c, e, "err", str_of(r->json, "error"), TABLE_TEXT);
+	add_cut(c, e, "exp", sc_json_str(r->json, "expected"), TABLE_TEXT);
+	add_cut(c, e, "ans", sc_json_str(r->json, "answer"), TABLE_TEXT);
+	add_cut(c, e, "err", sc_json_str(r->json, "error"), TABLE_TEXT);
 	cJSON_AddNumberToObject(e, "steps", r->steps);
 	cJSON_AddNumberToObject(e, "in", (double)r->input_tokens);
 	cJSON_AddNumberToObject(e, "out", (double)r->output_tokens);

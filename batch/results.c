@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/jsonget.h"
 #include "batch_priv.h"
 
 /* ---- records ---- */
@@ -44,13 +45,12 @@ int batch_record_parse(const char *line, size_t len, struct batch_record *r)
 	r->steps = (unsigned)u64_of(j, "steps");
 	r->input_tokens = u64_of(j, "input_tokens");
 	r->output_tokens = u64_of(j, "output_tokens");
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "wall_s");
-	r->wall_s = cJSON_IsNumber(w) ? w->valuedouble : 0;
-	r->answer_error = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "answer_error"));
-	r->files_truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "files_truncated"));
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dir");
-	if (cJSON_IsString(d))
-		r->dir = strdup(d->valuestring);
+	r->wall_s = sc_json_num(j, "wall_s", 0);
+	r->answer_error = sc_json_str(j, "answer_error") != NULL;
+	r->files_truncated = sc_json_true(j, "files_truncated");
+	const char *d = sc_json_str(j, "dir");
+	if (d)
+		r->dir = strdup(d);
 	if (!r->id) {
 		batch_record_free(r);
 		return -1;
