@@ -14,56 +14,58 @@ static const char RUN_HELP[] =
 	"it CMD reads a pipe that sandcell fills with what you type (^D ends it).\n"
 	"\n"
 	"Options:\n"
-	"%s"
-	"  -t, --tty             give CMD a pty of its own (relayed; the default when\n"
-	"                        stdin and stdout are a terminal, never with --json)\n"
-	"  --json                capture stdout/stderr and print one JSON object:\n"
-	"                        exit_code, signal, timed_out, stdout, stderr,\n"
-	"                        truncated, wall_s, cpu_s, peak_memory, limit_hit\n"
-	"                        (and network, with an allowlist)\n"
-	"  --net-log FILE        with an allowlist: append each egress decision to\n"
-	"                        FILE as a JSON line (see docs/policy.md)\n"
-	"  -h, --help            this help\n";
+	"%s%s";
+
+struct run_args {
+	bool json, tty, help;
+	const char *net_log;
+};
+#define RA(member) CLI_FIELD(struct run_args, member)
+
+static const struct cli_option RUN_OPTIONS[] = {
+	{"--tty", "-t", CLI_FLAG, RA(tty), .usage = "-t, --tty",
+	 .help = "give CMD a pty of its own (relayed; the default when\n"
+		 "stdin and stdout are a terminal, never with --json)"},
+	{"--json", NULL, CLI_FLAG, RA(json),
+	 .help = "capture stdout/stderr and print one JSON object:\n"
+		 "exit_code, signal, timed_out, stdout, stderr,\n"
+		 "truncated, wall_s, cpu_s, peak_memory, limit_hit\n"
+		 "(and network, with an allowlist)"},
+	{"--net-log", NULL, CLI_STRING, RA(net_log), .metavar = "FILE",
+	 .help = "with an allowlist: append each egress decision to\n"
+		 "FILE as a JSON line (see docs/policy.md)"},
+	{"--help", "-h", CLI_FLAG, RA(help), .help = "this help", .usage = "-h, --help"},
+	{0},
+};
 
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
-	bool json = false, tty = false;
-	const char *net_log = NULL;
+	struct run_args a = {0};
+	struct cli_table tables[] = {{RUN_OPTIONS, &a}, {CLI_CELL_OPTIONS, &opts}};
 	_cleanup_fd_ int net_log_fd = -1;
 	int i = 1;
 	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--")) {
 			i++;
 			break;
 		}
-		if (cli_is_help(a)) {
-			printf(RUN_HELP, cli_cell_opts_help());
-			return 0;
-		}
-		if (!strcmp(a, "--json")) {
-			json = true;
-			continue;
-		}
-		if (!strcmp(a, "--net-log") && i + 1 < argc) {
-			net_log = argv[++i];
-			continue;
-		}
-		if (!strcmp(a, "-t") || !strcmp(a, "--tty")) {
-			tty = true;
-			continue;
-		}
-		int r = cli_cell_opts_parse(&opts, argc, argv, &i);
+		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
 		if (r < 0)
 			return CLI_EXIT_USAGE;
-		if (r == 0) {
-			if (a[0] == '-') {
-				cli_error("run: unknown option '%.64s' (see 'sandcell run --help')", a);
-				return CLI_EXIT_USAGE;
-			}
-			break;
+		if (a.help) {
+			_cleanup_free_ char *h = cli_options_help(RUN_OPTIONS, 22);
+			printf(RUN_HELP, cli_cell_opts_help(), h ? h : "");
+			return 0;
 		}
+		if (r == 1)
+			continue;
+		if (arg[0] == '-') {
+			cli_error("run: unknown option '%.64s' (see 'sandcell run --help')", arg);
+			return CLI_EXIT_USAGE;
+		}
+		break;
 	}
 	if (i >= argc) {
 		cli_error("run: no command given (usage: sandcell run [OPTIONS] -- CMD [ARG...])");
@@ -76,26 +78,26 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	struct cell_spec *spec = &cell.spec;
 	spec->argv = argv + i;
-	if (net_log) {
+	if (a.net_log) {
 		if (!spec->egress) {
 			cli_error("--net-log: the cell has no allowlist (add --allow-net or a policy "
 				  "with \"network\")");
 			goto out;
 		}
-		net_log_fd = open(net_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+		net_log_fd = open(a.net_log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (net_log_fd < 0) {
-			cli_error("--net-log: cannot open %s: %s", net_log, strerror(errno));
+			cli_error("--net-log: cannot open %s: %s", a.net_log, strerror(errno));
 			goto out;
 		}
 		spec->egress_log_fd = net_log_fd;
 	}
-	if (json && tty) {
+	if (a.json && a.tty) {
 		cli_error("run: -t cannot go with --json (a pty's output is not captured)");
 		goto out;
 	}
-	if (json)
+	if (a.json)
 		spec->stdout_fd = spec->stderr_fd = -1;
-	spec->tty = cli_want_tty(tty, json);
+	spec->tty = cli_want_tty(a.tty, a.json);
 	if (spec->tty)
 		cli_term_raw(0);
 
@@ -109,7 +111,7 @@ int cmd_run(int argc, char **argv)
 	}
 	if (res.warning)
 		cli_warn("%s", res.warning);
-	if (json)
+	if (a.json)
 		cli_print_result_json(stdout, &res);
 	rc = res.exit_code;
 	cell_result_free(&res);
