@@ -9,127 +9,176 @@ static const char EXEC_HELP[] =
 	"Run CMD in the long-lived cell NAME; exit statuses as for 'run'.\n"
 	"\n"
 	"Options:\n"
-	"  -i                    pass stdin to the command (else it reads /dev/null);\n"
-	"                        a terminal is relayed through a pipe without -t\n"
-	"  -t, --tty             give the command a pty of its own (relayed; the default\n"
-	"                        with -i when stdin and stdout are a terminal)\n"
-	"  -w DIR                working directory (default: the cell's)\n"
-	"  -e KEY=VAL            add to the cell's environment for this command\n"
-	"  --timeout SECS        kill the command after SECS (exit 124); the cell lives on\n"
-	"  -u, --user UID[:GID]  run as this user of the cell (numbers; GID defaults to\n"
-	"                        UID); default: the cell's user (its --user, else its\n"
-	"                        image's USER, else root); --user 0 is root\n"
-	"  --json                capture output and print one JSON result object\n"
-	"                        (with \"network\": the egress decisions made while\n"
-	"                        it ran, for a cell with an allowlist)\n"
-	"  --output-limit SIZE   with --json: bytes kept of stdout and of stderr (default 1M)\n"
-	"  --root DIR            state root (or SANDCELL_ROOT)\n"
-	"  -h, --help            this help\n";
+	"%s";
+
+struct exec_args {
+	struct cell_exec_req req;
+	const char *env[CELL_MAX_ENV + 1];
+	size_t nenv;
+	bool json, tty, in, help;
+};
+#define EA(member) CLI_FIELD(struct exec_args, member)
+
+static int parse_it(void *t, const char *opt, const char *v)
+{
+	(void)opt, (void)v;
+	struct exec_args *a = t;
+	a->in = a->tty = true;
+	return 0;
+}
+
+static int parse_cwd(void *t, const char *opt, const char *v)
+{
+	struct exec_args *a = t;
+	if (v[0] != '/') {
+		cli_error("%s: expected an absolute path in the cell, got '%.64s'", opt, v);
+		return -1;
+	}
+	a->req.cwd = v;
+	return 0;
+}
+
+static int parse_env(void *t, const char *opt, const char *v)
+{
+	struct exec_args *a = t;
+	if (!sc_valid_env(v) || a->nenv >= CELL_MAX_ENV) {
+		cli_error("%s: expected KEY=VALUE, got '%.64s'", opt, v);
+		return -1;
+	}
+	a->env[a->nenv++] = v;
+	return 0;
+}
+
+static int parse_user(void *t, const char *opt, const char *v)
+{
+	(void)opt;
+	struct exec_args *a = t;
+	struct sc_err e = {0};
+	if (cell_parse_user(v, &a->req.uid, &a->req.gid, &e) < 0) {
+		cli_error("--user: %s", e.msg);
+		return -1;
+	}
+	a->req.has_user = true;
+	return 0;
+}
+
+/* --timeout and --output-limit: as the policy reads its limits */
+static int parse_limit(void *t, const char *opt, const char *v)
+{
+	struct exec_args *a = t;
+	bool timeout = !strcmp(opt, "--timeout");
+	struct policy_limits l = {0};
+	struct sc_err e = {0};
+	if (policy_limit_parse(timeout ? "timeout" : "output", v, &l, &e) < 0) {
+		cli_error("%s: %s", opt, e.msg);
+		return -1;
+	}
+	if (timeout)
+		a->req.timeout_s = l.timeout_s;
+	else
+		a->req.output_limit = l.output;
+	return 0;
+}
+
+static int parse_root(void *t, const char *opt, const char *v)
+{
+	(void)t, (void)opt;
+	cell_set_root(v);
+	return 0;
+}
+
+static const struct cli_option EXEC_OPTIONS[] = {
+	{"-i", NULL, CLI_FLAG, EA(in),
+	 .help = "pass stdin to the command (else it reads /dev/null);\n"
+		 "a terminal is relayed through a pipe without -t"},
+	{"--tty", "-t", CLI_FLAG, EA(tty), .usage = "-t, --tty",
+	 .help = "give the command a pty of its own (relayed; the default\n"
+		 "with -i when stdin and stdout are a terminal)"},
+	{"-it", "-ti", CLI_CUSTOM_FLAG, .parse = parse_it},
+	{"-w", NULL, CLI_CUSTOM, .parse = parse_cwd, .metavar = "DIR",
+	 .help = "working directory (default: the cell's)"},
+	{"-e", NULL, CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
+	 .help = "add to the cell's environment for this command"},
+	{"--timeout", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SECS",
+	 .help = "kill the command after SECS (exit 124); the cell lives on"},
+	{"--user", "-u", CLI_CUSTOM, .parse = parse_user, .usage = "-u, --user UID[:GID]",
+	 .help = "run as this user of the cell (numbers; GID defaults to\n"
+		 "UID); default: the cell's user (its --user, else its\n"
+		 "image's USER, else root); --user 0 is root"},
+	{"--json", NULL, CLI_FLAG, EA(json),
+	 .help = "capture output and print one JSON result object\n"
+		 "(with \"network\": the egress decisions made while\n"
+		 "it ran, for a cell with an allowlist)"},
+	{"--output-limit", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
+	 .help = "with --json: bytes kept of stdout and of stderr (default 1M)"},
+	{"--root", NULL, CLI_CUSTOM, .parse = parse_root, .metavar = "DIR",
+	 .help = "state root (or SANDCELL_ROOT)"},
+	{"--help", "-h", CLI_FLAG, EA(help), .help = "this help", .usage = "-h, --help"},
+	{0},
+};
 
 int cmd_exec(int argc, char **argv)
 {
-	struct cell_exec_req req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2};
-	const char *env[CELL_MAX_ENV + 1];
-	size_t nenv = 0;
-	bool json = false, tty = false;
+	struct exec_args a = {.req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2}};
+	struct cell_exec_req *req = &a.req;
 	const char *name = NULL;
 	int i = 1;
 	for (; i < argc; i++) {
-		const char *a = argv[i];
-		bool has_value = i + 1 < argc;
-		if (cli_is_help(a)) {
-			fputs(EXEC_HELP, stdout);
-			return 0;
-		} else if (!strcmp(a, "--")) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--")) {
 			i++;
 			break;
-		} else if (!strcmp(a, "-i")) {
-			req.stdin_fd = 0;
-		} else if (!strcmp(a, "-t") || !strcmp(a, "--tty")) {
-			tty = true;
-		} else if (!strcmp(a, "-it") || !strcmp(a, "-ti")) {
-			req.stdin_fd = 0;
-			tty = true;
-		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "-w") && has_value) {
-			req.cwd = argv[++i];
-			if (req.cwd[0] != '/') {
-				cli_error("-w: expected an absolute path in the cell, got '%.64s'", req.cwd);
-				return CLI_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "-e") && has_value) {
-			const char *kv = argv[++i];
-			if (!sc_valid_env(kv) || nenv >= CELL_MAX_ENV) {
-				cli_error("-e: expected KEY=VALUE, got '%.64s'", kv);
-				return CLI_EXIT_USAGE;
-			}
-			env[nenv++] = kv;
-		} else if ((!strcmp(a, "-u") || !strcmp(a, "--user")) && has_value) {
-			struct sc_err e = {0};
-			if (cell_parse_user(argv[++i], &req.uid, &req.gid, &e) < 0) {
-				cli_error("--user: %s", e.msg);
-				return CLI_EXIT_USAGE;
-			}
-			req.has_user = true;
-		} else if (!strcmp(a, "--timeout") && has_value) {
-			struct policy_limits l = {0};
-			struct sc_err e = {0};
-			if (policy_limit_parse("timeout", argv[++i], &l, &e) < 0) {
-				cli_error("--timeout: %s", e.msg);
-				return CLI_EXIT_USAGE;
-			}
-			req.timeout_s = l.timeout_s;
-		} else if (!strcmp(a, "--output-limit") && has_value) {
-			struct policy_limits l = {0};
-			struct sc_err e = {0};
-			if (policy_limit_parse("output", argv[++i], &l, &e) == 0) {
-				req.output_limit = l.output;
-			} else {
-				cli_error("--output-limit: %s", e.msg);
-				return CLI_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--root") && has_value) {
-			cell_set_root(argv[++i]);
-		} else if (a[0] == '-') {
-			cli_error("exec: unknown option or missing value '%.64s' (see 'sandcell exec --help')", a);
-			return CLI_EXIT_USAGE;
-		} else if (!name) {
-			name = a;
-		} else {
-			break;
 		}
+		int r = cli_parse_option(EXEC_OPTIONS, &a, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (a.help) {
+			_cleanup_free_ char *h = cli_options_help(EXEC_OPTIONS, 22);
+			printf(EXEC_HELP, h ? h : "");
+			return 0;
+		}
+		if (r == 1)
+			continue;
+		if (arg[0] == '-') {
+			cli_error("exec: unknown option or missing value '%.64s' (see 'sandcell exec --help')", arg);
+			return CLI_EXIT_USAGE;
+		}
+		if (name)
+			break;
+		name = arg;
 	}
 	if (!name || i >= argc) {
 		cli_error("exec: usage: sandcell exec [OPTIONS] NAME -- CMD [ARG...]");
 		return CLI_EXIT_USAGE;
 	}
-	env[nenv] = NULL;
-	req.env = nenv ? env : NULL;
-	req.argv = argv + i;
-	if (json && tty) {
+	if (a.in)
+		req->stdin_fd = 0;
+	a.env[a.nenv] = NULL;
+	req->env = a.nenv ? a.env : NULL;
+	req->argv = argv + i;
+	if (a.json && a.tty) {
 		cli_error("exec: -t cannot go with --json (a pty's output is not captured)");
 		return CLI_EXIT_USAGE;
 	}
-	if (json)
-		req.stdout_fd = req.stderr_fd = -1;
-	req.tty = cli_want_tty(tty, json) && (tty || req.stdin_fd == 0);
+	if (a.json)
+		req->stdout_fd = req->stderr_fd = -1;
+	req->tty = cli_want_tty(a.tty, a.json) && (a.tty || req->stdin_fd == 0);
 	struct cell *cell;
 	struct sc_err err = {0};
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	struct cell_result res;
-	_cleanup_fd_ int net_log = json ? cell_egress_log_open(cell, true, NULL) : -1;
-	if (req.tty && req.stdin_fd == 0)
+	_cleanup_fd_ int net_log = a.json ? cell_egress_log_open(cell, true, NULL) : -1;
+	if (req->tty && req->stdin_fd == 0)
 		cli_term_raw(0);
-	int rc = cell_exec(cell, &req, &res, &err);
+	int rc = cell_exec(cell, req, &res, &err);
 	cli_term_restore();
 	cell_close(cell);
 	if (rc < 0)
 		return cli_fail(&err);
 	if (net_log >= 0)
 		res.network = cli_net_summary_since(net_log);
-	if (json)
+	if (a.json)
 		cli_print_result_json(stdout, &res);
 	cell_result_free(&res);
 	return res.exit_code;
