@@ -83,6 +83,13 @@ int cli_parse_options(const struct cli_table *tables, size_t n, int argc, char *
  * NULL when out of memory). */
 char *cli_options_help(const struct cli_option *table, int width);
 
+/* --root DIR (an absolute path): the state and data root of this run,
+ * one row shared by the commands that take it. */
+int cli_parse_root(void *target, const char *option, const char *value);
+#define CLI_ROOT_OPTION                                                                   \
+	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",            \
+	 .help = "state root (or SANDCELL_ROOT)"}
+
 /* The value after option argv[*i] (advancing *i), or NULL after saying
  * that the option needs one. */
 const char *cli_option_value(int argc, char **argv, int *i);

@@ -1,6 +1,5 @@
 #include <string.h>
 
-#include "../common/parse.h"
 #include "cli.h"
 
 /* rootfs asks the runtime which images cells use */
@@ -15,12 +14,22 @@ static const char COMMIT_HELP[] =
 	"been made from a stored image (--image NAME), not the host image.\n"
 	"\n"
 	"Options:\n"
-	"  --max-size SIZE       refuse a writable layer with more file data (default 8G)\n";
+	"%s";
 
 struct commit_args {
 	const char *base, *image, *cell;
 	struct rootfs_report rep;
 	uint64_t max_size;
+	bool help;
+};
+#define CM(member) CLI_FIELD(struct commit_args, member)
+
+static const struct cli_option COMMIT_OPTIONS[] = {
+	{"--max-size", NULL, CLI_SIZE, CM(max_size), .metavar = "SIZE",
+	 .help = "refuse a writable layer with more file data (default 8G)"},
+	CLI_ROOT_OPTION,
+	{"--help", "-h", CLI_FLAG, CM(help), .help = "this help", .usage = "-h, --help"},
+	{0},
 };
 
 static int into_image(int fd, void *ctx, struct sc_err *err)
@@ -39,22 +48,21 @@ int cmd_commit(int argc, char **argv)
 	const char *pos[2];
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
-		if (cli_is_help(argv[i])) {
-			fputs(COMMIT_HELP, stdout);
+		int r = cli_parse_option(COMMIT_OPTIONS, &a, argc, argv, &i);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (a.help) {
+			_cleanup_free_ char *h = cli_options_help(COMMIT_OPTIONS, 22);
+			printf(COMMIT_HELP, h ? h : "");
 			return 0;
-		} else if (!strcmp(argv[i], "--max-size") && i + 1 < argc) {
-			if (sc_parse_size(argv[++i], &a.max_size) < 0 || !a.max_size) {
-				cli_error("--max-size: expected a size like 2G, got '%.64s'", argv[i]);
-				return CLI_EXIT_USAGE;
-			}
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (argv[i][0] == '-' || npos == 2) {
+		}
+		if (r == 1)
+			continue;
+		if (argv[i][0] == '-' || npos == 2) {
 			cli_error("commit: unexpected argument '%.64s' (see 'sandcell commit --help')", argv[i]);
 			return CLI_EXIT_USAGE;
-		} else {
-			pos[npos++] = argv[i];
 		}
+		pos[npos++] = argv[i];
 	}
 	if (npos != 2) {
 		cli_error("commit: usage: sandcell commit NAME IMAGE");

@@ -80,13 +80,6 @@ static int parse_limit(void *t, const char *opt, const char *v)
 	return 0;
 }
 
-static int parse_root(void *t, const char *opt, const char *v)
-{
-	(void)t, (void)opt;
-	cell_set_root(v);
-	return 0;
-}
-
 static const struct cli_option EXEC_OPTIONS[] = {
 	{"-i", NULL, CLI_FLAG, EA(in),
 	 .help = "pass stdin to the command (else it reads /dev/null);\n"
@@ -111,8 +104,7 @@ static const struct cli_option EXEC_OPTIONS[] = {
 		 "it ran, for a cell with an allowlist)"},
 	{"--output-limit", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
 	 .help = "with --json: bytes kept of stdout and of stderr (default 1M)"},
-	{"--root", NULL, CLI_CUSTOM, .parse = parse_root, .metavar = "DIR",
-	 .help = "state root (or SANDCELL_ROOT)"},
+	CLI_ROOT_OPTION,
 	{"--help", "-h", CLI_FLAG, EA(help), .help = "this help", .usage = "-h, --help"},
 	{0},
 };

@@ -104,8 +104,9 @@ static int parse_hostname(void *t, const char *opt, const char *v)
 	return 0;
 }
 
-static int parse_root(void *t, const char *opt, const char *v)
+int cli_parse_root(void *t, const char *opt, const char *v)
 {
+	(void)t, (void)opt;
 	if (v[0] != '/') {
 		cli_error("--root: expected an absolute path, got '%.64s'", v);
 		return -1;
@@ -155,7 +156,7 @@ const struct cli_option CLI_CELL_OPTIONS[] = {
 	 .help = "hostname (default sandcell)"},
 	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
 	 .help = "fail (125) instead of falling back to rlimits"},
-	{"--root", NULL, CLI_CUSTOM, .parse = parse_root, .metavar = "DIR",
+	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",
 	 .help = "keep state, data and cache under DIR (or SANDCELL_ROOT)"},
 	{0},
 };
