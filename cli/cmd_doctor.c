@@ -5,7 +5,7 @@
 #include "cli.h"
 
 static const char DOCTOR_HELP[] =
-	"usage: sandcell doctor [--json]\n"
+	"usage: sandcell doctor [--json] [--root DIR]\n"
 	"\n"
 	"Check that this host can run cells: kernel, user namespaces, overlayfs in a\n"
 	"user namespace, cgroup v2 delegation, seccomp, id ranges, state and data\n"
@@ -17,6 +17,7 @@ static const char DOCTOR_HELP[] =
 	"              \"detail\", \"fix\"}], \"limits\": {\"memory\", \"pids\", \"cpu\"}}, where\n"
 	"              each limit is \"cgroup-v2\", \"cgroup-v1\" or \"rlimit\": how cells of\n"
 	"              this caller hold it on this host (the \"limits\" line says it too)\n"
+	"  --root DIR  the state and data root to check (or SANDCELL_ROOT)\n"
 	"  -h, --help  this help\n";
 
 static const char *status_name(enum cell_check_status s)
@@ -74,18 +75,9 @@ oom:
 int cmd_doctor(int argc, char **argv)
 {
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (cli_is_help(argv[i])) {
-			fputs(DOCTOR_HELP, stdout);
-			return 0;
-		} else {
-			cli_error("doctor: unknown argument '%.64s' (usage: sandcell doctor [--json])",
-				  argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	int done = cli_plain_args(argc, argv, "doctor", DOCTOR_HELP, &json);
+	if (done >= 0)
+		return done;
 	struct cell_check checks[CELL_DOCTOR_MAX];
 	size_t n = cell_doctor(checks, SC_ARRAY_LEN(checks));
 	bool ok = true;

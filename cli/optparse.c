@@ -164,7 +164,9 @@ int cli_plain_args(int argc, char **argv, const char *what, const char *help, bo
 		if (json && !strcmp(argv[i], "--json")) {
 			*json = true;
 		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
+			if (cli_parse_root(NULL, argv[i], argv[i + 1]) < 0)
+				return CLI_EXIT_USAGE;
+			i++;
 		} else if (cli_is_help(argv[i])) {
 			fputs(help, stdout);
 			return 0;
