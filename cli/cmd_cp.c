@@ -36,6 +36,21 @@ static bool split_cell_arg(char *arg, char **name, char **path)
 	return true;
 }
 
+/* The runtime's lines, and the option that keeps the links it left out
+ * (the runtime does not name options: other callers have none). */
+struct cp_log {
+	struct sc_log out;
+};
+
+static void cp_log(void *ctx, enum sc_log_level level, const char *msg)
+{
+	struct cp_log *cl = ctx;
+	if (!strncmp(msg, "left out ", 9) && strstr(msg, " symlink"))
+		sc_log(&cl->out, level, "%s; --keep-links keeps them", msg);
+	else
+		sc_log(&cl->out, level, "%s", msg);
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	uint64_t max_size = 1ULL << 30;
@@ -79,7 +94,8 @@ int cmd_cp(int argc, char **argv)
 	struct cell *cell;
 	struct sc_err err = {0};
 	struct cli_log log_state = {0};
-	struct sc_log log = cli_log_sink(&log_state);
+	struct cp_log cl = {cli_log_sink(&log_state)};
+	struct sc_log log = {.fn = cp_log, .ctx = &cl};
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
 	int rc = into ? cell_copy_in(cell, args[0], cell_path, max_size, &err)

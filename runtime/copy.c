@@ -495,8 +495,7 @@ int rt_copy_receive(int fd, const char *dest, uint64_t max_size, unsigned flags,
 		       r.skipped - COPY_MAX_SKIP_LINES);
 	if (r.dropped)
 		sc_log(log, SC_LOG_WARN,
-		       "left out %zu symlink%s pointing outside the copied tree (%s); "
-		       "--keep-links keeps them", r.dropped, r.dropped == 1 ? "" : "s",
-		       r.first_dropped);
+		       "left out %zu symlink%s pointing outside the copied tree (%s)", r.dropped,
+		       r.dropped == 1 ? "" : "s", r.first_dropped);
 	return rc;
 }
