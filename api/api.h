@@ -128,6 +128,21 @@ size_t api_in_flight(const struct api *a);
 /* Take one of max_concurrency slots (false: full, answer 503) / give it back. */
 bool api_enter(struct api *a);
 void api_leave(struct api *a);
+/* After the drain: end what still runs. An exec is cancelled (its command
+ * killed; the request answers 503); code runs, which cannot be cancelled,
+ * end when their cell is destroyed: every cell of POST /cells and every
+ * pool cell a /run_code holds goes to the pool to be removed, and a
+ * /run_code that had no cell yet answers 503. Thread-safe; the api is
+ * stopping from then on. */
+void api_cancel(struct api *a);
+/* The egress decisions appended to fd (a cell's egress.jsonl opened at its
+ * end before the command ran: cell_egress_log_open) as a summary
+ * (malloc'd), or NULL (fd -1, unreadable). Lines that do not parse are
+ * skipped. Thread-safe. */
+struct net_summary *api_net_summary_since(int fd);
+/* Temporary trees of directory GET/PUT (files routes) left by a server
+ * that died: removed when no process holds them. `sandcell gc`. */
+int api_gc(size_t *removed, struct sc_err *err);
 
 /* ---- the HTTP transport (api/http.c) ---- */
 
@@ -136,9 +151,14 @@ struct api_http_opts {
 	const char *tls_cert, *tls_key; /* PEM files, or NULL */
 	bool insecure_plaintext;      /* allow a non-loopback listener without TLS */
 	double connection_timeout_s;  /* an idle (or slow) connection is dropped */
-	double request_deadline_s;    /* a request must be received within this */
+	double head_timeout_s;        /* a request's head must be in within this
+				       * of the accept (or of the last answer) */
+	double request_deadline_s;    /* a request's body must be in within this
+				       * of its head */
 	size_t max_header;            /* bytes of a request's head */
 	size_t max_connections;
+	size_t max_connections_per_peer; /* an IPv4 address or IPv6 /64; 0: half
+				       * of max_connections */
 	double drain_s;               /* on stop: wait this long for requests */
 	/* Called once the listener is up with its address ("127.0.0.1:PORT",
 	 * "unix:/path"), before requests are served. */

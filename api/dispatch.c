@@ -18,8 +18,10 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <limits.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +45,13 @@ struct api_cell {
 	uint32_t uid, gid;
 };
 
+/* A pool cell that a /run_code holds: a second handle, for api_cancel. */
+struct run_hold {
+	struct cell *dup;   /* NULL: handed to the pool by api_cancel */
+	struct run_hold *prev, *next;
+	bool linked;
+};
+
 struct api {
 	struct api_config cfg;
 	char *token;
@@ -54,6 +63,9 @@ struct api {
 	pthread_mutex_t session_mu; /* one session being installed at a time */
 	struct api_cell *cells;
 	size_t ncells;
+	struct run_hold *holds;  /* with mu: pool cells /run_code holds */
+	bool cancelled;          /* with mu: api_cancel was called */
+	int stop_pipe[2];        /* every exec's cancel fd ([0]); api_cancel closes [1] */
 	atomic_size_t in_flight;
 };
 
@@ -98,6 +110,12 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_mutex_init(&a->session_mu, NULL);
+	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		a->stop_pipe[0] = a->stop_pipe[1] = -1;
+		api_free(a);
+		return sc_fail(err, e, "api: pipe");
+	}
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
 	a->pool_spec = *cfg->spec;
 	a->pool_spec.seed_files = a->seeds;
@@ -125,6 +143,8 @@ void api_free(struct api *a)
 		cell_pool_free(a->pool);
 	}
 	lang_prep_cache_free(&a->prep);
+	sc_closep(&a->stop_pipe[0]);
+	sc_closep(&a->stop_pipe[1]);
 	pthread_mutex_destroy(&a->mu);
 	pthread_mutex_destroy(&a->session_mu);
 	free(a->cells);
@@ -157,6 +177,25 @@ bool api_enter(struct api *a)
 void api_leave(struct api *a)
 {
 	atomic_fetch_sub(&a->in_flight, 1);
+}
+
+static struct cell *drop_cell_locked(struct api *a, size_t i);
+
+void api_cancel(struct api *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->cancelled = true;
+	sc_closep(&a->stop_pipe[1]); /* every exec's cancel fd reads EOF */
+	/* (a release is one message to the pool's workers: fine under mu) */
+	for (struct run_hold *h = a->holds; h; h = h->next)
+		if (h->dup) {
+			cell_pool_release(a->pool, h->dup);
+			h->dup = NULL;
+		}
+	for (size_t i = a->ncells; i-- > 0;)
+		if (a->cells[i].id[0]) /* not a slot a create has reserved */
+			cell_pool_release(a->pool, drop_cell_locked(a, i));
+	pthread_mutex_unlock(&a->mu);
 }
 
 bool api_token_ok(const struct api *a, const char *given)
@@ -430,6 +469,82 @@ static void send_lang_result(struct api *a, struct api_response *resp, const str
 	jsend(&jb, resp, 200);
 }
 
+/* The cell's egress log at its end, for the decisions a command makes (-1:
+ * the server's cells have no allowlist). */
+static int net_log_open(const struct api *a, const struct cell *c)
+{
+	return a->cfg.spec->egress ? cell_egress_log_open(c, true, NULL) : -1;
+}
+
+/* The same with the egress decisions of the run ("network", as `run
+ * --json` has it) when the server's cells have an allowlist. */
+static void send_lang_result_net(struct api *a, struct api_response *resp,
+				 const struct lang_result *res, const struct net_summary *net)
+{
+	char nj[4096];
+	char *obj = NULL;
+	size_t olen = 0;
+	FILE *f = net && net_summary_json(net, nj, sizeof(nj)) > 0 ? open_memstream(&obj, &olen) : NULL;
+	if (!f) {
+		send_lang_result(a, resp, res, false);
+		return;
+	}
+	api_json_lang_result(f, res, a->cfg.pod_name, false);
+	struct jbuf jb;
+	if (fclose(f) != 0 || olen < 2 || !jopen(&jb)) {
+		free(obj);
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	fwrite(obj, 1, olen - 1, jb.f); /* without its '}' */
+	fprintf(jb.f, ",\"network\":%s}", nj);
+	free(obj);
+	jsend(&jb, resp, 200);
+}
+
+/* Hold c (a pool cell of a /run_code) where api_cancel finds it; false:
+ * the server is stopping, do not run. */
+static bool run_hold_begin(struct api *a, struct cell *c, struct run_hold *h)
+{
+	struct sc_err err;
+	if (cell_dup(c, &h->dup, &err) < 0)
+		h->dup = NULL; /* then it cannot be cancelled: it ends at its timeout */
+	pthread_mutex_lock(&a->mu);
+	bool ok = !a->cancelled;
+	if (ok) {
+		h->prev = NULL;
+		h->next = a->holds;
+		if (a->holds)
+			a->holds->prev = h;
+		a->holds = h;
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (!ok && h->dup) {
+		cell_close(h->dup);
+		h->dup = NULL;
+	}
+	h->linked = ok;
+	return ok;
+}
+
+static void run_hold_end(struct api *a, struct run_hold *h)
+{
+	if (!h->linked)
+		return;
+	pthread_mutex_lock(&a->mu);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		a->holds = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	struct cell *dup = h->dup;
+	h->dup = NULL;
+	pthread_mutex_unlock(&a->mu);
+	if (dup)
+		cell_close(dup);
+}
+
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void sandbox_error(struct api *a, struct api_response *resp, const char *fmt, ...)
@@ -564,18 +679,24 @@ static void run_code(struct api *a, const struct api_request *req, struct api_re
 	}
 	lr.prepared = true; /* the pool's cells start with the support files (seeded) */
 	char why[SC_ERR_MAX];
-	if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0 ||
-	    (files && cJSON_IsObject(files) && write_files(c, files, why, sizeof(why)) < 0)) {
+	struct run_hold hold = {0};
+	if (!run_hold_begin(a, c, &hold)) {
+		api_response_error(resp, 503, "the server is stopping");
+	} else if (apply_memory(a, c, mem_mb, why, sizeof(why)) < 0 ||
+		   (files && cJSON_IsObject(files) && write_files(c, files, why, sizeof(why)) < 0)) {
 		sandbox_error(a, resp, "%s", why);
 	} else {
 		struct lang_result res;
+		_cleanup_fd_ int net_log = net_log_open(a, c);
 		if (lang_run_in(c, &lr, &res, &err) < 0) {
 			sandbox_error(a, resp, "%s", err.msg);
 		} else {
-			send_lang_result(a, resp, &res, false);
+			_cleanup_free_ struct net_summary *net = api_net_summary_since(net_log);
+			send_lang_result_net(a, resp, &res, net);
 			lang_result_free(&res);
 		}
 	}
+	run_hold_end(a, &hold);
 	cell_pool_release(a->pool, c); /* never reused: destroyed, replaced */
 	if (stdin_fd >= 0)
 		close(stdin_fd);
@@ -798,6 +919,25 @@ static void cell_end(struct api *a, const char *id, struct cell *c)
 	pthread_mutex_unlock(&a->mu);
 }
 
+/* An exec that failed: stopped by the server's end (503), its cell
+ * deleted or its init dead meanwhile (410, as for a request that finds
+ * it so), else 500. */
+static void exec_error(struct api *a, const char *id, struct cell *c, const struct sc_err *err,
+		       struct api_response *resp)
+{
+	pthread_mutex_lock(&a->mu);
+	bool listed = find_cell(a, id) != NULL, stopping = a->cancelled;
+	pthread_mutex_unlock(&a->mu);
+	if (stopping) /* cancelled, or its cell removed first */
+		api_response_error(resp, 503, "the server is stopping: the command was stopped");
+	else if (!listed)
+		api_response_error(resp, 410, "the cell was deleted while the command ran");
+	else if (!cell_is_alive(c))
+		api_response_error(resp, 410, "the cell is gone (its init died): DELETE it");
+	else
+		errorf(resp, 500, "exec: %s", err->msg);
+}
+
 /* ---- POST /cells/{id}/exec, streamed (Accept: application/x-ndjson) ----
  * cell_exec runs in a helper thread with two pipes for stdout and stderr;
  * the transport's thread (the reader) turns what comes into one JSON line
@@ -823,6 +963,8 @@ struct exec_stream {
 	struct sc_err err;
 	int rc;
 	int po[2], pe[2], pd[2], pc[2];  /* stdout, stderr, done, cancel */
+	int net_log;                     /* -1: no egress */
+	bool stop_seen;                  /* the server's stop passed on to pc */
 	pthread_t th;
 	bool running;                    /* th started, not joined */
 	bool open[2], done, finished;
@@ -921,6 +1063,7 @@ static int stream_result(struct exec_stream *x)
 	} else {
 		x->res.out_truncated = x->trunc[0];
 		x->res.err_truncated = x->trunc[1];
+		x->res.network = api_net_summary_since(x->net_log);
 		char *obj = NULL;
 		size_t olen = 0;
 		FILE *f = open_memstream(&obj, &olen);
@@ -993,19 +1136,26 @@ static ssize_t exec_stream_read(void *ctx, char *buf, size_t max, int client_fd)
 				return API_STREAM_ERROR;
 			continue;
 		}
-		struct pollfd p[4] = {
+		struct pollfd p[5] = {
 			{.fd = x->open[0] ? x->po[0] : -1, .events = POLLIN},
 			{.fd = x->open[1] ? x->pe[0] : -1, .events = POLLIN},
 			{.fd = x->done ? -1 : x->pd[0], .events = POLLIN},
 			{.fd = client_fd, .events = POLLRDHUP},
+			{.fd = x->stop_seen ? -1 : x->a->stop_pipe[0], .events = POLLIN},
 		};
 		/* Once the command ended, what is in the pipes is read without
 		 * waiting: a process it left behind may hold them open. */
-		int r = poll(p, 4, x->done ? 0 : -1);
+		int r = poll(p, 5, x->done ? 0 : -1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return API_STREAM_ERROR;
+		if (p[4].revents) { /* the server stops: cancel, then end as usual */
+			x->stop_seen = true;
+			(void)!write(x->pc[1], "x", 1);
+			if (--r == 0)
+				continue;
+		}
 		if (x->done && now_s() > x->drain_until)
 			r = 0;
 		if (p[3].revents & (POLLRDHUP | POLLHUP | POLLERR))
@@ -1051,6 +1201,7 @@ static void exec_stream_free(void *ctx)
 		sc_closep(&fds[i][0]);
 		sc_closep(&fds[i][1]);
 	}
+	sc_closep(&x->net_log);
 	if (x->stdin_fd >= 0)
 		close(x->stdin_fd);
 	cell_end(x->a, x->id, x->c);
@@ -1094,6 +1245,7 @@ static void exec_stream_start(struct api *a, const char *id, struct cell *c, cJS
 	int *fds[] = {x->po, x->pe, x->pd, x->pc};
 	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++)
 		fds[i][0] = fds[i][1] = -1;
+	x->net_log = net_log_open(a, c);
 	x->er = *er;
 	size_t n = 0;
 	for (; er->argv[n]; n++)
@@ -1244,9 +1396,13 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 	}
 	struct cell_result res;
 	struct sc_err err = {0};
+	er.has_cancel = true;
+	er.cancel_fd = a->stop_pipe[0];
+	int net_log = net_log_open(a, c);
 	if (cell_exec(c, &er, &res, &err) < 0) {
-		errorf(resp, 500, "exec: %s", err.msg);
+		exec_error(a, id, c, &err, resp);
 	} else {
+		res.network = api_net_summary_since(net_log);
 		struct jbuf jb;
 		if (jopen(&jb)) {
 			api_json_cell_result(jb.f, &res);
@@ -1256,6 +1412,7 @@ static void cells_exec(struct api *a, const char *id, const struct api_request *
 		}
 		cell_result_free(&res);
 	}
+	sc_closep(&net_log);
 	if (stdin_fd >= 0)
 		close(stdin_fd);
 	cell_end(a, id, c);
@@ -1272,7 +1429,15 @@ out:
  * out, nothing is followed) and writes it as tar (common/tarwrite.c); PUT
  * unpacks the body with rootfs's checked extractor (no absolute or ".."
  * names) and copies the tree in. Both are bounded by the cell's disk
- * limit (API_MAX_TAR when it has none). */
+ * limit (API_MAX_TAR when it has none).
+ *
+ * The directory is under the data root's serve-tmp/ (on disk, beside the
+ * images; not $TMPDIR nor the state root, often small tmpfs), flock'ed by
+ * the server for as long as it uses it: one nobody holds was left by a
+ * server that died (SIGKILL), and api_gc (`sandcell gc`) removes it. A
+ * shared lock on serve-tmp/ while one is made (exclusive for gc) keeps gc
+ * from taking it between its mkdtemp and its lock. No message a client
+ * gets names it. */
 
 #define API_MAX_TAR (1ull << 30)
 
@@ -1282,14 +1447,96 @@ static uint64_t tar_bound(const struct api *a)
 	return d && d < API_MAX_TAR ? d : API_MAX_TAR;
 }
 
-static int tar_tmpdir(char *out, size_t size)
+#define API_SCRATCH "serve-tmp"
+
+static int scratch_parent(char *out, size_t size, struct sc_err *err)
 {
-	const char *t = getenv("TMPDIR");
-	if (!t || t[0] != '/')
-		t = "/tmp";
-	if (snprintf(out, size, "%s/sandcell-files-XXXXXX", t) >= (int)size)
+	if (sc_path(out, size, "%s/" API_SCRATCH, cell_data_root()) < 0)
+		return sc_fail(err, ENAMETOOLONG, "the data directory's path is too long");
+	return cell_ensure_private_dir(out, err);
+}
+
+/* A new locked directory (its path into out, its fd returned), or -1. */
+static int tar_tmpdir(char *out, size_t size, struct sc_err *err)
+{
+	char parent[PATH_MAX - 32];
+	if (scratch_parent(parent, sizeof(parent), err) < 0)
 		return -1;
-	return mkdtemp(out) ? 0 : -1;
+	_cleanup_fd_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return sc_fail(err, errno, "open %s", parent);
+	while (flock(pfd, LOCK_SH) < 0)
+		if (errno != EINTR)
+			return sc_fail(err, errno, "lock %s", parent);
+	if (sc_path(out, size, "%s/files-XXXXXX", parent) < 0 || !mkdtemp(out))
+		return sc_fail(err, errno, "mkdtemp in %s", parent);
+	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		rmdir(out);
+		return sc_fail(err, e, "lock %s", out);
+	}
+	return fd; /* pfd's shared lock goes with it */
+}
+
+static void tar_tmpdir_end(const char *path, int fd)
+{
+	sc_remove_tree_path(path, NULL);
+	close(fd);
+}
+
+int api_gc(size_t *removed, struct sc_err *err)
+{
+	*removed = 0;
+	char parent[PATH_MAX];
+	if (sc_path(parent, sizeof(parent), "%s/" API_SCRATCH, cell_data_root()) < 0)
+		return sc_fail(err, ENAMETOOLONG, "the data directory's path is too long");
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : sc_fail(err, errno, "open %s", parent);
+	DIR *d = fdopendir(pfd);
+	if (!d) {
+		close(pfd);
+		return sc_fail(err, errno, "read %s", parent);
+	}
+	while (flock(pfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "files-", 6) != 0)
+			continue;
+		_cleanup_fd_ int fd = openat(pfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue; /* a running server's */
+		if (sc_remove_tree_at(pfd, e->d_name, rc < 0 ? NULL : err) == 0)
+			++*removed;
+		else if (rc == 0) /* the first failure is the one reported */
+			rc = sc_err_wrap(err, "%s", parent);
+	}
+	closedir(d); /* and the lock */
+	return rc;
+}
+
+/* msg without the host path of a temporary tree (whatever follows it up
+ * to a space, quote or colon goes too): a client is never told where the
+ * server keeps things. */
+static void scrub_path(char *msg, size_t size, const char *path)
+{
+	char out[SC_ERR_MAX];
+	size_t o = 0, n = strlen(path);
+	const char *p = msg, *hit;
+	while (n && (hit = strstr(p, path))) {
+		int w = snprintf(out + o, sizeof(out) - o, "%.*s(a temporary copy)", (int)(hit - p), p);
+		if (w > 0)
+			o = o + (size_t)w < sizeof(out) ? o + (size_t)w : sizeof(out) - 1;
+		for (p = hit + n; *p && !strchr(" :'\"", *p); p++)
+			;
+	}
+	snprintf(out + o, sizeof(out) - o, "%s", p);
+	snprintf(msg, size, "%s", out);
 }
 
 struct fd_stream {
@@ -1319,27 +1566,49 @@ static void files_get_tar(struct api *a, struct cell *c, const char *path,
 			  struct api_response *resp)
 {
 	char tmp[PATH_MAX], tree[PATH_MAX + 8];
-	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
-		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+	struct sc_err err = {0};
+	int tfd = tar_tmpdir(tmp, sizeof(tmp), &err);
+	if (tfd < 0) {
+		sc_log(&a->cfg.log, SC_LOG_WARN, "files: a temporary directory: %s", err.msg);
+		api_response_error(resp, 500, "the server cannot make a temporary copy (see its log)");
 		return;
 	}
 	snprintf(tree, sizeof(tree), "%s/t", tmp);
-	struct sc_err err = {0};
 	int out = -1, dfd = -1;
 	uint64_t max = tar_bound(a);
 	if (cell_copy_out_flags(c, path, tree, max, 0, &a->cfg.log, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), tmp);
 		errorf(resp, err.errnum == ENOENT ? 404 : err.errnum == EFBIG ? 413 : 500, "%s", err.msg);
 		goto out;
 	}
 	dfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	out = open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == ENOENT)) {
+		/* path, a directory when followed, was copied as what it is: a
+		 * link (kept, or left out for pointing out of the tree) */
+		errorf(resp, 400,
+		       "%.200s is a symbolic link to a directory: a directory is sent as a tar by "
+		       "its own path only (ask for the directory the link points to)",
+		       path);
+		goto out;
+	}
+	out = dfd < 0 ? -1 : open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (dfd >= 0 && out < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		char tarpath[PATH_MAX + 8]; /* no O_TMPFILE here (overlayfs before 6.6) */
+		snprintf(tarpath, sizeof(tarpath), "%s/tar", tmp);
+		out = open(tarpath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (out >= 0)
+			unlink(tarpath);
+	}
 	if (dfd < 0 || out < 0) {
-		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		errorf(resp, 500, "a temporary copy: %s", strerror(errno));
 		goto out;
 	}
 	struct tarw_opts o = {.max_bytes = max};
 	if (sc_tarw_tree(out, dfd, &o, &err) < 0 || lseek(out, 0, SEEK_SET) < 0) {
-		errorf(resp, 500, "tar: %s", err.msg[0] ? err.msg : strerror(errno));
+		if (!err.msg[0])
+			snprintf(err.msg, sizeof(err.msg), "%s", strerror(errno));
+		scrub_path(err.msg, sizeof(err.msg), tmp);
+		errorf(resp, 500, "tar: %s", err.msg);
 		goto out;
 	}
 	struct fd_stream *fs = malloc(sizeof(*fs));
@@ -1359,32 +1628,36 @@ out:
 		close(dfd);
 	if (out >= 0)
 		close(out);
-	sc_remove_tree_path(tmp, NULL);
+	tar_tmpdir_end(tmp, tfd);
 }
 
 static void files_put_tar(struct api *a, struct cell *c, const char *path,
 			  const struct api_request *req, struct api_response *resp)
 {
 	char tmp[PATH_MAX], tree[PATH_MAX + 8];
-	if (tar_tmpdir(tmp, sizeof(tmp)) < 0) {
-		errorf(resp, 500, "a temporary directory: %s", strerror(errno));
+	struct sc_err err = {0};
+	int tfd = tar_tmpdir(tmp, sizeof(tmp), &err);
+	if (tfd < 0) {
+		sc_log(&a->cfg.log, SC_LOG_WARN, "files: a temporary directory: %s", err.msg);
+		api_response_error(resp, 500, "the server cannot make a temporary copy (see its log)");
 		return;
 	}
 	snprintf(tree, sizeof(tree), "%s/t", tmp);
-	struct sc_err err = {0};
 	int in = -1, dfd = -1;
 	uint64_t files = 0, max = tar_bound(a);
 	if (mkdir(tree, 0700) < 0 ||
 	    (dfd = open(tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (in = memfd_of(req->body, req->body_len)) < 0) {
-		errorf(resp, 500, "%s: %s", tmp, strerror(errno));
+		errorf(resp, 500, "a temporary copy: %s", strerror(errno));
 		goto out;
 	}
 	if (rootfs_tar_unpack(dfd, in, max, 100000, &files, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), tmp);
 		errorf(resp, 400, "the tar is refused: %s", err.msg);
 		goto out;
 	}
 	if (cell_copy_in_as(c, tree, path, max, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), tmp);
 		errorf(resp, err.errnum == EFBIG || err.errnum == ENOSPC || err.errnum == EDQUOT ? 413 : 500,
 		       "%s", err.msg);
 		goto out;
@@ -1403,7 +1676,7 @@ out:
 		close(dfd);
 	if (in >= 0)
 		close(in);
-	sc_remove_tree_path(tmp, NULL);
+	tar_tmpdir_end(tmp, tfd);
 }
 
 static bool is_tar_type(const struct api_request *req)
@@ -1860,21 +2133,26 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 {
 	memset(resp, 0, sizeof(*resp));
 	const char *m = req->method, *p = req->path;
-	if (!api_token_ok(a, given_token(req))) {
+	const char *tok = given_token(req);
+	bool ping = p && (!strcmp(p, "/v1/ping") || !strcmp(p, "/ping")) &&
+		    (!strcmp(m, "GET") || !strcmp(m, "HEAD"));
+	/* /v1/ping is a health probe's (which cannot send a secret): it says
+	 * "pong" to anyone, but a token given must be right */
+	if (ping ? tok && !api_token_ok(a, tok) : !api_token_ok(a, tok)) {
 		api_response_error(resp, 401, "a token is required (Authorization: Bearer TOKEN)");
+		return;
+	}
+	if (ping) {
+		char *b = strdup("\"pong\"\n");
+		set_body(resp, 200, "application/json", b, b ? strlen(b) : 0);
 		return;
 	}
 	if (!p || p[0] != '/' || has_dotdot(p) || strnlen(p, 4096) >= 4096) {
 		api_response_error(resp, 400, "bad path");
 		return;
 	}
-	if (!strcmp(p, "/v1/ping") || !strcmp(p, "/ping")) {
-		if (strcmp(m, "GET") && strcmp(m, "HEAD"))
-			goto bad_method;
-		char *b = strdup("\"pong\"\n");
-		set_body(resp, 200, "application/json", b, b ? strlen(b) : 0);
-		return;
-	}
+	if (!strcmp(p, "/v1/ping") || !strcmp(p, "/ping"))
+		goto bad_method;
 	if (!strcmp(p, "/run_code") || !strcmp(p, "/v1/run_code")) {
 		if (strcmp(m, "POST"))
 			goto bad_method;

@@ -3,11 +3,25 @@
  * when `serve` starts: no other command loads it (or GnuTLS under it).
  *
  * A request: the first call checks the token, the declared body size and
- * the concurrency gate before any body byte is read (401, 413, 503 are
- * answered at once, and MHD closes the connection after them); the body
- * is gathered up to max_body within request_deadline_s; the last call
- * hands it to api_handle. An idle connection is dropped after
- * connection_timeout_s (MHD), a head larger than max_header gets 431. */
+ * whether the concurrency gate is full before any body byte is read (401,
+ * 413, 503 are answered at once, and MHD closes the connection after
+ * them); the body is gathered up to max_body; the last call takes a
+ * concurrency slot and hands it to api_handle. A slot is held only while
+ * a request runs, never while its body trickles in; /v1/ping takes none.
+ *
+ * Slow clients. MHD's connection timeout is an idle timeout, which each
+ * byte resets, so the transport keeps its own table of connections (MHD's
+ * connection notifications) with a deadline per phase: the head within
+ * head_timeout_s of the accept (or of the last answer, plus
+ * connection_timeout_s, on a kept-alive connection), the body within
+ * request_deadline_s of the head. The main loop's tick shuts down (never
+ * closes: MHD owns the fd until its CLOSED notification, taken under the
+ * same lock) a connection past its deadline. At the accept, a peer (an
+ * IPv4 address, an IPv6 /64) at max_connections_per_peer, or the server at
+ * max_connections, makes room by dropping its oldest connection that is
+ * still waiting for a head; with none (all busy), the new one is answered
+ * 503 (504 on /run_code) at its head and closed (and while it waits for
+ * its head, it is the one the next new connection drops). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +88,7 @@ void api_http_opts_init(struct api_http_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->listen = "127.0.0.1:8080";
 	o->connection_timeout_s = 30;
+	o->head_timeout_s = 10;
 	o->request_deadline_s = 60;
 	o->max_header = 32768;
 	o->max_connections = 256;
@@ -240,11 +255,38 @@ static int open_listener(const struct listen_addr *la, char *shown, size_t shown
 /* ---- requests ---- */
 
 #define API_REFUSED_BODY 65536 /* bytes of a refused request's body read anyway */
+#define HTTP_REPORT_EVERY 10.0 /* seconds between the slow-client summaries */
+#define HTTP_MHD_LOG_MAX 5     /* MHD's messages logged per HTTP_REPORT_EVERY */
+
+enum conn_phase { CONN_HEAD, CONN_BODY, CONN_BUSY };
+
+/* One connection, from MHD's STARTED notification to its CLOSED one. */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	bool has_peer;
+	unsigned char peer[16];  /* IPv4 address, or IPv6 /64 (8 bytes) */
+	enum conn_phase phase;
+	double since;            /* when the phase began */
+	double deadline;         /* 0: none */
+	bool cut;                /* shut down by us, closing */
+	bool over;               /* accepted over a limit: 503 at its head */
+};
 
 struct server {
 	struct api *a;
 	const struct api_http_opts *o;
 	const struct sc_log *log;
+	size_t per_peer;
+	atomic_bool stopping;
+	atomic_size_t body_bytes; /* request bodies held (their buffers) */
+	size_t body_budget;
+	pthread_mutex_t mu;       /* guards the table and the counts below */
+	struct conn *conns;
+	size_t live;              /* entries not cut */
+	bool accept_over;         /* on_accept's word for the next STARTED */
+	size_t cut_head, cut_body, evicted, refused, mhd_logged, mhd_dropped;
+	double report_at;
 };
 
 struct req_state {
@@ -252,6 +294,8 @@ struct req_state {
 	char *body;
 	size_t len, cap;
 	bool gated;        /* holds a concurrency slot */
+	bool ping;         /* /v1/ping: no slot, no token needed */
+	bool close;        /* close the connection after the answer */
 	bool answered;
 	int pending;       /* an error to answer once the (small) body is read */
 	const char *pending_msg;
@@ -266,6 +310,197 @@ static double since(const struct timespec *t0)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static double mono_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- the connection table: deadlines and per-peer room ---- */
+
+/* The peer a connection counts against: an IPv4 address (also when
+ * mapped into IPv6), an IPv6 /64 (what one host gets to itself); none
+ * for a unix socket. */
+static bool peer_key(const struct sockaddr *sa, unsigned char key[16])
+{
+	memset(key, 0, 16);
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			memcpy(key, a6->s6_addr + 12, 4);
+		} else {
+			memcpy(key, a6->s6_addr, 8);
+			key[15] = 6; /* never equal to an IPv4 key */
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Drop c (under mu): its thread sees the end of its socket and MHD closes
+ * it. shutdown(), not close(): the fd is MHD's until CLOSED. */
+static void conn_cut_locked(struct server *s, struct conn *c)
+{
+	if (c->cut)
+		return;
+	(void)shutdown(c->fd, SHUT_RDWR);
+	c->cut = true;
+	s->live--;
+}
+
+/* The connection waiting longest for a head (of peer `key`, or any when
+ * key is NULL), or NULL. */
+static struct conn *oldest_waiting_locked(struct server *s, const unsigned char *key)
+{
+	struct conn *best = NULL;
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (!c->cut && c->phase == CONN_HEAD && (!key || (c->has_peer && !memcmp(c->peer, key, 16))) &&
+		    (!best || c->since < best->since))
+			best = c;
+	return best;
+}
+
+/* MHD's accept policy: room for one more connection of this peer, made by
+ * dropping the oldest one still waiting for its head; with none, the new
+ * one is over (answered 503 and closed). MHD calls this and then, for the
+ * same connection, on_connection's STARTED, both from its listening
+ * thread. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	(void)addrlen;
+	struct server *s = cls;
+	unsigned char key[16];
+	bool has_peer = peer_key(addr, key), over = false;
+	pthread_mutex_lock(&s->mu);
+	if (has_peer) {
+		size_t n = 0;
+		for (struct conn *c = s->conns; c; c = c->next)
+			n += !c->cut && c->has_peer && !memcmp(c->peer, key, 16);
+		if (n >= s->per_peer) {
+			struct conn *v = oldest_waiting_locked(s, key);
+			if (v)
+				conn_cut_locked(s, v);
+			over = !v;
+			s->evicted += v != NULL;
+		}
+	}
+	if (!over && s->live >= s->o->max_connections) {
+		struct conn *v = oldest_waiting_locked(s, NULL);
+		if (v)
+			conn_cut_locked(s, v);
+		over = !v;
+		s->evicted += v != NULL;
+	}
+	s->refused += over;
+	s->accept_over = over;
+	pthread_mutex_unlock(&s->mu);
+	return MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fi =
+			mhd.connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai =
+			mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		struct conn *c = fi ? calloc(1, sizeof(*c)) : NULL;
+		if (!c)
+			return; /* not watched: MHD's own timeout still applies */
+		c->fd = fi->connect_fd;
+		c->has_peer = peer_key(ai ? ai->client_addr : NULL, c->peer);
+		c->phase = CONN_HEAD;
+		c->since = mono_now();
+		c->deadline = c->since + s->o->head_timeout_s;
+		pthread_mutex_lock(&s->mu);
+		c->over = s->accept_over;
+		s->accept_over = false;
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->live++;
+		pthread_mutex_unlock(&s->mu);
+		*socket_context = c;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+		struct conn *c = *socket_context;
+		pthread_mutex_lock(&s->mu);
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		if (!c->cut)
+			s->live--;
+		pthread_mutex_unlock(&s->mu);
+		free(c);
+		*socket_context = NULL;
+	}
+}
+
+/* The connection's phase is now `phase`, to end within limit_s (0: no
+ * limit); true when it was accepted over a limit. */
+static bool conn_phase(struct server *s, struct MHD_Connection *conn, enum conn_phase phase,
+		       double limit_s)
+{
+	const union MHD_ConnectionInfo *ci =
+		mhd.connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *c = ci ? ci->socket_context : NULL;
+	if (!c)
+		return false;
+	pthread_mutex_lock(&s->mu);
+	c->phase = phase;
+	c->since = mono_now();
+	c->deadline = limit_s > 0 ? c->since + limit_s : 0;
+	bool over = c->over;
+	pthread_mutex_unlock(&s->mu);
+	return over;
+}
+
+/* From the main loop, a few times a second: drop the connections past
+ * their deadline; now and then, one line about what was dropped. */
+static void conns_tick(struct server *s)
+{
+	double now = mono_now();
+	size_t head = 0, body = 0, evicted = 0, refused = 0, mhd_dropped = 0;
+	pthread_mutex_lock(&s->mu);
+	for (struct conn *c = s->conns; c; c = c->next)
+		if (!c->cut && c->deadline > 0 && now > c->deadline) {
+			conn_cut_locked(s, c);
+			*(c->phase == CONN_HEAD ? &s->cut_head : &s->cut_body) += 1;
+		}
+	if (now >= s->report_at) {
+		head = s->cut_head, body = s->cut_body, evicted = s->evicted, refused = s->refused;
+		mhd_dropped = s->mhd_dropped;
+		s->cut_head = s->cut_body = s->evicted = s->refused = 0;
+		s->mhd_logged = s->mhd_dropped = 0;
+		s->report_at = now + HTTP_REPORT_EVERY;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (head || body || evicted || refused)
+		sc_log(s->log, SC_LOG_WARN,
+		       "http: in the last %.0f s, %zu connections dropped for a request head not in "
+		       "within %g s, %zu for a body not in within %g s, %zu dropped while still "
+		       "waiting for a head to make room for new ones, %zu answered 503 for want of "
+		       "one (a peer at --max-connections-per-peer %zu or the server at "
+		       "--max-connections %zu)",
+		       HTTP_REPORT_EVERY, head, s->o->head_timeout_s, body, s->o->request_deadline_s,
+		       evicted, refused, s->per_peer, s->o->max_connections);
+	if (mhd_dropped)
+		sc_log(s->log, SC_LOG_WARN, "http: %zu more messages of libmicrohttpd not shown",
+		       mhd_dropped);
 }
 
 static const char *lookup_query(void *ctx, const char *name)
@@ -341,6 +576,10 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_sta
 	mhd.add_header(mr, "Content-Type", r->content_type ? r->content_type : "application/json");
 	for (size_t i = 0; i < r->nheaders; i++)
 		mhd.add_header(mr, r->headers[i].name, r->headers[i].value);
+	/* no second request on a connection that had no token (nor while
+	 * stopping, nor on one over a limit) */
+	if (r->status == 401 || st->close)
+		mhd.add_header(mr, "Connection", "close");
 	st->status = r->status;
 	st->out_len = r->body_len;
 	st->answered = true;
@@ -356,6 +595,19 @@ static enum MHD_Result early(struct MHD_Connection *conn, struct req_state *st, 
 	struct api_response r = {0};
 	api_response_error(&r, status, detail);
 	return send_response(conn, st, &r);
+}
+
+/* SandboxFusion's clients retry a 504 on /run_code; the other routes say
+ * 503. Both carry Retry-After. */
+static int busy_status(const char *url)
+{
+	return !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code") ? 504 : 503;
+}
+
+static bool is_ping(const char *method, const char *url)
+{
+	return (!strcmp(method, "GET") || !strcmp(method, "HEAD")) &&
+	       (!strcmp(url, "/v1/ping") || !strcmp(url, "/ping"));
 }
 
 static const char *given_token(struct MHD_Connection *conn)
@@ -386,6 +638,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		snprintf(st->method, sizeof(st->method), "%s", method);
 		snprintf(st->path, sizeof(st->path), "%s", url);
 		/* Before any body byte: how much, who, and is there room. */
+		bool over = conn_phase(s, conn, CONN_BODY, s->o->request_deadline_s);
 		const char *cl = mhd.lookup(conn, MHD_HEADER_KIND, "Content-Length");
 		uint64_t n = 0;
 		if (cl && (sc_parse_uint(cl, 0, UINT64_MAX, &n) < 0 || n > cfg->max_body)) {
@@ -393,17 +646,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			snprintf(msg, sizeof(msg), "a request body of at most %zu bytes", cfg->max_body);
 			return early(conn, st, 413, msg);
 		}
-		if (!api_token_ok(s->a, given_token(conn))) {
+		/* /v1/ping is a health probe's (a kubelet's httpGet cannot
+		 * carry a secret): answered without a token, but a token
+		 * given must be the right one. */
+		const char *tok = given_token(conn);
+		st->ping = is_ping(method, url);
+		if (atomic_load(&s->stopping)) {
+			st->close = true;
+			st->pending = 503;
+			st->pending_msg = "the server is stopping";
+		} else if (over) {
+			st->close = true;
+			st->pending = busy_status(url);
+			st->pending_msg = "too many connections from your address (or to the server): "
+					  "retry";
+		} else if (st->ping ? tok && !api_token_ok(s->a, tok) : !api_token_ok(s->a, tok)) {
 			st->pending = 401;
 			st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
-		} else if (!api_enter(s->a)) {
-			/* SandboxFusion's clients retry a 504 on /run_code; the
-			 * other routes say 503. Both carry Retry-After. */
-			bool sf = !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code");
-			st->pending = sf ? 504 : 503;
+		} else if (!st->ping && api_in_flight(s->a) >= cfg->max_concurrency) {
+			/* full now: say so before the body comes (the slot
+			 * itself is taken once the body is in) */
+			st->pending = busy_status(url);
 			st->pending_msg = "the server is busy: retry";
 		} else {
-			st->gated = true;
 			return MHD_YES;
 		}
 		/* Refused. A small body is read (and dropped) first so that the
@@ -434,9 +699,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			size_t cap = st->cap ? st->cap : 4096;
 			while (cap < st->len + add + 1)
 				cap *= 2;
-			char *nb = realloc(st->body, cap);
-			if (!nb)
+			/* bodies still coming hold no slot: their memory is
+			 * bounded instead (the server is full: drop it) */
+			size_t more = cap - st->cap;
+			if (atomic_fetch_add(&s->body_bytes, more) + more > s->body_budget) {
+				atomic_fetch_sub(&s->body_bytes, more);
 				return MHD_NO;
+			}
+			char *nb = realloc(st->body, cap);
+			if (!nb) {
+				atomic_fetch_sub(&s->body_bytes, more);
+				return MHD_NO;
+			}
 			st->body = nb;
 			st->cap = cap;
 		}
@@ -446,6 +720,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (!st->ping) {
+		if (!api_enter(s->a))
+			return early(conn, st, busy_status(url), "the server is busy: retry");
+		st->gated = true;
+	}
+	conn_phase(s, conn, CONN_BUSY, 0);
 	char peer[80] = "unix";
 	const union MHD_ConnectionInfo *ci = mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr)
@@ -482,6 +762,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 	if (st->gated)
 		api_leave(s->a);
+	atomic_fetch_sub(&s->body_bytes, st->cap);
+	/* kept alive: the next head within the idle time, and then some */
+	conn_phase(s, conn, CONN_HEAD, s->o->connection_timeout_s + s->o->head_timeout_s);
 	char peer[80] = "unix";
 	const union MHD_ConnectionInfo *ci = mhd.connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr)
@@ -522,7 +805,15 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	const struct sc_log *log = cls;
+	struct server *s = cls;
+	const struct sc_log *log = s->log;
+	/* a flood of connections must not become a flood of lines */
+	pthread_mutex_lock(&s->mu);
+	bool shown = s->mhd_logged < HTTP_MHD_LOG_MAX;
+	*(shown ? &s->mhd_logged : &s->mhd_dropped) += 1;
+	pthread_mutex_unlock(&s->mu);
+	if (!shown)
+		return;
 	char msg[SC_ERR_MAX];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	size_t n = strlen(msg);
@@ -557,25 +848,39 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 	}
 	const struct api_config *cfg = api_get_config(a);
 	struct server s = {.a = a, .o = o, .log = &cfg->log};
+	s.per_peer = o->max_connections_per_peer ? o->max_connections_per_peer
+						 : (o->max_connections + 1) / 2;
+	/* bodies being received: what the concurrency gate bounded when it
+	 * was taken at the head, twice over */
+	s.body_budget = cfg->max_body > SIZE_MAX / 2 / cfg->max_concurrency
+				? SIZE_MAX / 2
+				: 2 * cfg->max_concurrency * cfg->max_body;
+	s.report_at = mono_now() + HTTP_REPORT_EVERY;
+	pthread_mutex_init(&s.mu, NULL);
 	/* poll(), not select(): no FD_SETSIZE bound on a connection's fd (a
 	 * server with a raised RLIMIT_NOFILE and many connections and cells
 	 * has fds above 1024), and no fd_set copied per wait */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
 	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
+	/* MHD's own limit is above ours by the connections dropped and not
+	 * yet closed (on_accept keeps the live ones to max_connections) */
+	size_t mhd_limit = o->max_connections + o->max_connections / 8 + 16;
 	struct MHD_Daemon *d;
 	struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert},
 				       {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key},
 				       {MHD_OPTION_END, 0, NULL}};
-	d = mhd.start_daemon(flags | (cert ? MHD_USE_TLS : 0), 0, NULL, NULL, on_request, &s,
-			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&cfg->log,
+	d = mhd.start_daemon(flags | (cert ? MHD_USE_TLS : 0), 0, on_accept, &s, on_request, &s,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)&s,
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)lfd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)mhd_limit,
 			     MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, o->max_header,
 			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, &s,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, &s,
 			     MHD_OPTION_ARRAY, cert ? tls : tls + 2, MHD_OPTION_END);
 	if (!d) {
+		pthread_mutex_destroy(&s.mu);
 		close(lfd);
 		if (la.unix_socket)
 			unlink(((const struct sockaddr_un *)&la.ss)->sun_path);
@@ -588,18 +893,38 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 	for (unsigned ticks = 1; !atomic_load(stop); ticks++) {
 		struct timespec ts = {0, 250 * 1000000};
 		nanosleep(&ts, NULL);
+		conns_tick(&s);
 		if (ticks % 4 == 0)
 			api_tick(a);
 	}
-	/* Drain: no new connections; let the requests in flight finish. */
+	/* Drain: no new connections, no new requests (503); let the requests
+	 * in flight finish, then end what still runs, which answers at once
+	 * (stop_daemon waits for every connection's thread). */
+	atomic_store(&s.stopping, true);
 	mhd.quiesce_daemon(d);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (api_in_flight(a) > 0 && since(&t0) < o->drain_s) {
+	bool cancelled = false;
+	while (api_in_flight(a) > 0) {
+		if (!cancelled && since(&t0) >= o->drain_s) {
+			sc_log(s.log, SC_LOG_WARN,
+			       "%zu requests still run after --drain-timeout %g s: stopping them",
+			       api_in_flight(a), o->drain_s);
+			api_cancel(a);
+			cancelled = true;
+		} else if (cancelled && since(&t0) >= o->drain_s + 10) {
+			break; /* their answers are not sent: stop_daemon drops them */
+		}
 		struct timespec ts = {0, 50 * 1000000};
 		nanosleep(&ts, NULL);
+		conns_tick(&s);
 	}
+	/* also what comes in now (a body that was still arriving) */
+	api_cancel(a);
 	mhd.stop_daemon(d);
+	s.report_at = 0; /* what was dropped since the last summary */
+	conns_tick(&s);
+	pthread_mutex_destroy(&s.mu);
 	close(lfd);
 	if (la.unix_socket)
 		unlink(((const struct sockaddr_un *)&la.ss)->sun_path);

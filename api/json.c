@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include <cjson/cJSON.h>
+
 #include "../common/base64.h"
 #include "../common/parse.h"
 #include "api.h"
@@ -63,6 +65,33 @@ void api_json_cell_result(FILE *f, const struct cell_result *res)
 	if (res->network && net_summary_json(res->network, net, sizeof(net)) > 0)
 		fprintf(f, ",\"network\":%s", net);
 	fputc('}', f);
+}
+
+/* The log is the host side's own, bounded by the proxy (16 MiB). */
+#define NET_LOG_READ_MAX (17u << 20)
+struct net_summary *api_net_summary_since(int fd)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	if (fd < 0 || sc_read_small_alloc_fd(fd, "egress.jsonl", 0, NET_LOG_READ_MAX, &buf, &len,
+					     NULL) < 0)
+		return NULL;
+	struct net_summary *s = calloc(1, sizeof(*s));
+	for (char *line = buf, *end; s && line < buf + len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!end)
+			break; /* a line still being written */
+		cJSON *j = cJSON_ParseWithLength(line, (size_t)(end - line));
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "verdict");
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "host");
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "reason");
+		if (cJSON_IsString(v))
+			net_summary_add(s, net_verdict_of(v->valuestring),
+					cJSON_IsString(h) ? h->valuestring : "",
+					cJSON_IsString(r) ? r->valuestring : "");
+		cJSON_Delete(j);
+	}
+	return s;
 }
 
 void api_json_base64(FILE *f, const unsigned char *p, size_t n)

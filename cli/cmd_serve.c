@@ -19,12 +19,13 @@ static const char SERVE_HELP[] =
 	"ready cells of a pool (the cell options below are their defaults); a\n"
 	"cell serves one /run_code request and is then destroyed. One JSON line\n"
 	"per request goes to stdout. SIGTERM or SIGINT: stop listening, let the\n"
-	"requests in flight finish, remove every cell made, exit 0.\n"
+	"requests in flight finish (for --drain-timeout; then stop what still\n"
+	"runs), remove every cell made, exit 0.\n"
 	"\n"
 	"A TCP listener needs --token-file (clients send 'Authorization: Bearer\n"
-	"TOKEN' or ?token=TOKEN); an address other than loopback also needs\n"
-	"--tls-cert/--tls-key or --insecure-plaintext. A unix socket (mode 0600)\n"
-	"needs no token.\n"
+	"TOKEN' or ?token=TOKEN; GET /v1/ping, a health probe, needs none); an\n"
+	"address other than loopback also needs --tls-cert/--tls-key or\n"
+	"--insecure-plaintext. A unix socket (mode 0600) needs no token.\n"
 	"\n"
 	"Options:\n"
 	"%s"
@@ -40,8 +41,8 @@ struct serve_opts {
 	const char *pod_name;
 	bool insecure_plaintext;
 	size_t pool, max_concurrency, max_cells;
-	uint64_t max_body, max_header, max_connections;
-	double cell_idle, max_timeout, connection_timeout, request_deadline, drain;
+	uint64_t max_body, max_header, max_connections, max_per_peer;
+	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
 	bool help;
 };
 
@@ -70,12 +71,21 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	 .help = "memory for a request's head (default 32K)"},
 	{"--max-connections", NULL, CLI_COUNT, SV(max_connections), .min = 1, .max = 65536,
 	 .metavar = "N", .help = "open connections at once (default 256; the soft open-file\nlimit is raised to fit them)"},
+	{"--max-connections-per-peer", NULL, CLI_COUNT, SV(max_per_peer), .min = 1, .max = 65536,
+	 .metavar = "N", .help = "connections of one client address (IPv6: /64)\n"
+				 "at once; beyond, the peer's oldest connection\n"
+				 "still sending its request head is dropped, or\n"
+				 "else the new one is refused (default: half of\n"
+				 "--max-connections; loopback clients, or all\n"
+				 "behind one proxy, are one peer)"},
 	{"--connection-timeout", NULL, CLI_SECONDS, SV(connection_timeout), .metavar = "SECS",
 	 .help = "drop a connection idle this long (default 30)"},
+	{"--head-timeout", NULL, CLI_SECONDS, SV(head_timeout), .metavar = "SECS",
+	 .help = "a request's head must arrive within SECS of\nthe connection (default 10)"},
 	{"--request-deadline", NULL, CLI_SECONDS, SV(request_deadline), .metavar = "SECS",
-	 .help = "a request's body must arrive within SECS (default 60)"},
+	 .help = "a request's body must arrive within SECS of\nits head (default 60)"},
 	{"--drain-timeout", NULL, CLI_SECONDS, SV(drain), .metavar = "SECS",
-	 .help = "on SIGTERM, wait this long for requests (default 30)"},
+	 .help = "on SIGTERM, wait this long for requests, then\nstop them (default 30)"},
 	{"--tls-cert", NULL, CLI_STRING, SV(tls_cert), .metavar = "FILE", .help = "TLS certificate (PEM)"},
 	{"--tls-key", NULL, CLI_STRING, SV(tls_key), .metavar = "FILE", .help = "TLS private key (PEM)"},
 	{"--insecure-plaintext", NULL, CLI_FLAG, SV(insecure_plaintext),
@@ -203,6 +213,8 @@ int cmd_serve(int argc, char **argv)
 	http.insecure_plaintext = o.insecure_plaintext;
 	if (o.connection_timeout > 0)
 		http.connection_timeout_s = o.connection_timeout;
+	if (o.head_timeout > 0)
+		http.head_timeout_s = o.head_timeout;
 	if (o.request_deadline > 0)
 		http.request_deadline_s = o.request_deadline;
 	if (o.drain > 0)
@@ -211,6 +223,8 @@ int cmd_serve(int argc, char **argv)
 		http.max_header = o.max_header;
 	if (o.max_connections)
 		http.max_connections = o.max_connections;
+	if (o.max_per_peer)
+		http.max_connections_per_peer = o.max_per_peer;
 	http.on_listen = on_listen;
 	http.on_listen_ctx = (void *)o.port_file;
 

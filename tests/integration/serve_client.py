@@ -9,6 +9,8 @@ exits 1 when something failed.
   serve_client.py URL TOKEN concurrency CLIENTS REQUESTS
   serve_client.py URL TOKEN hostile
   serve_client.py unix:PATH - busy          (a server with --max-concurrency 1)
+  serve_client.py URL TOKEN slow-attack SECONDS HEADS BODIES   (t_serve_slow.sh)
+  serve_client.py URL TOKEN drain | bigput MIB
 URL is http://127.0.0.1:PORT.
 """
 import base64
@@ -165,8 +167,11 @@ ROUTES = [("GET", "/v1/ping"), ("POST", "/run_code"), ("POST", "/cells"), ("GET"
 def auth(c):
     for m, p in ROUTES:
         body = b'{"code":"print(1)"}' if m in ("POST", "PUT") else None
-        st, h, _ = c.request(m, p, body, token=False)
-        ok(st == 401, "no token: %s %s is 401" % (m, p), st)
+        st, h, got = c.request(m, p, body, token=False)
+        if p == "/v1/ping":  # a probe's (kubelet's httpGet): liveness only, no token to give
+            ok(st == 200 and got == "pong", "no token: GET /v1/ping is \"pong\" (a health probe)", (st, got))
+        else:
+            ok(st == 401, "no token: %s %s is 401" % (m, p), st)
         st, h, _ = c.request(m, p, body, token=False, headers={"Authorization": "Bearer wrong-token-x"})
         ok(st == 401, "a wrong token: %s %s is 401" % (m, p), st)
     st, _, got = c.request("GET", "/v1/ping?token=" + urllib.parse.quote(c.token), token=False)
@@ -205,6 +210,25 @@ def cells(c):
     ok(st == 400, "a file path with .. is 400", (st, got))
     st, _, got = c.request("GET", "/cells")
     ok(st == 200 and [x["id"] for x in got["cells"]] == [cid], "GET /cells lists it", got)
+    # an exec that a DELETE interrupts answers 410 (the documented gone), not 500
+    st, _, got = c.request("POST", "/cells", {})
+    if ok(st == 201, "POST /cells for a DELETE during an exec", (st, got)):
+        victim = got["id"]
+        res = {}
+        t = threading.Thread(target=lambda: res.update(r=c.request(
+            "POST", "/cells/%s/exec" % victim, {"argv": ["sleep", "30"], "timeout": 120})))
+        t0 = time.time()
+        t.start()
+        for _ in range(600):
+            if "sleep 30" in procs(c, victim):
+                break
+            time.sleep(0.05)
+        st, _, got = c.request("DELETE", "/cells/%s" % victim)
+        ok(st == 200, "DELETE the cell while its exec runs", (st, got))
+        t.join(60)
+        st, _, got = res.get("r", (None, None, None))
+        ok(st == 410 and "deleted" in json.dumps(got), "the interrupted exec answers 410 (after %.1f s)" %
+           (time.time() - t0), (st, got))
     st, _, got = c.request("DELETE", "/cells/%s" % cid)
     ok(st == 200 and got.get("deleted") is True, "DELETE /cells/{id}", (st, got))
     st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"argv": ["true"]})
@@ -499,6 +523,17 @@ def tars(c):
                and not any(b"root:" in (t.extractfile(x).read() if x.isfile() else b"") for x in ms)
                and "pw" not in names and "root" not in names,
                "links out of the cell are left out, never followed", names)
+    # a path that is itself a link to a directory: 400, saying so, and no host path
+    st, _, got = c.request("POST", "/cells/%s/exec" % cid,
+                           {"cmd": "ln -s tree lnk && ln -s /testbed/tree alnk && ln -s /etc elnk"})
+    for p in ("lnk", "alnk", "elnk", "/testbed/lnk"):
+        st, _, got = c.request("GET", files + p)
+        detail = got.get("detail", "") if isinstance(got, dict) else str(got)
+        ok(st == 400 and "symbolic link" in detail and "/tmp" not in detail and "sandcell-files" not in detail
+           and "serve-tmp" not in detail, "GET of %s, a link to a directory: 400 without a host path" % p, (st, got))
+    st, h, data = c.request("GET", files + "lnk/top", raw=True)
+    ok(st == 200 and h.get("content-type") == "application/x-tar",
+       "... a directory reached through a link on the way is sent", (st, data[:200]))
     # refused tars
     for what, bad in (("a '..' name", [("ok", b"x"), ("../evil", b"x")]),
                       ("an absolute name", [("/abs-evil", b"x")]),
@@ -705,6 +740,17 @@ def hostile(c):
             closed = False
         s.close()
         ok(closed, "%s: the server drops the connection (after %.0f s)" % (name, time.time() - t0))
+    # a head sent one line a second (each resets an idle timeout): dropped at the head's deadline
+    s = raw(c, b"GET /v1/ping HTTP/1.1\r\nHost: x\r\n", read=False)
+    t0, dropped = time.time(), False
+    try:
+        for i in range(60):
+            time.sleep(1)
+            s.sendall(b"X-Slow-%d: 1\r\n" % i)
+    except OSError:
+        dropped = True
+    s.close()
+    ok(dropped, "a head trickled one line a second is dropped (after %.0f s)" % (time.time() - t0))
     # a head larger than the limit
     out = raw(c, ("GET /v1/ping HTTP/1.1\r\nHost: x\r\n%sX-Big: %s\r\n\r\n" % (auth_h, "a" * 200000)).encode())
     ok(out == b"" or out[9:12] in (b"431", b"413", b"400"), "a 200 KB header is refused", out[:120])
@@ -724,11 +770,12 @@ def busy(c):
             time.sleep(0.1)
     t = threading.Thread(target=slow)
     t.start()
-    seen = None
+    seen, pings = None, []
     while t.is_alive() and seen is None:
-        st, h, got = c.request("GET", "/v1/ping")
+        st, h, got = c.request("GET", "/cells")
         if st == 503:
             seen = (st, h, got)
+            pings = [c.request("GET", "/v1/ping")[0] for _ in range(5)]  # the slot is still taken
         time.sleep(0.05)
     seen_sf = None
     while t.is_alive() and seen_sf is None:
@@ -739,6 +786,7 @@ def busy(c):
     t.join()
     ok(seen is not None and "retry-after" in seen[1], "a request over --max-concurrency is 503 with Retry-After",
        seen)
+    ok(pings and all(x == 200 for x in pings), "/v1/ping is answered while every slot is taken", pings)
     ok(seen_sf is not None and "retry-after" in seen_sf[1],
        "... and /run_code says 504 (SandboxFusion's clients retry it) with Retry-After", seen_sf)
     st, _, got = result.get("slow", (0, 0, 0))
@@ -754,6 +802,187 @@ def slow(c):
                                                   "run_timeout": 60})
     ok(st == 200 and got["run_result"]["stdout"] == "drained\n", "the request in flight at SIGTERM is answered",
        (st, got))
+
+
+# ---- slow clients (t_serve_slow.sh) ----
+
+class Attack:
+    """Connections that hold the server without finishing a request: heads
+    sent one line every 5 s (no token), and bodies with the token sent one
+    byte every 2 s. Each reconnects 1 s after the server drops it."""
+
+    def __init__(self, c, heads, bodies):
+        self.c, self.stop = c, threading.Event()
+        self.lock = threading.Lock()
+        self.stats = {"connects": 0, "dropped": 0, "refused": 0}
+        head = b"GET /cells HTTP/1.1\r\nHost: x\r\n"
+        body = ("POST /run_code HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n" % c.token).encode()
+        self.threads = [threading.Thread(target=self.run, args=(head, lambda i: b"X-Slow-%d: 1\r\n" % i, 5.0))
+                        for _ in range(heads)]
+        self.threads += [threading.Thread(target=self.run, args=(body, lambda i: b" ", 2.0))
+                         for _ in range(bodies)]
+
+    def count(self, k):
+        with self.lock:
+            self.stats[k] += 1
+
+    def run(self, first, more, every):
+        while not self.stop.is_set():
+            try:
+                s = socket.create_connection((self.c.host, self.c.port), timeout=2)
+            except OSError:
+                self.count("refused")
+                self.stop.wait(1)
+                continue
+            try:
+                s.sendall(first)
+                self.count("connects")
+                i = 0
+                while not self.stop.wait(every):
+                    s.setblocking(False)
+                    try:
+                        if s.recv(4096) == b"":
+                            break  # closed by the server
+                    except BlockingIOError:
+                        pass
+                    s.setblocking(True)
+                    s.settimeout(2)
+                    s.sendall(more(i))
+                    i += 1
+                else:
+                    continue
+                self.count("dropped")
+            except OSError:
+                self.count("dropped")
+            finally:
+                s.close()
+            self.stop.wait(1)
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+
+def slow_attack(c, seconds, heads, bodies):
+    """While the attack goes on, a client gets every answer: /v1/ping each
+    second, a /run_code every 5 s."""
+    pings, runs, bad, worst = 0, 0, [], 0.0
+    with Attack(c, heads, bodies) as a:
+        time.sleep(5)  # let the attack take hold
+        t_end = time.time() + seconds
+        k = 0
+        while time.time() < t_end:
+            t0 = time.time()
+            try:
+                if k % 5 == 0:
+                    st, _, got = c.request("POST", "/run_code", {"code": "print(6*7)", "run_timeout": 20})
+                    runs += 1
+                    if st != 200 or got.get("run_result", {}).get("stdout") != "42\n":
+                        bad.append(("run_code", st, got))
+                else:
+                    st, _, got = c.request("GET", "/v1/ping")
+                    pings += 1
+                    if st != 200 or got != "pong":
+                        bad.append(("ping", st, got))
+            except Exception as e:  # noqa: BLE001 - every failure is reported
+                bad.append(("error", repr(e)))
+            worst = max(worst, time.time() - t0)
+            k += 1
+            time.sleep(max(0.0, 1.0 - (time.time() - t0)))
+        stats = dict(a.stats)
+    print("# %d s under %d trickled heads and %d slow bodies: %d pings, %d /run_code, slowest answer %.2f s;"
+          " attack: %d connections, %d dropped by the server, %d refused" %
+          (seconds, heads, bodies, pings, runs, worst, stats["connects"], stats["dropped"], stats["refused"]))
+    ok(not bad and pings and runs, "every /v1/ping and /run_code is answered during the attack", bad[:3])
+    ok(stats["dropped"] >= heads, "the server drops the connections that trickle their request", stats)
+
+
+def peer_cap(c):
+    """A server with --max-connections-per-peer 2: a new connection drops
+    the peer's one still waiting for a head; with none waiting (both
+    busy), it is answered 503 with Retry-After, not reset."""
+    def busy_run():
+        return threading.Thread(target=c.request, args=("POST", "/run_code", {
+            "code": "import time\ntime.sleep(4)", "run_timeout": 30}))
+    a = busy_run()
+    a.start()
+    time.sleep(1.5)
+    idle = socket.create_connection((c.host, c.port), timeout=30)  # sends nothing
+    time.sleep(0.5)
+    st, _, got = c.request("GET", "/v1/ping")
+    ok(st == 200 and got == "pong", "at the cap, a new connection is served", (st, got))
+    try:
+        gone = idle.recv(1) == b""
+    except OSError:
+        gone = True
+    idle.close()
+    ok(gone, "... and the peer's connection that sent no head was dropped for it")
+    b = busy_run()
+    b.start()
+    time.sleep(1)
+    st, h, got = c.request("GET", "/cells")
+    ok(st == 503 and "retry-after" in h, "at the cap with both busy: 503 with Retry-After", (st, h, got))
+    a.join()
+    b.join()
+    st, _, got = c.request("GET", "/cells")
+    ok(st == 200, "once they are done, the peer is served again", (st, got))
+
+
+def drain(c):
+    """Two requests that run for 30 s (an exec in a cell, a /run_code):
+    once the server is told to stop, each gets an answer or a closed
+    connection (no hang). Prints '# running' once both run."""
+    st, _, got = c.request("POST", "/cells", {})
+    if not ok(st == 201, "drain: a cell is made", (st, got)):
+        return
+    cid = got["id"]
+    res = {}
+
+    def one(name, method, path, body):
+        t0 = time.time()
+        try:
+            st, _, got = c.request(method, path, body)
+            res[name] = ("answered %d" % st, time.time() - t0, got)
+        except (OSError, http.client.HTTPException) as e:
+            res[name] = ("closed (%s)" % type(e).__name__, time.time() - t0, None)
+    ts = [threading.Thread(target=one, args=("exec", "POST", "/cells/%s/exec" % cid,
+                                             {"cmd": "sleep 30", "timeout": 120})),
+          threading.Thread(target=one, args=("run_code", "POST", "/run_code",
+                                             {"code": "import time\ntime.sleep(30)", "run_timeout": 120}))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for name in ("exec", "run_code"):
+        how, dt, got = res.get(name, ("no result", 0, None))
+        ok(how.startswith("answered") or how.startswith("closed"),
+           "drain: the %s in flight at SIGTERM ends: %s after %.1f s" % (name, how, dt), got)
+        ok(dt < 25, "drain: ... before its 30 s were up", dt)
+
+
+def bigput(c, mb):
+    """PUT a tar of about `mb` MiB into a new cell (the server is killed
+    meanwhile: no result is checked)."""
+    st, _, got = c.request("POST", "/cells", {})
+    if st != 201:
+        print("FAIL - bigput: no cell (%s)" % st)
+        return
+    blob = os.urandom(4096)  # many small files: the unpacking and the copy take a while
+    entries = [("big", None)] + [("big/f%05d" % i, blob) for i in range(mb * 256)]
+    print("# running")
+    sys.stdout.flush()
+    try:
+        c.request("PUT", "/cells/%s/files?path=big" % got["id"], tar_of(entries),
+                  headers={"Content-Type": "application/x-tar"})
+    except (OSError, http.client.HTTPException):
+        pass
 
 
 def tls(c, cafile):
@@ -802,6 +1031,14 @@ def main():
         busy(c)
     elif cmd == "slow":
         slow(c)
+    elif cmd == "slow-attack":
+        slow_attack(c, int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+    elif cmd == "peer-cap":
+        peer_cap(c)
+    elif cmd == "drain":
+        drain(c)
+    elif cmd == "bigput":
+        bigput(c, int(sys.argv[4]))
     elif cmd == "tls":
         tls(c, sys.argv[4])
     else:

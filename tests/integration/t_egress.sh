@@ -241,6 +241,42 @@ sc rm -f egress1
 for _ in $(seq 300); do [ "$(helpers)" -eq "$h0" ] && break; sleep 0.1; done
 check "rm leaves no proxy helper" bash -c '[ "$0" -eq "$1" ]' "$(helpers)" "$h0"
 
+# --- sandcell serve --net allowlist: the API's results carry the summary too ---
+printf 'tok-egress-%s\n' "$RANDOM$RANDOM$RANDOM" >"$T_WORK/token"
+chmod 644 "$T_WORK/token"
+as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+	--port-file "$T_WORK/port" --pool 1 "${NET[@]}" >/dev/null 2>"$T_WORK/serve.err" &
+SERVER=$!
+for _ in $(seq 600); do [ -s "$T_WORK/port" ] && break; sleep 0.1; done
+check "a server with an allowlist starts" test -s "$T_WORK/port"
+cat >"$T_DIR/api_net.py" <<'PY'
+import json, sys, urllib.request
+url, token, hp = sys.argv[1], open(sys.argv[2]).read().strip(), sys.argv[3]
+def call(path, body, accept=None):
+    h = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+    if accept:
+        h["Accept"] = accept
+    r = urllib.request.urlopen(urllib.request.Request(url + path, json.dumps(body).encode(), h), timeout=120)
+    return r.read().decode()
+curl = "curl -sS -m 20 --cacert /ca.pem"
+cmd = "%s https://ok.test:%s/hello.txt; %s https://bad.test:%s/hello.txt; true" % (curl, hp, curl, hp)
+want = {"allowed": 1, "denied": [{"host": "bad.test", "reason": "not in allowlist"}]}
+cid = json.loads(call("/cells", {}))["id"]
+got = {"exec": json.loads(call("/cells/%s/exec" % cid, {"cmd": cmd})).get("network")}
+lines = [json.loads(l) for l in call("/cells/%s/exec" % cid, {"cmd": cmd}, "application/x-ndjson").splitlines()]
+got["streamed exec"] = lines[-1].get("network")
+got["run_code"] = json.loads(call("/run_code", {"code": cmd, "language": "bash"})).get("network")
+for k, v in got.items():
+    print(("ok   - " if v == want else "FAIL - ") + "%s: %s" % (k, json.dumps(v)))
+sys.exit(0 if all(v == want for v in got.values()) else 1)
+PY
+check "the API's exec (plain and streamed) and /run_code results have the network summary" \
+	python3 "$T_DIR/api_net.py" "http://127.0.0.1:$(cat "$T_WORK/port")" "$T_WORK/token" "$HP"
+kill -TERM "$SERVER"
+wait "$SERVER"
+RC=$?
+check "... and that server stops with status 0" expect_rc 0
+
 # kill -9 of sandcell run: the cell and its proxy go with it
 # (the cell's processes run as another host uid for a root caller: match
 # the command line only)
