@@ -937,10 +937,15 @@ static void handle_line(struct mcp *m, const char *line, size_t len)
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(j, "method");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "jsonrpc");
-	if (id && !cJSON_IsString(id) && !cJSON_IsNumber(id) && !cJSON_IsNull(id))
+	/* JSON-RPC 2.0: an id is a string, a number or null; any other is an
+	 * invalid request, answered with id null (not taken for a notification) */
+	bool bad_id = id && !cJSON_IsString(id) && !cJSON_IsNumber(id) && !cJSON_IsNull(id);
+	if (bad_id)
 		id = NULL;
 	if (!cJSON_IsObject(j) || !cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0) {
 		send_error(m, id, -32600, "invalid request: expected a JSON-RPC 2.0 object");
+	} else if (bad_id) {
+		send_error(m, NULL, -32600, "invalid request: id must be a string, a number or null");
 	} else if (!cJSON_IsString(method)) {
 		/* a response to us (we send no requests) or junk: nothing to answer */
 		if (!id)

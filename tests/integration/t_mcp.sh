@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sandcell mcp: the protocol by hand (versions, notifications, bad JSON, an
-# unknown method, an over-long line, SIGTERM removing a session's cell),
+# unknown method, an over-long line, ids that are not ids, SIGTERM removing
+# a session's cell),
 # then the official MCP TypeScript SDK client (mcp_client.mjs: tools, python
 # and javascript, exit codes, a timeout, a session's state, a plot as PNG,
 # files, closing, an unknown tool), and no cell left after it disconnects.
@@ -65,6 +66,27 @@ check "an unknown tool is a JSON-RPC error -32602" lines_ok 'r[5]["id"] == 5 and
 check "a wrong argument type is a tool error" lines_ok 'r[6]["id"] == 6 and r[6]["result"]["isError"] is True'
 check "an over-long line is -32700, and the next one is answered" lines_ok 'r[7]["error"]["code"] == -32700 and r[8] == {"jsonrpc": "2.0", "id": 10, "result": {}}'
 check "stdout holds JSON-RPC only" lines_ok 'all(x.get("jsonrpc") == "2.0" for x in r)'
+
+# an id that is an object, an array or a boolean: an invalid request
+# (-32600) answered with id null, not taken for a notification
+cat >"$T_DIR/badid.in" <<'EOF'
+{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}
+{"jsonrpc":"2.0","id":[1],"method":"ping"}
+{"jsonrpc":"2.0","id":true,"method":"tools/list"}
+{"jsonrpc":"2.0","id":false,"method":"ping"}
+{"jsonrpc":"2.0","id":null,"method":"ping"}
+{"jsonrpc":"2.0","id":7,"method":"ping"}
+EOF
+chmod 644 "$T_DIR/badid.in"
+as_user "$SC_BIN" mcp <"$T_DIR/badid.in" >"$o" 2>"$e"
+RC=$?
+OUT=$(cat "$o")
+ERR=$(cat "$e")
+check "mcp with bad ids exits 0 when stdin ends" expect_rc 0
+check "an object, array or boolean id: -32600 with id null, one answer each" lines_ok \
+	'len(r) == 6 and all(x["id"] is None and x["error"]["code"] == -32600 for x in r[:4])'
+check "... and a null or number id is still answered" lines_ok \
+	'r[4] == {"jsonrpc": "2.0", "id": None, "result": {}} and r[5] == {"jsonrpc": "2.0", "id": 7, "result": {}}'
 
 # --- SIGTERM removes a session's cell ---
 mkfifo "$T_DIR/term.in"
