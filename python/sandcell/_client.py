@@ -3,7 +3,10 @@ the private server it starts: a `sandcell serve` on a unix socket in a 0700
 temporary directory, stopped on close() or at exit.
 
 Everything read from the server is bounded (MAX_JSON for an answer or one
-NDJSON line, MAX_FILE for a file, MAX_TAR for a directory's tar stream)."""
+NDJSON line, MAX_FILE for a file, MAX_TAR for a directory's tar stream), and
+so is the time: a call's timeout is one deadline for the whole exchange
+(connecting, sending, the answer's headers and body), not a bound on each
+socket operation that a server sending a byte at a time would renew."""
 
 import atexit
 import http.client
@@ -30,22 +33,79 @@ START_TIMEOUT = 120.0      # seconds for a private server to answer
 DEFAULT_HTTP_TIMEOUT = 300.0  # seconds a request may take (a loaded host is slow)
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTPConnection over a unix socket."""
+class DeadlineExceeded(SandboxError, socket.timeout):
+    """A call's deadline passed before the exchange was complete: a
+    SandboxError, and a socket timeout (an OSError) to http.client."""
 
-    def __init__(self, path, timeout):
-        super().__init__("localhost", timeout=timeout)
-        self._unix_path = path
+    def __init__(self, msg="no complete answer from the sandcell server before the call's deadline"):
+        super().__init__(msg)
+
+
+class _DeadlineSocket(socket.socket):
+    """A socket whose every wait ends at one monotonic deadline: before each
+    receive or send its timeout is set to the time left, so a server that
+    sends a byte at a time cannot stretch a call beyond it."""
+
+    __slots__ = ("deadline",)
+
+    def _left(self):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExceeded()
+        self.settimeout(left)
+
+    def _io(self, op, *a):
+        self._left()
+        try:
+            return op(*a)
+        except socket.timeout:
+            raise DeadlineExceeded() from None
+
+    def recv(self, *a):
+        return self._io(super().recv, *a)
+
+    def recv_into(self, *a):
+        return self._io(super().recv_into, *a)
+
+    def send(self, *a):
+        return self._io(super().send, *a)
+
+    def sendall(self, *a):
+        return self._io(super().sendall, *a)
+
+
+def _deadline_socket(sock, deadline):
+    s = _DeadlineSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
+    s.deadline = deadline
+    s._left()
+    return s
+
+
+class _Connection(http.client.HTTPConnection):
+    """HTTPConnection (TCP, or a unix socket when unix_path is given) whose
+    socket keeps to one deadline for the whole exchange."""
+
+    def __init__(self, host, port, unix_path, timeout):
+        super().__init__(host or "localhost", port, timeout=timeout)
+        self._unix_path = unix_path
+        self.deadline = time.monotonic() + timeout
 
     def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(self._unix_path)
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExceeded()
+        if self._unix_path:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(left)
+            try:
+                s.connect(self._unix_path)
+            except OSError:
+                s.close()
+                raise
+        else:
+            s = socket.create_connection((self.host, self.port), left)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock = _deadline_socket(s, self.deadline)
 
 
 def _read_bounded(resp, limit, what):
@@ -53,6 +113,10 @@ def _read_bounded(resp, limit, what):
     if len(data) > limit:
         raise SandboxError("%s: the server sent more than %d bytes" % (what, limit))
     return data
+
+
+def _late(method, path, timeout):
+    return SandboxError("%s %s: no complete answer within the call's %g s" % (method, path, timeout))
 
 
 class HTTPError(SandboxError):
@@ -78,9 +142,7 @@ class Client:
             self.prefix = ""
 
     def _conn(self, timeout):
-        if self.unix:
-            return _UnixConnection(self.unix, timeout)
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        return _Connection(self.host, self.port, self.unix, timeout)
 
     def _headers(self, extra):
         h = {"Connection": "close"}
@@ -90,7 +152,9 @@ class Client:
         return h
 
     def open(self, method, path, body=None, headers=None, timeout=DEFAULT_HTTP_TIMEOUT):
-        """Send a request; (connection, response). The caller closes both."""
+        """Send a request; (connection, response). The caller closes both;
+        reading the response keeps to the same deadline (timeout seconds
+        from now, for the whole exchange)."""
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()
             headers = dict(headers or {}, **{"Content-Type": "application/json"})
@@ -98,6 +162,9 @@ class Client:
         try:
             c.request(method, self.prefix + path, body=body, headers=self._headers(headers))
             return c, c.getresponse()
+        except socket.timeout as e:
+            c.close()
+            raise _late(method, path, timeout) from e
         except (OSError, http.client.HTTPException) as e:
             c.close()
             raise SandboxError("cannot reach the sandcell server: %s" % e) from e
@@ -107,13 +174,16 @@ class Client:
         c, r = self.open(method, path, body, headers, timeout)
         try:
             return r.status, r.getheader("Content-Type", ""), _read_bounded(r, limit, path)
+        except socket.timeout as e:
+            raise _late(method, path, timeout) from e
         except (OSError, http.client.HTTPException) as e:
             raise SandboxError("reading the answer to %s: %s" % (path, e)) from e
         finally:
             c.close()
 
     def json(self, method, path, body=None, timeout=DEFAULT_HTTP_TIMEOUT, ok=(200, 201)):
-        st, _, data = self.call(method, path, body, timeout=timeout)
+        """The answer's JSON object; SandboxError for anything else."""
+        st, ctype, data = self.call(method, path, body, timeout=timeout)
         try:
             got = json.loads(data) if data else None
         except ValueError:
@@ -121,6 +191,11 @@ class Client:
         if st not in ok:
             detail = got.get("detail") if isinstance(got, dict) else data[:300].decode(errors="replace")
             raise HTTPError(st, detail)
+        if not isinstance(got, dict):
+            raise SandboxError("%s %s: HTTP %d with %s, not a JSON object (is %s a sandcell server?)"
+                               % (method, path, st, "an empty body" if not data else
+                                  "%r (%s)" % (data[:100], ctype or "no content type"),
+                                  self.unix and "unix:" + self.unix or "%s:%s" % (self.host, self.port)))
         return got
 
     def stream(self, path, body, timeout):
@@ -140,7 +215,12 @@ class Client:
                     return
                 if len(line) > MAX_JSON:
                     raise SandboxError("%s: an event larger than %d bytes" % (path, MAX_JSON))
-                yield json.loads(line)
+                ev = json.loads(line)
+                if not isinstance(ev, dict):
+                    raise SandboxError("%s: an event that is not a JSON object: %r" % (path, line[:100]))
+                yield ev
+        except socket.timeout as e:
+            raise _late("POST", path, timeout) from e
         except (OSError, http.client.HTTPException, ValueError) as e:
             raise SandboxError("reading the stream of %s: %s" % (path, e)) from e
         finally:
