@@ -43,6 +43,9 @@ struct api_cell {
 	struct cell *handle; /* kept from the create; a request uses a copy (cell_dup) */
 	bool has_user; /* "user" at create: its execs' default user */
 	uint32_t uid, gid;
+	/* /code's session: known here, not from a file the cell could forge;
+	 * installed once, by one request while the others on the cell wait */
+	bool session, session_starting;
 };
 
 /* A pool cell that a /run_code holds: a second handle, for api_cancel. */
@@ -60,7 +63,7 @@ struct api {
 	struct cell_seed_file seeds[LANG_SEED_FILES];
 	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
 	pthread_mutex_t mu; /* guards cells, ncells */
-	pthread_mutex_t session_mu; /* one session being installed at a time */
+	pthread_cond_t session_cv; /* with mu: a cell's session_starting ended */
 	struct api_cell *cells;
 	size_t ncells;
 	struct run_hold *holds;  /* with mu: pool cells /run_code holds */
@@ -109,7 +112,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 		return sc_fail(err, ENOMEM, "api");
 	}
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_mutex_init(&a->session_mu, NULL);
+	pthread_cond_init(&a->session_cv, NULL);
 	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
 		int e = errno;
 		a->stop_pipe[0] = a->stop_pipe[1] = -1;
@@ -146,7 +149,7 @@ void api_free(struct api *a)
 	sc_closep(&a->stop_pipe[0]);
 	sc_closep(&a->stop_pipe[1]);
 	pthread_mutex_destroy(&a->mu);
-	pthread_mutex_destroy(&a->session_mu);
+	pthread_cond_destroy(&a->session_cv);
 	free(a->cells);
 	if (a->token)
 		explicit_bzero(a->token, strlen(a->token));
@@ -2037,6 +2040,35 @@ static void code_run_stream(struct code_run *r, struct api_response *resp)
 	stream_respond(resp, code_run_read, code_run_free, r);
 }
 
+/* The session of cell id (c, a request's handle), installed on the first
+ * /code: one request installs it while the cell's other /code requests
+ * wait; requests on other cells never wait for it (a cell's install may
+ * take as long as the cell makes it). */
+static int session_ensure(struct api *a, const char *id, struct cell *c, struct sc_err *err)
+{
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *e;
+	while ((e = find_cell(a, id)) && e->session_starting)
+		pthread_cond_wait(&a->session_cv, &a->mu);
+	bool ready = e && e->session;
+	if (e && !ready)
+		e->session_starting = true;
+	pthread_mutex_unlock(&a->mu);
+	if (!e)
+		return sc_fail(err, ENOENT, "the cell was deleted");
+	if (ready)
+		return 0;
+	int rc = lang_session_install(c, lang_find("python"), err);
+	pthread_mutex_lock(&a->mu);
+	if ((e = find_cell(a, id))) {
+		e->session_starting = false;
+		e->session = rc == 0;
+	}
+	pthread_cond_broadcast(&a->session_cv);
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
 static void cells_code(struct api *a, const char *id, bool session, const struct api_request *req,
 		       struct api_response *resp)
 {
@@ -2056,13 +2088,7 @@ static void cells_code(struct api *a, const char *id, bool session, const struct
 		return;
 	}
 	struct sc_err err = {0};
-	int rc = 0;
-	if (session && !lang_session_is(r->c)) {
-		pthread_mutex_lock(&a->session_mu);
-		if (!lang_session_is(r->c))
-			rc = lang_session_install(r->c, lang_find("python"), &err);
-		pthread_mutex_unlock(&a->session_mu);
-	}
+	int rc = session ? session_ensure(a, id, r->c, &err) : 0;
 	if (rc < 0) {
 		errorf(resp, 500, "starting the session: %s", err.msg);
 		code_run_free(r);

@@ -227,13 +227,16 @@ void lang_result_free(struct lang_result *res);
 /* ---- sessions: a kept Python interpreter in a long-lived cell ----
  * A stdlib driver (lang/py/driver.py) is written into the cell under
  * LANG_SESSION_DIR: a supervisor holding a unix socket there forks the
- * interpreter, and forks a fresh one when it dies. Each run execs the
+ * interpreter, and forks a fresh one when it dies. The socket's directory
+ * is named by a key derived from the cell's token (cell_derive_secret),
+ * which the cell cannot know before the session starts. Each run execs the
  * driver's client in the cell, which passes its stdout/stderr to the
  * interpreter and reads the exit code back over that socket; a timeout
  * is a SIGINT to the interpreter (SIGKILL after 5 s more). Everything
- * the driver does is inside the cell; the host only execs, and reads
- * bounded files back with cell_read_file. One run at a time per session
- * (the client takes a lock in the cell). Only Python keeps state. */
+ * the driver does is inside the cell; the host only execs, reads the
+ * client's status from the source's memfd, and reads bounded files (the
+ * plots) with cell_read_file. One run at a time per session (the client
+ * takes a lock in the cell). Only Python keeps state. */
 #define LANG_SESSION_DIR "/tmp/.sandcell/session"
 
 struct lang_session_req {

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -17,6 +16,10 @@
 #define SESSION_PLOTS LANG_SESSION_DIR "/plots"
 #define GRACE_S 5.0   /* the driver's SIGINT-to-SIGKILL grace */
 #define STATUS_MAX 4096
+/* The marker's version line: the clients' arguments and where the status
+ * goes changed with it (a session started by an older sandcell is not run) */
+#define MARKER_PROTO "proto=2\n"
+#define KEY_HEX 32
 
 static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
 
@@ -211,8 +214,9 @@ static bool session_has_network(struct cell *c)
 }
 
 /* Is the cell a Python session, and may its runs use the fast client
- * (it ran there at install: "fast=1" in the marker)? */
-static bool session_marker(struct cell *c, bool *fast)
+ * (it ran there at install: "fast=1" in the marker)? *current: it was
+ * started by this version (may be NULL). */
+static bool session_marker(struct cell *c, bool *fast, bool *current)
 {
 	struct cell_file cf;
 	struct sc_err e = {0};
@@ -221,6 +225,8 @@ static bool session_marker(struct cell *c, bool *fast)
 		return false;
 	bool ok = !strncmp(cf.data, "python", 6);
 	*fast = strstr(cf.data, "\nfast=1\n") != NULL;
+	if (current)
+		*current = strstr(cf.data, "\n" MARKER_PROTO) != NULL;
 	free(cf.data);
 	return ok;
 }
@@ -228,7 +234,23 @@ static bool session_marker(struct cell *c, bool *fast)
 bool lang_session_is(struct cell *c)
 {
 	bool fast;
-	return session_marker(c, &fast);
+	return session_marker(c, &fast, NULL);
+}
+
+/* The name of the session's own directory in the cell (its socket, locks
+ * and notes): derived from the cell's token, so the cell cannot know it
+ * before the session starts, and cannot have put a listener of its own
+ * there; the same in every process that runs the session (serve, mcp, the
+ * CLI's start and run). */
+static int session_key(struct cell *c, char key[KEY_HEX + 1], struct sc_err *err)
+{
+	uint8_t raw[32];
+	if (cell_derive_secret(c, "sandcell lang session directory", raw, err) < 0)
+		return sc_err_wrap(err, "the session's key");
+	for (int i = 0; i < KEY_HEX / 2; i++)
+		snprintf(key + 2 * i, 3, "%02x", raw[i]);
+	explicit_bzero(raw, sizeof(raw));
+	return 0;
 }
 
 /* Write the fast client in and see that it runs (a /tmp mounted noexec,
@@ -256,11 +278,12 @@ static int session_install(struct cell *c, const struct lang_def *l, bool net, s
 		return sc_fail(err, ENOTSUP,
 			       "sessions keep state for python only (%.32s: use 'code run', each run is fresh)",
 			       l ? l->name : "no language");
-	if (lang_i_install_py(c, err) < 0 ||
+	char key[KEY_HEX + 1];
+	if (session_key(c, key, err) < 0 || lang_i_install_py(c, err) < 0 ||
 	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
 	    put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
 		return -1;
-	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "start", NULL};
+	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "start", key, NULL};
 	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .cwd = NULL, .timeout_s = 90,
 				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	struct cell_result cr;
@@ -283,7 +306,7 @@ static int session_install(struct cell *c, const struct lang_def *l, bool net, s
 	if (rc < 0)
 		return rc;
 	char mark[64];
-	int n = snprintf(mark, sizeof(mark), "python\n%s%s", net ? "net=1\n" : "",
+	int n = snprintf(mark, sizeof(mark), "python\n" MARKER_PROTO "%s%s", net ? "net=1\n" : "",
 			 install_fast_client(c) ? "fast=1\n" : "");
 	return put_file(c, MARKER, (const unsigned char *)mark, (size_t)n, err);
 }
@@ -310,7 +333,7 @@ int lang_session_start(const struct cell_spec *spec, const char *name, const str
 	return 0;
 }
 
-/* "key=N" lines from the client's status file. */
+/* "key=N" lines of the client's status. */
 static long status_get(const char *s, const char *key)
 {
 	size_t kl = strlen(key);
@@ -327,7 +350,9 @@ static long status_get(const char *s, const char *key)
 	return -1;
 }
 
-/* The source as an fd to read (the client's stdin): a sealed memfd. */
+/* The source as an fd to read (the client's stdin): a memfd, into which
+ * the client writes its status after the source (read back once the run
+ * ended: no status file is left in the cell). */
 static int source_fd(const char *src, size_t len, struct sc_err *err)
 {
 	int fd = memfd_create("sandcell-source", MFD_CLOEXEC);
@@ -353,11 +378,18 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->timeout_s < 0 || req->timeout_s > 1e7)
 		return sc_fail(err, EINVAL, "timeout out of range");
-	bool fast;
-	if (!session_marker(c, &fast))
+	bool fast, current;
+	if (!session_marker(c, &fast, &current))
 		return sc_fail(err, ENOENT,
 			       "cell %.63s is not a code session (make one with 'sandcell code session start')",
 			       cell_name(c));
+	if (!current)
+		return sc_fail(err, ENOTSUP,
+			       "the session in cell %.63s was started by an older sandcell: start a new one",
+			       cell_name(c));
+	char key[KEY_HEX + 1];
+	if (session_key(c, key, err) < 0)
+		return -1;
 	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
 		return -1;
 	struct sc_err e = {0};
@@ -380,16 +412,11 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	int fd = source_fd(req->source ? req->source : "", req->source_len, err);
 	if (fd < 0)
 		return -1;
-	uint64_t rnd = 0;
-	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		rnd = (uint64_t)(t0 * 1e6) ^ (uint64_t)getpid();
-	char status_path[128], timeout[32];
-	snprintf(status_path, sizeof(status_path), LANG_SESSION_DIR "/run-%016llx",
-		 (unsigned long long)rnd);
+	char timeout[32];
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
 	char *clear = req->clear_plots ? "1" : "0";
-	char *py_argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", status_path, timeout, clear, NULL};
-	char *fast_argv[] = {FAST_CLIENT, "run", status_path, timeout, clear, NULL};
+	char *py_argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", key, timeout, clear, NULL};
+	char *fast_argv[] = {FAST_CLIENT, "run", key, timeout, clear, NULL};
 	char **argv = fast ? fast_argv : py_argv;
 	struct lang_i_exec x = {
 		.argv = argv,
@@ -402,6 +429,8 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		.stream = req->stream,
 	};
 	int rc = lang_i_exec(c, &x, &res->run, &e);
+	char st[STATUS_MAX];
+	ssize_t stn = rc < 0 ? -1 : pread(fd, st, sizeof(st) - 1, (off_t)req->source_len);
 	close(fd);
 	if (rc < 0) {
 		res->status = LANG_SANDBOX_ERROR;
@@ -410,23 +439,21 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	}
 	res->limit_hit = res->run.limit_hit;
 	res->peak_memory = res->run.peak_memory;
-	struct cell_file st;
 	long nplots = 0;
-	if (cell_read_file(c, status_path, STATUS_MAX, 30, &st, &e) == 0) {
-		if (status_get(st.data, "timeout") == 1) {
+	if (stn > 0) {
+		st[stn] = '\0';
+		if (status_get(st, "timeout") == 1) {
 			res->run.status = LANG_EXEC_TIME_LIMIT;
 			if (!res->run.limit_hit)
 				res->run.limit_hit = res->limit_hit = "timeout";
 		}
-		res->session_restarted = status_get(st.data, "restarted") == 1;
-		nplots = status_get(st.data, "plots");
-		free(st.data);
+		res->session_restarted = status_get(st, "restarted") == 1;
+		nplots = status_get(st, "plots");
 	} else if (res->run.status == LANG_EXEC_FINISHED) {
 		/* the client itself did not get to the end */
 		res->status = LANG_SANDBOX_ERROR;
 		snprintf(res->message, sizeof(res->message),
-			 "the session's client exited with %d without a status (%.200s)",
-			 res->run.return_code, e.msg);
+			 "the session's client exited with %d without a status", res->run.return_code);
 		goto done;
 	}
 	if (nplots > 0)

@@ -213,3 +213,9 @@ int rootfs_df_words(const char *text, rootfs_df_lookup fn, void *ctx, char ***ou
  * memory), and freeing one (NULL is fine). */
 char **rootfs_strv_dup(char *const *v);
 void rootfs_strv_free(char **v);
+
+/* HMAC-SHA-256 (RFC 2104) with rootfs's own SHA-256 (rootfs/sha256.c):
+ * runtime derives secrets of a cell's creator from the cell's token with
+ * it (cell_derive_secret). */
+void rootfs_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+			uint8_t out[32]);

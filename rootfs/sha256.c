@@ -1,5 +1,6 @@
 /* SHA-256 as specified in FIPS 180-4, section 6.2. */
 #include "sha256.h"
+#include "rootfs.h"
 
 #include <string.h>
 
@@ -117,4 +118,33 @@ void rootfs_sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1
 	rootfs_sha256_init(&s);
 	rootfs_sha256_update(&s, data, len);
 	rootfs_sha256_final_hex(&s, out);
+}
+
+void rootfs_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
+			uint8_t out[32])
+{
+	uint8_t k[64] = {0}, pad[64], inner[32];
+	struct sha256 s;
+	if (key_len > sizeof(k)) {
+		rootfs_sha256_init(&s);
+		rootfs_sha256_update(&s, key, key_len);
+		rootfs_sha256_final(&s, k);
+	} else if (key_len) {
+		memcpy(k, key, key_len);
+	}
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	rootfs_sha256_init(&s);
+	rootfs_sha256_update(&s, pad, sizeof(pad));
+	rootfs_sha256_update(&s, msg, msg_len);
+	rootfs_sha256_final(&s, inner);
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	rootfs_sha256_init(&s);
+	rootfs_sha256_update(&s, pad, sizeof(pad));
+	rootfs_sha256_update(&s, inner, sizeof(inner));
+	rootfs_sha256_final(&s, out);
+	explicit_bzero(k, sizeof(k));
+	explicit_bzero(pad, sizeof(pad));
+	explicit_bzero(inner, sizeof(inner));
 }

@@ -358,6 +358,13 @@ void cell_close(struct cell *c);
  * reads the state directory and checks the init), so a caller that keeps
  * one handle per cell opens a request's handle in microseconds. */
 int cell_dup(const struct cell *c, struct cell **out, struct sc_err *err);
+/* A secret of the cell's creator for `purpose`: HMAC-SHA-256 of the cell's
+ * token (which never enters the cell) and purpose. The same for every
+ * handle of the cell, in every process that may use it; unknown inside
+ * the cell until the caller puts it there (lang's session socket name).
+ * EACCES without the token. Thread-safe. */
+int cell_derive_secret(const struct cell *c, const char *purpose, uint8_t out[32],
+		       struct sc_err *err);
 /* Is the cell's init still there? The first call pins it with a pidfd kept
  * in c (checked against a reused pid); later calls are one poll of it. */
 bool cell_is_alive(struct cell *c);

@@ -2,12 +2,13 @@
  * program, written into the cell by lang/ and exec'd for each `session
  * run` in place of lang/py/client.py, whose interpreter start was most of
  * a warm round trip. It does what `client.py run` does, in the same
- * order and with the same notes and status file; when the supervisor is
- * not there to answer, it hands the run, stdin unread, to client.py
- * (which starts the supervisor). Everything here runs inside the cell.
+ * order and with the same notes and status (written into stdin, the
+ * host's memfd, after the code); when the supervisor is not there to
+ * answer, it hands the run, stdin unread, to client.py (which starts the
+ * supervisor). Everything here runs inside the cell.
  *
- *   client run STATUS TIMEOUT CLEAR     as client.py run
- *   client probe                        exits 0 (the cell can run it) */
+ *   client run KEY TIMEOUT CLEAR     as client.py run
+ *   client probe                     exits 0 (the cell can run it) */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,8 +31,11 @@
 #define MAX_PLOTS 64
 #define GRACE_S 5.0
 #define FLAG_CLEAR 1u
+#define HELLO_WAIT_S 30.0 /* as client.py's */
+#define KEY_LEN 32
 
-static char dir[512];
+static char dir[512];  /* the session directory: the scripts, plots/ */
+static char kdir[600]; /* dir/KEY: the socket, locks, notes (client.py) */
 
 static double now(void)
 {
@@ -63,7 +67,7 @@ static int path_in(char *out, size_t size, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(name))
 		return -1;
-	n = snprintf(out, size, "%s/%s", dir, name);
+	n = snprintf(out, size, "%s/%s", kdir, name);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -163,7 +167,7 @@ static int send_all(int s, const void *buf, size_t n)
 static int connect_driver(void)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/s.sock", dir);
+	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/s.sock", kdir);
 	if (n < 0 || (size_t)n >= sizeof(a.sun_path))
 		return -1;
 	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -230,14 +234,15 @@ static int read_died(long pid, double wait_s, char *why, size_t size)
 	}
 }
 
+/* The plots there (under dir, not the key's directory). */
 static int count_plots(void)
 {
 	int n = 0;
+	char png[700], html[700];
+	struct stat st;
 	while (n < MAX_PLOTS) {
-		char png[700], html[700];
-		struct stat st;
-		if (path_in(png, sizeof(png), "plots/plot-%04d.png", n + 1) < 0 ||
-		    path_in(html, sizeof(html), "plots/plot-%04d.html", n + 1) < 0 ||
+		if (snprintf(png, sizeof(png), "%s/plots/plot-%04d.png", dir, n + 1) >= (int)sizeof(png) ||
+		    snprintf(html, sizeof(html), "%s/plots/plot-%04d.html", dir, n + 1) >= (int)sizeof(html) ||
 		    (stat(png, &st) < 0 && stat(html, &st) < 0))
 			break;
 		n++;
@@ -277,20 +282,21 @@ struct status {
 	long exit, timeout, restarted, crashed, count;
 };
 
-static int finish(const char *status_path, struct status *st, double timeout)
+/* The status goes into stdin (the host's memfd) after the code, where
+ * the host reads it back once the client has exited. */
+static int finish(size_t src_len, struct status *st, double timeout)
 {
 	if (st->timeout) {
 		note("timed out after %gs%s", timeout,
 		     st->crashed ? "" : ": interrupted (SIGINT), the session goes on");
 		st->exit = 124;
 	}
-	char text[256], tmp[700];
-	snprintf(text, sizeof(text), "exit=%ld\ntimeout=%ld\nrestarted=%ld\ncrashed=%ld\ncount=%ld\nplots=%d\n",
-		 st->exit, st->timeout, st->restarted, st->crashed, st->count, count_plots());
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", status_path) < (int)sizeof(tmp)) {
-		write_file(tmp, text);
-		(void)rename(tmp, status_path);
-	}
+	char text[256];
+	int n = snprintf(text, sizeof(text),
+			 "exit=%ld\ntimeout=%ld\nrestarted=%ld\ncrashed=%ld\ncount=%ld\nplots=%d\n",
+			 st->exit, st->timeout, st->restarted, st->crashed, st->count, count_plots());
+	if (n > 0 && (size_t)n < sizeof(text))
+		(void)!pwrite(0, text, (size_t)n, (off_t)src_len);
 	return (int)(st->exit & 0xff);
 }
 
@@ -327,25 +333,31 @@ static bool await_result(int s, long pid, double timeout, struct status *st, boo
 
 static int run(int argc, char **argv)
 {
-	const char *status_path = argv[2];
 	double timeout = strtod(argv[3], NULL);
 	bool clear = !strcmp(argv[4], "1");
 	char path[700];
 	if (path_in(path, sizeof(path), "run.lock") < 0)
 		return 125;
+	/* no directory (the cell removed it): client.py makes it again */
 	int lock = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (lock < 0 || flock(lock, LOCK_EX) < 0)
+	if (lock >= 0 && flock(lock, LOCK_EX) < 0)
 		return 125;
-	int s = connect_driver();
+	int s = lock >= 0 ? connect_driver() : -1;
 	static const char *const HELLO[] = {"pid"};
 	long pid = -1;
-	if (s < 0 || recv_msg(s, now() + 60, HELLO, &pid, 1) <= 0 || pid <= 0) {
+	int hello = s < 0 ? -1 : recv_msg(s, now() + HELLO_WAIT_S, HELLO, &pid, 1);
+	if (hello == 0) {
+		note("the session's interpreter did not answer within %gs", HELLO_WAIT_S);
+		return 125;
+	}
+	if (hello < 0 || pid <= 0) {
 		/* no supervisor: client.py starts one (stdin is still unread) */
 		if (s >= 0)
 			close(s);
-		close(lock);
+		if (lock >= 0)
+			close(lock);
 		char script[700];
-		if (path_in(script, sizeof(script), "client.py") < 0)
+		if (snprintf(script, sizeof(script), "%s/client.py", dir) >= (int)sizeof(script))
 			return 125;
 		char *pargv[] = {"python3", "-S", "-E", "-u", script, "run", argv[2], argv[3], argv[4], NULL};
 		execvp("python3", pargv);
@@ -398,7 +410,7 @@ static int run(int argc, char **argv)
 	bool sent = sendmsg(s, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(hdr) && send_all(s, code, len) == 0;
 	free(code);
 	if (sent && await_result(s, pid, timeout, &st, &killed))
-		return finish(status_path, &st, timeout);
+		return finish(len, &st, timeout);
 	/* the worker went away without a result */
 	char why[201];
 	int died = read_died(pid, 10, why, sizeof(why));
@@ -410,7 +422,7 @@ static int run(int argc, char **argv)
 		     "and the session's state is lost", why);
 	else
 		note("the interpreter is restarted and the session's state is lost");
-	return finish(status_path, &st, timeout);
+	return finish(len, &st, timeout);
 }
 
 int main(int argc, char **argv)
@@ -419,8 +431,10 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s", d && *d ? d : "/tmp/.sandcell/session");
 	if (argc == 2 && !strcmp(argv[1], "probe"))
 		return 0;
-	if (argc == 5 && !strcmp(argv[1], "run"))
+	if (argc == 5 && !strcmp(argv[1], "run") && strlen(argv[2]) == KEY_LEN &&
+	    strspn(argv[2], "0123456789abcdef") == KEY_LEN &&
+	    snprintf(kdir, sizeof(kdir), "%s/%s", dir, argv[2]) < (int)sizeof(kdir))
 		return run(argc, argv);
-	fputs("usage: client run STATUS TIMEOUT CLEAR | client probe\n", stderr);
+	fputs("usage: client run KEY TIMEOUT CLEAR | client probe\n", stderr);
 	return 125;
 }

@@ -4,10 +4,17 @@
 # cost more than the rest of a warm round trip), so a run starts about as
 # fast as a bare interpreter. Written into the cell by lang/.
 #
-#   client.py start          start the supervisor (if not running), wait
-#   client.py run STATUS S C read code from stdin, run it in the worker
+#   client.py start KEY      start the supervisor (if not running), wait
+#   client.py run KEY S C    read code from stdin, run it in the worker
 #                            with timeout S (0: none), C=1 clears the plots;
-#                            write "key=value" lines to STATUS
+#                            write "key=value" lines into stdin after the
+#                            code (stdin is a memfd of the host's, which
+#                            reads them back: no status file is left)
+#
+# KEY names the session's own directory (its socket, locks and notes):
+# a secret the host derives from the cell's token, so the cell's processes
+# cannot know it before the session starts and no socket they made earlier
+# is ever connected to.
 #
 # The client passes its own stdout and stderr to the worker (SCM_RIGHTS),
 # so everything the code writes, subprocesses included, reaches the cell's
@@ -21,12 +28,13 @@ import time
 from _struct import pack, unpack
 
 D = os.environ.get("SANDCELL_SESSION_DIR", "/tmp/.sandcell/session")
-SOCK = os.path.join(D, "s.sock")
+K = None  # D/KEY, set by main
 PLOTS = os.path.join(D, "plots")
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "driver.py")
 MAX_SRC = 4 << 20
 MAX_PLOTS = 64
 GRACE = 5.0
+HELLO_WAIT = 30.0  # a worker answers at once, or once it has imported IPython
 FLAG_CLEAR = 1
 
 
@@ -64,7 +72,7 @@ def connect(deadline):
     while True:
         s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            s.connect(SOCK)
+            s.connect(os.path.join(K, "s.sock"))
             return s
         except OSError:
             s.close()
@@ -75,7 +83,7 @@ def connect(deadline):
 
 def spawn_supervisor():
     import subprocess
-    subprocess.Popen([sys.executable, "-u", DRIVER, "serve"],
+    subprocess.Popen([sys.executable, "-u", DRIVER, "serve", K],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True)
 
@@ -87,14 +95,18 @@ def open_session():
         s = connect(time.monotonic())
     except OSError:
         spawn_supervisor()
-        s = connect(time.monotonic() + 60)
-    s.settimeout(60)
-    hello = recv_msg(s)
+        s = connect(time.monotonic() + HELLO_WAIT)
+    s.settimeout(HELLO_WAIT)
+    try:
+        hello = recv_msg(s)
+    except _socket.timeout:
+        note("the session's interpreter did not answer within %gs" % HELLO_WAIT)
+        raise SystemExit(125)
     return s, int(hello["pid"])
 
 
 def read_died(pid, wait):
-    path = os.path.join(D, "died-%d" % pid)
+    path = os.path.join(K, "died-%d" % pid)
     end = time.monotonic() + wait
     while True:
         try:
@@ -112,16 +124,21 @@ def note(msg):
     sys.stderr.flush()
 
 
-def client_run(status_path, timeout, clear):
-    code = sys.stdin.buffer.read(MAX_SRC + 1)
+def client_run(timeout, clear):
+    code = os.read(0, MAX_SRC + 1)
+    while len(code) <= MAX_SRC:
+        more = os.read(0, MAX_SRC + 1 - len(code))
+        if not more:
+            break
+        code += more
     if len(code) > MAX_SRC:
         note("source larger than %d bytes" % MAX_SRC)
         return 125
-    lock = open(os.path.join(D, "run.lock"), "w")
+    lock = open(os.path.join(K, "run.lock"), "w")
     fcntl.flock(lock, fcntl.LOCK_EX)  # one run at a time per session
     st = {"exit": 0, "timeout": 0, "restarted": 0, "crashed": 0, "count": 0}
     s, pid = open_session()
-    seen = os.path.join(D, "worker")
+    seen = os.path.join(K, "worker")
     try:
         with open(seen) as f:
             last = int(f.read(32) or 0)
@@ -180,23 +197,38 @@ def client_run(status_path, timeout, clear):
                                           ": interrupted (SIGINT), the session goes on"))
         st["exit"] = 124
     st["plots"] = count_plots()
-    with open(status_path + ".tmp", "w") as f:
-        f.write("".join("%s=%d\n" % kv for kv in st.items()))
-    os.rename(status_path + ".tmp", status_path)
+    os.pwrite(0, "".join("%s=%d\n" % kv for kv in st.items()).encode("ascii"), len(code))
     return st["exit"]
 
 
+def key_dir(key):
+    """D/KEY, made (0700) when missing; KEY is 32 hex digits."""
+    global K
+    if len(key) != 32 or key.strip("0123456789abcdef"):
+        raise SystemExit("client.py: bad session key")
+    K = os.path.join(D, key)
+    try:
+        os.mkdir(K, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(K)
+    if (st.st_mode & 0o170000) != 0o040000 or st.st_uid != os.getuid():
+        raise SystemExit("client.py: %s is not the session's directory" % K)
+
+
 def main(argv):
-    if len(argv) >= 2 and argv[1] == "start":
+    if len(argv) == 3 and argv[1] == "start":
         os.makedirs(D, mode=0o700, exist_ok=True)
+        key_dir(argv[2])
         s, pid = open_session()
         s.close()
-        with open(os.path.join(D, "worker"), "w") as f:
+        with open(os.path.join(K, "worker"), "w") as f:
             f.write(str(pid))
         return 0
     if len(argv) == 5 and argv[1] == "run":
-        return client_run(argv[2], float(argv[3]), argv[4] == "1")
-    sys.stderr.write("usage: client.py start|run STATUS TIMEOUT CLEAR\n")
+        key_dir(argv[2])
+        return client_run(float(argv[3]), argv[4] == "1")
+    sys.stderr.write("usage: client.py start KEY | run KEY TIMEOUT CLEAR\n")
     return 125
 
 

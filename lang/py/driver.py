@@ -1,9 +1,11 @@
 # sandcell: a kept Python session inside a cell. Standard library only;
 # written into the cell by lang/ (lang_session_*), never run on the host.
 #
-#   driver.py serve          the supervisor: holds the socket, forks the
-#                            interpreter (the worker) and forks a fresh one
-#                            when it dies, writing why into died-PID
+#   driver.py serve DIR      the supervisor: holds the socket DIR/s.sock,
+#                            forks the interpreter (the worker) and forks a
+#                            fresh one when it dies, writing why into
+#                            DIR/died-PID (DIR: the session's own directory,
+#                            named by the host's secret key; client.py)
 #
 # The client (lang/py/client.py, exec'd for each run) connects, passes its
 # stdout and stderr and the code; the worker runs it and answers. The
@@ -22,7 +24,7 @@ import time
 ast = linecache = traceback = None
 
 D = os.environ.get("SANDCELL_SESSION_DIR", "/tmp/.sandcell/session")
-SOCK = os.path.join(D, "s.sock")
+K = None  # the session's own directory (argv)
 PLOTS = os.path.join(D, "plots")
 MAX_SRC = 4 << 20
 FLAG_CLEAR = 1
@@ -246,20 +248,21 @@ def describe(status):
 
 
 def serve():
-    os.makedirs(D, mode=0o700, exist_ok=True)
-    lockf = open(os.path.join(D, "lock"), "w")
+    sock = os.path.join(K, "s.sock")
+    lockf = open(os.path.join(K, "lock"), "w")
     try:
         fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another supervisor runs
-    try:
-        os.unlink(SOCK)
-    except FileNotFoundError:
-        pass
+    for stale in (sock, sock + ".new"):
+        try:
+            os.unlink(stale)
+        except FileNotFoundError:
+            pass
     ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    ls.bind(SOCK + ".new")
+    ls.bind(sock + ".new")
     ls.listen(8)
-    os.rename(SOCK + ".new", SOCK)
+    os.rename(sock + ".new", sock)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         pid = os.fork()
@@ -271,15 +274,17 @@ def serve():
                 os._exit(1)
         _, status = os.waitpid(pid, 0)
         code, why = describe(status)
-        with open(os.path.join(D, "died-%d" % pid), "w") as f:
+        with open(os.path.join(K, "died-%d" % pid), "w") as f:
             f.write("%d %s\n" % (code, why))
         time.sleep(0.05)
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[1] == "serve":
+    global K
+    if len(argv) == 3 and argv[1] == "serve":
+        K = argv[2]
         return serve()
-    sys.stderr.write("usage: driver.py serve (the client is client.py)\n")
+    sys.stderr.write("usage: driver.py serve DIR (the client is client.py)\n")
     return 125
 
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # sandcell code session: a kept Python interpreter (state, errors, timeouts,
-# crashes), matplotlib and plotly plots of runs and sessions, --stream events.
+# crashes), matplotlib and plotly plots of runs and sessions, --stream events,
+# no status file left in the cell; the API's /cells/{id}/code against
+# hostile cells (code_hostile_fixture.py).
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
 S=sess$$
 export S T_DIR
-trap 'as_user "$SC_BIN" code session rm "$S" >/dev/null 2>&1; as_user "$SC_BIN" rm -f plain$$ >/dev/null 2>&1; t_cleanup' EXIT
+SERVE=
+trap '[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null; as_user "$SC_BIN" code session rm "$S" >/dev/null 2>&1; as_user "$SC_BIN" rm -f plain$$ >/dev/null 2>&1; t_cleanup' EXIT
 
 src() { # src NAME: write stdin to $T_DIR/NAME, readable by the test user
 	cat >"$T_DIR/$1"
@@ -105,6 +108,8 @@ check "with no supervisor, a run starts one again (client.py) and runs the code"
 check "... saying that the earlier state is lost" err_has "state is lost"
 run "$T_DIR/one.py"
 check "... and the next run goes through the fast client again" out_is 1
+sc exec "$S" -- find /tmp -name 'run-*'
+check "the runs leave no run-* status file in the cell's /tmp" bash -c '[ $RC -eq 0 ] && [ -z "$OUT" ]'
 
 # --- streaming: stdout arrives while the code still runs ---
 printf 'import os, sys, time\nprint("ready")\nfor _ in range(1800):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.1)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
@@ -198,6 +203,21 @@ assert [x[\"format\"] for x in e if x[\"type\"]==\"plot\"]==[\"html\"], e'"
 else
 	echo "skip - plotly (the cell's /usr/bin/python3 has no plotly: apt-get install python3-plotly)"
 fi
+
+# --- the API's /code against hostile cells (code_hostile_fixture.py) ---
+cp "$(dirname "$0")/code_hostile_fixture.py" "$T_DIR/"
+chmod 644 "$T_DIR/code_hostile_fixture.py"
+API="$T_WORK/api.sock"
+as_user_exec "$SC_BIN" serve --listen "unix:$API" --pool 2 >/dev/null 2>"$T_WORK/serve.err" &
+SERVE=$!
+for _ in $(seq 600); do [ -S "$API" ] && break; sleep 0.1; done
+OUT=$(timeout 900 python3 "$T_DIR/code_hostile_fixture.py" "$API" 2>&1)
+RC=$? ERR=$(tail -c 600 "$T_WORK/serve.err")
+printf '%s\n' "$OUT" | grep -E '^(ok|FAIL) ' | sed 's/^/     /'
+check "/code: hostile cells hold up no other cell, and no session takes their answers" expect_rc 0
+kill "$SERVE" 2>/dev/null
+wait "$SERVE" 2>/dev/null
+SERVE=
 
 # --- rm ---
 sc create "plain$$"

@@ -48,6 +48,37 @@ static void test_sha256_vectors(void **state)
 	assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+/* RFC 4231's cases 1, 2 and 6 (a key longer than a block) */
+static void test_hmac_sha256_vectors(void **state)
+{
+	static const struct {
+		unsigned char key_byte;
+		size_t key_len;
+		const char *key, *msg, *want;
+	} cases[] = {
+		{0x0b, 20, NULL, "Hi There",
+		 "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+		{0, 4, "Jefe", "what do ya want for nothing?",
+		 "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+		{0xaa, 131, NULL, "Test Using Larger Than Block-Size Key - Hash Key First",
+		 "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned char key[131];
+		if (cases[i].key)
+			memcpy(key, cases[i].key, cases[i].key_len);
+		else
+			memset(key, cases[i].key_byte, cases[i].key_len);
+		uint8_t mac[32];
+		rootfs_hmac_sha256(key, cases[i].key_len, cases[i].msg, strlen(cases[i].msg), mac);
+		char hex[65];
+		for (int k = 0; k < 32; k++)
+			snprintf(hex + 2 * k, 3, "%02x", mac[k]);
+		assert_string_equal(hex, cases[i].want);
+	}
+	(void)state;
+}
+
 /* ---- tar ---- */
 
 static void octal(char *f, size_t len, uint64_t v)
@@ -286,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_hmac_sha256_vectors),
 		cmocka_unit_test(test_tar_reader),
 		cmocka_unit_test(test_refs),
 		cmocka_unit_test(test_oci),
