@@ -154,7 +154,8 @@ int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct 
 		else if (pe.errnum == ENOENT)
 			return 0;
 	}
-	for (long i = 1; i <= max; i++) {
+	long i;
+	for (i = 1; i <= max; i++) {
 		if (res->nplots >= LANG_MAX_PLOTS) {
 			res->plots_truncated = true;
 			break;
@@ -181,6 +182,16 @@ int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct 
 			struct lang_event ev = {.type = LANG_EV_PLOT, .data = p->data, .len = p->len,
 						.format = fmt};
 			sink->fn(sink->ctx, &ev);
+		}
+	}
+	/* every slot was there: were more made than kept (sc_plots.py and
+	 * profile.R leave plot-more)? */
+	if (count < 0 && i > max && !res->plots_truncated) {
+		char path[LANG_MAX_PATH + 64];
+		snprintf(path, sizeof(path), "%s/plot-more", dir);
+		if (cell_read_file(c, path, 1, 30, &probe, &pe) == 0) {
+			free(probe.data);
+			res->plots_truncated = true;
 		}
 	}
 	return 0;
@@ -459,6 +470,8 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	if (nplots > 0)
 		(void)lang_i_read_plots(c, SESSION_PLOTS, nplots > LANG_MAX_PLOTS ? LANG_MAX_PLOTS : nplots,
 					&req->sink, res, &e);
+	if (nplots > LANG_MAX_PLOTS) /* the client counts one more when plots were dropped */
+		res->plots_truncated = true;
 	res->status = res->run.status == LANG_EXEC_FINISHED && res->run.return_code == 0
 			      ? LANG_SUCCESS : LANG_FAILED;
 done:

@@ -234,7 +234,8 @@ static int read_died(long pid, double wait_s, char *why, size_t size)
 	}
 }
 
-/* The plots there (under dir, not the key's directory). */
+/* The plots there, MAX_PLOTS + 1 when more were made than kept (sc_plots
+ * leaves plot-more). */
 static int count_plots(void)
 {
 	int n = 0;
@@ -247,6 +248,9 @@ static int count_plots(void)
 			break;
 		n++;
 	}
+	if (n == MAX_PLOTS && snprintf(png, sizeof(png), "%s/plots/plot-more", dir) < (int)sizeof(png) &&
+	    stat(png, &st) == 0)
+		n++;
 	return n;
 }
 

@@ -61,9 +61,13 @@ def recv_msg(s):
 
 
 def count_plots():
+    """The plots there, MAX_PLOTS + 1 when more were made than kept
+    (sc_plots leaves plot-more)."""
     n = 0
     while n < MAX_PLOTS and any(os.path.exists(os.path.join(PLOTS, "plot-%04d.%s" % (n + 1, f)))
                                 for f in ("png", "html")):
+        n += 1
+    if n == MAX_PLOTS and os.path.exists(os.path.join(PLOTS, "plot-more")):
         n += 1
     return n
 

@@ -2,7 +2,8 @@
 # by the matplotlib backend (sc_backend) and the plotly renderer
 # (sitecustomize): plots are numbered plot-0001.png, plot-0002.html, ... in
 # the order they were made, whatever their format; the host reads them back
-# in that order. Standard library only; written into the cell by lang/.
+# in that order; past MAX_PLOTS a plot is dropped and plot-more tells the
+# host so. Standard library only; written into the cell by lang/.
 import os
 
 MAX_PLOTS = 64
@@ -26,6 +27,8 @@ def write(data, fmt):
     os.makedirs(DIR, mode=0o700, exist_ok=True)
     n = count() + 1
     if n > MAX_PLOTS:
+        # dropped: the host says so (plots_truncated)
+        open(os.path.join(DIR, "plot-more"), "wb").close()
         return None
     path = os.path.join(DIR, "plot-%04d.%s" % (n, fmt))
     tmp = path + ".tmp"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sandcell code session: a kept Python interpreter (state, errors, timeouts,
 # crashes), matplotlib and plotly plots of runs and sessions, --stream events,
-# no status file left in the cell; the API's /cells/{id}/code against
-# hostile cells (code_hostile_fixture.py).
+# plots past the limit, no status file left in the cell; the API's
+# /cells/{id}/code against hostile cells (code_hostile_fixture.py).
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
@@ -110,6 +110,32 @@ run "$T_DIR/one.py"
 check "... and the next run goes through the fast client again" out_is 1
 sc exec "$S" -- find /tmp -name 'run-*'
 check "the runs leave no run-* status file in the cell's /tmp" bash -c '[ $RC -eq 0 ] && [ -z "$OUT" ]'
+
+# --- plots past the limit (64): the rest are dropped, and the result says so ---
+# (sc_plots writes the plot directory for matplotlib's and plotly's hooks)
+printf 'import sc_plots\nfor _ in range(%d):\n    sc_plots.write(b"\\x89PNG\\r\\n\\x1a\\n", "png")\n' 65 | src p65.py
+printf 'import sc_plots\nfor _ in range(%d):\n    sc_plots.write(b"\\x89PNG\\r\\n\\x1a\\n", "png")\n' 64 | src p64.py
+truncated_is() { [ "$(jget 'len(d["plots"]), d["plots_truncated"]')" = "$1" ]; }
+export -f truncated_is
+run --clear-plots --json "$T_DIR/p65.py"
+check "session: 65 plots give 64 and plots_truncated" truncated_is "[64, true]"
+run --clear-plots --json "$T_DIR/p64.py"
+check "session: 64 plots give 64, not truncated" truncated_is "[64, false]"
+run --clear-plots --json "$T_DIR/one.py"
+check "session: --clear-plots forgets that plots were dropped" truncated_is "[0, false]"
+sc code run --lang python --json "$T_DIR/p65.py"
+check "code run: 65 plots give 64 and plots_truncated" truncated_is "[64, true]"
+sc code run --lang python --json "$T_DIR/p64.py"
+check "code run: 64 plots give 64, not truncated" truncated_is "[64, false]"
+if /usr/bin/Rscript -e 'quit(status = !capabilities("png"))' >/dev/null 2>&1; then
+	printf 'for (i in 1:65) plot(1:i)\n' | src r65.R
+	# 64 real PNGs: too large for OUT (exported) to stay in the environment
+	RC=0 ERR= OUT=$(as_user "$SC_BIN" code run --lang r --json "$T_DIR/r65.R" </dev/null 2>&1 |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps([len(d["plots"]), d["plots_truncated"]]))')
+	check "code run (R): 65 pages give 64 plots and plots_truncated" out_is "[64, true]"
+else
+	echo "skip - R's plots past the limit (no Rscript with png: apt-get install r-base-core)"
+fi
 
 # --- streaming: stdout arrives while the code still runs ---
 printf 'import os, sys, time\nprint("ready")\nfor _ in range(1800):\n    if os.path.exists("/tmp/go"):\n        break\n    time.sleep(0.1)\nelse:\n    sys.exit("never saw /tmp/go")\nsys.stderr.write("done\\n")\n' | src handshake.py
