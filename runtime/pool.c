@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -76,6 +77,36 @@ static void forget(struct made *m, const char *name)
 		}
 }
 
+/* Reap what has exited, then wait for the next message; a child that exits
+ * meanwhile (the init of a cell this worker made, which any worker may
+ * have removed) is reaped at once instead of staying a zombie until then.
+ * SIGCHLD is blocked only while waiting (a blocked signal is queued even
+ * when its default action is to ignore it: the signalfd sees it), so the
+ * cells' processes never inherit a blocked mask. */
+static ssize_t recv_reaping(int sock, int sigfd, const sigset_t *chld, struct pool_msg *m)
+{
+	for (;;) {
+		sigset_t old;
+		if (sigfd >= 0)
+			sigprocmask(SIG_BLOCK, chld, &old);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		struct pollfd p[2] = {{.fd = sock, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
+		int n = poll(p, sigfd >= 0 ? 2 : 1, -1);
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+		}
+		if (sigfd >= 0)
+			sigprocmask(SIG_SETMASK, &old, NULL);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			return recv(sock, m, sizeof(*m), 0);
+	}
+}
+
 struct worker_cfg {
 	const struct cell_spec *spec;
 	cell_prepare_fn prepare;
@@ -89,9 +120,13 @@ static void worker_loop(int sock, const struct worker_cfg *w)
 	struct made made = {0};
 	unsigned long counter = 0;
 	pid_t owner = getppid();
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK); /* -1: reaped per message */
 	for (;;) {
 		struct pool_msg m;
-		ssize_t n = recv(sock, &m, sizeof(m), 0);
+		ssize_t n = recv_reaping(sock, sigfd, &chld, &m);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != (ssize_t)sizeof(m))

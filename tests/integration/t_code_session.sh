@@ -2,7 +2,8 @@
 # sandcell code session: a kept Python interpreter (state, errors, timeouts,
 # crashes), matplotlib and plotly plots of runs and sessions, --stream events,
 # plots past the limit, no status file left in the cell; the API's
-# /cells/{id}/code against hostile cells (code_hostile_fixture.py).
+# /cells/{id}/code against hostile cells (code_hostile_fixture.py), and the
+# pool's workers reaping the inits of deleted cells.
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
@@ -241,6 +242,18 @@ OUT=$(timeout 900 python3 "$T_DIR/code_hostile_fixture.py" "$API" 2>&1)
 RC=$? ERR=$(tail -c 600 "$T_WORK/serve.err")
 printf '%s\n' "$OUT" | grep -E '^(ok|FAIL) ' | sed 's/^/     /'
 check "/code: hostile cells hold up no other cell, and no session takes their answers" expect_rc 0
+# the pool's workers made those cells: once deleted, none is left a zombie
+# (a worker reaped its cells' inits only when its next message came)
+zombie_free() {
+	local w
+	for w in $(pgrep -P "$SERVE"); do
+		ps -o stat= --ppid "$w" | grep -q Z && return 1
+	done
+	return 0
+}
+for _ in $(seq 50); do zombie_free && break; sleep 0.1; done
+RC=0 ERR= OUT=$(for w in $(pgrep -P "$SERVE"); do ps -o pid=,stat=,cmd= --ppid "$w"; done)
+check "after DELETE the pool's workers leave no zombie (within 5 s)" zombie_free
 kill "$SERVE" 2>/dev/null
 wait "$SERVE" 2>/dev/null
 SERVE=
