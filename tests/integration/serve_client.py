@@ -968,14 +968,15 @@ def drain(c):
 
 
 def bigput(c, mb):
-    """PUT a tar of about `mb` MiB into a new cell (the server is killed
-    meanwhile: no result is checked)."""
+    """PUT a tar of about `mb` MiB of 512-byte files into a new cell (the
+    server is killed meanwhile: no result is checked). Small files: the
+    unpacking and the copy take seconds, not the transfer."""
     st, _, got = c.request("POST", "/cells", {})
     if st != 201:
         print("FAIL - bigput: no cell (%s)" % st)
         return
-    blob = os.urandom(4096)  # many small files: the unpacking and the copy take a while
-    entries = [("big", None)] + [("big/f%05d" % i, blob) for i in range(mb * 256)]
+    blob = os.urandom(512)  # a tar entry of 1 KiB with its header
+    entries = [("big", None)] + [("big/f%05d" % i, blob) for i in range(mb * 1000)]
     print("# running")
     sys.stdout.flush()
     try:

@@ -202,7 +202,9 @@ T_EXTRA_ENV="TMPDIR=$T_WORK/tmp" as_user_exec "$SC_BIN" serve --listen 127.0.0.1
 	--token-file "$T_WORK/token" --port-file "$T_WORK/port" --pool 1 >/dev/null 2>&1 &
 SERVER7=$!
 check "a server for a large PUT starts" wait_for test -s "$T_WORK/port"
-python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" bigput 14 >/dev/null 2>&1 &
+# 15,000 files of 512 bytes (under the 16 MiB of a files PUT): unpacking
+# and copying take seconds, so the polling below cannot miss the tree
+python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" bigput 15 >/dev/null 2>&1 &
 PUT=$!
 check "the PUT's temporary tree appears" wait_for bash -c '[ -n "$(find "$0" -name "sandcell-files-*" -o -path "*/serve-tmp/files-*" 2>/dev/null)" ]' "$T_WORK"
 kill -KILL "$SERVER7"
