@@ -32,6 +32,8 @@ struct lang_i_exec {
 	int stdin_fd;
 	const struct lang_sink *sink;
 	bool stream;
+	bool has_cancel; /* cancel_fd readable: the command is killed */
+	int cancel_fd;
 };
 int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *ex,
 		struct sc_err *err);

@@ -2,8 +2,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,133 +230,10 @@ static char *dup_or_empty(char *s, size_t *len)
 
 /* ---- one command as a step, its output streamed or not ---- */
 
-struct stream_thread {
-	struct cell *c;
-	struct cell_exec_req er;
-	struct cell_result cr;
-	struct sc_err err;
-	int rc;
-	int done_w; /* written (and closed) when cell_exec returned */
-};
-
-static void *stream_main(void *arg)
+/* A streamed step's output, piece by piece, as cell_exec reads it. */
+static void emit_output(void *ctx, int stream, const char *data, size_t len)
 {
-	struct stream_thread *t = arg;
-	t->rc = cell_exec(t->c, &t->er, &t->cr, &t->err);
-	close(t->er.stdout_fd);
-	close(t->er.stderr_fd);
-	t->er.stdout_fd = t->er.stderr_fd = -1;
-	(void)!write(t->done_w, "x", 1);
-	return NULL;
-}
-
-struct grow {
-	char *p;
-	size_t len, cap, limit;
-	bool truncated;
-};
-
-static void grow_add(struct grow *g, const char *d, size_t n)
-{
-	if (g->len + n > g->limit) {
-		g->truncated = true;
-		n = g->limit > g->len ? g->limit - g->len : 0;
-	}
-	if (!n)
-		return;
-	if (g->len + n + 1 > g->cap) {
-		size_t cap = g->cap ? g->cap : 4096;
-		while (cap < g->len + n + 1)
-			cap *= 2;
-		char *np = realloc(g->p, cap);
-		if (!np) {
-			g->truncated = true;
-			return;
-		}
-		g->p = np;
-		g->cap = cap;
-	}
-	memcpy(g->p + g->len, d, n);
-	g->len += n;
-	g->p[g->len] = '\0';
-}
-
-/* cell_exec in a helper thread while this thread reads the two pipes and
- * passes each chunk to the sink as it comes. */
-static int exec_streaming(struct cell *c, const struct cell_exec_req *er, const struct lang_sink *sink,
-			  struct cell_result *cr, struct sc_err *err)
-{
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, pd[2] = {-1, -1};
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pd, O_CLOEXEC) < 0) {
-		int e = errno;
-		for (int i = 0; i < 2; i++) {
-			if (po[i] >= 0) close(po[i]);
-			if (pe[i] >= 0) close(pe[i]);
-			if (pd[i] >= 0) close(pd[i]);
-		}
-		return sc_fail(err, e, "pipe");
-	}
-	struct stream_thread t = {.c = c, .er = *er, .done_w = pd[1]};
-	t.er.stdout_fd = po[1];
-	t.er.stderr_fd = pe[1];
-	pthread_t th;
-	int e = pthread_create(&th, NULL, stream_main, &t);
-	if (e) {
-		close(po[0]); close(po[1]); close(pe[0]); close(pe[1]); close(pd[0]); close(pd[1]);
-		return sc_fail(err, e, "start the output thread");
-	}
-	uint64_t limit = er->output_limit ? er->output_limit : CELL_DEFAULT_OUTPUT;
-	struct grow go = {.limit = limit}, ge = {.limit = limit};
-	bool open_o = true, open_e = true, done = false;
-	char buf[16384]; /* per call: streams run on many threads at once */
-	while (open_o || open_e) {
-		struct pollfd p[3] = {{.fd = open_o ? po[0] : -1, .events = POLLIN},
-				      {.fd = open_e ? pe[0] : -1, .events = POLLIN},
-				      {.fd = done ? -1 : pd[0], .events = POLLIN}};
-		/* after the command ended, what is left in the pipes is read
-		 * without waiting: a process it left behind may hold them */
-		int r = poll(p, 3, done ? 0 : -1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (p[2].revents)
-			done = true;
-		for (int k = 0; k < 2; k++) {
-			if (!p[k].revents)
-				continue;
-			ssize_t n = read(k ? pe[0] : po[0], buf, sizeof(buf));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				if (k)
-					open_e = false;
-				else
-					open_o = false;
-				continue;
-			}
-			grow_add(k ? &ge : &go, buf, (size_t)n);
-			lang_i_emit(sink, k ? LANG_EV_STDERR : LANG_EV_STDOUT, buf, (size_t)n, NULL);
-		}
-	}
-	pthread_join(th, NULL);
-	close(po[0]);
-	close(pe[0]);
-	close(pd[0]);
-	close(pd[1]);
-	if (t.rc < 0) {
-		free(go.p);
-		free(ge.p);
-		return sc_err_set(err, t.err.errnum, t.err.msg);
-	}
-	*cr = t.cr;
-	cr->out = go.p;
-	cr->out_len = go.len;
-	cr->out_truncated = go.truncated;
-	cr->err = ge.p;
-	cr->err_len = ge.len;
-	cr->err_truncated = ge.truncated;
-	return 0;
+	lang_i_emit(ctx, stream == 2 ? LANG_EV_STDERR : LANG_EV_STDOUT, data, len, NULL);
 }
 
 int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *ex,
@@ -373,11 +248,17 @@ int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *e
 		.stdin_fd = x->stdin_fd,
 		.stdout_fd = -1,
 		.stderr_fd = -1,
+		.has_cancel = x->has_cancel,
+		.cancel_fd = x->cancel_fd,
 	};
+	bool stream = x->stream && x->sink && x->sink->fn;
+	if (stream) {
+		er.on_output = emit_output;
+		er.output_ctx = (void *)x->sink;
+	}
 	struct cell_result cr;
 	ex->present = true;
-	bool stream = x->stream && x->sink && x->sink->fn;
-	if ((stream ? exec_streaming(c, &er, x->sink, &cr, err) : cell_exec(c, &er, &cr, err)) < 0) {
+	if (cell_exec(c, &er, &cr, err) < 0) {
 		ex->status = LANG_EXEC_ERROR;
 		ex->return_code = CELL_EXIT_INTERNAL;
 		ex->out = calloc(1, 1);
@@ -691,6 +572,8 @@ static int step(struct cell *c, const struct lang_run_req *req, const char *cons
 		.stdin_fd = stdin_fd,
 		.sink = &req->sink,
 		.stream = req->stream,
+		.has_cancel = req->has_cancel,
+		.cancel_fd = req->cancel_fd,
 	};
 	return lang_i_exec(c, &x, ex, err);
 }

@@ -165,9 +165,14 @@ struct lang_run_req {
 	const char *workdir;           /* absolute cell path for the source and
 				        * the commands; NULL: /testbed */
 	struct lang_sink sink;
-	bool stream;                   /* stdout/stderr events as they come (a
-				        * helper thread runs the exec; the sink
-				        * is still called from the caller's) */
+	bool stream;                   /* stdout/stderr events as they come, on
+				        * the caller's thread (cell_exec's
+				        * on_output) */
+	/* has_cancel: cancel_fd becoming readable (its peer closed, or a
+	 * byte written: a client that went away) kills the step running and
+	 * ends the run with a SandboxError, as cell_exec's cancel does. */
+	bool has_cancel;
+	int cancel_fd;
 	/* Libraries installed first with the language's tool (python: pip
 	 * into LANG_PY_LIBS; javascript: npm into the work directory; ruby:
 	 * gem). Python libraries that already import are not installed. The
@@ -247,6 +252,8 @@ struct lang_session_req {
 	uint64_t output_limit;         /* per stream; 0: CELL_DEFAULT_OUTPUT */
 	struct lang_sink sink;
 	bool stream;                   /* as lang_run_req's */
+	bool has_cancel;               /* as lang_run_req's */
+	int cancel_fd;
 	/* installed first, as lang_run_req's (pip, into LANG_PY_LIBS); the
 	 * network is the session cell's (recorded by lang_session_start) */
 	const char *libraries[LANG_MAX_LIBRARIES];

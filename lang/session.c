@@ -438,6 +438,8 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		.stdin_fd = fd,
 		.sink = &req->sink,
 		.stream = req->stream,
+		.has_cancel = req->has_cancel,
+		.cancel_fd = req->cancel_fd,
 	};
 	int rc = lang_i_exec(c, &x, &res->run, &e);
 	char st[STATUS_MAX];

@@ -217,6 +217,13 @@ struct cell_exec_req {
 	 * default user (cell_spec.has_user, else root); 0:0 is root. */
 	bool has_user;
 	uint32_t uid, gid;
+	/* on_output, when set: each piece of a captured stream (stdout_fd or
+	 * stderr_fd -1) as it arrives, stream 1 or 2, on the caller's thread
+	 * while cell_exec runs, besides going into the result (which keeps
+	 * output_limit of it; the hook sees all). It must not call cell_exec
+	 * on this cell. */
+	void (*on_output)(void *ctx, int stream, const char *data, size_t len);
+	void *output_ctx;
 };
 
 /* A user as UID[:GID], numeric ids (at most 4294967294); without :GID the

@@ -185,7 +185,23 @@ struct exec_io {
 	int winch;         /* req->tty: SIGWINCH as a signalfd, or -1 */
 	int cancel;        /* readable: give up the command (-1: none) */
 	bool cancelled;
+	const struct cell_exec_req *req; /* its on_output */
 };
+
+/* A captured stream's next piece: into the result and to the caller's
+ * hook. The buffer is per call: many threads run commands at once. */
+static void take_output(struct exec_io *io, int k)
+{
+	char buf[65536];
+	ssize_t n = read(io->rd[k], buf, sizeof(buf));
+	if (n > 0) {
+		sc_capture_add(&io->cap[k], buf, (size_t)n);
+		if (io->req->on_output)
+			io->req->on_output(io->req->output_ctx, k + 1, buf, (size_t)n);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		sc_closep(&io->rd[k]);
+	}
+}
 
 /* The caller's window size changed: the command's pty takes it (the
  * kernel then tells the command's foreground process group). */
@@ -288,9 +304,9 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 				return 0;
 		}
 		if (i0 >= 0 && p[i0].revents)
-			sc_capture_read_fd(&io->cap[0], &io->rd[0]);
+			take_output(io, 0);
 		if (i1 >= 0 && p[i1].revents)
-			sc_capture_read_fd(&io->cap[1], &io->rd[1]);
+			take_output(io, 1);
 		if (itty >= 0)
 			rt_tty_poll_done(&io->tty, p + itty);
 		if (itin >= 0)
@@ -319,7 +335,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	if (!buf)
 		return sc_fail(err, errno, "request");
 	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
-	struct exec_io io = {.rd = {-1, -1}, .winch = -1,
+	struct exec_io io = {.rd = {-1, -1}, .winch = -1, .req = req,
 			     .cancel = req->has_cancel ? req->cancel_fd : -1};
 	sigset_t oldmask;
 	int fds[3] = {req->stdin_fd, req->stdout_fd, req->stderr_fd}, ours[3] = {-1, -1, -1};
