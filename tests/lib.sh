@@ -75,6 +75,31 @@ fail() {
 	echo "       stderr: $(printf '%s' "${ERR:-}" | head -c 600)"
 }
 
+# wait_until CMD...: poll CMD every 0.1 s for up to WAIT_S seconds (120;
+# by the clock: a check may itself be slow on a loaded machine), then
+# once more; its status.
+wait_until() {
+	local end=$((SECONDS + ${WAIT_S:-120}))
+	while [ "$SECONDS" -lt "$end" ]; do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+# no_cells: the test user has no cell left (sandcell ps --json is []).
+no_cells() {
+	sc ps --json
+	[ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]
+}
+# jget EXPR: EXPR (Python, over d = the JSON in $OUT); a string as it is,
+# anything else as JSON.
+jget() {
+	printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v, end="")' "$1"
+}
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago.
+free_port() { python3 -S -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+export -f wait_until no_cells jget free_port
+
 # check DESCRIPTION CONDITION...: passes when the condition command succeeds.
 check() {
 	local desc=$1

@@ -87,11 +87,6 @@ rtrue() {
 	fi
 }
 
-# No cell of the test user is left.
-no_cells() {
-	sc ps
-	[ "$RC" -eq 0 ] && [ "$(printf '%s\n' "$OUT" | grep -vc '^NAME')" -eq 0 ]
-}
 
 BG_PIDS=""
 trap 'for p in $BG_PIDS; do kill -9 "$p" 2>/dev/null; done; stop_conv; t_cleanup' EXIT

@@ -58,9 +58,6 @@ if [ ! -S "$SD/munge/sock" ]; then
 	exit 1
 fi
 
-free_port() {
-	python3 -S -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 export SLURM_CONF=$SD/slurm.conf
 # The ports are picked by binding and closing, so another process may take
 # one before the daemons bind it: then start again with new ones.

@@ -37,13 +37,6 @@ left_like() {
 	printf '%s' "$found"
 }
 none_like() { [ -z "$(left_like "$1")" ]; }
-wait_until() {
-	for _ in $(seq 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 
 # N processes that each allocate and touch MB MiB, then hold it a while.
 cat >"$T_DIR/spread.py" <<'EOF'

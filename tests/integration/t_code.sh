@@ -7,10 +7,6 @@ src() { # src NAME: write stdin to $T_DIR/NAME, readable by the test user
 	chmod 644 "$T_DIR/$1"
 }
 # jq-less JSON path: jget 'd["run_result"]["stdout"]'
-jget() {
-	printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v, end="")' "$1"
-}
-export -f jget
 have() { command -v "$1" >/dev/null 2>&1; }
 skip_line() { echo "skip - $*"; }
 

@@ -45,10 +45,6 @@ sc policy check "$T_DIR/pkgs.json"
 check "the index policy is valid" expect_rc 0
 
 src() { cat >"$T_DIR/$1"; chmod 644 "$T_DIR/$1"; }
-jget() {
-	printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v, end="")' "$1"
-}
-export -f jget
 printf 'import scpkgfixture\nprint(scpkgfixture.VALUE)\n' | src usepkg.py
 
 # --- python: pip through the proxy ---

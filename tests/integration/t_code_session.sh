@@ -16,10 +16,6 @@ src() { # src NAME: write stdin to $T_DIR/NAME, readable by the test user
 	cat >"$T_DIR/$1"
 	chmod 644 "$T_DIR/$1"
 }
-jget() {
-	printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v, end="")' "$1"
-}
-export -f jget
 # plots_ok N: the JSON result has N plots, each a PNG (its magic bytes)
 plots_ok() {
 	printf '%s' "$OUT" | python3 -c 'import json,sys,base64

@@ -15,7 +15,6 @@ R="$T_DIR/registry"
 mkdir -p "$R"
 DATA="$SANDCELL_ROOT/data"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # One storage, two registries: one open (pushes go there), one that wants
 # bearer tokens from a token service that signs them (RS256, x5c).
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$R/token.key" -out "$R/token.crt" -days 2 \

@@ -10,13 +10,6 @@
 . "$(dirname "$0")/../lib.sh"
 
 # wait_until CMD...: until CMD succeeds (at most ~60 s), then its status.
-wait_until() {
-	for _ in $(seq 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 
 marker="sleep 4242.$$"
 sc run --timeout 1 -- sh -c "$marker & $marker & wait"

@@ -12,16 +12,6 @@
 
 SDK_VERSION=1.32.2
 
-# wait_for COND... : poll for up to 120 s (by the clock: a check may be slow)
-wait_for() {
-	local end=$((SECONDS + 120))
-	while [ "$SECONDS" -lt "$end" ]; do
-		"$@" && return 0
-		sleep 0.2
-	done
-	"$@"
-}
-no_cells() { sc ps --json; [ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]; }
 gone_pid() { ! kill -0 "$1" 2>/dev/null; }
 # lines_ok PY: every answer line is JSON and PY (an expression over `r`,
 # the list of parsed lines) holds
@@ -98,16 +88,16 @@ MPID=$!
 exec 3>"$T_DIR/term.in"
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_session","arguments":{}}}' >&3
 has_session() { grep -q session_id "$T_DIR/term.out"; }
-check "a session starts (under a held-open stdin)" wait_for has_session
+check "a session starts (under a held-open stdin)" wait_until has_session
 sc ps --json
 check "its cell is listed" out_has '"mcp-'
 kill -TERM "$MPID"
-check "SIGTERM ends the server" wait_for gone_pid "$MPID"
+check "SIGTERM ends the server" wait_until gone_pid "$MPID"
 wait "$MPID"
 RC=$?
 exec 3>&-
 check "it exits 0 on SIGTERM" expect_rc 0
-check "SIGTERM removed the session's cell" wait_for no_cells
+check "SIGTERM removed the session's cell" wait_until no_cells
 
 # --- the official SDK client ---
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -163,7 +153,7 @@ while IFS= read -r line; do
 done <<<"$CLIENT_OUT"
 check "the SDK client ran to the end" bash -c '[ "$0" -eq 0 ] && grep -qx done <<<"$1"' "$CRC" "$CLIENT_OUT"
 SPID=$(cat "$T_DIR/server.pid" 2>/dev/null || echo 0)
-check "the server exits after the client disconnects" wait_for gone_pid "$SPID"
-check "no cell is left after the client disconnects" wait_for no_cells
+check "the server exits after the client disconnects" wait_until gone_pid "$SPID"
+check "no cell is left after the client disconnects" wait_until no_cells
 sed 's/^/# server: /' "$T_DIR/sdk.err" | tail -20
 finish

@@ -71,7 +71,6 @@ else
 	echo "skip - pip install (no interpreter with pip, setuptools and wheel: apt-get install python3-pip)"
 fi
 
-no_cells() { sc ps --json; [ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]; }
 check "no cell is left" no_cells
 check "no private server is left" no_process_with "$SC_BIN serve --listen unix:$T_WORK/"
 finish

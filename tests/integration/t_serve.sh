@@ -15,16 +15,6 @@ TOKEN=tok-$RANDOM-$RANDOM-$RANDOM
 printf '%s\n' "$TOKEN" >"$T_WORK/token"
 chmod 644 "$T_WORK/token"
 
-# wait_for COND... : poll for up to 120 s
-wait_for() {
-	local i
-	for i in $(seq 1200); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-no_cells() { sc ps --json; [ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]; }
 alive_pid() { kill -0 "$1" 2>/dev/null; }
 gone_pid() { ! kill -0 "$1" 2>/dev/null; }
 
@@ -49,7 +39,7 @@ as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 4 --max-concurrency 128 --connection-timeout 3 \
 	>"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
-check "the server writes its port" wait_for test -s "$T_WORK/port"
+check "the server writes its port" wait_until test -s "$T_WORK/port"
 PORT=$(cat "$T_WORK/port")
 URL=http://127.0.0.1:$PORT
 check "it says where it listens on stderr" grep -q "listening on 127.0.0.1:$PORT" "$T_WORK/serve.err"
@@ -90,51 +80,51 @@ check "the server's pool cells exist while it runs" bash -c \
 python3 "$CLIENT" "$URL" "$TOKEN" slow >"$T_WORK/slow.out" 2>&1 &
 SLOW=$!
 running() { sc ps --json; printf '%s' "$OUT" | python3 -c 'import json,sys; sys.exit(0 if any(c["running_commands"] > 0 for c in json.load(sys.stdin)) else 1)'; }
-check "the slow request is running" wait_for running
+check "the slow request is running" wait_until running
 kill -TERM "$SERVER"
 wait "$SLOW"
 check "the request in flight at SIGTERM is answered" grep -q "^ok   - the request in flight" "$T_WORK/slow.out"
-check "SIGTERM: the server exits" wait_for gone_pid "$SERVER"
+check "SIGTERM: the server exits" wait_until gone_pid "$SERVER"
 wait "$SERVER"
 RC=$?
 check "... with status 0" expect_rc 0
-check "... and no cell is left" wait_for no_cells
-check "... and no pool worker is left" wait_for no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
+check "... and no cell is left" wait_until no_cells
+check "... and no pool worker is left" wait_until no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
 
 # --- SIGTERM with --drain-timeout 3: what still runs then is cancelled ---
 rm -f "$T_WORK/port"
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 1 --drain-timeout 3 >/dev/null 2>"$T_WORK/serve6.err" &
 SERVER6=$!
-check "a server with --drain-timeout 3 starts" wait_for test -s "$T_WORK/port"
+check "a server with --drain-timeout 3 starts" wait_until test -s "$T_WORK/port"
 python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" drain >"$T_WORK/drain.out" 2>&1 &
 DRAIN=$!
 running2() { sc ps --json; printf '%s' "$OUT" | python3 -c 'import json,sys; sys.exit(0 if sum(c["running_commands"] > 0 for c in json.load(sys.stdin)) >= 2 else 1)'; }
-check "an exec and a /run_code of 30 s run" wait_for running2
+check "an exec and a /run_code of 30 s run" wait_until running2
 t0=$(date +%s%N)
 kill -TERM "$SERVER6"
-check "SIGTERM: the server exits" wait_for gone_pid "$SERVER6"
+check "SIGTERM: the server exits" wait_until gone_pid "$SERVER6"
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "# exited ${ms} ms after SIGTERM (--drain-timeout 3, requests of 30 s)"
 check "... within 15 s of SIGTERM, not when the requests end" [ "$ms" -lt 15000 ]
 wait "$DRAIN"
 check "the requests in flight got an answer or a closed connection" bash -c '! grep -q "^FAIL" "$0"' "$T_WORK/drain.out"
 cat "$T_WORK/drain.out"
-check "... and no cell is left" wait_for no_cells
+check "... and no cell is left" wait_until no_cells
 
 # --- a unix socket, no token, --max-concurrency 1 ---
 SOCK="$T_WORK/api.sock"
 as_user_exec "$SC_BIN" serve --listen "unix:$SOCK" --pool 1 --max-concurrency 1 \
 	>"$T_WORK/serve2.log" 2>"$T_WORK/serve2.err" &
 SERVER2=$!
-check "the unix socket appears" wait_for test -S "$SOCK"
+check "the unix socket appears" wait_until test -S "$SOCK"
 check "the socket is mode 0600" bash -c '[ "$(stat -c %a "$1")" = 600 ]' _ "$SOCK"
 check "503 (504 on /run_code) with Retry-After when full; the unix socket needs no token" \
 	python3 "$CLIENT" "unix:$SOCK" - busy
 kill -TERM "$SERVER2"
-check "SIGTERM: the second server exits" wait_for gone_pid "$SERVER2"
+check "SIGTERM: the second server exits" wait_until gone_pid "$SERVER2"
 check "... removing its socket" bash -c '! test -e "$1"' _ "$SOCK"
-check "... and its cells" wait_for no_cells
+check "... and its cells" wait_until no_cells
 
 # --- TLS (libmicrohttpd's GnuTLS) ---
 if command -v openssl >/dev/null 2>&1; then
@@ -146,11 +136,11 @@ if command -v openssl >/dev/null 2>&1; then
 		--port-file "$T_WORK/port" --pool 1 --tls-cert "$T_WORK/cert.pem" --tls-key "$T_WORK/key.pem" \
 		>/dev/null 2>"$T_WORK/serve4.err" &
 	SERVER4=$!
-	check "a TLS server starts" wait_for test -s "$T_WORK/port"
+	check "a TLS server starts" wait_until test -s "$T_WORK/port"
 	check "TLS" python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" tls "$T_WORK/cert.pem"
 	kill -TERM "$SERVER4"
-	check "the TLS server exits" wait_for gone_pid "$SERVER4"
-	check "... leaving no cell" wait_for no_cells
+	check "the TLS server exits" wait_until gone_pid "$SERVER4"
+	check "... leaving no cell" wait_until no_cells
 else
 	echo "skip - TLS (no openssl)"
 fi
@@ -168,7 +158,7 @@ if [ "$hard" = unlimited ] || [ "$hard" -ge 4096 ]; then
 		--max-connections-per-peer 1400 --head-timeout 300 \
 		>/dev/null 2>"$T_WORK/serve5.err" &
 	SERVER5=$!
-	check "a server started with ulimit -Sn 1024 starts" wait_for test -s "$T_WORK/port"
+	check "a server started with ulimit -Sn 1024 starts" wait_until test -s "$T_WORK/port"
 	want=$((1400 * 6 + 64 + 128))
 	[ "$hard" != unlimited ] && [ "$hard" -lt "$want" ] && want=$hard
 	check "... and raised its soft open-file limit to $want" bash -c \
@@ -176,8 +166,8 @@ if [ "$hard" = unlimited ] || [ "$hard" -ge 4096 ]; then
 	check "connections with fds above 1024 are served" \
 		python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" fds 1100
 	kill -TERM "$SERVER5"
-	check "... and that server exits" wait_for gone_pid "$SERVER5"
-	check "... leaving no cell" wait_for no_cells
+	check "... and that server exits" wait_until gone_pid "$SERVER5"
+	check "... leaving no cell" wait_until no_cells
 else
 	echo "skip - connections above fd 1024 (hard RLIMIT_NOFILE $hard)"
 fi
@@ -187,12 +177,12 @@ rm -f "$T_WORK/port"
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 1 >/dev/null 2>&1 &
 SERVER3=$!
-check "a third server starts" wait_for test -s "$T_WORK/port"
+check "a third server starts" wait_until test -s "$T_WORK/port"
 kill -KILL "$SERVER3"
 wait "$SERVER3" 2>/dev/null
-check "SIGKILL: the pool's workers go too" wait_for no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
+check "SIGKILL: the pool's workers go too" wait_until no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
 sc gc
-check "... and after gc no cell is left" wait_for no_cells
+check "... and after gc no cell is left" wait_until no_cells
 
 # SIGKILL during a directory PUT: its temporary tree is left (and gc takes it)
 mkdir -p "$T_WORK/tmp"
@@ -201,19 +191,19 @@ rm -f "$T_WORK/port"
 T_EXTRA_ENV="TMPDIR=$T_WORK/tmp" as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 \
 	--token-file "$T_WORK/token" --port-file "$T_WORK/port" --pool 1 >/dev/null 2>&1 &
 SERVER7=$!
-check "a server for a large PUT starts" wait_for test -s "$T_WORK/port"
+check "a server for a large PUT starts" wait_until test -s "$T_WORK/port"
 # 15,000 files of 512 bytes (under the 16 MiB of a files PUT): unpacking
 # and copying take seconds, so the polling below cannot miss the tree
 python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" bigput 15 >/dev/null 2>&1 &
 PUT=$!
-check "the PUT's temporary tree appears" wait_for bash -c '[ -n "$(find "$0" -name "sandcell-files-*" -o -path "*/serve-tmp/files-*" 2>/dev/null)" ]' "$T_WORK"
+check "the PUT's temporary tree appears" wait_until bash -c '[ -n "$(find "$0" -name "sandcell-files-*" -o -path "*/serve-tmp/files-*" 2>/dev/null)" ]' "$T_WORK"
 kill -KILL "$SERVER7"
 wait "$SERVER7" 2>/dev/null
 wait "$PUT"
-check "SIGKILL during the PUT: the pool's workers go too" wait_for no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
+check "SIGKILL during the PUT: the pool's workers go too" wait_until no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
 T_EXTRA_ENV="TMPDIR=$T_WORK/tmp" sc gc
 check "... gc succeeds" expect_rc 0
 check "... and no temporary tree is left" bash -c '[ -z "$(find "$0" -name "sandcell-files-*" -o -path "*/serve-tmp/files-*" 2>/dev/null)" ]' "$T_WORK"
-check "... nor any cell" wait_for no_cells
+check "... nor any cell" wait_until no_cells
 
 finish

@@ -16,21 +16,12 @@ TOKEN=tok-$RANDOM-$RANDOM-$RANDOM
 printf '%s\n' "$TOKEN" >"$T_WORK/token"
 chmod 644 "$T_WORK/token"
 
-wait_for() {
-	local i
-	for i in $(seq 1200); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-no_cells() { sc ps --json; [ "$RC" -eq 0 ] && [ "$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 0 ]; }
 gone_pid() { ! kill -0 "$1" 2>/dev/null; }
 
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 2 >"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
-check "the server starts" wait_for test -s "$T_WORK/port"
+check "the server starts" wait_until test -s "$T_WORK/port"
 URL=http://127.0.0.1:$(cat "$T_WORK/port")
 
 # the attacker's 272 threads and sockets, and the client's
@@ -41,8 +32,8 @@ check "the server still runs" kill -0 "$SERVER"
 check "its warnings about the attack are a few summary lines, not one per connection" \
 	bash -c '[ "$(grep -c . "$0")" -lt 100 ]' "$T_WORK/serve.err"
 kill -TERM "$SERVER"
-check "SIGTERM: the server exits" wait_for gone_pid "$SERVER"
-check "... leaving no cell" wait_for no_cells
+check "SIGTERM: the server exits" wait_until gone_pid "$SERVER"
+check "... leaving no cell" wait_until no_cells
 
 # --- a small per-peer cap: room made from a connection that sends no head,
 # a 503 when there is none ---
@@ -50,11 +41,11 @@ rm -f "$T_WORK/port"
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 2 --max-connections-per-peer 2 >/dev/null 2>&1 &
 SERVER=$!
-check "a server with --max-connections-per-peer 2 starts" wait_for test -s "$T_WORK/port"
+check "a server with --max-connections-per-peer 2 starts" wait_until test -s "$T_WORK/port"
 check "--max-connections-per-peer" \
 	python3 "$CLIENT" "http://127.0.0.1:$(cat "$T_WORK/port")" "$TOKEN" peer-cap
 kill -TERM "$SERVER"
-check "... that server exits" wait_for gone_pid "$SERVER"
-check "... leaving no cell" wait_for no_cells
+check "... that server exits" wait_until gone_pid "$SERVER"
+check "... leaving no cell" wait_until no_cells
 
 finish

@@ -9,13 +9,6 @@
 CANARY="sk-canary-$$-$RANDOM$RANDOM"
 export T_EXTRA_ENV="OPENAI_API_KEY=$CANARY ANTHROPIC_API_KEY=$CANARY"
 
-wait_until() {
-	for _ in $(seq 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 environ_has() { [ -r "/proc/$1/environ" ] && tr '\0' '\n' <"/proc/$1/environ" | grep -qF -- "$2"; }
 # The environ of a live process is readable (not empty by refusal) and
 # lacks the canary.
