@@ -1,4 +1,7 @@
-/* lang/ private: shared by lang.c (one-shot runs) and session.c. */
+/* lang/ private. The files call downwards only: lang.c (the table and a
+ * one-shot run) and session.c (kept interpreters) use exec.c (a step),
+ * libraries.c (--libraries), support.c (support files, plots), java.c
+ * and pyc.c; none of those calls lang.c or session.c back. */
 #pragma once
 #include "lang.h"
 
@@ -21,6 +24,7 @@ extern const size_t lang_session_client_size;
 #define LANG_R_ENV_PROFILE "R_PROFILE_USER=" LANG_R_PROFILE
 #define LANG_R_ENV_LIBS "R_LIBS_USER=" LANG_R_LIBS
 
+/* ---- exec.c ---- */
 /* One command in the cell as a step: fills ex, and sends its stdout and
  * stderr to sink (as they come when stream, else after). */
 struct lang_i_exec {
@@ -39,6 +43,15 @@ int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *e
 		struct sc_err *err);
 void lang_i_emit(const struct lang_sink *sink, enum lang_event_type t, const char *data,
 		 size_t len, const struct lang_result *res);
+
+/* ---- support.c ---- */
+/* Write a file into the cell unless it is there with the same bytes
+ * (flags: cell_write_file's, e.g. CELL_FILE_EXEC); lang_i_put_file with
+ * none. */
+int lang_i_put_file_as(struct cell *c, const char *path, const unsigned char *data, size_t len,
+		       unsigned flags, struct sc_err *err);
+int lang_i_put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
+		    struct sc_err *err);
 /* Write the Python support files (the matplotlib backend, the plot
  * directory, the plotly hook) into the cell when they are not there yet. */
 int lang_i_install_py(struct cell *c, struct sc_err *err);
@@ -48,7 +61,8 @@ int lang_i_install_r(struct cell *c, struct sc_err *err);
  * missing one when count < 0), emitting LANG_EV_PLOT for each. */
 int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
 		      struct lang_result *res, struct sc_err *err);
-double lang_i_now(void);
+
+/* ---- libraries.c ---- */
 /* --libraries: names valid; install what is missing (req: lang, libraries,
  * has_network, workdir, install_timeout_s) with env. */
 int lang_i_check_libraries(const char *const *libs, size_t n, struct sc_err *err);

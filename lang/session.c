@@ -21,182 +21,6 @@
 #define MARKER_PROTO "proto=2\n"
 #define KEY_HEX 32
 
-static const char PNG_MAGIC[8] = {'\x89', 'P', 'N', 'G', '\r', '\n', '\x1a', '\n'};
-
-/* Write a file into the cell unless it is there with the same bytes. A
- * fresh cell has none of them: creating comes first (one round trip). */
-static int put_file_as(struct cell *c, const char *path, const unsigned char *data, size_t len,
-		       unsigned flags, struct sc_err *err)
-{
-	struct sc_err e = {0};
-	if (cell_write_file(c, path, data, len, CELL_FILE_CREATE | flags, 30, &e) == 0)
-		return 0;
-	if (e.errnum != EEXIST) {
-		*err = e;
-		return sc_err_wrap(err, "writing %s in the cell", path);
-	}
-	struct cell_file cf;
-	if (cell_read_file(c, path, len + 1, 30, &cf, &e) == 0) {
-		bool same = cf.len == len && !memcmp(cf.data, data, len);
-		free(cf.data);
-		if (same)
-			return 0;
-	}
-	if (cell_write_file(c, path, data, len, 0, 30, err) < 0)
-		return sc_err_wrap(err, "writing %s in the cell", path);
-	return 0;
-}
-
-static int put_file(struct cell *c, const char *path, const unsigned char *data, size_t len,
-		    struct sc_err *err)
-{
-	return put_file_as(c, path, data, len, 0, err);
-}
-
-/* The support files every cell that runs code starts with: seeded by its
- * setup (lang_seed_files), or written into a cell made without them. */
-static struct cell_seed_file support_file(size_t i)
-{
-	switch (i) {
-	case 0:
-		return (struct cell_seed_file){LANG_PY_DIR "/sc_plots.py", lang_py_sc_plots,
-					       lang_py_sc_plots_size};
-	case 1:
-		return (struct cell_seed_file){LANG_PY_DIR "/sitecustomize.py", lang_py_sitecustomize,
-					       lang_py_sitecustomize_size};
-	case 2:
-		return (struct cell_seed_file){LANG_PY_DIR "/sc_backend.py", lang_py_sc_backend,
-					       lang_py_sc_backend_size};
-	default:
-		return (struct cell_seed_file){LANG_R_PROFILE, lang_r_profile, lang_r_profile_size};
-	}
-}
-
-size_t lang_seed_files(struct cell_seed_file out[LANG_SEED_FILES])
-{
-	for (size_t i = 0; i < LANG_SEED_FILES; i++)
-		out[i] = support_file(i);
-	return LANG_SEED_FILES;
-}
-
-/* Write the support files of one language (Python's live under
- * LANG_PY_DIR, R's is its profile) into a cell made without them. */
-static int install_support(struct cell *c, bool python, struct sc_err *err)
-{
-	for (size_t i = 0; i < LANG_SEED_FILES; i++) {
-		struct cell_seed_file f = support_file(i);
-		bool is_py = !strncmp(f.path, LANG_PY_DIR "/", strlen(LANG_PY_DIR) + 1);
-		if (is_py == python && put_file(c, f.path, f.data, f.len, err) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int lang_i_install_py(struct cell *c, struct sc_err *err)
-{
-	return install_support(c, true, err);
-}
-
-int lang_i_install_r(struct cell *c, struct sc_err *err)
-{
-	return install_support(c, false, err);
-}
-
-/* Does an HTML plot look like one: '<' first (after blanks and a BOM)? */
-static bool html_ok(const char *d, size_t n)
-{
-	size_t i = n >= 3 && !memcmp(d, "\xef\xbb\xbf", 3) ? 3 : 0;
-	while (i < n && (d[i] == ' ' || d[i] == '\n' || d[i] == '\r' || d[i] == '\t'))
-		i++;
-	return i < n && d[i] == '<';
-}
-
-/* Plot number i of dir, as PNG or else HTML: 1 with cf filled and *fmt
- * set; 0 when it is there but over the size bound or not of its format
- * (cf to be freed); -ENOENT when neither file is there; -1 else. */
-static int read_plot(struct cell *c, const char *dir, long i, struct cell_file *cf,
-		     const char **fmt)
-{
-	static const char *const FMTS[] = {"png", "html"};
-	bool missing = true;
-	for (size_t k = 0; k < SC_ARRAY_LEN(FMTS); k++) {
-		char path[LANG_MAX_PATH + 64];
-		snprintf(path, sizeof(path), "%s/plot-%04ld.%s", dir, i, FMTS[k]);
-		struct sc_err e = {0};
-		if (cell_read_file(c, path, LANG_MAX_PLOT_BYTES, 30, cf, &e) < 0) {
-			if (e.errnum != ENOENT)
-				missing = false;
-			continue;
-		}
-		*fmt = FMTS[k];
-		if (cf->truncated)
-			return 0;
-		if (k == 0)
-			return cf->len >= sizeof(PNG_MAGIC) && !memcmp(cf->data, PNG_MAGIC, sizeof(PNG_MAGIC));
-		return html_ok(cf->data, cf->len);
-	}
-	return missing ? -ENOENT : -1;
-}
-
-int lang_i_read_plots(struct cell *c, const char *dir, long count, const struct lang_sink *sink,
-		      struct lang_result *res, struct sc_err *err)
-{
-	(void)err;
-	size_t total = 0;
-	long max = count < 0 ? LANG_MAX_PLOTS : count;
-	/* a run's own plot directory is made with its first plot: when it
-	 * is not there, one round trip says so */
-	struct cell_file probe;
-	struct sc_err pe = {0};
-	if (count < 0) {
-		if (cell_read_file(c, dir, 1, 30, &probe, &pe) == 0)
-			free(probe.data); /* not a directory: the reads below fail */
-		else if (pe.errnum == ENOENT)
-			return 0;
-	}
-	long i;
-	for (i = 1; i <= max; i++) {
-		if (res->nplots >= LANG_MAX_PLOTS) {
-			res->plots_truncated = true;
-			break;
-		}
-		struct cell_file cf;
-		const char *fmt;
-		int rc = read_plot(c, dir, i, &cf, &fmt);
-		if (rc < 0) {
-			if (count < 0 && rc == -ENOENT)
-				break;
-			continue; /* gone (cleared meanwhile), or not a file: skip it */
-		}
-		if (rc == 0 || total + cf.len > LANG_MAX_PLOTS_TOTAL) {
-			res->plots_truncated = true; /* over a bound, or not a plot */
-			free(cf.data);
-			continue;
-		}
-		total += cf.len;
-		struct lang_plot *p = &res->plots[res->nplots++];
-		p->format = fmt;
-		p->data = cf.data;
-		p->len = cf.len;
-		if (sink && sink->fn) {
-			struct lang_event ev = {.type = LANG_EV_PLOT, .data = p->data, .len = p->len,
-						.format = fmt};
-			sink->fn(sink->ctx, &ev);
-		}
-	}
-	/* every slot was there: were more made than kept (sc_plots.py and
-	 * profile.R leave plot-more)? */
-	if (count < 0 && i > max && !res->plots_truncated) {
-		char path[LANG_MAX_PATH + 64];
-		snprintf(path, sizeof(path), "%s/plot-more", dir);
-		if (cell_read_file(c, path, 1, 30, &probe, &pe) == 0) {
-			free(probe.data);
-			res->plots_truncated = true;
-		}
-	}
-	return 0;
-}
-
 void lang_session_req_init(struct lang_session_req *req)
 {
 	*req = (struct lang_session_req){0};
@@ -269,7 +93,7 @@ static int session_key(struct cell *c, char key[KEY_HEX + 1], struct sc_err *err
 static bool install_fast_client(struct cell *c)
 {
 	struct sc_err e = {0};
-	if (put_file_as(c, FAST_CLIENT, lang_session_client, lang_session_client_size, CELL_FILE_EXEC,
+	if (lang_i_put_file_as(c, FAST_CLIENT, lang_session_client, lang_session_client_size, CELL_FILE_EXEC,
 			&e) < 0)
 		return false;
 	char *argv[] = {FAST_CLIENT, "probe", NULL};
@@ -291,8 +115,8 @@ static int session_install(struct cell *c, const struct lang_def *l, bool net, s
 			       l ? l->name : "no language");
 	char key[KEY_HEX + 1];
 	if (session_key(c, key, err) < 0 || lang_i_install_py(c, err) < 0 ||
-	    put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
-	    put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
+	    lang_i_put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
+	    lang_i_put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
 		return -1;
 	char *argv[] = {"python3", "-S", "-E", "-u", CLIENT, "start", key, NULL};
 	struct cell_exec_req er = {.argv = argv, .env = SESSION_ENV, .cwd = NULL, .timeout_s = 90,
@@ -319,7 +143,7 @@ static int session_install(struct cell *c, const struct lang_def *l, bool net, s
 	char mark[64];
 	int n = snprintf(mark, sizeof(mark), "python\n" MARKER_PROTO "%s%s", net ? "net=1\n" : "",
 			 install_fast_client(c) ? "fast=1\n" : "");
-	return put_file(c, MARKER, (const unsigned char *)mark, (size_t)n, err);
+	return lang_i_put_file(c, MARKER, (const unsigned char *)mark, (size_t)n, err);
 }
 
 int lang_session_install(struct cell *c, const struct lang_def *l, struct sc_err *err)
@@ -381,7 +205,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 			struct lang_result *res, struct sc_err *err)
 {
 	memset(res, 0, sizeof(*res));
-	double t0 = lang_i_now();
+	double t0 = sc_now();
 	if (!req->source && req->source_len)
 		return sc_fail(err, EINVAL, "no source given");
 	if (req->source_len > LANG_MAX_SOURCE)
@@ -415,7 +239,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		if (lang_i_install_libraries(c, &lr, SESSION_ENV, &e) < 0) {
 			res->status = LANG_SANDBOX_ERROR;
 			snprintf(res->message, sizeof(res->message), "%s", e.msg);
-			res->wall_s = lang_i_now() - t0;
+			res->wall_s = sc_now() - t0;
 			lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
 			return 0;
 		}
@@ -477,7 +301,7 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	res->status = res->run.status == LANG_EXEC_FINISHED && res->run.return_code == 0
 			      ? LANG_SUCCESS : LANG_FAILED;
 done:
-	res->wall_s = lang_i_now() - t0;
+	res->wall_s = sc_now() - t0;
 	lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
 	return 0;
 }
