@@ -120,6 +120,27 @@ struct batch_compact_stats {
 	size_t kept, partial, invalid, duplicate, superseded;
 };
 
+/* One attempt's outcome, as its result line says it (results.c writes the
+ * line and reads it back: batch_record_parse). Strings may be NULL. */
+struct batch_outcome {
+	const struct batch_task *task;
+	unsigned repeat;
+	const char *status;      /* "error", "checker_timeout" or the agent's */
+	const char *answer;      /* cut to BATCH_MAX_ANSWER bytes in the line */
+	bool scored;
+	double score;
+	const char *scorer;
+	unsigned steps;
+	uint64_t input_tokens, output_tokens;
+	double wall_s;
+	const char *error;       /* why it failed, or a note on its score */
+	const char *reward_error, *answer_error;
+	const char *files_note;  /* set: the output was copied in part */
+	bool vanilla;
+	const char *dir;         /* the attempt directory, relative */
+};
+/* The result line (malloc'ed, no newline), or NULL out of memory. */
+char *batch_record_format(const struct batch_outcome *o);
 /* Parse one result line; -1 when it is not one. Takes nothing. */
 int batch_record_parse(const char *line, size_t len, struct batch_record *r);
 void batch_record_free(struct batch_record *r);

@@ -4,6 +4,7 @@
  * later line supersedes the earlier. A run compacts the file first, so that
  * it never holds two lines for one attempt (see docs/batch.md). */
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -19,6 +20,54 @@ static uint64_t u64_of(const cJSON *o, const char *k)
 		return 0;
 	/* 1e300 has no uint64_t: clamp (the conversion would be undefined) */
 	return v->valuedouble < 0x1p63 ? (uint64_t)v->valuedouble : (uint64_t)1 << 63;
+}
+
+static void add_string_or_null(cJSON *j, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(j, k, v);
+	else
+		cJSON_AddNullToObject(j, k);
+}
+
+char *batch_record_format(const struct batch_outcome *o)
+{
+	const struct batch_task *t = o->task;
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "id", t->id);
+	cJSON_AddNumberToObject(j, "repeat", o->repeat);
+	cJSON_AddStringToObject(j, "status", o->status);
+	char *cut = o->answer ? strndup(o->answer, BATCH_MAX_ANSWER) : NULL;
+	add_string_or_null(j, "answer", cut); /* the whole answer is in answer.txt */
+	free(cut);
+	add_string_or_null(j, "expected", t->expected);
+	if (o->scored)
+		cJSON_AddNumberToObject(j, "score", o->score);
+	else
+		cJSON_AddNullToObject(j, "score");
+	cJSON_AddStringToObject(j, "scorer", o->scorer);
+	cJSON_AddNumberToObject(j, "steps", o->steps);
+	cJSON_AddNumberToObject(j, "input_tokens", (double)o->input_tokens);
+	cJSON_AddNumberToObject(j, "output_tokens", (double)o->output_tokens);
+	cJSON_AddNumberToObject(j, "wall_s", round(o->wall_s * 1000) / 1000);
+	add_string_or_null(j, "error", o->error);
+	if (o->reward_error)
+		cJSON_AddStringToObject(j, "reward_error", o->reward_error);
+	if (o->answer_error)
+		cJSON_AddStringToObject(j, "answer_error", o->answer_error);
+	if (o->files_note) {
+		cJSON_AddTrueToObject(j, "files_truncated");
+		cJSON_AddStringToObject(j, "files_note", o->files_note);
+	}
+	cJSON_AddStringToObject(j, "mode", o->vanilla ? "vanilla" : "sandbox");
+	cJSON_AddStringToObject(j, "dir", o->dir);
+	if (t->metadata)
+		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
+	for (const cJSON *f = t->extra ? t->extra->child : NULL; f; f = f->next)
+		cJSON_AddItemToObject(j, f->string, cJSON_Duplicate(f, true));
+	char *line = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	return line;
 }
 
 int batch_record_parse(const char *line, size_t len, struct batch_record *r)

@@ -343,12 +343,170 @@ static char *vanilla_prompt(struct runner *r, const struct batch_task *t, const 
 	return out;
 }
 
-static void add_string_or_null(cJSON *j, const char *k, const char *v)
+/* What an attempt is run with, beside the options' agent config: the
+ * problem as a benchmark gives it (its input_files staged, or vanilla's
+ * create_prompt text). *error is set when it cannot be. */
+struct attempt_run {
+	struct agent_config cfg;
+	char stage[4400];    /* staged input files, removed after the run */
+	char *prompt;        /* create_prompt's text (vanilla benchmark) */
+	char error[SC_ERR_MAX];
+};
+
+static void prepare_problem(struct runner *r, const struct attempt *a, const char *safe,
+			    const char *dir, struct attempt_run *ar)
 {
-	if (v)
-		cJSON_AddStringToObject(j, k, v);
-	else
-		cJSON_AddNullToObject(j, k);
+	const struct batch_options *o = r->o;
+	const struct batch_task *t = &r->tasks.v[a->task];
+	struct agent_config *cfg = &ar->cfg;
+	struct sc_err err = {0};
+	if (!t->record)
+		return;
+	cfg->input_dir = NULL;
+	if (o->mode == BATCH_VANILLA) {
+		cfg->vanilla_verbatim = true;
+		char py[4400];
+		struct stat st;
+		if (sc_path(py, sizeof(py), "%s/vanilla_llm_prompt.py", o->benchmark) == 0 &&
+		    stat(py, &st) == 0) {
+			if (!(ar->prompt = vanilla_prompt(r, t, dir, &err)))
+				snprintf(ar->error, sizeof(ar->error), "%.500s", err.msg);
+			cfg->problem = ar->prompt;
+		}
+	} else if (t->input_files && t->input_files->child) {
+		if (sc_path(ar->stage, sizeof(ar->stage), "%s/.inputs/%s.%u", r->dir, safe, a->repeat) < 0 ||
+		    batch_bench_stage_inputs(t, ar->stage, &err) < 0)
+			snprintf(ar->error, sizeof(ar->error), "input_files: %.480s", err.msg);
+		else
+			cfg->input_dir = ar->stage;
+	}
+}
+
+/* The episode itself, in a cell of the pool (vanilla: none). */
+static void run_episode(struct runner *r, struct attempt_run *ar, struct agent_result *res)
+{
+	bool vanilla = r->o->mode == BATCH_VANILLA;
+	struct cell *cell = NULL;
+	struct sc_err err = {0};
+	if (!vanilla && pool_take(r, &cell, &err) < 0) {
+		snprintf(ar->error, sizeof(ar->error), "no cell: %.480s", err.msg);
+		return;
+	}
+	ar->cfg.cell = cell;
+	if ((vanilla ? agent_run_vanilla : agent_run)(&ar->cfg, res, &err) < 0)
+		snprintf(ar->error, sizeof(ar->error), "%s", err.msg);
+	else if (res->status == AGENT_ERROR)
+		snprintf(ar->error, sizeof(ar->error), "%s", res->error);
+	if (cell)
+		pool_give(r, cell);
+}
+
+/* The task's scorer, with the options' command, files and timeout where
+ * it names none. */
+static struct batch_scorer scorer_of(const struct batch_options *o, const struct batch_task *t)
+{
+	struct batch_scorer s = t->has_scorer ? t->scorer : o->scorer;
+	if (s.kind == BATCH_SCORER_COMMAND) {
+		if (!s.command)
+			s.command = o->scorer.command;
+		if (!s.files)
+			s.files = o->scorer.files;
+		if (!t->has_scorer || s.timeout_s <= 0)
+			s.timeout_s = o->scorer.timeout_s;
+	}
+	return s;
+}
+
+/* The answer as the reference harness's reward reads answer.txt:
+ * stripped (vanilla: the reply as it is). */
+static char *reward_answer(const char *answer, bool vanilla)
+{
+	if (!answer || vanilla)
+		return NULL;
+	const char *b = answer, *e = answer + strlen(answer);
+	while (*b && strchr(" \t\r\n\v\f", *b))
+		b++;
+	while (e > b && strchr(" \t\r\n\v\f", e[-1]))
+		e--;
+	return strndup(b, (size_t)(e - b));
+}
+
+struct attempt_score {
+	bool scored, checker_timed_out;
+	double score;
+	char reward_error[1000];
+};
+
+/* Score what the episode left; -1 when the run was interrupted meanwhile
+ * (no result then). */
+static int score_attempt(struct runner *r, const struct batch_task *t, const struct batch_scorer *s,
+			 const char *dir, const struct agent_result *res, char *error, size_t error_size,
+			 struct attempt_score *sc)
+{
+	bool external = s->kind == BATCH_SCORER_REWARD || s->kind == BATCH_SCORER_COMMAND;
+	if (error[0]) {
+		sc->scored = t->expected || external;
+		return 0;
+	}
+	if (!external) {
+		if (t->expected) {
+			sc->score = batch_score_answer(s, res->answer, t->expected);
+			sc->scored = true;
+		}
+		return 0;
+	}
+	struct sc_err serr = {0};
+	int rc;
+	if (s->kind == BATCH_SCORER_REWARD) {
+		_cleanup_free_ char *ans = reward_answer(res->answer, r->o->mode == BATCH_VANILLA);
+		rc = score_reward(r, t, dir, ans ? ans : res->answer, &sc->score, sc->reward_error,
+				  sizeof(sc->reward_error), &serr);
+	} else {
+		rc = score_command(r, s, dir, res->answer, t->expected, &sc->score,
+				   &sc->checker_timed_out, &serr);
+	}
+	if (rc < 0) {
+		if (atomic_load(&r->abort))
+			return -1;
+		snprintf(error, error_size, "scorer: %.480s", serr.msg);
+		sc->score = 0;
+	}
+	sc->scored = true;
+	return 0;
+}
+
+/* Append the result line and count it; a line that cannot be written
+ * stops the run (results would be lost). */
+static void record_attempt(struct runner *r, const struct batch_outcome *out, const char *error)
+{
+	char *line = batch_record_format(out);
+	struct sc_err werr = {0};
+	int wrc = -1;
+	if (line) {
+		pthread_mutex_lock(&r->write_mu);
+		wrc = batch_results_append(r->results_fd, line, strlen(line), &werr);
+		pthread_mutex_unlock(&r->write_mu);
+	}
+	free(line);
+	pthread_mutex_lock(&r->mu);
+	if (wrc == 0) {
+		r->done++;
+		r->done_now++;
+		if (error[0]) {
+			r->errors++;
+			snprintf(r->last_error, sizeof(r->last_error), "%.60s: %.130s", out->task->id, error);
+		}
+		if (out->scored) {
+			r->scored++;
+			r->score_sum += out->score;
+		}
+		r->tokens_in += out->input_tokens;
+		r->tokens_out += out->output_tokens;
+	} else {
+		snprintf(r->last_error, sizeof(r->last_error), "%.190s", line ? werr.msg : "out of memory");
+		atomic_store(&r->abort, true); /* results cannot be recorded: stop */
+	}
+	pthread_mutex_unlock(&r->mu);
 }
 
 static void run_attempt(struct runner *r, const struct attempt *a)
@@ -363,182 +521,51 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	/* what a crashed or superseded attempt left */
 	sc_remove_tree(dir);
 
-	struct agent_config cfg = o->agent;
-	cfg.problem = t->problem;
-	cfg.input_dir = t->input_dir ? t->input_dir : o->default_input;
-	cfg.out_dir = dir;
-	cfg.quiet = true;
-	cfg.keep = false;
-	cfg.cancel = &r->abort;
-	cfg.log = (struct sc_log){0};
-	cfg.cell = NULL;
-
+	struct attempt_run ar = {.cfg = o->agent};
+	ar.cfg.problem = t->problem;
+	ar.cfg.input_dir = t->input_dir ? t->input_dir : o->default_input;
+	ar.cfg.out_dir = dir;
+	ar.cfg.quiet = true;
+	ar.cfg.keep = false;
+	ar.cfg.cancel = &r->abort;
+	ar.cfg.log = (struct sc_log){0};
+	ar.cfg.cell = NULL;
 	struct agent_result res = {0};
-	struct sc_err err = {0};
-	char error[SC_ERR_MAX] = "", reward_error[1000] = "";
 	double t0 = sc_now();
-	struct cell *cell = NULL;
-	bool vanilla = o->mode == BATCH_VANILLA;
-	/* a benchmark problem: its input_files staged for the copy into
-	 * input_dir, or (vanilla) create_prompt's text sent as it is */
-	char stage[4400] = "";
-	_cleanup_free_ char *prompt = NULL;
-	if (t->record && vanilla) {
-		cfg.vanilla_verbatim = true;
-		cfg.input_dir = NULL;
-		char py[4400];
-		struct stat st;
-		if (sc_path(py, sizeof(py), "%s/vanilla_llm_prompt.py", o->benchmark) == 0 &&
-		    stat(py, &st) == 0) {
-			if (!(prompt = vanilla_prompt(r, t, dir, &err)))
-				snprintf(error, sizeof(error), "%.500s", err.msg);
-			cfg.problem = prompt;
-		}
-	} else if (t->record) {
-		cfg.input_dir = NULL;
-		if (t->input_files && t->input_files->child) {
-			if (sc_path(stage, sizeof(stage), "%s/.inputs/%s.%u", r->dir, safe, a->repeat) < 0 ||
-			    batch_bench_stage_inputs(t, stage, &err) < 0)
-				snprintf(error, sizeof(error), "input_files: %.480s", err.msg);
-			else
-				cfg.input_dir = stage;
-		}
-	}
-	if (!error[0] && !vanilla && pool_take(r, &cell, &err) < 0)
-		snprintf(error, sizeof(error), "no cell: %.480s", err.msg);
-	if (!error[0]) {
-		cfg.cell = cell;
-		if ((vanilla ? agent_run_vanilla : agent_run)(&cfg, &res, &err) < 0)
-			snprintf(error, sizeof(error), "%s", err.msg);
-		else if (res.status == AGENT_ERROR)
-			snprintf(error, sizeof(error), "%s", res.error);
-	}
-	if (cell)
-		pool_give(r, cell);
-	if (stage[0])
-		sc_remove_tree(stage);
-	if (atomic_load(&r->abort) && error[0]) {
-		/* interrupted: no result, a rerun runs it again */
+	prepare_problem(r, a, safe, dir, &ar);
+	if (!ar.error[0])
+		run_episode(r, &ar, &res);
+	if (ar.stage[0])
+		sc_remove_tree(ar.stage);
+	free(ar.prompt);
+	struct batch_scorer s = scorer_of(o, t);
+	struct attempt_score sc = {0};
+	/* interrupted: no result, a rerun runs it again */
+	if ((atomic_load(&r->abort) && ar.error[0]) ||
+	    score_attempt(r, t, &s, dir, &res, ar.error, sizeof(ar.error), &sc) < 0) {
 		agent_result_free(&res);
 		return;
 	}
-
-	struct batch_scorer s = t->has_scorer ? t->scorer : o->scorer;
-	if (s.kind == BATCH_SCORER_COMMAND) {
-		if (!s.command)
-			s.command = o->scorer.command;
-		if (!s.files)
-			s.files = o->scorer.files;
-		if (!t->has_scorer || s.timeout_s <= 0)
-			s.timeout_s = o->scorer.timeout_s;
-	}
-	bool scored = false, checker_timed_out = false;
-	double score = 0;
-	if (error[0]) {
-		scored = t->expected || s.kind == BATCH_SCORER_COMMAND || s.kind == BATCH_SCORER_REWARD;
-	} else if (s.kind == BATCH_SCORER_REWARD || s.kind == BATCH_SCORER_COMMAND) {
-		struct sc_err serr = {0};
-		int rc;
-		if (s.kind == BATCH_SCORER_REWARD) {
-			/* the reference reads answer.txt stripped (vanilla: the reply as is) */
-			_cleanup_free_ char *ans = NULL;
-			if (res.answer && !vanilla) {
-				const char *b = res.answer, *e = res.answer + strlen(res.answer);
-				while (*b && strchr(" \t\r\n\v\f", *b))
-					b++;
-				while (e > b && strchr(" \t\r\n\v\f", e[-1]))
-					e--;
-				ans = strndup(b, (size_t)(e - b));
-			}
-			rc = score_reward(r, t, dir, ans ? ans : res.answer, &score, reward_error,
-					  sizeof(reward_error), &serr);
-		} else {
-			rc = score_command(r, &s, dir, res.answer, t->expected, &score,
-					   &checker_timed_out, &serr);
-		}
-		if (rc < 0) {
-			if (atomic_load(&r->abort)) {
-				agent_result_free(&res);
-				return;
-			}
-			snprintf(error, sizeof(error), "scorer: %.480s", serr.msg);
-			score = 0;
-		}
-		scored = true;
-	} else if (t->expected) {
-		score = batch_score_answer(&s, res.answer, t->expected);
-		scored = true;
-	}
-
-	cJSON *j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "id", t->id);
-	cJSON_AddNumberToObject(j, "repeat", a->repeat);
-	cJSON_AddStringToObject(j, "status", error[0]            ? "error"
-					     : checker_timed_out ? "checker_timeout"
-								 : agent_status_name(res.status));
-	if (res.answer && res.answer_len > BATCH_MAX_ANSWER)
-		res.answer[BATCH_MAX_ANSWER] = '\0'; /* the whole answer is in answer.txt */
-	add_string_or_null(j, "answer", res.answer);
-	add_string_or_null(j, "expected", t->expected);
-	if (scored)
-		cJSON_AddNumberToObject(j, "score", score);
-	else
-		cJSON_AddNullToObject(j, "score");
-	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(s.kind));
-	cJSON_AddNumberToObject(j, "steps", res.steps);
-	cJSON_AddNumberToObject(j, "input_tokens", (double)res.input_tokens);
-	cJSON_AddNumberToObject(j, "output_tokens", (double)res.output_tokens);
-	cJSON_AddNumberToObject(j, "wall_s", round((sc_now() - t0) * 1000) / 1000);
 	char note[200] = "";
-	if (checker_timed_out && !error[0])
+	if (sc.checker_timed_out && !ar.error[0])
 		snprintf(note, sizeof(note),
 			 "the checker timed out after %g s and gave no verdict (scored 0); raise "
 			 "the scorer's \"timeout\" or --checker-timeout", s.timeout_s);
-	add_string_or_null(j, "error", error[0] ? error : note[0] ? note : NULL);
-	if (reward_error[0])
-		cJSON_AddStringToObject(j, "reward_error", reward_error);
-	if (res.answer_error[0])
-		cJSON_AddStringToObject(j, "answer_error", res.answer_error);
-	if (res.files_truncated) {
-		cJSON_AddTrueToObject(j, "files_truncated");
-		cJSON_AddStringToObject(j, "files_note", res.files_note);
-	}
-	cJSON_AddStringToObject(j, "mode", vanilla ? "vanilla" : "sandbox");
-	cJSON_AddStringToObject(j, "dir", rel);
-	if (t->metadata)
-		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
-	for (const cJSON *f = t->extra ? t->extra->child : NULL; f; f = f->next)
-		cJSON_AddItemToObject(j, f->string, cJSON_Duplicate(f, true));
-	char *line = cJSON_PrintUnformatted(j);
-	cJSON_Delete(j);
-	struct sc_err werr = {0};
-	int wrc = -1;
-	if (line) {
-		pthread_mutex_lock(&r->write_mu);
-		wrc = batch_results_append(r->results_fd, line, strlen(line), &werr);
-		pthread_mutex_unlock(&r->write_mu);
-	}
-	free(line);
-
-	pthread_mutex_lock(&r->mu);
-	if (wrc == 0) {
-		r->done++;
-		r->done_now++;
-		if (error[0]) {
-			r->errors++;
-			snprintf(r->last_error, sizeof(r->last_error), "%.60s: %.130s", t->id, error);
-		}
-		if (scored) {
-			r->scored++;
-			r->score_sum += score;
-		}
-		r->tokens_in += res.input_tokens;
-		r->tokens_out += res.output_tokens;
-	} else {
-		snprintf(r->last_error, sizeof(r->last_error), "%.190s", line ? werr.msg : "out of memory");
-		atomic_store(&r->abort, true); /* results cannot be recorded: stop */
-	}
-	pthread_mutex_unlock(&r->mu);
+	struct batch_outcome out = {
+		.task = t, .repeat = a->repeat,
+		.status = ar.error[0] ? "error" : sc.checker_timed_out ? "checker_timeout"
+								 : agent_status_name(res.status),
+		.answer = res.answer, .scored = sc.scored, .score = sc.score,
+		.scorer = batch_scorer_name(s.kind), .steps = res.steps,
+		.input_tokens = res.input_tokens, .output_tokens = res.output_tokens,
+		.wall_s = sc_now() - t0,
+		.error = ar.error[0] ? ar.error : note[0] ? note : NULL,
+		.reward_error = sc.reward_error[0] ? sc.reward_error : NULL,
+		.answer_error = res.answer_error[0] ? res.answer_error : NULL,
+		.files_note = res.files_truncated ? res.files_note : NULL,
+		.vanilla = o->mode == BATCH_VANILLA, .dir = rel,
+	};
+	record_attempt(r, &out, ar.error);
 	agent_result_free(&res);
 }
 
