@@ -18,16 +18,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-FAILS = 0
-
-
-def ok(cond, what, detail=""):
-    global FAILS
-    if cond:
-        print("ok   - " + what)
-    else:
-        FAILS += 1
-        print("FAIL - %s %s" % (what, str(detail)[:400]))
+# the integration suite's ok() and its failure count
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import serve_client  # noqa: E402
+ok = serve_client.ok
 
 
 def links():
@@ -128,7 +122,7 @@ def main():
         api(*sys.argv[2:6])
     else:
         mcp(*sys.argv[2:5])
-    sys.exit(1 if FAILS else 0)
+    sys.exit(1 if serve_client.FAILS else 0)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,14 @@ chmod -R a+rX "$A"
 sc image import "$A/base.tar" base
 check "the test image imports" expect_rc 0
 
+# the probe's Python (run as the test user: copied where it can read it,
+# keeping its layout, as the checkout may be root's alone)
+PROBE="$T_DIR/py/security/host_links.py"
+mkdir -p "$T_DIR/py/security" "$T_DIR/py/integration"
+cp "$SRCDIR/tests/security/host_links.py" "$PROBE"
+cp "$SRCDIR/tests/integration/serve_client.py" "$T_DIR/py/integration/"
+chmod -R a+rX "$T_DIR/py"
+
 LINKS="p1root cwd selfroot"
 for n in $(seq 3 20); do LINKS="$LINKS fd$n"; done
 UP=$(printf '/..%.0s' $(seq 24))
@@ -117,7 +125,7 @@ for image in base host; do
 		--port-file "$T_WORK/port" --pool 1 >"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 	SERVER=$!
 	for _ in $(seq 300); do [ -s "$T_WORK/port" ] && break; sleep 0.1; done
-	OUT=$(python3 "$SRCDIR/tests/security/host_links.py" api "http://127.0.0.1:$(cat "$T_WORK/port")" \
+	OUT=$(python3 "$PROBE" api "http://127.0.0.1:$(cat "$T_WORK/port")" \
 		"$TOKEN" "$HOST" "$SECRET" 2>&1)
 	RC=$?
 	printf '%s\n' "$OUT" | grep FAIL | head -n 20
@@ -128,7 +136,7 @@ done
 check "after the API: the host is untouched" host_untouched
 
 # --- MCP: read_file, write_file ---
-OUT=$(as_user python3 "$SRCDIR/tests/security/host_links.py" mcp "$SC_BIN" "$HOST" "$SECRET" 2>&1)
+OUT=$(as_user python3 "$PROBE" mcp "$SC_BIN" "$HOST" "$SECRET" 2>&1)
 RC=$?
 printf '%s\n' "$OUT" | grep FAIL | head -n 20
 check "MCP: no file tool reaches the host ($(printf '%s\n' "$OUT" | grep -c '^ok') checks)" expect_rc 0
