@@ -248,18 +248,12 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		set_sandbox_error(res, &e);
 		goto done;
 	}
+	/* a file of that name from --files is replaced */
 	if (cell_write_file(c, srcpath, req.source ? req.source : "", req.source_len,
-			    CELL_FILE_CREATE, 30, &e) < 0) {
-		/* a file of that name from --files: replace it */
-		struct sc_err e2 = {0};
-		if (e.errnum != EEXIST ||
-		    cell_write_file(c, srcpath, req.source, req.source_len, 0, 30, &e2) < 0) {
-			if (e.errnum == EEXIST)
-				e = e2;
-			sc_err_wrap(&e, "writing the source to %s", srcpath);
-			set_sandbox_error(res, &e);
-			goto done;
-		}
+			    CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, &e) < 0) {
+		sc_err_wrap(&e, "writing the source to %s", srcpath);
+		set_sandbox_error(res, &e);
+		goto done;
 	}
 	if (req.nlibraries) {
 		const char *ienv[SC_ARRAY_LEN(st->env) + 2];

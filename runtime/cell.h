@@ -284,9 +284,12 @@ int cell_read_file(struct cell *c, const char *cell_path, size_t max, double tim
 		   struct cell_file *out, struct sc_err *err);
 /* CELL_FILE_CREATE: a new file (0644), fails with EEXIST when the path
  * exists; missing parent directories are made. Without it: replace the
- * contents of an existing regular file. */
+ * contents of an existing regular file. CELL_FILE_CREATE |
+ * CELL_FILE_REPLACE: either, in one request (a new file, else the
+ * existing regular file's contents replaced). */
 #define CELL_FILE_CREATE 1u
 #define CELL_FILE_EXEC 2u /* with CELL_FILE_CREATE: executable (0755) */
+#define CELL_FILE_REPLACE 4u
 int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
 		    unsigned flags, double timeout_s, struct sc_err *err);
 const char *cell_name(const struct cell *c);

@@ -651,7 +651,8 @@ int cell_write_file(struct cell *c, const char *cell_path, const void *data, siz
 	struct write_ctx x = {.data = data, .len = len};
 	struct pipe_job j = {.kind = REQ_FILE_WRITE, .path = cell_path, .max_size = len,
 			     .flags = (flags & CELL_FILE_CREATE ? PROTO_FILE_CREATE : 0) |
-				      (flags & CELL_FILE_EXEC ? PROTO_FILE_EXEC : 0),
+				      (flags & CELL_FILE_EXEC ? PROTO_FILE_EXEC : 0) |
+				      (flags & CELL_FILE_REPLACE ? PROTO_FILE_REPLACE : 0),
 			     .timeout_s = timeout_s, .cell_reads = true, .ours = write_all_of,
 			     .ctx = &x, .what = "write"};
 	int wstatus;

@@ -69,8 +69,11 @@ static int open_for_write(const char *path, unsigned flags)
 		_cleanup_fd_ int dir = rt_cellpath_open_parent(path, 0755, leaf);
 		if (dir < 0)
 			return -1;
-		return openat(dir, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-			      flags & PROTO_FILE_EXEC ? 0755 : 0644);
+		int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+				flags & PROTO_FILE_EXEC ? 0755 : 0644);
+		if (fd >= 0 || errno != EEXIST || !(flags & PROTO_FILE_REPLACE))
+			return fd;
+		/* there already: replaced as without PROTO_FILE_CREATE */
 	}
 	int fd = rt_cellpath_open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0 && errno == ENXIO) /* a socket, or a FIFO nobody reads */

@@ -14,5 +14,6 @@
 int rt_fileop_read(int out, const char *path, uint64_t max);
 /* Write what arrives on in (a pipe) as the file's new contents.
  * PROTO_FILE_CREATE: a new file, 0644, its missing parent directories
- * made (0755); else an existing regular file, truncated first. */
+ * made (0755); else an existing regular file, truncated first. Both with
+ * PROTO_FILE_REPLACE: the new file, else the existing one. */
 int rt_fileop_write(int in, const char *path, uint64_t max, unsigned flags);

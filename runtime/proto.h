@@ -31,6 +31,7 @@ enum proto_req_kind {
 /* proto_req.flags */
 #define PROTO_FILE_CREATE 1u  /* FILE_WRITE: a new file (fails if the path exists), parents made */
 #define PROTO_FILE_EXEC 4u    /* with PROTO_FILE_CREATE: mode 0755, not 0644 */
+#define PROTO_FILE_REPLACE 8u /* with PROTO_FILE_CREATE: an existing file is replaced */
 #define PROTO_COPY_AS_DEST 2u /* COPY_IN: the entry becomes path, even an existing directory */
 #define PROTO_EXEC_USER 4u    /* EXEC: run as uid:gid, not the cell's default user */
 

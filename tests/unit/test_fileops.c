@@ -145,6 +145,22 @@ static void test_replace(void **state)
 	assert_true(err.errnum == EISDIR || err.errnum == EINVAL);
 }
 
+static void test_create_or_replace(void **state)
+{
+	struct cell *c = cell_of(state);
+	struct sc_err err = {0};
+	unsigned both = CELL_FILE_CREATE | CELL_FILE_REPLACE;
+	assert_int_equal(cell_write_file(c, "/testbed/either/f", "one", 3, both, 10, &err), 0);
+	assert_int_equal(cell_write_file(c, "/testbed/either/f", "2", 1, both, 10, &err), 0);
+	struct cell_file f;
+	assert_int_equal(cell_read_file(c, "/testbed/either/f", 100, 10, &f, &err), 0);
+	assert_int_equal(f.len, 1);
+	assert_memory_equal(f.data, "2", 1);
+	free(f.data);
+	/* a directory in the way is not replaced */
+	assert_int_equal(cell_write_file(c, "/testbed/either", "x", 1, both, 10, &err), -1);
+}
+
 static void test_errors_by_kind(void **state)
 {
 	struct cell *c = cell_of(state);
@@ -197,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_create_then_read),
 		cmocka_unit_test(test_create_refuses_existing),
 		cmocka_unit_test(test_replace),
+		cmocka_unit_test(test_create_or_replace),
 		cmocka_unit_test(test_errors_by_kind),
 		cmocka_unit_test(test_bounded_read),
 	};
