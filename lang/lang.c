@@ -215,6 +215,93 @@ static void set_sandbox_error(struct lang_result *res, const struct sc_err *e)
 	snprintf(res->message, sizeof(res->message), "%s", e->msg);
 }
 
+/* The source file's name, and Java's class (the public class of the
+ * source names both; other languages: the table's file, class "Main"). */
+static void source_name(const struct lang_run_req *req, char *cls, size_t cls_size, char *name,
+			size_t name_size)
+{
+	snprintf(cls, cls_size, "Main");
+	if (strcmp(req->lang->name, "java") != 0) {
+		snprintf(name, name_size, "%s", req->lang->source_file);
+		return;
+	}
+	lang_java_class(req->source ? req->source : "", req->source_len, cls, cls_size);
+	snprintf(name, name_size, "%s.java", cls);
+}
+
+/* --files into the work directory, then the source (over a file of that
+ * name from --files). -ENAMETOOLONG for a work directory too long, else
+ * -1 with e filled (a SandboxError). */
+static int write_sources(struct cell *c, const struct lang_run_req *req, const char *srcname,
+			 struct sc_err *e)
+{
+	char srcpath[LANG_MAX_PATH + 200];
+	int n = snprintf(srcpath, sizeof(srcpath), "%s/%s", req->workdir, srcname);
+	if (n < 0 || (size_t)n >= sizeof(srcpath))
+		return -ENAMETOOLONG;
+	if (req->files_dir && cell_copy_in_as(c, req->files_dir, req->workdir, req->fetch_limit, e) < 0)
+		return sc_err_wrap(e, "--files %s", req->files_dir);
+	if (cell_write_file(c, srcpath, req->source ? req->source : "", req->source_len,
+			    CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
+		return sc_err_wrap(e, "writing the source to %s", srcpath);
+	return 0;
+}
+
+/* The run step's environment: the language's, and for Python and R what
+ * brings their figures back as plots (lang/py/sc_backend.py, R's default
+ * graphics device in lang/r/profile.R) into a directory of this run's own
+ * (plots_env, "SANDCELL_PLOTS=DIR"). Returns whether plots are collected;
+ * a cell whose /tmp cannot take the support file runs without. */
+static bool run_env(struct cell *c, const struct lang_run_req *req, const struct lang_steps *st,
+		    const char **env, size_t cap, char *plots_env, size_t plots_size)
+{
+	size_t ne = 0;
+	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne] && ne + 5 < cap; ne++)
+		env[ne] = st->env[ne];
+	env[ne] = NULL;
+	bool python = !strcmp(req->lang->name, "python"), r_lang = !strcmp(req->lang->name, "r");
+	if (!python && !r_lang)
+		return false;
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		rnd = (uint64_t)(sc_now() * 1e6);
+	snprintf(plots_env, plots_size, "SANDCELL_PLOTS=/tmp/.sandcell/plots-%016llx",
+		 (unsigned long long)rnd);
+	struct sc_err pe = {0};
+	if (!req->prepared && (python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0)
+		return false;
+	if (python) {
+		env[ne++] = LANG_PY_ENV_PATH;
+		env[ne++] = LANG_PY_ENV_BACKEND;
+		env[ne++] = LANG_PY_ENV_MPLCONFIG;
+	} else {
+		env[ne++] = LANG_R_ENV_PROFILE;
+	}
+	env[ne++] = plots_env;
+	env[ne] = NULL;
+	return true;
+}
+
+/* --fetch: each file read back into res->files. */
+static int fetch_files(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
+		       struct sc_err *e)
+{
+	for (size_t i = 0; i < req->nfetch; i++) {
+		struct lang_file *f = &res->files[res->nfiles];
+		char path[LANG_MAX_PATH + 200];
+		struct cell_file cf;
+		if (cell_path(req, req->fetch[i], path, sizeof(path), e) < 0 ||
+		    cell_read_file(c, path, req->fetch_limit, 30, &cf, e) < 0)
+			return sc_err_wrap(e, "--fetch %.200s", req->fetch[i]);
+		snprintf(f->path, sizeof(f->path), "%s", req->fetch[i]);
+		f->data = cf.data;
+		f->len = cf.len;
+		f->truncated = cf.truncated;
+		res->nfiles++;
+	}
+	return 0;
+}
+
 int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_result *res,
 		struct sc_err *err)
 {
@@ -230,28 +317,13 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 	const struct lang_def *l = req.lang;
 	const struct lang_steps *st = &STEPS[l - TABLE];
 
-	char cls[128], srcname[160], srcpath[LANG_MAX_PATH + 200];
-	snprintf(cls, sizeof(cls), "Main");
-	if (!strcmp(l->name, "java")) {
-		lang_java_class(req.source ? req.source : "", req.source_len, cls, sizeof(cls));
-		snprintf(srcname, sizeof(srcname), "%s.java", cls);
-	} else {
-		snprintf(srcname, sizeof(srcname), "%s", l->source_file);
-	}
-	int n = snprintf(srcpath, sizeof(srcpath), "%s/%s", req.workdir, srcname);
-	if (n < 0 || (size_t)n >= sizeof(srcpath))
-		return sc_fail(err, ENAMETOOLONG, "work directory '%.64s': too long", req.workdir);
-
+	char cls[128], srcname[160];
+	source_name(&req, cls, sizeof(cls), srcname, sizeof(srcname));
 	struct sc_err e = {0};
-	if (req.files_dir && cell_copy_in_as(c, req.files_dir, req.workdir, req.fetch_limit, &e) < 0) {
-		sc_err_wrap(&e, "--files %s", req.files_dir);
-		set_sandbox_error(res, &e);
-		goto done;
-	}
-	/* a file of that name from --files is replaced */
-	if (cell_write_file(c, srcpath, req.source ? req.source : "", req.source_len,
-			    CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, &e) < 0) {
-		sc_err_wrap(&e, "writing the source to %s", srcpath);
+	int w = write_sources(c, &req, srcname, &e);
+	if (w == -ENAMETOOLONG)
+		return sc_fail(err, ENAMETOOLONG, "work directory '%.64s': too long", req.workdir);
+	if (w < 0) {
 		set_sandbox_error(res, &e);
 		goto done;
 	}
@@ -279,38 +351,10 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
-	/* Python's matplotlib figures (lang/py/sc_backend.py) and R's default
-	 * graphics device (lang/r/profile.R) come back as plots */
 	const char *env[SC_ARRAY_LEN(st->env) + 6];
-	size_t ne = 0;
-	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne]; ne++)
-		env[ne] = st->env[ne];
-	char plots_env[128] = "", *plots_dir = NULL;
-	bool python = !strcmp(l->name, "python"), r_lang = !strcmp(l->name, "r");
-	bool plots = python || r_lang;
-	if (plots) {
-		uint64_t rnd = 0;
-		if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-			rnd = (uint64_t)(sc_now() * 1e6);
-		snprintf(plots_env, sizeof(plots_env), "SANDCELL_PLOTS=/tmp/.sandcell/plots-%016llx",
-			 (unsigned long long)rnd);
-		plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
-		/* a cell whose /tmp cannot take the support file runs without plots */
-		struct sc_err pe = {0};
-		if (!req.prepared &&
-		    (python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0) {
-			plots = false;
-		} else if (python) {
-			env[ne++] = LANG_PY_ENV_PATH;
-			env[ne++] = LANG_PY_ENV_BACKEND;
-			env[ne++] = LANG_PY_ENV_MPLCONFIG;
-			env[ne++] = plots_env;
-		} else {
-			env[ne++] = LANG_R_ENV_PROFILE;
-			env[ne++] = plots_env;
-		}
-	}
-	env[ne] = NULL;
+	char plots_env[128];
+	bool plots = run_env(c, &req, st, env, SC_ARRAY_LEN(env), plots_env, sizeof(plots_env));
+	const char *plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
 	if (step(c, &req, st->run, env, srcname, cls, req.run_timeout_s, req.stdin_fd,
 		 &res->run, &e) < 0) {
 		set_sandbox_error(res, &e);
@@ -322,22 +366,8 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 	}
 	note_step(res, &res->run);
 	res->status = step_ok(&res->run) ? LANG_SUCCESS : LANG_FAILED;
-	for (size_t i = 0; i < req.nfetch; i++) {
-		struct lang_file *f = &res->files[res->nfiles];
-		char path[LANG_MAX_PATH + 200];
-		struct cell_file cf;
-		if (cell_path(&req, req.fetch[i], path, sizeof(path), &e) < 0 ||
-		    cell_read_file(c, path, req.fetch_limit, 30, &cf, &e) < 0) {
-			sc_err_wrap(&e, "--fetch %.200s", req.fetch[i]);
-			set_sandbox_error(res, &e);
-			goto done;
-		}
-		snprintf(f->path, sizeof(f->path), "%s", req.fetch[i]);
-		f->data = cf.data;
-		f->len = cf.len;
-		f->truncated = cf.truncated;
-		res->nfiles++;
-	}
+	if (fetch_files(c, &req, res, &e) < 0)
+		set_sandbox_error(res, &e);
 done:
 	res->wall_s = sc_now() - t0;
 	emit(&req, LANG_EV_RESULT, NULL, 0, res);
