@@ -316,6 +316,54 @@ static int exec_wait(int sock, struct exec_io *io, double deadline, struct proto
 	}
 }
 
+/* The command's stdio: the pty's slave (-t), else what the caller gave
+ * (a terminal guarded, rt_tty_guard_stdio), /dev/null for no stdin, and
+ * a pipe read into the capture for each stream to capture. fds[k] is
+ * what the cell gets, ours[k] what this side opened for it. */
+static int exec_stdio(const struct cell_exec_req *req, struct exec_io *io, int fds[3], int ours[3],
+		      sigset_t *oldmask, struct sc_err *err)
+{
+	if (req->tty) {
+		fds[0] = fds[1] = fds[2] = io->tty.slave;
+		io->winch = catch_winch(oldmask); /* -1: sizes are not followed */
+	} else if (rt_tty_guard_stdio(fds, ours, &io->tin, err) < 0) {
+		return -1;
+	}
+	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		return sc_fail(err, errno, "open /dev/null");
+	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
+	for (int k = 0; k < 2; k++) {
+		if (fds[k + 1] >= 0)
+			continue;
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return sc_fail(err, errno, "pipe");
+		sc_capture_init(&io->cap[k], limit);
+		io->rd[k] = p[0];
+		fds[k + 1] = ours[k + 1] = p[1];
+	}
+	return 0;
+}
+
+/* The result of a command init reported as ended. */
+static void exec_result(struct cell_result *res, const struct proto_rsp *r, const struct exec_io *io,
+			double t0)
+{
+	if (r->timed_out) {
+		res->timed_out = true;
+		res->exit_code = CELL_EXIT_TIMEOUT;
+		res->signal = SIGKILL;
+		res->limit_hit = "timeout";
+	} else {
+		rt_result_from_wait(res, r->status);
+	}
+	res->cpu_s = (double)r->cpu_us / 1e6;
+	res->peak_memory = r->maxrss_kb * 1024;
+	res->wall_s = sc_now() - t0;
+	sc_capture_result(&io->cap[0], &res->out, &res->out_len, &res->out_truncated);
+	sc_capture_result(&io->cap[1], &res->err, &res->err_len, &res->err_truncated);
+}
+
 int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_result *res,
 	      struct sc_err *err)
 {
@@ -334,7 +382,6 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		return sc_fail(err, E2BIG, "command line and environment too long for cell '%s'", c->name);
 	if (!buf)
 		return sc_fail(err, errno, "request");
-	uint64_t limit = req->output_limit ? req->output_limit : CELL_DEFAULT_OUTPUT;
 	struct exec_io io = {.rd = {-1, -1}, .winch = -1, .req = req,
 			     .cancel = req->has_cancel ? req->cancel_fd : -1};
 	sigset_t oldmask;
@@ -343,32 +390,12 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	_cleanup_fd_ int sock = -1;
 	rt_tty_init(&io.tty);
 	rt_tty_in_init(&io.tin);
-	if (req->tty) {
-		if (req->stdout_fd < 0)
-			return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
-		if (rt_tty_open_in(&io.tty, c->info.pid, req->stdin_fd, req->stdout_fd, err) < 0)
-			return -1;
-		fds[0] = fds[1] = fds[2] = io.tty.slave;
-		io.winch = catch_winch(&oldmask); /* -1: sizes are not followed */
-	} else if (rt_tty_guard_stdio(fds, ours, &io.tin, err) < 0) {
+	if (req->tty && req->stdout_fd < 0)
+		return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
+	if (req->tty && rt_tty_open_in(&io.tty, c->info.pid, req->stdin_fd, req->stdout_fd, err) < 0)
+		return -1;
+	if (exec_stdio(req, &io, fds, ours, &oldmask, err) < 0)
 		goto out;
-	}
-	if (fds[0] < 0 && (fds[0] = ours[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		sc_fail(err, errno, "open /dev/null");
-		goto out;
-	}
-	for (int k = 0; k < 2; k++) {
-		if (fds[k + 1] >= 0)
-			continue;
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			sc_fail(err, errno, "pipe");
-			goto out;
-		}
-		sc_capture_init(&io.cap[k], limit);
-		io.rd[k] = p[0];
-		fds[k + 1] = ours[k + 1] = p[1];
-	}
 	if ((sock = send_to_cell(c, buf, len, fds, 3, err)) < 0)
 		goto out;
 	for (int k = 0; k < 3; k++)
@@ -388,19 +415,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		rsp_error(c, &r, err);
 		goto out;
 	}
-	if (r.timed_out) {
-		res->timed_out = true;
-		res->exit_code = CELL_EXIT_TIMEOUT;
-		res->signal = SIGKILL;
-		res->limit_hit = "timeout";
-	} else {
-		rt_result_from_wait(res, r.status);
-	}
-	res->cpu_s = (double)r.cpu_us / 1e6;
-	res->peak_memory = r.maxrss_kb * 1024;
-	res->wall_s = sc_now() - t0;
-	sc_capture_result(&io.cap[0], &res->out, &res->out_len, &res->out_truncated);
-	sc_capture_result(&io.cap[1], &res->err, &res->err_len, &res->err_truncated);
+	exec_result(res, &r, &io, t0);
 	rc = 0;
 out:
 	for (int k = 0; k < 3; k++)
