@@ -1,6 +1,6 @@
 /* sandcell api: one request dispatcher (method, path, query, headers and
  * body in; status, headers and a JSON body out; no HTTP in it) and its HTTP
- * transport (api/http.c, libmicrohttpd loaded at run time). The
+ * transport (api/http*.c, libmicrohttpd loaded at run time). The
  * SandboxFusion shapes (/run_code, /v1/ping) and the JSON encoding of
  * lang's results (shared with `sandcell code run --json`) live here.
  * Above batch/, lang/ and runtime/; only cli/ calls it.
@@ -144,7 +144,7 @@ struct net_summary *api_net_summary_since(int fd);
  * that died: removed when no process holds them. `sandcell gc`. */
 int api_gc(size_t *removed, struct sc_err *err);
 
-/* ---- the HTTP transport (api/http.c) ---- */
+/* ---- the HTTP transport (api/http*.c) ---- */
 
 struct api_http_opts {
 	const char *listen;           /* "127.0.0.1:8080", "[::1]:0", "unix:/path" */
