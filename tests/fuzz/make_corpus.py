@@ -2,8 +2,9 @@
 """Writes the fuzz targets' seed corpora (tests/fuzz/corpus_<target>/) from
 the tests' own inputs: the scripted LLM server's scenarios rendered as it
 renders them, the image tests' archives (good and hostile), the batch test's
-task lines, and copy-stream / init-request messages in the wire formats of
-runtime/copy.c and runtime/proto.h. Run it again after changing those
+task lines, copy-stream / init-request messages in the wire formats of
+runtime/copy.c and runtime/proto.h, and the server's golden requests (as
+"cell path, newline, body" for fuzz_request). Run it again after changing those
 inputs; the output is deterministic."""
 import hashlib
 import json
@@ -231,6 +232,39 @@ def dockerfile():
         'LABEL a="b c" d=e\nARG X\nUSER ${X:-1}:${X:+2}\nCOPY ["a b", "/c/"]\n')
 
 
+def request():
+    """Each golden /run_code request of serve_golden.json, and the bodies
+    of the other routes and MCP's tools (good ones and refused ones), each
+    after a cell path as the files route takes one."""
+    d = out_dir("request")
+    with open(os.path.join(TESTS, "integration", "serve_golden.json")) as f:
+        golden = json.load(f)
+    for n, case in enumerate(golden):
+        put(d, "golden_%02d" % n, "data/in.txt\n" + json.dumps(case["request"]))
+    bodies = {
+        "run_cell": ("/testbed/w", {"code": "x", "language": "cpp", "stdin": "1 2", "workdir": "w",
+                                    "timeout": 120, "libraries": ["numpy==2.0"], "clear_plots": True}),
+        "run_bad_types": ("", {"code": 5, "language": [], "run_timeout": "1", "fetch_files": "o"}),
+        "exec_cmd": ("sub/dir", {"cmd": "echo hi", "cwd": "sub", "env": {"A": "1", "B=C": "2"},
+                                 "stdin": "in", "timeout": 1e9, "user": "0:0"}),
+        "exec_argv": ("/a/../b", {"argv": ["/bin/echo", "a b"], "cwd": "/a/..", "timeout": -1}),
+        "mcp_command": ("..", {"command": "ls -la", "session_id": "mcp-1-1", "timeout": 5}),
+        "cell_new": ("//x//", {"image": "host", "idle_timeout": 1e300, "memory_limit_MB": 0.5,
+                               "user": "65534"}),
+        # a refusal quoting a name with a newline in it is still one line
+        "env_newline": ("x", {"cmd": "true", "env": {"A": "0", "B=\n-_ aGk": "2"}}),
+        "language_newline": ("x", {"code": "1", "language": "py\nthon"}),
+    }
+    for name, (path, body) in bodies.items():
+        put(d, name, path + "\n" + json.dumps(body))
+    put(d, "not_json", 'x\n{"code": ')
+    put(d, "array", "a\n[1,2]")
+    put(d, "empty", "")
+    put(d, "base64", "p\naGVsbG8gd29ybGQ=\n")
+    put(d, "base64_urlsafe", "p\n-_-_ aGk")
+    put(d, "deep", "p\n" + "[" * 2000)
+
+
 if __name__ == "__main__":
     dockerfile()
     llm()
@@ -239,3 +273,4 @@ if __name__ == "__main__":
     batch()
     copy_stream()
     proto()
+    request()

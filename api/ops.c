@@ -1,0 +1,70 @@
+/* What a request does to a cell (ops.h). */
+#include <stdlib.h>
+
+#include "ops.h"
+
+int api_op_memory(struct cell *c, const struct api_limits *l, double mb, struct sc_err *err)
+{
+	uint64_t want = api_memory_bytes(l, mb);
+	if (!want || cell_set_memory_limit(c, want, err) == 0)
+		return 0;
+	return l->memory && l->memory <= want ? 0 : -1;
+}
+
+int api_op_write_file(struct cell *c, const char *path, const void *data, size_t len,
+		      struct sc_err *err)
+{
+	return cell_write_file(c, path, data, len, CELL_FILE_CREATE | CELL_FILE_REPLACE,
+			       API_FILE_TIMEOUT, err);
+}
+
+int api_op_write_files(struct cell *c, const cJSON *files, char *why, size_t why_size)
+{
+	const cJSON *f;
+	cJSON_ArrayForEach(f, files)
+	{
+		char path[API_CELL_PATH];
+		char *data;
+		size_t len;
+		if (!api_file_entry(f, path, &data, &len, why, why_size))
+			return -1;
+		struct sc_err err = {0};
+		int rc = api_op_write_file(c, path, data, len, &err);
+		free(data);
+		if (rc < 0) {
+			snprintf(why, why_size, "files['%.200s']: %.250s", f->string, err.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int api_op_stdin(const char *s, size_t len, struct sc_err *err)
+{
+	return s ? sc_memfd_of("stdin", s, len, err) : -1;
+}
+
+int api_op_exec(struct cell *c, struct api_exec *x, struct cell_result *res, struct sc_err *err)
+{
+	_cleanup_fd_ int in = api_op_stdin(x->stdin_s, x->stdin_len, err);
+	if (x->stdin_s && in < 0)
+		return -1;
+	x->req.stdin_fd = in;
+	int rc = cell_exec(c, &x->req, res, err);
+	x->req.stdin_fd = -1;
+	return rc;
+}
+
+int api_op_run(struct cell *c, struct api_run *r, bool session, struct lang_result *res,
+	       struct sc_err *err)
+{
+	if (session)
+		return lang_session_run_in(c, &r->session, res, err);
+	_cleanup_fd_ int in = api_op_stdin(r->stdin_s, r->stdin_len, err);
+	if (r->stdin_s && in < 0)
+		return -1;
+	r->run.stdin_fd = in;
+	int rc = lang_run_in(c, &r->run, res, err);
+	r->run.stdin_fd = -1;
+	return rc;
+}
