@@ -1,8 +1,13 @@
-/* sandcell api: one request dispatcher (method, path, query, headers and
- * body in; status, headers and a JSON body out; no HTTP in it) and its HTTP
- * transport (api/http*.c, libmicrohttpd loaded at run time). The
- * SandboxFusion shapes (/run_code, /v1/ping) and the JSON encoding of
- * lang's results (shared with `sandcell code run --json`) live here.
+/* sandcell api: the protocols over sandcell's cells and languages:
+ *   - the HTTP API and SandboxFusion's /run_code (`sandcell serve`), on one
+ *     request layer (api/request.c: JSON in, checked and clamped C structs
+ *     out) and resource calls (api/ops.c): a route table (api/routes.c)
+ *     whose handlers are the resources (cells, exec, files and tar, code),
+ *     a transport-free api_handle (method, path, query, headers and body
+ *     in; status, headers and a JSON body or an NDJSON stream out), and its
+ *     HTTP transport (api/http*.c, libmicrohttpd loaded at run time);
+ *   - MCP over stdio (`sandcell mcp`, api/mcp.c);
+ *   - the JSON encoders of results, shared with the CLI (api/json.c).
  * Above batch/, lang/ and runtime/; only cli/ calls it.
  *
  * Typical use (cli/cmd_serve.c):
@@ -14,7 +19,9 @@
  * Threads. api_new and api_free: from one thread, while no request runs
  * (api_new forks the pool's workers: call it before any thread starts).
  * api_handle and api_tick are thread-safe (one request per call; the
- * cell table is locked inside). The encoders are thread-safe.
+ * cell table is locked inside); a streamed answer's job runs on a helper
+ * thread of its own while the transport's thread reads it. The encoders
+ * are thread-safe. The MCP server is one thread (api_mcp_serve).
  */
 #pragma once
 #include <stdatomic.h>
@@ -51,7 +58,7 @@ void api_json_cell_result(FILE *f, const struct cell_result *res);
  * pod: executor_pod_name, NULL: null; session: add session_restarted. */
 void api_json_lang_result(FILE *f, const struct lang_result *r, const char *pod, bool session);
 
-/* ---- the dispatcher ---- */
+/* ---- the server (HTTP routes, without HTTP: api_handle) ---- */
 
 struct api_config {
 	const struct cell_spec *spec; /* the cells it makes (must outlive the api) */
@@ -59,7 +66,7 @@ struct api_config {
 	size_t max_concurrency;       /* requests at once; more get 503 */
 	size_t max_cells;             /* cells made by POST /cells alive at once */
 	double cell_idle_s;           /* such a cell idle this long is removed */
-	double max_timeout_s;         /* timeouts a request may ask for */
+	double max_timeout_s;         /* longer timeouts are cut to it (0: no cap) */
 	size_t max_body;              /* bytes of a request body */
 	const char *token;            /* NULL: no authentication (a unix socket) */
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
@@ -128,12 +135,11 @@ size_t api_in_flight(const struct api *a);
 /* Take one of max_concurrency slots (false: full, answer 503) / give it back. */
 bool api_enter(struct api *a);
 void api_leave(struct api *a);
-/* After the drain: end what still runs. An exec is cancelled (its command
- * killed; the request answers 503); code runs, which cannot be cancelled,
- * end when their cell is destroyed: every cell of POST /cells and every
- * pool cell a /run_code holds goes to the pool to be removed, and a
- * /run_code that had no cell yet answers 503. Thread-safe; the api is
- * stopping from then on. */
+/* After the drain: end what still runs. Every exec and code run is
+ * cancelled (its command killed: an exec answers 503, a code run a
+ * SandboxError, a stream its error line), every cell of POST /cells goes
+ * to the pool to be removed, and a /run_code that had no cell yet answers
+ * 503. Thread-safe; the api is stopping from then on. */
 void api_cancel(struct api *a);
 /* The egress decisions appended to fd (a cell's egress.jsonl opened at its
  * end before the command ran: cell_egress_log_open) as a summary

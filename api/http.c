@@ -182,31 +182,6 @@ static enum MHD_Result early(struct MHD_Connection *conn, struct req_state *st, 
 	return send_response(conn, st, &r);
 }
 
-/* SandboxFusion's clients retry a 504 on /run_code; the other routes say
- * 503. Both carry Retry-After. */
-static int busy_status(const char *url)
-{
-	return !strcmp(url, "/run_code") || !strcmp(url, "/v1/run_code") ? 504 : 503;
-}
-
-static bool is_ping(const char *method, const char *url)
-{
-	return (!strcmp(method, "GET") || !strcmp(method, "HEAD")) &&
-	       (!strcmp(url, "/v1/ping") || !strcmp(url, "/ping"));
-}
-
-static const char *given_token(struct MHD_Connection *conn)
-{
-	const char *h = api_mhd.lookup(conn, MHD_HEADER_KIND, "Authorization");
-	if (h && !strncasecmp(h, "Bearer ", 7)) {
-		h += 7;
-		while (*h == ' ')
-			h++;
-		return h;
-	}
-	return api_mhd.lookup(conn, MHD_GET_ARGUMENT_KIND, "token");
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -231,18 +206,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			snprintf(msg, sizeof(msg), "a request body of at most %zu bytes", cfg->max_body);
 			return early(conn, st, 413, msg);
 		}
-		/* /v1/ping is a health probe's (a kubelet's httpGet cannot
-		 * carry a secret): answered without a token, but a token
-		 * given must be the right one. */
-		const char *tok = given_token(conn);
-		st->ping = is_ping(method, url);
+		/* the routes' word on the token and the pings (answered
+		 * without one, but a token given must be the right one) */
+		struct api_request head = {.method = method, .path = url, .query = lookup_query,
+					   .header = lookup_header, .ctx = conn};
+		const char *tok = api_given_token(&head);
+		st->ping = api_route_is_open(method, url);
 		if (atomic_load(&s->stopping)) {
 			st->close = true;
 			st->pending = 503;
 			st->pending_msg = "the server is stopping";
 		} else if (over) {
 			st->close = true;
-			st->pending = busy_status(url);
+			st->pending = api_busy_status(url);
 			st->pending_msg = "too many connections from your address (or to the server): "
 					  "retry";
 		} else if (st->ping ? tok && !api_token_ok(s->a, tok) : !api_token_ok(s->a, tok)) {
@@ -251,7 +227,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		} else if (!st->ping && api_in_flight(s->a) >= cfg->max_concurrency) {
 			/* full now: say so before the body comes (the slot
 			 * itself is taken once the body is in) */
-			st->pending = busy_status(url);
+			st->pending = api_busy_status(url);
 			st->pending_msg = "the server is busy: retry";
 		} else {
 			return MHD_YES;
@@ -307,7 +283,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (!st->ping) {
 		if (!api_enter(s->a))
-			return early(conn, st, busy_status(url), "the server is busy: retry");
+			return early(conn, st, api_busy_status(url), "the server is busy: retry");
 		st->gated = true;
 	}
 	api_http_conn_phase(s, conn, CONN_BUSY, 0);

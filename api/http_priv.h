@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
-#include "api.h"
+#include "api_priv.h"
 
 struct mhd_dl {
 	__typeof__(MHD_start_daemon) *start_daemon;

@@ -1,0 +1,157 @@
+/* What api/'s files share (private): the HTTP server's state, its
+ * responses, the route handlers of each resource and the one NDJSON
+ * stream; a JSON text buffer. The request layer is request.h, the
+ * resource calls ops.h, the HTTP transport's own parts http_priv.h. */
+#pragma once
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "api.h"
+#include "request.h"
+
+#define API_ID_LEN 16 /* a cell id of POST /cells: 16 lower-case hex digits */
+
+/* A cell of POST /cells, in the server's table. */
+struct api_cell {
+	char id[API_ID_LEN + 1]; /* "": a slot a create has reserved */
+	char name[64];
+	double created, last_used;
+	double idle_s;
+	unsigned busy;        /* exec/file/code requests on it now */
+	struct cell *handle;  /* kept from the create; a request uses a copy (cell_dup) */
+	bool has_user;        /* "user" at create: its execs' default user */
+	uint32_t uid, gid;
+	/* /code's session: known here, not from a file the cell could forge;
+	 * installed once, by one request while the others on the cell wait */
+	bool session, session_starting;
+};
+
+/* A pool cell that a /run_code holds: a second handle, for api_cancel. */
+struct api_hold {
+	struct cell *dup;     /* NULL: handed to the pool by api_cancel */
+	struct api_hold *prev, *next;
+	bool linked;
+};
+
+struct api {
+	struct api_config cfg;
+	struct api_limits lim;       /* the request layer's clamps, from cfg */
+	char *token;
+	struct cell_pool *pool;
+	struct cell_spec pool_spec;  /* cfg.spec, and the cells start with lang's files */
+	struct cell_seed_file seeds[LANG_SEED_FILES];
+	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
+	pthread_mutex_t mu;          /* guards cells, ncells, holds, cancelled */
+	pthread_cond_t session_cv;   /* with mu: a cell's session_starting ended */
+	struct api_cell *cells;
+	size_t ncells;
+	struct api_hold *holds;      /* pool cells /run_code holds */
+	bool cancelled;              /* api_cancel was called */
+	int stop_pipe[2];            /* [0] is every run's cancel fd; api_cancel closes [1] */
+	atomic_size_t in_flight;
+};
+
+/* ---- responses (response.c) ---- */
+
+void api_set_body(struct api_response *resp, int status, const char *type, char *body,
+		  size_t len);
+void api_add_header(struct api_response *resp, const char *name, const char *value);
+void api_errorf(struct api_response *resp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A request the request layer refused: its status and message. */
+void api_refuse(struct api_response *resp, const struct api_bad *bad);
+
+/* A JSON text built with stdio (api_jb_open NULL: out of memory). */
+struct api_jbuf {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+FILE *api_jb_open(struct api_jbuf *j);
+/* Close it: the text (malloc'd, j->len bytes), or NULL when it could not
+ * be written (freed). */
+char *api_jb_close(struct api_jbuf *j);
+/* Close it with a newline as the answer's body (500 when it could not be
+ * written). */
+void api_jb_send(struct api_jbuf *j, struct api_response *resp, int status);
+/* The events of a streamed answer (no newline). */
+void api_put_output_event(FILE *f, int k, const char *d, size_t n);
+void api_put_error_event(FILE *f, const char *msg);
+
+/* ---- the routes: one request, its cell id (routes.c) ---- */
+
+struct api_call {
+	const struct api_request *req;
+	char id[API_ID_LEN + 1]; /* the route's {id}, "" when it has none */
+};
+typedef void api_handler(struct api *a, const struct api_call *call, struct api_response *resp);
+
+/* Does the client want the answer as a stream (Accept: application/x-ndjson)? */
+bool api_wants_ndjson(const struct api_request *req);
+/* For the transport, before a body is read: the token given (a bearer
+ * header, else ?token=), whether the route answers without one (the
+ * pings), and the status that says "busy, retry" on a path (504 for
+ * SandboxFusion's /run_code, whose clients retry it; else 503). */
+const char *api_given_token(const struct api_request *req);
+bool api_route_is_open(const char *method, const char *path);
+int api_busy_status(const char *path);
+
+/* cells.c */
+api_handler api_cells_create, api_cells_list, api_cells_delete;
+/* exec.c */
+api_handler api_cells_exec;
+/* files.c */
+api_handler api_files_get, api_files_put;
+/* code.c */
+api_handler api_run_code, api_cells_run, api_cells_code;
+
+/* ---- the cell table (cells.c) ---- */
+
+/* A request's own handle on cell id (a copy of the kept one) with the
+ * cell marked busy; -1 with resp the error (404, 410, 500). */
+int api_cell_begin(struct api *a, const char *id, struct cell **out, struct api_response *resp);
+void api_cell_end(struct api *a, const char *id, struct cell *c);
+/* The table's entry of id, under a->mu, or NULL. */
+struct api_cell *api_cell_find_locked(struct api *a, const char *id);
+/* Take entry i out of the table (under a->mu): its handle, for
+ * cell_pool_release once mu is let go. */
+struct cell *api_cell_drop_locked(struct api *a, size_t i);
+/* The Python session of cell id (c, a request's handle), installed by the
+ * first /code while the cell's other /code requests wait. */
+int api_cell_session(struct api *a, const char *id, struct cell *c, struct sc_err *err);
+/* The cell's egress log at its end (-1: the server's cells have none). */
+int api_net_log_open(const struct api *a, const struct cell *c);
+
+/* ---- temporary trees of directory GET/PUT (tar.c) ---- */
+
+void api_tar_get(struct api *a, struct cell *c, const char *path, struct api_response *resp);
+void api_tar_put(struct api *a, struct cell *c, const char *path, const struct api_request *req,
+		 struct api_response *resp);
+
+/* ---- the one NDJSON stream (stream.c) ----
+ * A job runs on a helper thread and says what happens through the calls
+ * below, each of which writes whole lines into a socket pair; the
+ * transport's thread hands them out (it is pulled by libmicrohttpd, so
+ * the job cannot write to the client itself). The client going away, or
+ * the server stopping, makes the job's cancel fd readable; a job gives it
+ * to the command it runs (cell_exec, lang) and ends soon after. */
+struct api_stream;
+/* Answer resp with a stream of run(s, ctx) (200, application/x-ndjson);
+ * free_fn(ctx) once it ended, also when the stream cannot start (resp is
+ * then the error). limit: bytes of output events per stream (0: none;
+ * past it the events stop and api_stream_truncated says so). */
+void api_stream_start(struct api *a, struct api_response *resp, uint64_t limit,
+		      void (*run)(struct api_stream *s, void *ctx), void (*free_fn)(void *ctx),
+		      void *ctx);
+int api_stream_cancel_fd(const struct api_stream *s);
+/* Output of stream k (0 stdout, 1 stderr) as events: whole UTF-8
+ * characters, at most 16 KiB of output each. Thread: the job's. */
+void api_stream_output(struct api_stream *s, int k, const char *d, size_t n);
+/* As a cell_exec_req's on_output (stream 1 or 2), ctx the stream. */
+void api_stream_on_output(void *ctx, int stream, const char *d, size_t n);
+bool api_stream_truncated(const struct api_stream *s, int k);
+/* The last line: {"type":"result", ...the members of obj} (obj, len: a
+ * JSON object), or {"type":"error","detail":msg}. What a stream held back
+ * of an unfinished UTF-8 character goes out first. */
+void api_stream_result(struct api_stream *s, const char *obj, size_t len);
+void api_stream_error(struct api_stream *s, const char *msg);

@@ -1,0 +1,168 @@
+/* The routes: one table of {method, pattern, handler}, the token, and
+ * api_handle, which finds the row of a request. A pattern is the path
+ * itself, with {id} standing for a cell id (16 lower-case hex digits). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api_priv.h"
+
+static void ping(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	(void)a;
+	(void)call;
+	char *b = strdup("\"pong\"\n");
+	api_set_body(resp, 200, "application/json", b, b ? strlen(b) : 0);
+}
+
+struct api_route {
+	const char *method;
+	const char *pattern;
+	api_handler *fn;
+	/* a health probe's (a kubelet's httpGet cannot carry a secret): it
+	 * answers anyone, but a token given must be right */
+	bool open;
+};
+
+static const struct api_route ROUTES[] = {
+	{"GET", "/v1/ping", ping, true},
+	{"HEAD", "/v1/ping", ping, true},
+	{"GET", "/ping", ping, true},
+	{"HEAD", "/ping", ping, true},
+	{"POST", "/run_code", api_run_code, false},
+	{"POST", "/v1/run_code", api_run_code, false},
+	{"POST", "/cells", api_cells_create, false},
+	{"GET", "/cells", api_cells_list, false},
+	{"POST", "/cells/", api_cells_create, false},
+	{"GET", "/cells/", api_cells_list, false},
+	{"DELETE", "/cells/{id}", api_cells_delete, false},
+	{"POST", "/cells/{id}/exec", api_cells_exec, false},
+	{"POST", "/cells/{id}/run", api_cells_run, false},
+	{"POST", "/cells/{id}/code", api_cells_code, false},
+	{"GET", "/cells/{id}/files", api_files_get, false},
+	{"PUT", "/cells/{id}/files", api_files_put, false},
+};
+
+static bool valid_id(const char *s, size_t n)
+{
+	if (n != API_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Does path match pat ({id}: a valid cell id, copied into id)? */
+static bool match(const char *pat, const char *path, char id[API_ID_LEN + 1])
+{
+	for (;;) {
+		const char *hole = strstr(pat, "{id}");
+		size_t lit = hole ? (size_t)(hole - pat) : strlen(pat);
+		if (strncmp(pat, path, lit) != 0)
+			return false;
+		path += lit;
+		if (!hole)
+			return !*path;
+		size_t n = strcspn(path, "/");
+		if (!valid_id(path, n))
+			return false;
+		memcpy(id, path, n);
+		id[n] = '\0';
+		path += n;
+		pat = hole + 4;
+	}
+}
+
+static const struct api_route *open_route(const char *method, const char *path)
+{
+	char id[API_ID_LEN + 1];
+	for (size_t i = 0; path && i < SC_ARRAY_LEN(ROUTES); i++)
+		if (ROUTES[i].open && !strcmp(ROUTES[i].method, method) &&
+		    match(ROUTES[i].pattern, path, id))
+			return &ROUTES[i];
+	return NULL;
+}
+
+bool api_route_is_open(const char *method, const char *path)
+{
+	return open_route(method, path) != NULL;
+}
+
+int api_busy_status(const char *path)
+{
+	/* SandboxFusion's clients retry a 504 on /run_code */
+	return !strcmp(path, "/run_code") || !strcmp(path, "/v1/run_code") ? 504 : 503;
+}
+
+const char *api_given_token(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Authorization") : NULL;
+	if (h && !strncasecmp(h, "Bearer ", 7)) {
+		h += 7;
+		while (*h == ' ')
+			h++;
+		return h;
+	}
+	return req->query ? req->query(req->ctx, "token") : NULL;
+}
+
+bool api_wants_ndjson(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Accept") : NULL;
+	return h && strstr(h, "application/x-ndjson");
+}
+
+/* A "." or ".." component anywhere. */
+static bool has_dots(const char *path)
+{
+	for (const char *s = path; *s;) {
+		while (*s == '/')
+			s++;
+		size_t n = strcspn(s, "/");
+		if ((n == 2 && s[0] == '.' && s[1] == '.') || (n == 1 && s[0] == '.'))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+void api_handle(struct api *a, const struct api_request *req, struct api_response *resp)
+{
+	memset(resp, 0, sizeof(*resp));
+	const char *m = req->method, *p = req->path, *tok = api_given_token(req);
+	const struct api_route *open = open_route(m, p);
+	struct api_call call = {.req = req};
+	if (open ? tok && !api_token_ok(a, tok) : !api_token_ok(a, tok)) {
+		api_response_error(resp, 401, "a token is required (Authorization: Bearer TOKEN)");
+		return;
+	}
+	if (open) {
+		open->fn(a, &call, resp);
+		return;
+	}
+	if (!p || p[0] != '/' || has_dots(p) || strnlen(p, 4096) >= 4096) {
+		api_response_error(resp, 400, "bad path");
+		return;
+	}
+	bool known = false;
+	for (size_t i = 0; i < SC_ARRAY_LEN(ROUTES); i++) {
+		if (!match(ROUTES[i].pattern, p, call.id))
+			continue;
+		if (!strcmp(ROUTES[i].method, m)) {
+			ROUTES[i].fn(a, &call, resp);
+			return;
+		}
+		known = true;
+	}
+	if (known) {
+		api_errorf(resp, 405, "method %.16s is not allowed on %.200s", m, p);
+	} else if (!strncmp(p, "/cells/", 7)) {
+		/* a cell id that is not one names no cell; a cell's unknown
+		 * resource is no route */
+		bool id_ok = valid_id(p + 7, strcspn(p + 7, "/"));
+		api_response_error(resp, 404, id_ok ? "no such route" : "no such cell");
+	} else {
+		api_response_error(resp, 404, "no such route (see docs/api.md)");
+	}
+}

@@ -1,0 +1,175 @@
+/* The server's lifecycle: its configuration, the pool its cells come
+ * from, the concurrency gate, the token, housekeeping and the stop.
+ *
+ * Cells come from one pool of the configured spec (a threaded process
+ * never calls cell_create: the pool's single-threaded workers do). A pool
+ * cell serves one /run_code request and is then released (destroyed in the
+ * background, a fresh one takes its place); a cell of POST /cells lives
+ * until DELETE, idleness or the server's end. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_priv.h"
+
+void api_config_init(struct api_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pool = API_DEFAULT_POOL;
+	cfg->max_concurrency = API_DEFAULT_MAX_CONCURRENCY;
+	cfg->max_cells = API_DEFAULT_MAX_CELLS;
+	cfg->cell_idle_s = API_DEFAULT_CELL_IDLE;
+	cfg->max_timeout_s = API_DEFAULT_MAX_TIMEOUT;
+	cfg->max_body = API_DEFAULT_MAX_BODY;
+}
+
+int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
+{
+	if (!cfg->spec)
+		return sc_fail(err, EINVAL, "api: no cell spec");
+	if (!cfg->max_concurrency || !cfg->max_cells || !cfg->max_body)
+		return sc_fail(err, EINVAL, "api: limits must be at least 1");
+	struct api *a = calloc(1, sizeof(*a));
+	if (!a)
+		return sc_fail(err, ENOMEM, "api");
+	a->cfg = *cfg;
+	api_limits_of(&a->lim, cfg->spec, cfg->max_timeout_s);
+	if (cfg->token && !(a->token = strdup(cfg->token))) {
+		free(a);
+		return sc_fail(err, ENOMEM, "api");
+	}
+	a->cfg.token = a->token;
+	a->cells = calloc(cfg->max_cells, sizeof(*a->cells));
+	if (!a->cells) {
+		free(a->token);
+		free(a);
+		return sc_fail(err, ENOMEM, "api");
+	}
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->session_cv, NULL);
+	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
+		int e = errno;
+		a->stop_pipe[0] = a->stop_pipe[1] = -1;
+		api_free(a);
+		return sc_fail(err, e, "api: pipe");
+	}
+	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
+	a->pool_spec = *cfg->spec;
+	a->pool_spec.seed_files = a->seeds;
+	a->pool_spec.nseed_files = lang_seed_files(a->seeds);
+	a->prep.seeded = true;
+	if (cell_pool_new(&a->pool_spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, &a->prep,
+			  &a->pool, err) < 0) {
+		api_free(a);
+		return sc_err_wrap(err, "the cell pool");
+	}
+	*out = a;
+	return 0;
+}
+
+void api_free(struct api *a)
+{
+	if (!a)
+		return;
+	if (a->pool) {
+		/* Each table cell goes back to be destroyed; freeing the pool
+		 * waits until its workers removed everything they made. */
+		for (size_t i = 0; i < a->ncells; i++)
+			if (a->cells[i].handle)
+				cell_pool_release(a->pool, a->cells[i].handle);
+		cell_pool_free(a->pool);
+	}
+	lang_prep_cache_free(&a->prep);
+	sc_closep(&a->stop_pipe[0]);
+	sc_closep(&a->stop_pipe[1]);
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->session_cv);
+	free(a->cells);
+	if (a->token)
+		explicit_bzero(a->token, strlen(a->token));
+	free(a->token);
+	free(a);
+}
+
+const struct api_config *api_get_config(const struct api *a)
+{
+	return &a->cfg;
+}
+
+size_t api_in_flight(const struct api *a)
+{
+	return atomic_load(&a->in_flight);
+}
+
+bool api_enter(struct api *a)
+{
+	size_t n = atomic_fetch_add(&a->in_flight, 1);
+	if (n >= a->cfg.max_concurrency) {
+		atomic_fetch_sub(&a->in_flight, 1);
+		return false;
+	}
+	return true;
+}
+
+void api_leave(struct api *a)
+{
+	atomic_fetch_sub(&a->in_flight, 1);
+}
+
+void api_cancel(struct api *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->cancelled = true;
+	/* Every run's cancel fd becomes readable for good: a byte nobody
+	 * reads (closing the write end alone would not do: the pool's
+	 * workers, forked after it was made, hold copies). */
+	if (a->stop_pipe[1] >= 0)
+		(void)!write(a->stop_pipe[1], "x", 1);
+	sc_closep(&a->stop_pipe[1]);
+	/* (a release is one message to the pool's workers: fine under mu) */
+	for (struct api_hold *h = a->holds; h; h = h->next)
+		if (h->dup) {
+			cell_pool_release(a->pool, h->dup);
+			h->dup = NULL;
+		}
+	for (size_t i = a->ncells; i-- > 0;)
+		if (a->cells[i].id[0]) /* not a slot a create has reserved */
+			cell_pool_release(a->pool, api_cell_drop_locked(a, i));
+	pthread_mutex_unlock(&a->mu);
+}
+
+bool api_token_ok(const struct api *a, const char *given)
+{
+	if (!a->token)
+		return true;
+	if (!given)
+		return false;
+	/* Every byte of the token is looked at whatever was given. */
+	size_t tl = strlen(a->token), gl = strnlen(given, 4096);
+	unsigned char diff = tl != gl;
+	for (size_t i = 0; i < tl; i++)
+		diff |= (unsigned char)a->token[i] ^ (unsigned char)(i < gl ? given[i] : 0);
+	return diff == 0;
+}
+
+void api_tick(struct api *a)
+{
+	struct cell *gone[8];
+	size_t n = 0;
+	double now = sc_now();
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->ncells && n < SC_ARRAY_LEN(gone);) {
+		struct api_cell *e = &a->cells[i];
+		if (e->id[0] && !e->busy && now - e->last_used > e->idle_s) {
+			sc_log(&a->cfg.log, SC_LOG_INFO,
+			       "{\"event\":\"cell_idle_removed\",\"id\":\"%s\"}", e->id);
+			gone[n++] = api_cell_drop_locked(a, i);
+			continue; /* entry i is now another cell */
+		}
+		i++;
+	}
+	pthread_mutex_unlock(&a->mu);
+	for (size_t i = 0; i < n; i++)
+		cell_pool_release(a->pool, gone[i]);
+}

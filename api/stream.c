@@ -1,0 +1,254 @@
+/* The one NDJSON stream of the HTTP side (exec, /run, /code with Accept:
+ * application/x-ndjson): a job on a helper thread turns what happens into
+ * lines (output events as cell_exec's on_output or lang's sink hands them
+ * over, then a result or an error) written into a socket pair; the
+ * transport's thread reads them out. The helper thread is there because
+ * libmicrohttpd pulls a body from its connection's thread while the
+ * command's output is pushed by the call that runs it.
+ *
+ * The client going away (its socket's POLLRDHUP) or the transport giving
+ * up frees the stream, which cancels the job (its cancel fd) and joins
+ * it; the server stopping cancels it too, and the stream then ends as the
+ * job ends it (an error line). A slow client slows the job down: its
+ * writes wait for room in the socket pair, and the command for room in
+ * its pipes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api_priv.h"
+
+#define STREAM_CHUNK 16384 /* bytes of output in one event */
+
+struct api_stream {
+	struct api *a;
+	int sp[2];          /* lines: the job writes [1], the transport reads [0] */
+	int pc[2];          /* the job's cancel fd is [0]; a byte in [1] cancels */
+	bool gone;          /* the reader went away: lines are dropped */
+	bool stop_seen;     /* the server's stop was passed on to pc */
+	unsigned char carry[2][4]; /* an unfinished UTF-8 sequence per stream */
+	size_t ncarry[2];
+	uint64_t limit, sent[2];
+	bool trunc[2];
+	void (*run)(struct api_stream *s, void *ctx);
+	void (*free_fn)(void *ctx);
+	void *ctx;
+	pthread_t th;
+	bool running;       /* th started, not joined */
+};
+
+/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that is not
+ * complete yet (0..3). */
+static size_t utf8_unfinished(const unsigned char *p, size_t n)
+{
+	for (size_t back = 1; back <= 3 && back <= n; back++) {
+		unsigned char b = p[n - back];
+		if ((b & 0xc0) == 0x80)
+			continue; /* a continuation byte: look further back */
+		size_t want = (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 1;
+		return want > back ? back : 0;
+	}
+	return 0;
+}
+
+static void send_all(struct api_stream *s, const char *p, size_t n)
+{
+	while (n && !s->gone) {
+		ssize_t w = send(s->sp[1], p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->gone = true;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* jb (open) with a newline as the next line. */
+static void send_line(struct api_stream *s, struct api_jbuf *jb)
+{
+	fputc('\n', jb->f);
+	char *t = api_jb_close(jb);
+	if (t)
+		send_all(s, t, jb->len);
+	else
+		s->gone = true;
+	free(t);
+}
+
+/* One output event of d[0..n), within the stream's limit. */
+static void output_line(struct api_stream *s, int k, const char *d, size_t n)
+{
+	if (s->limit && s->sent[k] + n > s->limit) {
+		s->trunc[k] = true;
+		n = s->limit > s->sent[k] ? (size_t)(s->limit - s->sent[k]) : 0;
+	}
+	struct api_jbuf jb;
+	if (!n || s->gone || !api_jb_open(&jb))
+		return;
+	s->sent[k] += n;
+	api_put_output_event(jb.f, k, d, n);
+	send_line(s, &jb);
+}
+
+void api_stream_output(struct api_stream *s, int k, const char *d, size_t n)
+{
+	while (n && !s->gone) {
+		char buf[STREAM_CHUNK + 4];
+		size_t len = s->ncarry[k], take = n < STREAM_CHUNK ? n : STREAM_CHUNK;
+		memcpy(buf, s->carry[k], len);
+		memcpy(buf + len, d, take);
+		len += take;
+		d += take;
+		n -= take;
+		size_t hold = utf8_unfinished((const unsigned char *)buf, len);
+		memcpy(s->carry[k], buf + len - hold, hold);
+		s->ncarry[k] = hold;
+		output_line(s, k, buf, len - hold);
+	}
+}
+
+void api_stream_on_output(void *ctx, int stream, const char *d, size_t n)
+{
+	api_stream_output(ctx, stream == 2, d, n);
+}
+
+bool api_stream_truncated(const struct api_stream *s, int k)
+{
+	return s->trunc[k];
+}
+
+int api_stream_cancel_fd(const struct api_stream *s)
+{
+	return s->pc[0];
+}
+
+/* A stream that ended mid-character: what was held back goes as it is. */
+static void flush_carry(struct api_stream *s)
+{
+	for (int k = 0; k < 2; k++)
+		if (s->ncarry[k]) {
+			output_line(s, k, (const char *)s->carry[k], s->ncarry[k]);
+			s->ncarry[k] = 0;
+		}
+}
+
+void api_stream_result(struct api_stream *s, const char *obj, size_t len)
+{
+	flush_carry(s);
+	struct api_jbuf jb;
+	if (len < 2 || obj[0] != '{' || s->gone || !api_jb_open(&jb))
+		return;
+	fputs("{\"type\":\"result\"", jb.f);
+	if (len > 2)
+		fputc(',', jb.f);
+	fwrite(obj + 1, 1, len - 1, jb.f);
+	send_line(s, &jb);
+}
+
+void api_stream_error(struct api_stream *s, const char *msg)
+{
+	flush_carry(s);
+	struct api_jbuf jb;
+	if (s->gone || !api_jb_open(&jb))
+		return;
+	api_put_error_event(jb.f, msg);
+	send_line(s, &jb);
+}
+
+static void *stream_main(void *arg)
+{
+	struct api_stream *s = arg;
+	s->run(s, s->ctx);
+	sc_closep(&s->sp[1]); /* the reader's end of the stream */
+	return NULL;
+}
+
+static void stream_cancel(struct api_stream *s)
+{
+	if (s->pc[1] >= 0)
+		(void)!write(s->pc[1], "x", 1);
+}
+
+/* The transport's side: the next lines, until the job closed its end. */
+static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
+{
+	struct api_stream *s = ctx;
+	for (;;) {
+		struct pollfd p[3] = {
+			{.fd = s->sp[0], .events = POLLIN},
+			{.fd = client_fd, .events = POLLRDHUP},
+			{.fd = s->stop_seen ? -1 : s->a->stop_pipe[0], .events = POLLIN},
+		};
+		int n = poll(p, 3, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			return API_STREAM_ERROR; /* the client is gone: free cancels */
+		if (p[2].revents) { /* the server stops: cancel, then end as the job ends */
+			s->stop_seen = true;
+			stream_cancel(s);
+		}
+		if (!p[0].revents)
+			continue;
+		ssize_t got = read(s->sp[0], buf, max);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		return got > 0 ? got : got == 0 ? API_STREAM_END : API_STREAM_ERROR;
+	}
+}
+
+static void stream_free(void *ctx)
+{
+	struct api_stream *s = ctx;
+	if (s->running) {
+		stream_cancel(s);
+		sc_closep(&s->sp[0]); /* a job blocked on a full pair gets EPIPE */
+		pthread_join(s->th, NULL);
+	}
+	int *fds[] = {s->sp, s->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++) {
+		sc_closep(&fds[i][0]);
+		sc_closep(&fds[i][1]);
+	}
+	s->free_fn(s->ctx);
+	free(s);
+}
+
+void api_stream_start(struct api *a, struct api_response *resp, uint64_t limit,
+		      void (*run)(struct api_stream *s, void *ctx), void (*free_fn)(void *ctx),
+		      void *ctx)
+{
+	struct api_stream *s = calloc(1, sizeof(*s));
+	if (!s) {
+		api_response_error(resp, 500, "out of memory");
+		free_fn(ctx);
+		return;
+	}
+	*s = (struct api_stream){.a = a, .sp = {-1, -1}, .pc = {-1, -1}, .limit = limit,
+				 .run = run, .free_fn = free_fn, .ctx = ctx};
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->sp) < 0 ||
+	    pipe2(s->pc, O_CLOEXEC) < 0) {
+		api_errorf(resp, 500, "stream: %s", strerror(errno));
+		stream_free(s);
+		return;
+	}
+	int e = pthread_create(&s->th, NULL, stream_main, s);
+	if (e) {
+		api_errorf(resp, 500, "thread: %s", strerror(e));
+		stream_free(s);
+		return;
+	}
+	s->running = true;
+	resp->status = 200;
+	resp->content_type = "application/x-ndjson";
+	resp->stream = stream_read;
+	resp->stream_free = stream_free;
+	resp->stream_ctx = s;
+}
