@@ -1,12 +1,14 @@
-/* sandcell api: the protocols over sandcell's cells and languages:
- *   - the HTTP API and SandboxFusion's /run_code (`sandcell serve`), on one
- *     request layer (api/request.c: JSON in, checked and clamped C structs
- *     out) and resource calls (api/ops.c): a route table (api/routes.c)
- *     whose handlers are the resources (cells, exec, files and tar, code),
- *     a transport-free api_handle (method, path, query, headers and body
- *     in; status, headers and a JSON body or an NDJSON stream out), and its
- *     HTTP transport (api/http*.c, libmicrohttpd loaded at run time);
- *   - MCP over stdio (`sandcell mcp`, api/mcp.c);
+/* sandcell api: the protocols over sandcell's cells and languages, all
+ * through one request layer (api/request.c: JSON in, checked and clamped
+ * C structs out) and the same resource calls (api/ops.c):
+ *   - the HTTP API and SandboxFusion's /run_code (`sandcell serve`): a
+ *     route table (api/routes.c) whose handlers are the resources (cells,
+ *     exec, files and tar, code), a transport-free api_handle (method,
+ *     path, query, headers and body in; status, headers and a JSON body or
+ *     an NDJSON stream out), and its HTTP transport (api/http*.c,
+ *     libmicrohttpd loaded at run time);
+ *   - MCP over stdio (`sandcell mcp`): JSON-RPC framing and a tool table
+ *     (api/mcp*.c);
  *   - the JSON encoders of results, shared with the CLI (api/json.c).
  * Above batch/, lang/ and runtime/; only cli/ calls it.
  *
@@ -181,7 +183,7 @@ int api_http_check(const struct api_config *cfg, const struct api_http_opts *o,
 int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
 		   struct sc_err *err);
 
-/* ---- the MCP server (api/mcp.c, `sandcell mcp`) ----
+/* ---- the MCP server (api/mcp*.c, `sandcell mcp`) ----
  * Newline-delimited JSON-RPC 2.0 (MCP 2024-11-05 .. 2025-11-25) read from
  * in_fd, answers written to out_fd, one message at a time in the calling
  * thread (its tools call cell_create: no other threads may exist). Tools:
@@ -196,7 +198,7 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
 
 struct api_mcp_config {
 	const struct cell_spec *spec;  /* the cells it makes */
-	double max_timeout_s;          /* the longest timeout a call may ask for */
+	double max_timeout_s;          /* longer timeouts are cut to it (0: no cap) */
 	size_t max_line;               /* bytes of one message (>= 64) */
 	const char *version;           /* serverInfo.version */
 	struct sc_log log;             /* sessions started and removed (SC_LOG_INFO),

@@ -1,7 +1,8 @@
 /* What api/'s files share (private): the HTTP server's state, its
  * responses, the route handlers of each resource and the one NDJSON
- * stream; a JSON text buffer. The request layer is request.h, the
- * resource calls ops.h, the HTTP transport's own parts http_priv.h. */
+ * stream; the JSON text buffer (MCP's answers use it too). The request
+ * layer is request.h, the resource calls both protocols make ops.h, the
+ * transports' own parts http_priv.h and mcp_priv.h. */
 #pragma once
 #include <pthread.h>
 #include <stdatomic.h>
