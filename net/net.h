@@ -151,19 +151,28 @@ void net_summary_add(struct net_summary *s, enum net_verdict v, const char *host
 		     const char *reason);
 enum net_verdict net_verdict_of(const char *name);
 
+/* The proxy's defaults, for a config member left 0. */
+#define NET_PROXY_MAX_CONNS 64
+#define NET_HEAD_TIMEOUT_MS 10000     /* 10 s */
+#define NET_IDLE_TIMEOUT_MS 300000    /* 300 s */
+#define NET_CONNECT_TIMEOUT_MS 10000  /* 10 s */
+#define NET_LOG_MAX (16u << 20)       /* 16 MiB */
+
 struct net_proxy_config {
 	const struct net_rules *rules; /* read only, must outlive the proxy */
 	const char *cell;              /* name for the log, may be NULL */
 	int listen_fd;                 /* a listening stream socket */
 	int log_fd;                    /* decisions (O_APPEND), -1: none */
 	int stop_fd;                   /* readable (and staying so) = stop */
-	unsigned max_conns;            /* 0: 64 */
-	int head_timeout_ms;           /* request head and ClientHello; 0: 10 s */
-	int idle_timeout_ms;           /* a relay with no traffic; 0: 300 s */
-	int connect_timeout_ms;        /* 0: 10 s */
+	unsigned max_conns;            /* 0: NET_PROXY_MAX_CONNS */
+	int head_timeout_ms;           /* request head and ClientHello;
+					* 0: NET_HEAD_TIMEOUT_MS */
+	int idle_timeout_ms;           /* a relay with no traffic;
+					* 0: NET_IDLE_TIMEOUT_MS */
+	int connect_timeout_ms;        /* 0: NET_CONNECT_TIMEOUT_MS */
 	uint64_t log_max;              /* bytes of log lines written, then one
 					* "decision log full" line and no more;
-					* 0: 16 MiB */
+					* 0: NET_LOG_MAX */
 	const struct sc_log *log;      /* warnings; may be NULL */
 };
 

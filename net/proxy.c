@@ -17,6 +17,10 @@
 
 #define RELAY_BUF (64 * 1024)
 #define MAX_ADDRS 16
+#define REFUSE_SEND_MS 1000      /* to send a refusal to the client */
+#define WAIT_SLICE_MS 60000      /* poll()'s longest wait: ms must fit an int */
+#define FD_SHORTAGE_PAUSE_MS 50  /* out of fds: let connections end */
+#define CONN_STACK (512 * 1024)  /* a connection thread's (getaddrinfo needs room) */
 
 struct proxy {
 	const struct net_proxy_config *cfg;
@@ -120,7 +124,7 @@ static void refuse(struct conn *c, int code, const char *reason)
 	 * saw the refusal finds it there */
 	record(c->p, c->host, c->port, code == 502 ? NET_ERROR : NET_DENY, reason, 0, 0);
 	if (rl > 0 && (size_t)rl < sizeof(resp))
-		send_all(c->fd, resp, (size_t)rl, 1000);
+		send_all(c->fd, resp, (size_t)rl, REFUSE_SEND_MS);
 }
 
 /* Wait for fd to be ready for `events` until deadline (monotonic ms), also
@@ -132,7 +136,7 @@ static int wait_fd(struct proxy *p, int fd, short events, int64_t deadline)
 		if (left <= 0)
 			return 0;
 		struct pollfd pf[2] = {{fd, events, 0}, {p->cfg->stop_fd, POLLIN, 0}};
-		int r = poll(pf, 2, (int)(left > 60000 ? 60000 : left));
+		int r = poll(pf, 2, (int)(left > WAIT_SLICE_MS ? WAIT_SLICE_MS : left));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -346,87 +350,134 @@ static void relay(struct conn *c, int up_fd, uint64_t up_cap)
 	free(bufs);
 }
 
-static void serve_conn(struct conn *c)
+/* Read the request's head within head_ms into head (NET_HEAD_MAX bytes,
+ * *have of them read) and parse it: 0 with req filled and c's host and
+ * port set, or -1 once refused or logged. */
+static int read_head(struct conn *c, char *head, size_t *have, struct net_request *req)
 {
 	struct proxy *p = c->p;
 	int64_t deadline = mono_ms() + p->head_ms;
-	char head[NET_HEAD_MAX];
-	size_t have = 0;
-	struct net_request *req = malloc(sizeof(*req));
-	if (!req)
-		return;
 	const char *why = NULL;
 	int rc = 0;
 	while (rc == 0) {
-		ssize_t n = read_more(p, c->fd, head + have, sizeof(head) - have, deadline);
+		ssize_t n = read_more(p, c->fd, head + *have, NET_HEAD_MAX - *have, deadline);
 		if (n <= 0) {
-			snprintf(c->host, sizeof(c->host), "%s", "");
+			c->host[0] = '\0';
 			record(p, "", 0, NET_DENY, n == 0 ? "closed before a request" :
 				     "no request in time", 0, 0);
-			goto out;
+			return -1;
 		}
-		have += (size_t)n;
-		rc = net_parse_head(head, have, req, &why);
+		*have += (size_t)n;
+		rc = net_parse_head(head, *have, req, &why);
 	}
 	snprintf(c->host, sizeof(c->host), "%s", req->host);
 	c->port = req->port;
 	if (rc < 0) {
 		refuse(c, 400, why);
-		goto out;
+		return -1;
+	}
+	return 0;
+}
+
+/* The name against the allowlist, then its addresses (all public, or a
+ * hosts entry) into c: 0, or -1 once refused (403). */
+static int check_destination(struct conn *c, const struct net_request *req)
+{
+	if (!net_rules_allows(c->p->cfg->rules, req->host, req->port)) {
+		refuse(c, 403, "not in allowlist");
+		return -1;
 	}
 	char reason[160];
-	if (!net_rules_allows(p->cfg->rules, req->host, req->port)) {
-		snprintf(reason, sizeof(reason), "not in allowlist");
-		refuse(c, 403, reason);
-		goto out;
+	const char *why = resolve(c, reason, sizeof(reason));
+	if (why) {
+		refuse(c, 403, why);
+		return -1;
 	}
-	const char *rwhy = resolve(c, reason, sizeof(reason));
-	if (rwhy) {
-		refuse(c, 403, rwhy);
-		goto out;
-	}
+	return 0;
+}
 
+/* CONNECT: say 200, then read the ClientHello (with a head_ms of its own,
+ * whatever the lookup took; what came after the head counts) and check
+ * that its server name is the CONNECT host. The hello (malloc'd, *len
+ * bytes, to be sent on), or NULL once logged. */
+static char *read_hello(struct conn *c, const struct net_request *req, const char *head,
+			size_t have, size_t *len)
+{
+	struct proxy *p = c->p;
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	send_all(c->fd, ok, sizeof(ok) - 1, p->head_ms);
+	int64_t deadline = mono_ms() + p->head_ms;
+	char *hello = malloc(NET_HELLO_MAX);
+	if (!hello)
+		return NULL;
+	size_t n = have - req->head_len;
+	if (n > NET_HELLO_MAX)
+		n = NET_HELLO_MAX;
+	memcpy(hello, head + req->head_len, n);
+	char sni[NET_NAME_MAX + 1];
+	const char *why = NULL;
+	int s;
+	while ((s = net_tls_sni((uint8_t *)hello, n, sni, &why)) == 0) {
+		ssize_t got = n < NET_HELLO_MAX
+				      ? read_more(p, c->fd, hello + n, NET_HELLO_MAX - n, deadline)
+				      : -1;
+		if (got <= 0) {
+			why = "no TLS ClientHello in time";
+			s = -1;
+			break;
+		}
+		n += (size_t)got;
+	}
+	char reason[160];
+	if (s > 0 && strcmp(sni, req->host) != 0) {
+		snprintf(reason, sizeof(reason), "TLS server name '%.64s' is not the CONNECT host",
+			 sni);
+		why = reason;
+		s = -1;
+	}
+	if (s < 0) {
+		record(p, c->host, c->port, NET_DENY, why, 0, 0);
+		free(hello);
+		return NULL;
+	}
+	*len = n;
+	return hello;
+}
+
+/* Send upstream what the client sent past the head: the ClientHello, or
+ * the rewritten head and what of the body was read with it. Returns what
+ * the client may still send (the rest of a plain request's body). */
+static uint64_t send_first(struct conn *c, int up_fd, const struct net_request *req,
+			   const char *head, size_t have, const char *hello, size_t hello_len)
+{
+	int ms = c->p->idle_ms;
+	if (req->kind == NET_REQ_CONNECT) {
+		send_all(up_fd, hello, hello_len, ms);
+		c->up += hello_len;
+		return UINT64_MAX;
+	}
+	send_all(up_fd, req->fwd, req->fwd_len, ms);
+	size_t extra = have - req->head_len;
+	if (extra > req->body_len)
+		extra = (size_t)req->body_len;
+	send_all(up_fd, head + req->head_len, extra, ms);
+	c->up += req->fwd_len + extra;
+	return req->body_len - extra;
+}
+
+static void serve_conn(struct conn *c)
+{
+	struct proxy *p = c->p;
+	char head[NET_HEAD_MAX];
+	size_t have = 0;
+	_cleanup_free_ struct net_request *req = malloc(sizeof(*req));
+	if (!req || read_head(c, head, &have, req) < 0 || check_destination(c, req) < 0)
+		return;
 	char *hello = NULL;
 	size_t hello_len = 0;
-	if (req->kind == NET_REQ_CONNECT) {
-		static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-		send_all(c->fd, ok, sizeof(ok) - 1, p->head_ms);
-		/* the ClientHello gets its own time, whatever the lookup took */
-		deadline = mono_ms() + p->head_ms;
-		hello = malloc(NET_HELLO_MAX);
-		if (!hello)
-			goto out;
-		hello_len = have - req->head_len;
-		if (hello_len > NET_HELLO_MAX)
-			hello_len = NET_HELLO_MAX;
-		memcpy(hello, head + req->head_len, hello_len);
-		char sni[NET_NAME_MAX + 1];
-		int s;
-		while ((s = net_tls_sni((uint8_t *)hello, hello_len, sni, &why)) == 0) {
-			ssize_t n = hello_len < NET_HELLO_MAX
-					    ? read_more(p, c->fd, hello + hello_len,
-							NET_HELLO_MAX - hello_len, deadline)
-					    : -1;
-			if (n <= 0) {
-				why = "no TLS ClientHello in time";
-				s = -1;
-				break;
-			}
-			hello_len += (size_t)n;
-		}
-		if (s < 0) {
-			record(p, c->host, c->port, NET_DENY, why, 0, 0);
-			free(hello);
-			goto out;
-		}
-		if (strcmp(sni, req->host) != 0) {
-			snprintf(reason, sizeof(reason), "TLS server name '%.64s' is not the CONNECT host",
-				 sni);
-			record(p, c->host, c->port, NET_DENY, reason, 0, 0);
-			free(hello);
-			goto out;
-		}
-	}
+	if (req->kind == NET_REQ_CONNECT && !(hello = read_hello(c, req, head, have, &hello_len)))
+		return;
+	char reason[160];
 	int up_fd = connect_out(c, reason, sizeof(reason));
 	if (up_fd < 0) {
 		if (req->kind == NET_REQ_HTTP)
@@ -434,28 +485,14 @@ static void serve_conn(struct conn *c)
 		else
 			record(p, c->host, c->port, NET_ERROR, reason, 0, 0);
 		free(hello);
-		goto out;
+		return;
 	}
 	record(p, c->host, c->port, NET_ALLOW, "allowed", 0, 0);
-	uint64_t up_cap = UINT64_MAX;
-	if (req->kind == NET_REQ_CONNECT) {
-		send_all(up_fd, hello, hello_len, p->idle_ms);
-		c->up += hello_len;
-	} else {
-		send_all(up_fd, req->fwd, req->fwd_len, p->idle_ms);
-		size_t extra = have - req->head_len;
-		if (extra > req->body_len)
-			extra = (size_t)req->body_len;
-		send_all(up_fd, head + req->head_len, extra, p->idle_ms);
-		c->up += req->fwd_len + extra;
-		up_cap = req->body_len - extra;
-	}
+	uint64_t up_cap = send_first(c, up_fd, req, head, have, hello, hello_len);
 	free(hello);
 	relay(c, up_fd, up_cap);
 	close(up_fd);
 	record(p, c->host, c->port, NET_CLOSE, "closed", c->up, c->down);
-out:
-	free(req);
 }
 
 static void *conn_main(void *arg)
@@ -485,11 +522,11 @@ int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 	if (!cfg || !cfg->rules || cfg->listen_fd < 0 || cfg->stop_fd < 0)
 		return sc_fail(err, EINVAL, "egress proxy: missing listener, rules or stop fd");
 	struct proxy p = {.cfg = cfg, .sum = sum};
-	p.max_conns = cfg->max_conns ? cfg->max_conns : 64;
-	p.head_ms = cfg->head_timeout_ms > 0 ? cfg->head_timeout_ms : 10000;
-	p.idle_ms = cfg->idle_timeout_ms > 0 ? cfg->idle_timeout_ms : 300000;
-	p.connect_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : 10000;
-	p.log_max = cfg->log_max ? cfg->log_max : 16u << 20;
+	p.max_conns = cfg->max_conns ? cfg->max_conns : NET_PROXY_MAX_CONNS;
+	p.head_ms = cfg->head_timeout_ms > 0 ? cfg->head_timeout_ms : NET_HEAD_TIMEOUT_MS;
+	p.idle_ms = cfg->idle_timeout_ms > 0 ? cfg->idle_timeout_ms : NET_IDLE_TIMEOUT_MS;
+	p.connect_ms = cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms : NET_CONNECT_TIMEOUT_MS;
+	p.log_max = cfg->log_max ? cfg->log_max : NET_LOG_MAX;
 	if (sum)
 		memset(sum, 0, sizeof(*sum));
 	pthread_mutex_init(&p.mu, NULL);
@@ -497,7 +534,7 @@ int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 512 * 1024); /* getaddrinfo needs room */
+	pthread_attr_setstacksize(&attr, CONN_STACK);
 	int ret = 0;
 	for (;;) {
 		struct pollfd pf[2] = {{cfg->listen_fd, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
@@ -519,7 +556,7 @@ int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 			if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED ||
 			    errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				if (errno == EMFILE || errno == ENFILE)
-					poll(NULL, 0, 50); /* let connections end */
+					poll(NULL, 0, FD_SHORTAGE_PAUSE_MS);
 				continue;
 			}
 			ret = sc_fail(err, errno, "egress proxy: accept");
