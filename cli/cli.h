@@ -51,6 +51,7 @@ enum cli_arg_type {
 	CLI_SECONDS,     /* seconds like 30 or 0.5 (double) */
 	CLI_CUSTOM,      /* parse(target, option, value) checks and stores */
 	CLI_CUSTOM_FLAG, /* parse(target, option, NULL): no value */
+	CLI_HELP,        /* -h, --help: only its help line (see CLI_HELP_OPTION) */
 };
 
 struct cli_option {
@@ -73,6 +74,10 @@ struct cli_table {
 	void *target;
 };
 
+/* The -h, --help row of a table: the line in the help text (the option
+ * itself is cli_parse_args's, before any table). */
+#define CLI_HELP_OPTION {"--help", "-h", CLI_HELP, .usage = "-h, --help", .help = "this help"}
+
 /* Try to consume the option at argv[*i] (advancing *i past its value).
  * Returns 1 when consumed, 0 when the table has no such option, -1 on a
  * bad or missing value (error printed). */
@@ -89,6 +94,32 @@ int cli_parse_root(void *target, const char *option, const char *value);
 #define CLI_ROOT_OPTION                                                                   \
 	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",            \
 	 .help = "state root (or SANDCELL_ROOT)"}
+
+/* A command's command line: options from its tables (tried in order),
+ * operands, and its --help, a printf format with one %s per table (that
+ * table's help lines, in table order) unless print_help prints it. */
+struct cli_command {
+	const char *name; /* "image build": "image build: unknown option ..." */
+	const char *help;
+	void (*print_help)(void);
+	const struct cli_table *tables;
+	size_t ntables;
+	int help_width; /* the left column of the help lines (0: 22); the
+			 * common cell options' is always 22 */
+	const char **operands; /* filled with at most max_operands */
+	int max_operands;
+	unsigned flags; /* CLI_REST, CLI_DASHDASH, CLI_DASH_OPERAND */
+};
+#define CLI_REST 1u         /* an operand past max_operands starts the rest */
+#define CLI_DASHDASH 2u     /* "--": with CLI_REST, the rest starts after it;
+			     * else what follows is operands (at least one) */
+#define CLI_DASH_OPERAND 4u /* "-" (stdin) is an operand, not an option */
+/* Parse argv[1..] as c says. Returns -1 to go on, with *noperands the
+ * operands stored and (CLI_REST) *rest the index where the rest begins
+ * (argc when nothing is left; rest may be NULL otherwise); else the exit
+ * status: 0 after printing the help, 125 after a one-line error (a bad
+ * value, an unknown option, an operand too many). */
+int cli_parse_args(const struct cli_command *c, int argc, char **argv, int *noperands, int *rest);
 
 /* The value after option argv[*i] (advancing *i), or NULL after saying
  * that the option needs one. */
@@ -131,6 +162,13 @@ struct cli_cell_opts {
 	const char *user;        /* --user, else the image's USER */
 	struct rootfs_image img; /* resolved by cli_cell_build */
 };
+
+/* -w DIR of a cell (an absolute path): 0, or -1 after a one-line error
+ * naming opt. */
+int cli_check_cell_dir(const char *opt, const char *v);
+/* -e KEY=VALUE into env[*n] (at most CELL_MAX_ENV): 0, or -1 after a
+ * one-line error naming opt. */
+int cli_add_env(const char *opt, const char *v, const char **env, size_t *n);
 
 /* The common options (cli/opts.c), a table for struct cli_cell_opts. */
 extern const struct cli_option CLI_CELL_OPTIONS[];

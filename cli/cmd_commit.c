@@ -20,7 +20,6 @@ struct commit_args {
 	const char *base, *image, *cell;
 	struct rootfs_report rep;
 	uint64_t max_size;
-	bool help;
 };
 #define CM(member) CLI_FIELD(struct commit_args, member)
 
@@ -28,7 +27,7 @@ static const struct cli_option COMMIT_OPTIONS[] = {
 	{"--max-size", NULL, CLI_SIZE, CM(max_size), .metavar = "SIZE",
 	 .help = "refuse a writable layer with more file data (default 8G)"},
 	CLI_ROOT_OPTION,
-	{"--help", "-h", CLI_FLAG, CM(help), .help = "this help", .usage = "-h, --help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -46,24 +45,13 @@ int cmd_commit(int argc, char **argv)
 {
 	struct commit_args a = {.max_size = 8ULL << 30};
 	const char *pos[2];
-	int npos = 0;
-	for (int i = 1; i < argc; i++) {
-		int r = cli_parse_option(COMMIT_OPTIONS, &a, argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (a.help) {
-			_cleanup_free_ char *h = cli_options_help(COMMIT_OPTIONS, 22);
-			printf(COMMIT_HELP, h ? h : "");
-			return 0;
-		}
-		if (r == 1)
-			continue;
-		if (argv[i][0] == '-' || npos == 2) {
-			cli_error("commit: unexpected argument '%.64s' (see 'sandcell commit --help')", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-		pos[npos++] = argv[i];
-	}
+	const struct cli_table tables[] = {{COMMIT_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "commit", .help = COMMIT_HELP, .tables = tables,
+					.ntables = 1, .operands = pos, .max_operands = 2};
+	int npos;
+	int done = cli_parse_args(&cmd, argc, argv, &npos, NULL);
+	if (done >= 0)
+		return done;
 	if (npos != 2) {
 		cli_error("commit: usage: sandcell commit NAME IMAGE");
 		return CLI_EXIT_USAGE;

@@ -13,14 +13,14 @@ static const char CREATE_HELP[] =
 	"%s%s";
 
 struct create_args {
-	bool persist, help;
+	bool persist;
 };
 #define CA(member) CLI_FIELD(struct create_args, member)
 
 static const struct cli_option CREATE_OPTIONS[] = {
 	{"--persist", NULL, CLI_FLAG, CA(persist),
 	 .help = "keep the writable layer on disk (not in memory)"},
-	{"--help", "-h", CLI_FLAG, CA(help), .help = "this help", .usage = "-h, --help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -28,35 +28,16 @@ int cmd_create(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct create_args a = {0};
-	struct cli_table tables[] = {{CREATE_OPTIONS, &a}, {CLI_CELL_OPTIONS, &opts}};
+	/* the common options first in the help */
+	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts}, {CREATE_OPTIONS, &a}};
 	const char *name = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--") && !name && i + 1 < argc) {
-			/* the name follows, whatever it looks like; nothing after */
-			name = argv[++i];
-			if (i + 1 < argc) {
-				cli_error("create: unexpected argument after the name (see 'sandcell create --help')");
-				return CLI_EXIT_USAGE;
-			}
-			continue;
-		}
-		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (a.help) {
-			_cleanup_free_ char *h = cli_options_help(CREATE_OPTIONS, 22);
-			printf(CREATE_HELP, cli_cell_opts_help(), h ? h : "");
-			return 0;
-		}
-		if (r == 1)
-			continue;
-		if (arg[0] == '-' || name) {
-			cli_error("create: unexpected argument '%.64s' (see 'sandcell create --help')", arg);
-			return CLI_EXIT_USAGE;
-		}
-		name = arg;
-	}
+	const struct cli_command cmd = {.name = "create", .help = CREATE_HELP, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .operands = &name,
+					.max_operands = 1, .flags = CLI_DASHDASH};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
 	if (!name) {
 		cli_error("create: no cell name given (usage: sandcell create [OPTIONS] NAME)");
 		return CLI_EXIT_USAGE;

@@ -1,6 +1,5 @@
 #include <string.h>
 
-#include "../common/parse.h"
 #include "cli.h"
 
 static const char EXEC_HELP[] =
@@ -15,7 +14,7 @@ struct exec_args {
 	struct cell_exec_req req;
 	const char *env[CELL_MAX_ENV + 1];
 	size_t nenv;
-	bool json, tty, in, help;
+	bool json, tty, in;
 };
 #define EA(member) CLI_FIELD(struct exec_args, member)
 
@@ -30,10 +29,8 @@ static int parse_it(void *t, const char *opt, const char *v)
 static int parse_cwd(void *t, const char *opt, const char *v)
 {
 	struct exec_args *a = t;
-	if (v[0] != '/') {
-		cli_error("%s: expected an absolute path in the cell, got '%.64s'", opt, v);
+	if (cli_check_cell_dir(opt, v) < 0)
 		return -1;
-	}
 	a->req.cwd = v;
 	return 0;
 }
@@ -41,12 +38,7 @@ static int parse_cwd(void *t, const char *opt, const char *v)
 static int parse_env(void *t, const char *opt, const char *v)
 {
 	struct exec_args *a = t;
-	if (!sc_valid_env(v) || a->nenv >= CELL_MAX_ENV) {
-		cli_error("%s: expected KEY=VALUE, got '%.64s'", opt, v);
-		return -1;
-	}
-	a->env[a->nenv++] = v;
-	return 0;
+	return cli_add_env(opt, v, a->env, &a->nenv);
 }
 
 static int parse_user(void *t, const char *opt, const char *v)
@@ -105,7 +97,7 @@ static const struct cli_option EXEC_OPTIONS[] = {
 	{"--output-limit", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
 	 .help = "with --json: bytes kept of stdout and of stderr (default 1M)"},
 	CLI_ROOT_OPTION,
-	{"--help", "-h", CLI_FLAG, EA(help), .help = "this help", .usage = "-h, --help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -114,31 +106,14 @@ int cmd_exec(int argc, char **argv)
 	struct exec_args a = {.req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2}};
 	struct cell_exec_req *req = &a.req;
 	const char *name = NULL;
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--")) {
-			i++;
-			break;
-		}
-		int r = cli_parse_option(EXEC_OPTIONS, &a, argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (a.help) {
-			_cleanup_free_ char *h = cli_options_help(EXEC_OPTIONS, 22);
-			printf(EXEC_HELP, h ? h : "");
-			return 0;
-		}
-		if (r == 1)
-			continue;
-		if (arg[0] == '-') {
-			cli_error("exec: unknown option or missing value '%.64s' (see 'sandcell exec --help')", arg);
-			return CLI_EXIT_USAGE;
-		}
-		if (name)
-			break;
-		name = arg;
-	}
+	const struct cli_table tables[] = {{EXEC_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "exec", .help = EXEC_HELP, .tables = tables,
+					.ntables = 1, .operands = &name, .max_operands = 1,
+					.flags = CLI_REST | CLI_DASHDASH};
+	int n, i;
+	int done = cli_parse_args(&cmd, argc, argv, &n, &i);
+	if (done >= 0)
+		return done;
 	if (!name || i >= argc) {
 		cli_error("exec: usage: sandcell exec [OPTIONS] NAME -- CMD [ARG...]");
 		return CLI_EXIT_USAGE;

@@ -13,7 +13,7 @@ static const char RM_HELP[] =
 	"%s";
 
 struct rm_args {
-	bool force, help;
+	bool force;
 };
 #define RM(member) CLI_FIELD(struct rm_args, member)
 
@@ -21,7 +21,7 @@ static const struct cli_option RM_OPTIONS[] = {
 	{"--force", "-f", CLI_FLAG, RM(force), .usage = "-f, --force",
 	 .help = "also a cell that is running a command"},
 	CLI_ROOT_OPTION,
-	{"--help", "-h", CLI_FLAG, RM(help), .help = "this help", .usage = "-h, --help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -29,28 +29,17 @@ int cmd_rm(int argc, char **argv)
 {
 	struct rm_args a = {0};
 	_cleanup_free_ const char **names = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*names));
-	int n = 0;
 	if (!names) {
 		cli_error("rm: out of memory");
 		return CLI_EXIT_USAGE;
 	}
-	for (int i = 1; i < argc; i++) {
-		int r = cli_parse_option(RM_OPTIONS, &a, argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (a.help) {
-			_cleanup_free_ char *h = cli_options_help(RM_OPTIONS, 22);
-			printf(RM_HELP, h ? h : "");
-			return 0;
-		}
-		if (r == 1)
-			continue;
-		if (argv[i][0] == '-') {
-			cli_error("rm: unknown option '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-		names[n++] = argv[i];
-	}
+	const struct cli_table tables[] = {{RM_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "rm", .help = RM_HELP, .tables = tables,
+					.ntables = 1, .operands = names, .max_operands = argc};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
 	if (!n) {
 		cli_error("rm: no cell named (usage: sandcell rm [-f] NAME...)");
 		return CLI_EXIT_USAGE;

@@ -17,7 +17,7 @@ static const char RUN_HELP[] =
 	"%s%s";
 
 struct run_args {
-	bool json, tty, help;
+	bool json, tty;
 	const char *net_log;
 };
 #define RA(member) CLI_FIELD(struct run_args, member)
@@ -34,7 +34,7 @@ static const struct cli_option RUN_OPTIONS[] = {
 	{"--net-log", NULL, CLI_STRING, RA(net_log), .metavar = "FILE",
 	 .help = "with an allowlist: append each egress decision to\n"
 		 "FILE as a JSON line (see docs/policy.md)"},
-	{"--help", "-h", CLI_FLAG, RA(help), .help = "this help", .usage = "-h, --help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -42,31 +42,15 @@ int cmd_run(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct run_args a = {0};
-	struct cli_table tables[] = {{RUN_OPTIONS, &a}, {CLI_CELL_OPTIONS, &opts}};
+	/* the common options first in the help */
+	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts}, {RUN_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "run", .help = RUN_HELP, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .flags = CLI_REST | CLI_DASHDASH};
 	_cleanup_fd_ int net_log_fd = -1;
-	int i = 1;
-	for (; i < argc; i++) {
-		const char *arg = argv[i];
-		if (!strcmp(arg, "--")) {
-			i++;
-			break;
-		}
-		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (a.help) {
-			_cleanup_free_ char *h = cli_options_help(RUN_OPTIONS, 22);
-			printf(RUN_HELP, cli_cell_opts_help(), h ? h : "");
-			return 0;
-		}
-		if (r == 1)
-			continue;
-		if (arg[0] == '-') {
-			cli_error("run: unknown option '%.64s' (see 'sandcell run --help')", arg);
-			return CLI_EXIT_USAGE;
-		}
-		break;
-	}
+	int nop, i;
+	int done = cli_parse_args(&cmd, argc, argv, &nop, &i);
+	if (done >= 0)
+		return done;
 	if (i >= argc) {
 		cli_error("run: no command given (usage: sandcell run [OPTIONS] -- CMD [ARG...])");
 		return CLI_EXIT_USAGE;

@@ -78,13 +78,15 @@ static int apply(const struct cli_option *o, void *target, const char *arg, cons
 	case CLI_CUSTOM:
 	case CLI_CUSTOM_FLAG:
 		return o->parse(target, arg, v);
+	case CLI_HELP:
+		return 0;
 	}
 	return -1;
 }
 
 static bool takes_value(const struct cli_option *o)
 {
-	return o->type != CLI_FLAG && o->type != CLI_CUSTOM_FLAG;
+	return o->type != CLI_FLAG && o->type != CLI_CUSTOM_FLAG && o->type != CLI_HELP;
 }
 
 int cli_parse_option(const struct cli_option *table, void *target, int argc, char **argv, int *i)
@@ -144,6 +146,85 @@ char *cli_options_help(const struct cli_option *table, int width)
 		return NULL;
 	}
 	return text;
+}
+
+static void print_command_help(const struct cli_command *c)
+{
+	if (c->print_help) {
+		c->print_help();
+		return;
+	}
+	char *h[3] = {NULL, NULL, NULL};
+	for (size_t k = 0; k < c->ntables && k < SC_ARRAY_LEN(h); k++)
+		h[k] = cli_options_help(c->tables[k].options,
+					c->help_width && c->tables[k].options != CLI_CELL_OPTIONS
+						? c->help_width
+						: 22);
+	printf(c->help, h[0] ? h[0] : "", h[1] ? h[1] : "", h[2] ? h[2] : "");
+	for (size_t k = 0; k < SC_ARRAY_LEN(h); k++)
+		free(h[k]);
+}
+
+/* argv[*i] as an option of c: 1 taken (*i past its value), 0 an operand,
+ * 2 the help printed, -1 an error printed. */
+static int take_option(const struct cli_command *c, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i];
+	if (cli_is_help(arg)) {
+		print_command_help(c);
+		return 2;
+	}
+	int r = cli_parse_options(c->tables, c->ntables, argc, argv, i);
+	if (r != 0)
+		return r;
+	bool stdin_dash = !strcmp(arg, "-") && (c->flags & CLI_DASH_OPERAND);
+	if (arg[0] == '-' && !stdin_dash) {
+		cli_error("%s: unknown option '%.64s' (see 'sandcell %s --help')", c->name, arg, c->name);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_args(const struct cli_command *c, int argc, char **argv, int *noperands, int *rest)
+{
+	int n = 0;
+	bool only_operands = false;
+	if (rest)
+		*rest = argc;
+	for (int i = 1; i < argc; i++) {
+		if (!only_operands && (c->flags & CLI_DASHDASH) && !strcmp(argv[i], "--")) {
+			if (c->flags & CLI_REST) {
+				*rest = i + 1;
+				break;
+			}
+			if (i + 1 >= argc) {
+				cli_error("%s: nothing after '--' (see 'sandcell %s --help')", c->name, c->name);
+				return CLI_EXIT_USAGE;
+			}
+			only_operands = true;
+			continue;
+		}
+		int r = only_operands ? 0 : take_option(c, argc, argv, &i);
+		if (r == 2)
+			return 0;
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r == 1)
+			continue;
+		if (n < c->max_operands) {
+			c->operands[n++] = argv[i];
+			continue;
+		}
+		if (c->flags & CLI_REST) {
+			*rest = i;
+			break;
+		}
+		cli_error("%s: unexpected argument '%.64s' (see 'sandcell %s --help')", c->name, argv[i],
+			  c->name);
+		return CLI_EXIT_USAGE;
+	}
+	*noperands = n;
+	return -1;
 }
 
 bool cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }

@@ -66,13 +66,34 @@ static int parse_bind(void *t, const char *opt, const char *v)
 	return 0;
 }
 
+int cli_check_cell_dir(const char *opt, const char *v)
+{
+	if (v[0] != '/') {
+		cli_error("%s: expected an absolute path in the cell, got '%.64s'", opt, v);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_add_env(const char *opt, const char *v, const char **env, size_t *n)
+{
+	if (!sc_valid_env(v)) {
+		cli_error("%s: expected KEY=VALUE, got '%.64s'", opt, v);
+		return -1;
+	}
+	if (*n >= CELL_MAX_ENV) {
+		cli_error("too many %s options (at most %d)", opt, CELL_MAX_ENV);
+		return -1;
+	}
+	env[(*n)++] = v;
+	return 0;
+}
+
 static int parse_workdir(void *t, const char *opt, const char *v)
 {
 	struct cli_cell_opts *o = t;
-	if (v[0] != '/') {
-		cli_error("-w: expected an absolute path in the cell, got '%.64s'", v);
+	if (cli_check_cell_dir(opt, v) < 0)
 		return -1;
-	}
 	o->overrides.workdir = (char *)v;
 	return 0;
 }
@@ -80,16 +101,7 @@ static int parse_workdir(void *t, const char *opt, const char *v)
 static int parse_env(void *t, const char *opt, const char *v)
 {
 	struct cli_cell_opts *o = t;
-	if (!sc_valid_env(v)) {
-		cli_error("-e: expected KEY=VALUE, got '%.64s'", v);
-		return -1;
-	}
-	if (o->nenv >= CELL_MAX_ENV) {
-		cli_error("too many -e options (at most %d)", CELL_MAX_ENV);
-		return -1;
-	}
-	o->env[o->nenv++] = v;
-	return 0;
+	return cli_add_env(opt, v, o->env, &o->nenv);
 }
 
 static int parse_hostname(void *t, const char *opt, const char *v)
