@@ -17,13 +17,13 @@
 void api_http_opts_init(struct api_http_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->listen = "127.0.0.1:8080";
-	o->connection_timeout_s = 30;
-	o->head_timeout_s = 10;
-	o->request_deadline_s = 60;
-	o->max_header = 32768;
-	o->max_connections = 256;
-	o->drain_s = 30;
+	o->listen = API_HTTP_LISTEN_DEFAULT;
+	o->connection_timeout_s = API_HTTP_CONNECTION_TIMEOUT_S;
+	o->head_timeout_s = API_HTTP_HEAD_TIMEOUT_S;
+	o->request_deadline_s = API_HTTP_REQUEST_DEADLINE_S;
+	o->max_header = API_HTTP_MAX_HEADER;
+	o->max_connections = API_HTTP_MAX_CONNECTIONS;
+	o->drain_s = API_HTTP_DRAIN_S;
 }
 
 int api_http_parse_listen(const char *s, struct listen_addr *la, struct sc_err *err)
@@ -166,7 +166,7 @@ int api_http_open_listener(const struct listen_addr *la, char *shown, size_t sho
 		}
 		api_http_addr_string((const struct sockaddr *)&got, shown, shown_size);
 	}
-	if (listen(fd, 128) < 0) {
+	if (listen(fd, HTTP_LISTEN_BACKLOG) < 0) {
 		int e = errno;
 		close(fd);
 		return sc_fail(err, e, "listen");

@@ -1,6 +1,6 @@
 /* The HTTP transport's parts (private to api/http*.c): libmicrohttpd's
- * functions (resolved at run time), the listener, and the connection
- * table that enforces deadlines and per-peer room. */
+ * functions (resolved at run time), the listener, the requests, and the
+ * connection table that enforces deadlines and per-peer room. */
 #pragma once
 #include <microhttpd.h>
 #include <pthread.h>
@@ -39,8 +39,19 @@ void api_http_addr_string(const struct sockaddr *sa, char *out, size_t size);
 /* A listening socket: a unix socket of mode 0600 (a stale one is replaced,
  * a live one refused), or TCP (port 0: the kernel picks); its address as
  * shown to the user into shown. */
+#define HTTP_LISTEN_BACKLOG 128
 int api_http_open_listener(const struct listen_addr *la, char *shown, size_t shown_size,
 			   struct sc_err *err);
+
+/* ---- requests (http_request.c) ---- */
+
+/* MHD's access handler and completion notification (cls: the server). */
+struct server;
+enum MHD_Result api_http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				    const char *method, const char *version, const char *upload,
+				    size_t *upload_size, void **con_cls);
+void api_http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			   enum MHD_RequestTerminationCode toe);
 
 /* ---- the connection table (http_conns.c) ---- */
 
