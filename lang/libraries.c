@@ -173,76 +173,81 @@ static void tail_of(const struct lang_exec *ex, char *out, size_t size)
 	out[o] = '\0';
 }
 
-int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
-			     const char *const *env, struct sc_err *err)
+/* argv = head (NULL-ended) followed by names[0..n). */
+static void join_argv(char **argv, const char *const *head, const char *const *names, size_t n)
 {
-	const struct lang_install *in = NULL;
-	for (size_t i = 0; i < SC_ARRAY_LEN(INSTALLS); i++)
-		if (!strcmp(INSTALLS[i].lang, req->lang->name))
-			in = &INSTALLS[i];
-	if (!in) {
-		char langs[128];
-		install_langs(langs, sizeof(langs));
-		return sc_fail(err, 0, "--libraries is not supported for %s (%s)", req->lang->name, langs);
+	size_t k = 0;
+	for (; head[k]; k++)
+		argv[k] = (char *)head[k];
+	for (size_t i = 0; i < n; i++)
+		argv[k++] = (char *)names[i];
+	argv[k] = NULL;
+}
+
+/* Is name one of the lines of out? */
+static bool has_line(const char *out, const char *name)
+{
+	size_t l = strlen(name);
+	for (const char *p = out; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+		if (ll == l && !memcmp(p, name, l))
+			return true;
+		p = nl ? nl + 1 : NULL;
 	}
-	if (!strcmp(in->lang, "go") && go_module(c, req, err) < 0)
-		return -1;
-	const char *missing[LANG_MAX_LIBRARIES];
-	size_t nmissing = 0;
+	return false;
+}
+
+/* Runs the language's check on the asked-for libraries: missing[] gets
+ * those it names (all of them when the check itself failed). */
+static int find_missing(struct cell *c, const struct lang_run_req *req,
+			const struct lang_install *in, const char *const *env,
+			const char **missing, size_t *nmissing, struct sc_err *err)
+{
 	char *argv[LANG_MAX_LIBRARIES + 16];
-	size_t n = 0;
-	for (; in->check[n]; n++)
-		argv[n] = (char *)in->check[n];
-	for (size_t i = 0; i < req->nlibraries; i++)
-		argv[n++] = (char *)req->libraries[i];
-	argv[n] = NULL;
+	join_argv(argv, in->check, req->libraries, req->nlibraries);
 	struct lang_i_exec x = {.argv = argv, .env = env, .cwd = req->workdir, .timeout_s = 60,
 				.output_limit = 65536, .stdin_fd = -1};
 	struct lang_exec ex = {0};
+	*nmissing = 0;
 	if (lang_i_exec(c, &x, &ex, err) < 0) {
 		free(ex.out);
 		free(ex.err);
 		return sc_err_wrap(err, "--libraries: checking what is installed");
 	}
 	/* only names that were asked for count */
-	for (size_t i = 0; i < req->nlibraries; i++) {
-		size_t l = strlen(req->libraries[i]);
-		bool miss = ex.status != LANG_EXEC_FINISHED || ex.return_code != 0;
-		for (const char *p = ex.out; !miss && p && *p;) {
-			const char *nl = strchr(p, '\n');
-			size_t ll = nl ? (size_t)(nl - p) : strlen(p);
-			if (ll == l && !memcmp(p, req->libraries[i], l))
-				miss = true;
-			p = nl ? nl + 1 : NULL;
-		}
-		if (miss)
-			missing[nmissing++] = req->libraries[i];
-	}
+	bool failed = ex.status != LANG_EXEC_FINISHED || ex.return_code != 0;
+	for (size_t i = 0; i < req->nlibraries; i++)
+		if (failed || has_line(ex.out, req->libraries[i]))
+			missing[(*nmissing)++] = req->libraries[i];
 	free(ex.out);
 	free(ex.err);
-	if (!nmissing)
-		return 0;
-	if (!req->has_network) {
-		char names[256] = "";
-		size_t used = 0;
-		for (size_t i = 0; i < nmissing && used + 1 < sizeof(names); i++) {
-			int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "", missing[i]);
-			if (w < 0)
-				break;
-			used += (size_t)w < sizeof(names) - used ? (size_t)w : sizeof(names) - used - 1;
-		}
-		return sc_fail(err, 0,
-			       "--libraries: %s not installed in the cell, and the cell has no network "
-			       "(--net none): give it %s, or a policy with network: allowlist naming those hosts",
-			       names, in->allow);
+	return 0;
+}
+
+/* "a, b, c" into names (cut at size). */
+static void join_names(const char *const *missing, size_t nmissing, char *names, size_t size)
+{
+	size_t used = 0;
+	names[0] = '\0';
+	for (size_t i = 0; i < nmissing && used + 1 < size; i++) {
+		int w = snprintf(names + used, size - used, "%s%s", i ? ", " : "", missing[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w < size - used ? (size_t)w : size - used - 1;
 	}
-	n = 0;
-	for (; in->install[n]; n++)
-		argv[n] = (char *)in->install[n];
-	for (size_t i = 0; i < nmissing; i++)
-		argv[n++] = (char *)missing[i];
-	argv[n] = NULL;
-	x.argv = argv;
+}
+
+/* Installs missing[] with the language's installer; the environment
+ * less the variable the installer must not see. */
+static int install_missing(struct cell *c, const struct lang_run_req *req,
+			   const struct lang_install *in, const char *const *env,
+			   const char *const *missing, size_t nmissing, struct sc_err *err)
+{
+	char *argv[LANG_MAX_LIBRARIES + 16];
+	join_argv(argv, in->install, missing, nmissing);
+	struct lang_i_exec x = {.argv = argv, .env = env, .cwd = req->workdir, .output_limit = 65536,
+				.stdin_fd = -1};
 	const char *ienv[24];
 	if (in->unset && env) {
 		size_t k = 0, ul = strlen(in->unset);
@@ -253,7 +258,7 @@ int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 		x.env = ienv;
 	}
 	x.timeout_s = req->install_timeout_s > 0 ? req->install_timeout_s : LANG_DEFAULT_INSTALL_TIMEOUT;
-	memset(&ex, 0, sizeof(ex));
+	struct lang_exec ex = {0};
 	int rc = lang_i_exec(c, &x, &ex, err);
 	if (rc == 0 && (ex.status != LANG_EXEC_FINISHED || ex.return_code != 0)) {
 		char t[640];
@@ -270,4 +275,35 @@ int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
 	free(ex.out);
 	free(ex.err);
 	return rc;
+}
+
+int lang_i_install_libraries(struct cell *c, const struct lang_run_req *req,
+			     const char *const *env, struct sc_err *err)
+{
+	const struct lang_install *in = NULL;
+	for (size_t i = 0; i < SC_ARRAY_LEN(INSTALLS); i++)
+		if (!strcmp(INSTALLS[i].lang, req->lang->name))
+			in = &INSTALLS[i];
+	if (!in) {
+		char langs[128];
+		install_langs(langs, sizeof(langs));
+		return sc_fail(err, 0, "--libraries is not supported for %s (%s)", req->lang->name, langs);
+	}
+	if (!strcmp(in->lang, "go") && go_module(c, req, err) < 0)
+		return -1;
+	const char *missing[LANG_MAX_LIBRARIES];
+	size_t nmissing;
+	if (find_missing(c, req, in, env, missing, &nmissing, err) < 0)
+		return -1;
+	if (!nmissing)
+		return 0;
+	if (!req->has_network) {
+		char names[256];
+		join_names(missing, nmissing, names, sizeof(names));
+		return sc_fail(err, 0,
+			       "--libraries: %s not installed in the cell, and the cell has no network "
+			       "(--net none): give it %s, or a policy with network: allowlist naming those hosts",
+			       names, in->allow);
+	}
+	return install_missing(c, req, in, env, missing, nmissing, err);
 }

@@ -201,11 +201,11 @@ static int source_fd(const char *src, size_t len, struct sc_err *err)
 	return fd;
 }
 
-int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
-			struct lang_result *res, struct sc_err *err)
+/* What a run asks for, checked before anything runs: the source, the
+ * timeout, the session's marker (*fast from it), its key, the libraries. */
+static int check_session_run(struct cell *c, const struct lang_session_req *req, bool *fast,
+			     char key[KEY_HEX + 1], struct sc_err *err)
 {
-	memset(res, 0, sizeof(*res));
-	double t0 = sc_now();
 	if (!req->source && req->source_len)
 		return sc_fail(err, EINVAL, "no source given");
 	if (req->source_len > LANG_MAX_SOURCE)
@@ -213,8 +213,8 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 			       req->source_len, LANG_MAX_SOURCE);
 	if (req->timeout_s < 0 || req->timeout_s > 1e7)
 		return sc_fail(err, EINVAL, "timeout out of range");
-	bool fast, current;
-	if (!session_marker(c, &fast, &current))
+	bool current;
+	if (!session_marker(c, fast, &current))
 		return sc_fail(err, ENOENT,
 			       "cell %.63s is not a code session (make one with 'sandcell code session start')",
 			       cell_name(c));
@@ -222,39 +222,36 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		return sc_fail(err, ENOTSUP,
 			       "the session in cell %.63s was started by an older sandcell: start a new one",
 			       cell_name(c));
-	char key[KEY_HEX + 1];
 	if (session_key(c, key, err) < 0)
 		return -1;
-	if (lang_i_check_libraries(req->libraries, req->nlibraries, err) < 0)
-		return -1;
-	struct sc_err e = {0};
-	if (req->nlibraries) {
-		struct lang_run_req lr;
-		lang_run_req_init(&lr);
-		lr.lang = lang_find("python");
-		for (size_t i = 0; i < req->nlibraries; i++)
-			lr.libraries[i] = req->libraries[i];
-		lr.nlibraries = req->nlibraries;
-		lr.has_network = session_has_network(c);
-		if (lang_i_install_libraries(c, &lr, SESSION_ENV, &e) < 0) {
-			res->status = LANG_SANDBOX_ERROR;
-			snprintf(res->message, sizeof(res->message), "%s", e.msg);
-			res->wall_s = sc_now() - t0;
-			lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
-			return 0;
-		}
-	}
-	int fd = source_fd(req->source ? req->source : "", req->source_len, err);
-	if (fd < 0)
-		return -1;
+	return lang_i_check_libraries(req->libraries, req->nlibraries, err);
+}
+
+/* Installs the run's --libraries for the session's Python. */
+static int session_libraries(struct cell *c, const struct lang_session_req *req, struct sc_err *err)
+{
+	struct lang_run_req lr;
+	lang_run_req_init(&lr);
+	lr.lang = lang_find("python");
+	for (size_t i = 0; i < req->nlibraries; i++)
+		lr.libraries[i] = req->libraries[i];
+	lr.nlibraries = req->nlibraries;
+	lr.has_network = session_has_network(c);
+	return lang_i_install_libraries(c, &lr, SESSION_ENV, err);
+}
+
+/* Runs the session's client (the fast one where it may) with the source
+ * on its stdin (fd). */
+static int session_exec(struct cell *c, const struct lang_session_req *req, bool fast, char *key,
+			int fd, struct lang_result *res, struct sc_err *err)
+{
 	char timeout[32];
 	snprintf(timeout, sizeof(timeout), "%.3f", req->timeout_s);
 	char *clear = req->clear_plots ? "1" : "0";
 	char *py_argv[] = {"python3", "-S", "-E", "-u", CLIENT, "run", key, timeout, clear, NULL};
 	char *fast_argv[] = {FAST_CLIENT, "run", key, timeout, clear, NULL};
-	char **argv = fast ? fast_argv : py_argv;
 	struct lang_i_exec x = {
-		.argv = argv,
+		.argv = fast ? fast_argv : py_argv,
 		.env = SESSION_ENV,
 		/* a backstop: the driver stops the code itself */
 		.timeout_s = req->timeout_s > 0 ? req->timeout_s + GRACE_S + 60 : 0,
@@ -265,15 +262,20 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		.has_cancel = req->has_cancel,
 		.cancel_fd = req->cancel_fd,
 	};
-	int rc = lang_i_exec(c, &x, &res->run, &e);
-	char st[STATUS_MAX];
-	ssize_t stn = rc < 0 ? -1 : pread(fd, st, sizeof(st) - 1, (off_t)req->source_len);
-	close(fd);
-	if (rc < 0) {
-		res->status = LANG_SANDBOX_ERROR;
-		snprintf(res->message, sizeof(res->message), "%s", e.msg);
-		goto done;
-	}
+	return lang_i_exec(c, &x, &res->run, err);
+}
+
+static void session_error(struct lang_result *res, const char *msg)
+{
+	res->status = LANG_SANDBOX_ERROR;
+	snprintf(res->message, sizeof(res->message), "%s", msg);
+}
+
+/* The result of a run that went through: the client's status (st, stn
+ * bytes; none when stn <= 0), then the plots it counted. */
+static void session_result(struct cell *c, const struct lang_session_req *req, char *st,
+			   ssize_t stn, struct lang_result *res)
+{
 	res->limit_hit = res->run.limit_hit;
 	res->peak_memory = res->run.peak_memory;
 	long nplots = 0;
@@ -291,8 +293,9 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		res->status = LANG_SANDBOX_ERROR;
 		snprintf(res->message, sizeof(res->message),
 			 "the session's client exited with %d without a status", res->run.return_code);
-		goto done;
+		return;
 	}
+	struct sc_err e = {0};
 	if (nplots > 0)
 		(void)lang_i_read_plots(c, SESSION_PLOTS, nplots > LANG_MAX_PLOTS ? LANG_MAX_PLOTS : nplots,
 					&req->sink, res, &e);
@@ -300,10 +303,41 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 		res->plots_truncated = true;
 	res->status = res->run.status == LANG_EXEC_FINISHED && res->run.return_code == 0
 			      ? LANG_SUCCESS : LANG_FAILED;
-done:
+}
+
+static int session_done(const struct lang_session_req *req, struct lang_result *res, double t0)
+{
 	res->wall_s = sc_now() - t0;
 	lang_i_emit(&req->sink, LANG_EV_RESULT, NULL, 0, res);
 	return 0;
+}
+
+int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
+			struct lang_result *res, struct sc_err *err)
+{
+	memset(res, 0, sizeof(*res));
+	double t0 = sc_now();
+	bool fast;
+	char key[KEY_HEX + 1];
+	if (check_session_run(c, req, &fast, key, err) < 0)
+		return -1;
+	struct sc_err e = {0};
+	if (req->nlibraries && session_libraries(c, req, &e) < 0) {
+		session_error(res, e.msg);
+		return session_done(req, res, t0);
+	}
+	int fd = source_fd(req->source ? req->source : "", req->source_len, err);
+	if (fd < 0)
+		return -1;
+	int rc = session_exec(c, req, fast, key, fd, res, &e);
+	char st[STATUS_MAX];
+	ssize_t stn = rc < 0 ? -1 : pread(fd, st, sizeof(st) - 1, (off_t)req->source_len);
+	close(fd);
+	if (rc < 0)
+		session_error(res, e.msg);
+	else
+		session_result(c, req, st, stn, res);
+	return session_done(req, res, t0);
 }
 
 int lang_session_run(const char *name, const struct lang_session_req *req,

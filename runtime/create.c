@@ -107,17 +107,10 @@ static struct cell *cell_alloc(const char *name, const char *dir, const struct c
 	return c;
 }
 
-int cell_create(const struct cell_spec *spec_in, const char *name, struct cell **out,
-		struct sc_err *err)
+/* The cell's state directory, new (dir: its path). */
+static int make_state_dir(const char *name, char *dir, size_t size, struct sc_err *err)
 {
-	char dir[4096];
-	struct cell_spec spec = *spec_in;
-	struct cell_info info = {0};
-	struct rt_start st;
-	_cleanup_fd_ int lfd = -1;
-	bool made_dir = false;
-	rt_start_init(&st);
-	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0 ||
+	if (rt_state_dir_of(name, dir, size, err) < 0 ||
 	    cell_ensure_private_dir(cell_state_root(), err) < 0)
 		return -1;
 	if (mkdir(dir, 0700) < 0) {
@@ -126,13 +119,74 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 				       name, name);
 		return sc_fail(err, errno, "create %s", dir);
 	}
-	made_dir = true;
-	snprintf(info.name, sizeof(info.name), "%s", name);
-	snprintf(info.image, sizeof(info.image), "%s", spec.image_name ? spec.image_name : "host");
-	info.limits = spec.limits;
+	return 0;
+}
+
+/* What is known of the cell before it starts. */
+static void info_init(struct cell_info *info, const char *name, const struct cell_spec *spec)
+{
+	snprintf(info->name, sizeof(info->name), "%s", name);
+	snprintf(info->image, sizeof(info->image), "%s", spec->image_name ? spec->image_name : "host");
+	info->limits = spec->limits;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	info.created = (double)now.tv_sec + now.tv_nsec / 1e9;
+	info->created = (double)now.tv_sec + now.tv_nsec / 1e9;
+}
+
+/* Starts init serving on lfd and waits until it is ready; info gets its
+ * pid, token and cgroup. */
+static int start_init(struct rt_start *st, const struct cell_spec *spec, const char *name, int lfd,
+		      struct cell_info *info, struct sc_err *err)
+{
+	st->plan.serve = true;
+	st->plan.serve_fd = lfd;
+	const int stdio[3] = {-1, -1, -1};
+	if (rt_start(st, spec, name, stdio, err) < 0)
+		return -1;
+	if (wait_msg(st, CELL_MSG_READY, err) < 0) {
+		rt_start_kill(st);
+		return -1;
+	}
+	info->pid = st->pid;
+	info->starttime = rt_pid_starttime(st->pid);
+	info->has_token = true;
+	memcpy(info->token, st->plan.token, sizeof(info->token));
+	if (st->cg.active)
+		snprintf(info->cgroup, sizeof(info->cgroup), "%s", st->cg.path);
+	return 0;
+}
+
+/* Records the cell (info file, init register), releases init from dying
+ * with us and waits until it has done so (exiting earlier could take it
+ * down), then starts the egress helper where there is egress. The cell
+ * is killed when one of these fails. */
+static int detach_init(struct rt_start *st, const struct cell_spec *spec, const char *dir,
+		       const char *name, const struct cell_info *info, struct sc_err *err)
+{
+	if (rt_state_write_info(dir, info, err) < 0 || rt_state_register_init(dir, info, err) < 0 ||
+	    sc_write_all(st->sync_fd, "k", 1) < 0 ||
+	    wait_msg(st, CELL_MSG_DETACHED, err) < 0 ||
+	    (st->egress_fd >= 0 &&
+	     rt_egress_spawn_helper(spec, st->egress_fd, st->pidfd, dir, name, info->cgroup, err) < 0)) {
+		rt_start_kill(st);
+		return -1;
+	}
+	sc_closep(&st->egress_fd);
+	return 0;
+}
+
+int cell_create(const struct cell_spec *spec_in, const char *name, struct cell **out,
+		struct sc_err *err)
+{
+	char dir[4096];
+	struct cell_spec spec = *spec_in;
+	struct cell_info info = {0};
+	struct rt_start st;
+	_cleanup_fd_ int lfd = -1;
+	rt_start_init(&st);
+	if (make_state_dir(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	info_init(&info, name, &spec);
 	/* info is written once, when init is ready: until then the directory
 	 * has none, and ps skips it */
 	if (rt_state_make_token(st.plan.token, err) < 0 || (lfd = listen_at(dir, err)) < 0)
@@ -145,35 +199,9 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 			goto fail;
 		spec.upper_dir = info.persist_dir;
 	}
-	st.plan.serve = true;
-	st.plan.serve_fd = lfd;
-	const int stdio[3] = {-1, -1, -1};
-	if (rt_start(&st, &spec, name, stdio, err) < 0)
+	if (start_init(&st, &spec, name, lfd, &info, err) < 0 ||
+	    detach_init(&st, &spec, dir, name, &info, err) < 0)
 		goto fail;
-	if (wait_msg(&st, CELL_MSG_READY, err) < 0) {
-		rt_start_kill(&st);
-		goto fail;
-	}
-	info.pid = st.pid;
-	info.starttime = rt_pid_starttime(st.pid);
-	info.has_token = true;
-	memcpy(info.token, st.plan.token, sizeof(info.token));
-	if (st.cg.active)
-		snprintf(info.cgroup, sizeof(info.cgroup), "%s", st.cg.path);
-	/* Release init from dying with us, and wait until it has done so:
-	 * exiting earlier could take it down. */
-	if (rt_state_write_info(dir, &info, err) < 0 || rt_state_register_init(dir, &info, err) < 0 ||
-	    sc_write_all(st.sync_fd, "k", 1) < 0 ||
-	    wait_msg(&st, CELL_MSG_DETACHED, err) < 0) {
-		rt_start_kill(&st);
-		goto fail;
-	}
-	if (st.egress_fd >= 0 &&
-	    rt_egress_spawn_helper(&spec, st.egress_fd, st.pidfd, dir, name, info.cgroup, err) < 0) {
-		rt_start_kill(&st);
-		goto fail;
-	}
-	sc_closep(&st.egress_fd);
 	struct cell *c = cell_alloc(name, dir, &info);
 	if (!c) {
 		rt_start_kill(&st);
@@ -187,12 +215,10 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	rt_start_cleanup(&st);
 	*out = c;
 	return 0;
-fail:
+fail:;
+	struct sc_err ignored;
 	rt_start_cleanup(&st);
-	if (made_dir) {
-		struct sc_err ignored;
-		rt_teardown_remove(dir, &info, &ignored);
-	}
+	rt_teardown_remove(dir, &info, &ignored);
 	return -1;
 }
 

@@ -193,26 +193,19 @@ static const char *userns_fix(char *buf, size_t size)
 	return "check that 'unshare --user --map-root-user true' works; the kernel needs CONFIG_USER_NS";
 }
 
-static void check_namespaces(struct doctor *d)
+/* Forks the probe child, maps it as a cell is mapped and lets it go on:
+ * 1 with its last report in *r, 0 when it died without one, -1 (errno)
+ * when it could not be started. */
+static int run_ns_probe(const struct idmap *map, struct ns_report *r)
 {
-	struct cell_check *cu = check_new(d, "userns");
-	struct cell_check *co = check_new(d, "overlay");
-	char fixbuf[384];
 	int rep[2], go[2];
 	struct sc_err err = {0};
-	struct idmap map;
-
-	set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
-	if (rt_idmap_for_caller(&map, &err) < 0) {
-		set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
-		return;
-	}
 	if (pipe2(rep, O_CLOEXEC) < 0)
-		goto os_fail;
+		return -1;
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		close(rep[0]);
 		close(rep[1]);
-		goto os_fail;
+		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -220,7 +213,7 @@ static void check_namespaces(struct doctor *d)
 		close(rep[1]);
 		close(go[0]);
 		close(go[1]);
-		goto os_fail;
+		return -1;
 	}
 	if (pid == 0) {
 		close(rep[0]);
@@ -230,62 +223,83 @@ static void check_namespaces(struct doctor *d)
 	close(rep[1]);
 	close(go[0]);
 
-	struct ns_report r = {0};
-	bool got = sc_read_all(rep[0], &r, sizeof(r)) == (ssize_t)sizeof(r);
-	if (got && r.stage == 0) {
+	*r = (struct ns_report){0};
+	bool got = sc_read_all(rep[0], r, sizeof(*r)) == (ssize_t)sizeof(*r);
+	if (got && r->stage == 0) {
 		/* unshared: map it as a cell is mapped, then let it go on */
-		if (rt_idmap_write(pid, &map, &err) < 0) {
-			r.stage = NS_USERNS;
-			r.errnum = 0;
-			snprintf(r.what, sizeof(r.what), "%.150s", err.msg);
+		if (rt_idmap_write(pid, map, &err) < 0) {
+			r->stage = NS_USERNS;
+			r->errnum = 0;
+			snprintf(r->what, sizeof(r->what), "%.150s", err.msg);
 		} else if (write(go[1], "g", 1) == 1) {
-			got = sc_read_all(rep[0], &r, sizeof(r)) == (ssize_t)sizeof(r);
+			got = sc_read_all(rep[0], r, sizeof(*r)) == (ssize_t)sizeof(*r);
 		}
 	}
 	close(go[1]);
 	close(rep[0]);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	return got ? 1 : 0;
+}
 
-	if (!got) {
-		set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
-		return;
-	}
-	const char *why = r.errnum ? strerror(r.errnum) : "";
-	switch (r.stage) {
+/* The userns and overlay checks from the probe's report. */
+static void report_namespaces(struct cell_check *cu, struct cell_check *co,
+			      const struct idmap *map, const struct ns_report *r)
+{
+	char fixbuf[384];
+	const char *why = r->errnum ? strerror(r->errnum) : "";
+	switch (r->stage) {
 	case NS_USERNS:
-		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)), "%s%s%s", r.what,
-		    r.errnum ? ": " : "", why);
+		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)), "%s%s%s", r->what,
+		    r->errnum ? ": " : "", why);
 		return;
 	case NS_OTHERS:
 	case NS_MOUNT:
 		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)),
-		    "user namespace created but %s failed: %s", r.what, why);
+		    "user namespace created but %s failed: %s", r->what, why);
 		return;
 	default:
 		break;
 	}
-	if (map.range)
+	if (map->range)
 		set(cu, CELL_CHECK_OK, "",
 		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is host "
 		    "uid %u (range of %u)",
-		    map.uid_start, map.count);
+		    map->uid_start, map->count);
 	else
 		set(cu, CELL_CHECK_OK, "",
 		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is "
 		    "your uid %u",
-		    map.uid_start);
-	if (r.stage == NS_OVERLAY)
+		    map->uid_start);
+	if (r->stage == NS_OVERLAY)
 		set(co, CELL_CHECK_FAIL,
-		    r.errnum == ENODEV ? "load the module: modprobe overlay"
-				       : "Linux 5.11+ mounts overlayfs in user namespaces; upgrade the kernel",
-		    "%s in a user namespace: %s", r.what, why);
+		    r->errnum == ENODEV ? "load the module: modprobe overlay"
+					: "Linux 5.11+ mounts overlayfs in user namespaces; upgrade the kernel",
+		    "%s in a user namespace: %s", r->what, why);
 	else
 		set(co, CELL_CHECK_OK, "", "overlay of /usr with a tmpfs upper layer in a user namespace");
-	return;
+}
 
-os_fail:
-	set(cu, CELL_CHECK_FAIL, "", "cannot start the probe: %s", strerror(errno));
+static void check_namespaces(struct doctor *d)
+{
+	struct cell_check *cu = check_new(d, "userns");
+	struct cell_check *co = check_new(d, "overlay");
+	struct sc_err err = {0};
+	struct idmap map;
+
+	set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
+	if (rt_idmap_for_caller(&map, &err) < 0) {
+		set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
+		return;
+	}
+	struct ns_report r;
+	int got = run_ns_probe(&map, &r);
+	if (got < 0)
+		set(cu, CELL_CHECK_FAIL, "", "cannot start the probe: %s", strerror(errno));
+	else if (!got)
+		set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
+	else
+		report_namespaces(cu, co, &map, &r);
 }
 
 /* ---- cgroups ---- */

@@ -227,6 +227,73 @@ static void warn_weak_limits(const struct cell_spec *spec, const struct cell_cgr
 	res->warning = strdup(warning); /* NULL on ENOMEM: only the warning is lost */
 }
 
+/* Starts the cell on stdio with its egress and its pty; the cell is
+ * killed when the egress or the pty cannot be set up. */
+static int start_cell(struct rt_start *st, struct egress_run *egress, struct run_io *io,
+		      const struct cell_spec *spec, const char *cell_id, const int stdio[3],
+		      struct sc_err *err)
+{
+	st->host_only[0] = io->tin.wr;
+	st->host_only[1] = io->tin.term;
+	if (rt_start(st, spec, cell_id, stdio, err) < 0)
+		return -1;
+	if ((st->egress_fd >= 0 &&
+	     rt_egress_run_start(egress, spec, steal_fd(&st->egress_fd), cell_id, err) < 0) ||
+	    (spec->tty &&
+	     rt_tty_adopt(&io->tty, steal_fd(&st->tty_master), spec->stdin_fd, spec->stdout_fd, err) < 0)) {
+		rt_start_kill(st);
+		return -1;
+	}
+	return 0;
+}
+
+/* Our copies of the capture pipes' write ends (and of the pty's slave)
+ * must go, or EOF never comes. */
+static void close_write_ends(const struct cell_spec *spec, struct run_io *io, int stdio[3])
+{
+	sc_closep(&io->tty.slave);
+	for (int k = 0; k < 3; k++)
+		sc_closep(&io->guard[k]);
+	if (spec->stdout_fd < 0)
+		sc_closep(&stdio[1]);
+	if (spec->stderr_fd < 0)
+		sc_closep(&stdio[2]);
+}
+
+static void close_io(const struct cell_spec *spec, struct run_io *io, int stdio[3])
+{
+	sc_closep(&io->out_rd);
+	sc_closep(&io->err_rd);
+	close_write_ends(spec, io, stdio);
+	sc_capture_free(&io->out);
+	sc_capture_free(&io->err);
+	rt_tty_close(&io->tty);
+	rt_tty_in_close(&io->tin);
+}
+
+/* Relays output and signals until the command has ended (or the timeout
+ * from t0), then fills res: status, egress, times, cgroup, output. */
+static int relay_and_collect(struct rt_start *st, struct egress_run *egress, struct run_io *io,
+			     const struct cell_spec *spec, int sigfd, double t0,
+			     struct cell_result *res, struct sc_err *err)
+{
+	struct relay r = {.pidfd = st->pidfd, .status_rd = steal_fd(&st->status_rd), .sigfd = sigfd,
+			  .io = io};
+	if (spec->limits.timeout_s > 0)
+		r.deadline = t0 + spec->limits.timeout_s;
+	relay_loop(&r);
+	sc_closep(&r.status_rd);
+	rt_egress_run_finish(egress, res);
+	int rc = finish(&r, st->pid, res, err);
+	st->pid = 0;
+	res->wall_s = sc_now() - t0;
+	if (st->cg.active)
+		rt_cgroup_collect(&st->cg, res);
+	sc_capture_result(&io->out, &res->out, &res->out_len, &res->out_truncated);
+	sc_capture_result(&io->err, &res->err, &res->err_len, &res->err_truncated);
+	return rc;
+}
+
 int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_err *err)
 {
 	memset(res, 0, sizeof(*res));
@@ -252,45 +319,11 @@ int cell_run(const struct cell_spec *spec, struct cell_result *res, struct sc_er
 	if ((sigfd = block_relayed_signals(&oldmask, err)) < 0)
 		goto out;
 	signals_blocked = true;
-	st.host_only[0] = io.tin.wr;
-	st.host_only[1] = io.tin.term;
-	if (rt_start(&st, spec, cell_id, stdio, err) < 0)
+	if (start_cell(&st, &egress, &io, spec, cell_id, stdio, err) < 0)
 		goto out;
-	if (st.egress_fd >= 0 &&
-	    rt_egress_run_start(&egress, spec, steal_fd(&st.egress_fd), cell_id, err) < 0) {
-		rt_start_kill(&st);
-		goto out;
-	}
-	if (spec->tty &&
-	    rt_tty_adopt(&io.tty, steal_fd(&st.tty_master), spec->stdin_fd, spec->stdout_fd, err) < 0) {
-		rt_start_kill(&st);
-		goto out;
-	}
 	warn_weak_limits(spec, &st.cg, res);
-	/* Our copies of the capture pipes' write ends (and of the pty's slave)
-	 * must go, or EOF never comes. */
-	sc_closep(&io.tty.slave);
-	for (int k = 0; k < 3; k++)
-		sc_closep(&io.guard[k]);
-	if (spec->stdout_fd < 0)
-		sc_closep(&stdio[1]);
-	if (spec->stderr_fd < 0)
-		sc_closep(&stdio[2]);
-
-	struct relay r = {.pidfd = st.pidfd, .status_rd = steal_fd(&st.status_rd), .sigfd = sigfd,
-			  .io = &io};
-	if (spec->limits.timeout_s > 0)
-		r.deadline = t0 + spec->limits.timeout_s;
-	relay_loop(&r);
-	sc_closep(&r.status_rd);
-	rt_egress_run_finish(&egress, res);
-	rc = finish(&r, st.pid, res, err);
-	st.pid = 0;
-	res->wall_s = sc_now() - t0;
-	if (st.cg.active)
-		rt_cgroup_collect(&st.cg, res);
-	sc_capture_result(&io.out, &res->out, &res->out_len, &res->out_truncated);
-	sc_capture_result(&io.err, &res->err, &res->err_len, &res->err_truncated);
+	close_write_ends(spec, &io, stdio);
+	rc = relay_and_collect(&st, &egress, &io, spec, sigfd, t0, res, err);
 out:
 	rt_egress_run_finish(&egress, NULL);
 	if (rc < 0)
@@ -298,18 +331,7 @@ out:
 	rt_start_cleanup(&st);
 	if (signals_blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	sc_closep(&io.out_rd);
-	sc_closep(&io.err_rd);
-	if (spec->stdout_fd < 0)
-		sc_closep(&stdio[1]);
-	if (spec->stderr_fd < 0)
-		sc_closep(&stdio[2]);
-	sc_capture_free(&io.out);
-	sc_capture_free(&io.err);
-	rt_tty_close(&io.tty);
-	rt_tty_in_close(&io.tin);
-	for (int k = 0; k < 3; k++)
-		sc_closep(&io.guard[k]);
+	close_io(spec, &io, stdio);
 	return rc;
 }
 

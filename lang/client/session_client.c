@@ -335,56 +335,53 @@ static bool await_result(int s, long pid, double timeout, struct status *st, boo
 	}
 }
 
-static int run(int argc, char **argv)
+/* Takes the run lock and waits for the driver's hello: 1 with the socket
+ * (*s) and the worker's pid; 0 when no supervisor answered (the run goes
+ * to client.py); -1 when the run cannot go on. *lock: the lock's fd. */
+static int open_session(int *s, int *lock, long *pid)
 {
-	double timeout = strtod(argv[3], NULL);
-	bool clear = !strcmp(argv[4], "1");
 	char path[700];
+	*s = *lock = -1;
+	*pid = -1;
 	if (path_in(path, sizeof(path), "run.lock") < 0)
-		return 125;
+		return -1;
 	/* no directory (the cell removed it): client.py makes it again */
-	int lock = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (lock >= 0 && flock(lock, LOCK_EX) < 0)
-		return 125;
-	int s = lock >= 0 ? connect_driver() : -1;
+	*lock = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (*lock >= 0 && flock(*lock, LOCK_EX) < 0)
+		return -1;
+	*s = *lock >= 0 ? connect_driver() : -1;
 	static const char *const HELLO[] = {"pid"};
-	long pid = -1;
-	int hello = s < 0 ? -1 : recv_msg(s, now() + HELLO_WAIT_S, HELLO, &pid, 1);
+	int hello = *s < 0 ? -1 : recv_msg(*s, now() + HELLO_WAIT_S, HELLO, pid, 1);
 	if (hello == 0) {
 		note("the session's interpreter did not answer within %gs", HELLO_WAIT_S);
-		return 125;
+		return -1;
 	}
-	if (hello < 0 || pid <= 0) {
-		/* no supervisor: client.py starts one (stdin is still unread) */
-		if (s >= 0)
-			close(s);
-		if (lock >= 0)
-			close(lock);
-		char script[700];
-		if (snprintf(script, sizeof(script), "%s/client.py", dir) >= (int)sizeof(script))
-			return 125;
-		char *pargv[] = {"python3", "-S", "-E", "-u", script, "run", argv[2], argv[3], argv[4], NULL};
-		execvp("python3", pargv);
-		note("cannot start python3: %s", strerror(errno));
+	return hello < 0 || *pid <= 0 ? 0 : 1;
+}
+
+/* No supervisor: client.py starts one (stdin is still unread). */
+static int hand_to_python(char **argv, int s, int lock)
+{
+	if (s >= 0)
+		close(s);
+	if (lock >= 0)
+		close(lock);
+	char script[700];
+	if (snprintf(script, sizeof(script), "%s/client.py", dir) >= (int)sizeof(script))
 		return 125;
-	}
-	(void)argc;
-	size_t len;
-	char *code = read_source(&len);
-	if (!code)
-		return 125;
-	if (len > MAX_SRC) {
-		note("source larger than %u bytes", MAX_SRC);
-		return 125;
-	}
-	struct status st = {0};
-	char seen[700];
-	if (path_in(seen, sizeof(seen), "worker") < 0)
-		return 125;
+	char *pargv[] = {"python3", "-S", "-E", "-u", script, "run", argv[2], argv[3], argv[4], NULL};
+	execvp("python3", pargv);
+	note("cannot start python3: %s", strerror(errno));
+	return 125;
+}
+
+/* Notes a worker other than the one the last run saw (seen: its file). */
+static void note_new_worker(const char *seen, long pid, struct status *st)
+{
 	long last = read_long_file(seen);
 	if (last && last != pid) {
 		char why[201];
-		st.restarted = 1;
+		st->restarted = 1;
 		read_died(last, 0, why, sizeof(why));
 		note("the Python interpreter was restarted (it %s); earlier state is lost", why);
 	}
@@ -393,6 +390,11 @@ static int run(int argc, char **argv)
 		snprintf(text, sizeof(text), "%ld", pid);
 		write_file(seen, text);
 	}
+}
+
+/* The code's length and flags, our stdout and stderr with them, then the code. */
+static bool send_code(int s, const char *code, size_t len, bool clear)
+{
 	unsigned char hdr[8];
 	uint32_t n = (uint32_t)len, flags = clear ? FLAG_CLEAR : 0;
 	for (int i = 0; i < 4; i++) {
@@ -410,22 +412,55 @@ static int run(int argc, char **argv)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
-	bool killed = false;
-	bool sent = sendmsg(s, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(hdr) && send_all(s, code, len) == 0;
-	free(code);
-	if (sent && await_result(s, pid, timeout, &st, &killed))
-		return finish(len, &st, timeout);
-	/* the worker went away without a result */
+	return sendmsg(s, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(hdr) && send_all(s, code, len) == 0;
+}
+
+/* The worker went away without a result. */
+static void worker_lost(const char *seen, long pid, bool killed, struct status *st)
+{
 	char why[201];
 	int died = read_died(pid, 10, why, sizeof(why));
-	st.exit = died ? died : 1;
-	st.crashed = st.restarted = 1;
+	st->exit = died ? died : 1;
+	st->crashed = st->restarted = 1;
 	write_file(seen, "0"); /* noted here, not again on the next run */
 	if (!killed)
 		note("the Python interpreter %s while running this code; it is restarted "
 		     "and the session's state is lost", why);
 	else
 		note("the interpreter is restarted and the session's state is lost");
+}
+
+static int run(int argc, char **argv)
+{
+	double timeout = strtod(argv[3], NULL);
+	bool clear = !strcmp(argv[4], "1");
+	int s, lock;
+	long pid;
+	int opened = open_session(&s, &lock, &pid);
+	if (opened < 0)
+		return 125;
+	if (opened == 0)
+		return hand_to_python(argv, s, lock);
+	(void)argc;
+	size_t len;
+	char *code = read_source(&len);
+	if (!code)
+		return 125;
+	if (len > MAX_SRC) {
+		note("source larger than %u bytes", MAX_SRC);
+		return 125;
+	}
+	struct status st = {0};
+	char seen[700];
+	if (path_in(seen, sizeof(seen), "worker") < 0)
+		return 125;
+	note_new_worker(seen, pid, &st);
+	bool killed = false;
+	bool sent = send_code(s, code, len, clear);
+	free(code);
+	if (sent && await_result(s, pid, timeout, &st, &killed))
+		return finish(len, &st, timeout);
+	worker_lost(seen, pid, killed, &st);
 	return finish(len, &st, timeout);
 }
 
