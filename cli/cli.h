@@ -100,6 +100,7 @@ int cli_parse_root(void *target, const char *option, const char *value);
  * table's help lines, in table order) unless print_help prints it. */
 struct cli_command {
 	const char *name; /* "image build": "image build: unknown option ..." */
+	const char *see;  /* errors' "see 'sandcell SEE --help'" (NULL: name) */
 	const char *help;
 	void (*print_help)(void);
 	const struct cli_table *tables;
@@ -169,6 +170,9 @@ int cli_check_cell_dir(const char *opt, const char *v);
 /* -e KEY=VALUE into env[*n] (at most CELL_MAX_ENV): 0, or -1 after a
  * one-line error naming opt. */
 int cli_add_env(const char *opt, const char *v, const char **env, size_t *n);
+
+/* How rootfs asks the runtime which images cells use (commit, image). */
+extern const struct rootfs_in_use CLI_CELLS_IN_USE;
 
 /* The common options (cli/opts.c), a table for struct cli_cell_opts. */
 extern const struct cli_option CLI_CELL_OPTIONS[];

@@ -2,9 +2,6 @@
 
 #include "cli.h"
 
-/* rootfs asks the runtime which images cells use */
-static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
-
 static const char COMMIT_HELP[] =
 	"usage: sandcell commit [--max-size SIZE] [--root DIR] NAME IMAGE\n"
 	"\n"
@@ -37,7 +34,7 @@ static int into_image(int fd, void *ctx, struct sc_err *err)
 	struct cli_log ls = {0};
 	struct sc_log log = cli_log_sink(&ls);
 	struct rootfs_limits lim = {.max_size = a->max_size, .log = &log};
-	return rootfs_image_commit(cell_data_root(), &CELLS_IN_USE, a->base, a->image, a->cell, fd,
+	return rootfs_image_commit(cell_data_root(), &CLI_CELLS_IN_USE, a->base, a->image, a->cell, fd,
 				   &lim, &a->rep, err);
 }
 

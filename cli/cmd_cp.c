@@ -15,10 +15,23 @@ static const char CP_HELP[] =
 	"absolute or leaves the copied tree (one line says so).\n"
 	"\n"
 	"Options:\n"
-	"  --keep-links          copied out, keep every symlink as it is\n"
-	"  --max-size SIZE       refuse to copy more than SIZE bytes (default 1G)\n"
-	"  --root DIR            state root (or SANDCELL_ROOT)\n"
-	"  -h, --help            this help\n";
+	"%s";
+
+struct cp_args {
+	uint64_t max_size;
+	bool keep_links;
+};
+#define CA(member) CLI_FIELD(struct cp_args, member)
+
+static const struct cli_option CP_OPTIONS[] = {
+	{"--keep-links", NULL, CLI_FLAG, CA(keep_links),
+	 .help = "copied out, keep every symlink as it is"},
+	{"--max-size", NULL, CLI_SIZE, CA(max_size), .metavar = "SIZE",
+	 .help = "refuse to copy more than SIZE bytes (default 1G)"},
+	CLI_ROOT_OPTION,
+	CLI_HELP_OPTION,
+	{0},
+};
 
 /* "NAME:/path" → name and path; a host path has no "NAME:" prefix. */
 static bool split_cell_arg(char *arg, char **name, char **path)
@@ -53,34 +66,16 @@ static void cp_log(void *ctx, enum sc_log_level level, const char *msg)
 
 int cmd_cp(int argc, char **argv)
 {
-	uint64_t max_size = 1ULL << 30;
-	unsigned out_flags = 0;
+	struct cp_args a = {.max_size = 1ULL << 30};
 	char *args[2];
-	int nargs = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (cli_is_help(a)) {
-			fputs(CP_HELP, stdout);
-			return 0;
-		} else if (!strcmp(a, "--max-size") && i + 1 < argc) {
-			if (sc_parse_size(argv[++i], &max_size) < 0 || !max_size) {
-				cli_error("--max-size: expected a size like 100M, got '%.64s'", argv[i]);
-				return CLI_EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--keep-links")) {
-			out_flags |= CELL_COPY_KEEP_LINKS;
-		} else if (!strcmp(a, "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("cp: unknown option '%.64s' (see 'sandcell cp --help')", a);
-			return CLI_EXIT_USAGE;
-		} else if (nargs < 2) {
-			args[nargs++] = argv[i];
-		} else {
-			cli_error("cp: too many arguments");
-			return CLI_EXIT_USAGE;
-		}
-	}
+	const struct cli_table tables[] = {{CP_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "cp", .help = CP_HELP, .tables = tables, .ntables = 1,
+					.operands = (const char **)args, .max_operands = 2,
+					.flags = CLI_DASH_OPERAND};
+	int nargs;
+	int done = cli_parse_args(&cmd, argc, argv, &nargs, NULL);
+	if (done >= 0)
+		return done;
 	if (nargs != 2) {
 		cli_error("cp: usage: sandcell cp HOSTPATH NAME:CELLPATH | NAME:CELLPATH HOSTPATH");
 		return CLI_EXIT_USAGE;
@@ -98,8 +93,9 @@ int cmd_cp(int argc, char **argv)
 	struct sc_log log = {.fn = cp_log, .ctx = &cl};
 	if (cell_open(name, &cell, &err) < 0)
 		return cli_fail(&err);
-	int rc = into ? cell_copy_in(cell, args[0], cell_path, max_size, &err)
-		      : cell_copy_out_flags(cell, cell_path, args[1], max_size, out_flags, &log, &err);
+	unsigned out_flags = a.keep_links ? CELL_COPY_KEEP_LINKS : 0;
+	int rc = into ? cell_copy_in(cell, args[0], cell_path, a.max_size, &err)
+		      : cell_copy_out_flags(cell, cell_path, args[1], a.max_size, out_flags, &log, &err);
 	cell_close(cell);
 	return rc < 0 ? cli_fail(&err) : 0;
 }

@@ -2,11 +2,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "../common/parse.h"
 #include "cli.h"
-
-/* rootfs asks the runtime which images cells use */
-static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
 
 static const char IMAGE_HELP[] =
 	"usage: sandcell image COMMAND [OPTIONS]\n"
@@ -33,11 +29,6 @@ static const char LS_HELP[] =
 	"size, creation time and source. --json prints one JSON array with, per\n"
 	"image, also its default env, workdir, entrypoint and cmd.\n";
 
-static const char LIMITS_HELP[] =
-	"  --max-size SIZE     refuse archives that unpack to more than SIZE (default 8G)\n"
-	"  --max-files N       refuse archives with more than N entries (default 2000000)\n"
-	"  --root DIR          keep data under DIR/data (or SANDCELL_ROOT)\n";
-
 static const char BUILD_HELP[] =
 	"usage: sandcell image build NAME [--recipe FILE] [--max-size SIZE] [--max-files N] [--root DIR]\n"
 	"\n"
@@ -52,7 +43,7 @@ static const char BUILD_HELP[] =
 	"'sandcell image build --dockerfile FILE --help').\n"
 	"\n"
 	"Options:\n"
-	"  --recipe FILE       the recipe to run (a shell script; see docs/images.md)\n";
+	"%s%s";
 
 static const char IMPORT_HELP[] =
 	"usage: sandcell image import FILE NAME [--max-size SIZE] [--max-files N] [--root DIR]\n"
@@ -65,7 +56,8 @@ static const char IMPORT_HELP[] =
 	"writes through symlinks, hard links out of the image) or neutralised\n"
 	"(device nodes skipped, setuid/setgid bits stripped).\n"
 	"\n"
-	"Options:\n";
+	"Options:\n"
+	"%s";
 
 static const char PULL_HELP[] =
 	"usage: sandcell image pull REF NAME [--insecure] [--platform OS/ARCH] [--max-size SIZE]\n"
@@ -78,14 +70,60 @@ static const char PULL_HELP[] =
 	"against their digests; an interrupted pull resumes where it stopped.\n"
 	"\n"
 	"Options:\n"
-	"  --insecure          plain HTTP; only for registries on loopback (127.0.0.0/8, ::1, localhost)\n"
-	"  --platform OS/ARCH  the variant to pick from a multi-platform image (default: this host's)\n";
+	"%s%s";
 
 static const char RM_HELP[] =
 	"usage: sandcell image rm NAME... [--root DIR]\n"
 	"\n"
 	"Remove images, and the layers no other image shares. An image used by a\n"
-	"long-lived cell is refused until the cell is removed ('sandcell rm CELL').\n";
+	"long-lived cell is refused until the cell is removed ('sandcell rm CELL').\n"
+	"\n"
+	"Options:\n"
+	"%s";
+
+/* The options of build, import, pull and rm: their help is 20 wide. */
+#define IMAGE_HELP_WIDTH 20
+#define IMAGE_ROOT_OPTION                                                         \
+	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",   \
+	 .help = "keep data under DIR/data (or SANDCELL_ROOT)"}
+#define RL(member) CLI_FIELD(struct rootfs_limits, member)
+
+/* build, import and pull: bounds on what is unpacked */
+static const struct cli_option LIMIT_OPTIONS[] = {
+	{"--max-size", NULL, CLI_SIZE, RL(max_size), .metavar = "SIZE",
+	 .help = "refuse archives that unpack to more than SIZE (default 8G)"},
+	{"--max-files", NULL, CLI_COUNT, RL(max_files), .min = 1, .max = UINT32_MAX, .metavar = "N",
+	 .help = "refuse archives with more than N entries (default 2000000)"},
+	IMAGE_ROOT_OPTION,
+	CLI_HELP_OPTION,
+	{0},
+};
+
+struct build_args {
+	const char *recipe;
+};
+
+static const struct cli_option BUILD_OPTIONS[] = {
+	{"--recipe", NULL, CLI_STRING, CLI_FIELD(struct build_args, recipe), .metavar = "FILE",
+	 .help = "the recipe to run (a shell script; see docs/images.md)"},
+	{0},
+};
+
+#define PO(member) CLI_FIELD(struct rootfs_pull_opts, member)
+
+static const struct cli_option PULL_OPTIONS[] = {
+	{"--insecure", NULL, CLI_FLAG, PO(insecure),
+	 .help = "plain HTTP; only for registries on loopback (127.0.0.0/8, ::1, localhost)"},
+	{"--platform", NULL, CLI_STRING, PO(platform), .metavar = "OS/ARCH",
+	 .help = "the variant to pick from a multi-platform image (default: this host's)"},
+	{0},
+};
+
+static const struct cli_option RM_OPTIONS[] = {
+	IMAGE_ROOT_OPTION,
+	CLI_HELP_OPTION,
+	{0},
+};
 
 
 /* rootfs's warnings, printed as the CLI prints its own */
@@ -170,37 +208,6 @@ static int image_ls(int argc, char **argv)
 	return 0;
 }
 
-/* Options shared by build/import/pull; 1 consumed, 0 not ours, -1 bad. */
-static int limit_opt(struct rootfs_limits *lim, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	bool size = !strcmp(a, "--max-size"), files = !strcmp(a, "--max-files");
-	if (!strcmp(a, "--root")) {
-		if (*i + 1 >= argc || argv[*i + 1][0] != '/') {
-			cli_error("--root: expected an absolute path");
-			return -1;
-		}
-		cell_set_root(argv[++*i]);
-		return 1;
-	}
-	if (!size && !files)
-		return 0;
-	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", a);
-		return -1;
-	}
-	const char *v = argv[++*i];
-	if (size && (sc_parse_size(v, &lim->max_size) < 0 || lim->max_size == 0)) {
-		cli_error("--max-size: expected a size like 8G, got '%.64s'", v);
-		return -1;
-	}
-	if (files && sc_parse_uint(v, 1, UINT32_MAX, &lim->max_files) < 0) {
-		cli_error("--max-files: expected a number, got '%.64s'", v);
-		return -1;
-	}
-	return 1;
-}
-
 static void print_report(const char *verb, const char *name, const struct rootfs_report *rep)
 {
 	char size[32];
@@ -226,50 +233,19 @@ static int ensure_data_dir(void)
 	return 0;
 }
 
-/* Positional arguments and the common options; returns the count. */
-static int collect(const char *verb, const char *help, int argc, char **argv,
-		   struct rootfs_limits *lim, const char **pos, int maxpos, const char *const *flags,
-		   bool *flag_set, const char *const *valued, const char **values)
+/* The operands of an image command: their count, or -1 with *rc the exit
+ * status (0 after the help). */
+static int image_args(const char *verb, const char *help, const struct cli_table *tables,
+		      size_t ntables, int argc, char **argv, const char **pos, int maxpos, int *rc)
 {
-	int n = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (cli_is_help(a)) {
-			fputs(help, stdout);
-			return -2;
-		}
-		int rc = limit_opt(lim, argc, argv, &i);
-		if (rc < 0)
-			return -1;
-		if (rc)
-			continue;
-		bool used = false;
-		for (int k = 0; flags && flags[k] && !used; k++)
-			if (!strcmp(a, flags[k]))
-				used = flag_set[k] = true;
-		for (int k = 0; valued && valued[k] && !used; k++) {
-			if (strcmp(a, valued[k]) != 0)
-				continue;
-			if (i + 1 >= argc) {
-				cli_error("%s needs a value", a);
-				return -1;
-			}
-			values[k] = argv[++i];
-			used = true;
-		}
-		if (used)
-			continue;
-		if (a[0] == '-' && a[1]) {
-			cli_error("image %s: unknown option '%.64s'", verb, a);
-			return -1;
-		}
-		if (n == maxpos) {
-			cli_error("image %s: unexpected argument '%.64s'", verb, a);
-			return -1;
-		}
-		pos[n++] = a;
-	}
-	return n;
+	char name[32];
+	snprintf(name, sizeof(name), "image %s", verb);
+	const struct cli_command cmd = {.name = name, .help = help, .tables = tables,
+					.ntables = ntables, .help_width = IMAGE_HELP_WIDTH,
+					.operands = pos, .max_operands = maxpos};
+	int n;
+	*rc = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	return *rc >= 0 ? -1 : n;
 }
 
 /* While a recipe runs, SIGINT, SIGTERM and SIGHUP go on to its process
@@ -308,16 +284,14 @@ static int image_build(int argc, char **argv)
 		if (!strcmp(argv[i], "--dockerfile"))
 			return image_build_dockerfile(argc, argv);
 	struct rootfs_limits lim = {0};
-	const char *pos[1], *vals[1] = {NULL};
-	static const char *const valued[] = {"--recipe", NULL};
-	char help[4096];
-	snprintf(help, sizeof(help), "%s%s", BUILD_HELP, LIMITS_HELP);
-	int n = collect("build", help, argc, argv, &lim, pos, 1, NULL, NULL, valued, vals);
-	if (n == -2)
-		return 0;
+	struct build_args a = {0};
+	const struct cli_table tables[] = {{BUILD_OPTIONS, &a}, {LIMIT_OPTIONS, &lim}};
+	const char *pos[1];
+	int rc, n = image_args("build", BUILD_HELP, tables, 2, argc, argv, pos, 1, &rc);
+	if (n < 0)
+		return rc;
 	if (n != 1) {
-		if (n >= 0)
-			cli_error("image build: expected NAME (usage: sandcell image build NAME [--recipe FILE])");
+		cli_error("image build: expected NAME (usage: sandcell image build NAME [--recipe FILE])");
 		return CLI_EXIT_USAGE;
 	}
 	if (ensure_data_dir())
@@ -325,7 +299,7 @@ static int image_build(int argc, char **argv)
 	struct rootfs_report rep;
 	struct sc_err err = {0};
 	struct rootfs_recipe_hook hook = {.group = forward_to_recipe};
-	if (rootfs_image_build(cell_data_root(), &CELLS_IN_USE, pos[0], vals[0], &lim, &hook, &rep,
+	if (rootfs_image_build(cell_data_root(), &CLI_CELLS_IN_USE, pos[0], a.recipe, &lim, &hook, &rep,
 			       &err) < 0)
 		return cli_fail(&err);
 	print_report("built", pos[0], &rep);
@@ -335,15 +309,13 @@ static int image_build(int argc, char **argv)
 static int image_import(int argc, char **argv)
 {
 	struct rootfs_limits lim = {0};
+	const struct cli_table tables[] = {{LIMIT_OPTIONS, &lim}};
 	const char *pos[2];
-	char help[4096];
-	snprintf(help, sizeof(help), "%s%s", IMPORT_HELP, LIMITS_HELP);
-	int n = collect("import", help, argc, argv, &lim, pos, 2, NULL, NULL, NULL, NULL);
-	if (n == -2)
-		return 0;
+	int rc, n = image_args("import", IMPORT_HELP, tables, 1, argc, argv, pos, 2, &rc);
+	if (n < 0)
+		return rc;
 	if (n != 2) {
-		if (n >= 0)
-			cli_error("image import: expected FILE and NAME (usage: sandcell image import FILE NAME)");
+		cli_error("image import: expected FILE and NAME (usage: sandcell image import FILE NAME)");
 		return CLI_EXIT_USAGE;
 	}
 	if (ensure_data_dir())
@@ -351,7 +323,7 @@ static int image_import(int argc, char **argv)
 	struct rootfs_report rep;
 	struct sc_err err = {0};
 	const struct sc_log log = {.fn = warn_sink};
-	if (rootfs_image_import(cell_data_root(), &CELLS_IN_USE, pos[0], pos[1], &lim, &rep, &log,
+	if (rootfs_image_import(cell_data_root(), &CLI_CELLS_IN_USE, pos[0], pos[1], &lim, &rep, &log,
 				&err) < 0)
 		return cli_fail(&err);
 	print_report("imported", pos[1], &rep);
@@ -361,27 +333,20 @@ static int image_import(int argc, char **argv)
 static int image_pull(int argc, char **argv)
 {
 	struct rootfs_pull_opts o = {.progress = stderr};
-	const char *pos[2], *vals[1] = {NULL};
-	static const char *const flags[] = {"--insecure", NULL};
-	static const char *const valued[] = {"--platform", NULL};
-	bool set[1] = {false};
-	char help[4096];
-	snprintf(help, sizeof(help), "%s%s", PULL_HELP, LIMITS_HELP);
-	int n = collect("pull", help, argc, argv, &o.limits, pos, 2, flags, set, valued, vals);
-	if (n == -2)
-		return 0;
+	const struct cli_table tables[] = {{PULL_OPTIONS, &o}, {LIMIT_OPTIONS, &o.limits}};
+	const char *pos[2];
+	int rc, n = image_args("pull", PULL_HELP, tables, 2, argc, argv, pos, 2, &rc);
+	if (n < 0)
+		return rc;
 	if (n != 2) {
-		if (n >= 0)
-			cli_error("image pull: expected REF and NAME (usage: sandcell image pull REF NAME)");
+		cli_error("image pull: expected REF and NAME (usage: sandcell image pull REF NAME)");
 		return CLI_EXIT_USAGE;
 	}
-	o.insecure = set[0];
-	o.platform = vals[0];
 	if (ensure_data_dir())
 		return CLI_EXIT_USAGE;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
-	if (rootfs_image_pull(cell_data_root(), &CELLS_IN_USE, pos[0], pos[1], &o, &rep, &err) < 0)
+	if (rootfs_image_pull(cell_data_root(), &CLI_CELLS_IN_USE, pos[0], pos[1], &o, &rep, &err) < 0)
 		return cli_fail(&err);
 	print_report("pulled", pos[1], &rep);
 	return 0;
@@ -389,32 +354,24 @@ static int image_pull(int argc, char **argv)
 
 static int image_rm(int argc, char **argv)
 {
-	int names = 0, rc = 0;
-	for (int i = 1; i < argc; i++) {
-		if (cli_is_help(argv[i])) {
-			fputs(RM_HELP, stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			cell_set_root(argv[++i]);
-		} else if (argv[i][0] == '-') {
-			cli_error("image rm: unknown option '%.64s'", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--root")) {
-			i++;
-			continue;
-		}
-		names++;
-		struct sc_err err = {0};
-		if (rootfs_image_remove(cell_data_root(), &CELLS_IN_USE, argv[i], &err) < 0)
-			rc = cli_fail(&err);
-	}
+	_cleanup_free_ const char **names = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*names));
 	if (!names) {
+		cli_error("image rm: out of memory");
+		return CLI_EXIT_USAGE;
+	}
+	const struct cli_table tables[] = {{RM_OPTIONS, NULL}};
+	int rc, n = image_args("rm", RM_HELP, tables, 1, argc, argv, names, argc, &rc);
+	if (n < 0)
+		return rc;
+	if (!n) {
 		cli_error("image rm: no image named (usage: sandcell image rm NAME...)");
 		return CLI_EXIT_USAGE;
+	}
+	rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct sc_err err = {0};
+		if (rootfs_image_remove(cell_data_root(), &CLI_CELLS_IN_USE, names[i], &err) < 0)
+			rc = cli_fail(&err);
 	}
 	return rc;
 }

@@ -2,13 +2,10 @@
  * build is imagebuild/'s (imagebuild_dockerfile). */
 #include <string.h>
 
-#include "../common/parse.h"
 #include "../imagebuild/imagebuild.h"
 #include "cli.h"
 
 #define MAX_BUILD_ARGS 64
-
-static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
 
 static const char DF_HELP[] =
 	"usage: sandcell image build NAME --dockerfile FILE [--context DIR] [--build-arg K=V]...\n"
@@ -21,12 +18,7 @@ static const char DF_HELP[] =
 	"stderr. A failed step leaves no image. See docs/images.md.\n"
 	"\n"
 	"Options:\n"
-	"  --dockerfile FILE   the Dockerfile\n"
-	"  --context DIR       where COPY/ADD read from (default: FILE's directory)\n"
-	"  --build-arg K=V     a value for ARG K (repeatable)\n"
-	"  --json              print the result as one JSON object\n"
-	"  --max-size SIZE     bound on a layer's and the image's data (default 8G)\n"
-	"  --root DIR          keep data under DIR/data (or SANDCELL_ROOT)\n"
+	"%s"
 	"The RUN cells take the cell options (--policy, --memory, --net, --allow-net, ...):\n"
 	"%s";
 
@@ -37,83 +29,63 @@ struct df_args {
 	bool json;
 	struct rootfs_limits lim;
 };
+#define DA(member) CLI_FIELD(struct df_args, member)
 
-/* 1 consumed, 0 not ours, -1 bad (printed). */
-static int df_opt(struct df_args *a, int argc, char **argv, int *i)
+static int parse_build_arg(void *t, const char *opt, const char *v)
 {
-	const char *o = argv[*i];
-	static const char *const valued[] = {"--dockerfile", "--context", "--build-arg",
-					     "--max-size", "--root"};
-	bool known = false;
-	for (size_t k = 0; k < SC_ARRAY_LEN(valued); k++)
-		known |= !strcmp(o, valued[k]);
-	if (!strcmp(o, "--json")) {
-		a->json = true;
-		return 1;
-	}
-	if (!known)
-		return 0;
-	if (*i + 1 >= argc) {
-		cli_error("%s needs a value", o);
+	struct df_args *a = t;
+	if (!strchr(v, '=') || v[0] == '=' || a->nargs == MAX_BUILD_ARGS) {
+		cli_error("%s: expected KEY=VALUE (at most %d), got '%.64s'", opt, MAX_BUILD_ARGS, v);
 		return -1;
 	}
-	const char *v = argv[++*i];
-	if (!strcmp(o, "--dockerfile")) {
-		a->file = v;
-	} else if (!strcmp(o, "--context")) {
-		a->context = v;
-	} else if (!strcmp(o, "--build-arg")) {
-		if (!strchr(v, '=') || v[0] == '=' || a->nargs == MAX_BUILD_ARGS) {
-			cli_error("--build-arg: expected KEY=VALUE (at most %d), got '%.64s'",
-				  MAX_BUILD_ARGS, v);
-			return -1;
-		}
-		a->build_args[a->nargs++] = (char *)v;
-	} else if (!strcmp(o, "--max-size")) {
-		if (sc_parse_size(v, &a->lim.max_size) < 0 || !a->lim.max_size) {
-			cli_error("--max-size: expected a size like 8G, got '%.64s'", v);
-			return -1;
-		}
-	} else {
-		if (v[0] != '/') {
-			cli_error("--root: expected an absolute path");
-			return -1;
-		}
-		cell_set_root(v);
-	}
-	return 1;
+	a->build_args[a->nargs++] = (char *)v;
+	return 0;
 }
 
+static int refuse_image(void *t, const char *opt, const char *v)
+{
+	(void)t, (void)opt, (void)v;
+	cli_error("image build: --image does not apply (the Dockerfile's FROM names the base)");
+	return -1;
+}
+
+static const struct cli_option DF_OPTIONS[] = {
+	{"--dockerfile", NULL, CLI_STRING, DA(file), .metavar = "FILE", .help = "the Dockerfile"},
+	{"--context", NULL, CLI_STRING, DA(context), .metavar = "DIR",
+	 .help = "where COPY/ADD read from (default: FILE's directory)"},
+	{"--build-arg", NULL, CLI_CUSTOM, .parse = parse_build_arg, .metavar = "K=V",
+	 .help = "a value for ARG K (repeatable)"},
+	{"--json", NULL, CLI_FLAG, DA(json), .help = "print the result as one JSON object"},
+	{"--max-size", NULL, CLI_SIZE, DA(lim.max_size), .metavar = "SIZE",
+	 .help = "bound on a layer's and the image's data (default 8G)"},
+	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",
+	 .help = "keep data under DIR/data (or SANDCELL_ROOT)"},
+	{"--image", NULL, CLI_CUSTOM_FLAG, .parse = refuse_image},
+	CLI_HELP_OPTION,
+	{0},
+};
+
+/* -1 to go on, else the exit status (0 after the help). */
 static int parse_args(struct df_args *a, struct cli_cell_opts *opts, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			printf(DF_HELP, cli_cell_opts_help());
-			return 1;
-		}
-		int r = df_opt(a, argc, argv, &i);
-		if (r == 0 && !strcmp(argv[i], "--image")) {
-			cli_error("image build: --image does not apply (the Dockerfile's FROM names the base)");
-			return -1;
-		}
-		if (r == 0)
-			r = cli_cell_opts_parse(opts, argc, argv, &i);
-		if (r < 0)
-			return -1;
-		if (r == 1)
-			continue;
-		if (argv[i][0] == '-' || a->name) {
-			cli_error("image build: unexpected argument '%.64s' (see 'sandcell image build "
-				  "--dockerfile FILE --help')", argv[i]);
-			return -1;
-		}
-		a->name = argv[i];
-	}
+	const struct cli_table tables[] = {{DF_OPTIONS, a}, {CLI_CELL_OPTIONS, opts}};
+	const struct cli_command cmd = {.name = "image build",
+					.see = "image build --dockerfile FILE",
+					.help = DF_HELP,
+					.tables = tables,
+					.ntables = SC_ARRAY_LEN(tables),
+					.help_width = 20,
+					.operands = &a->name,
+					.max_operands = 1};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
 	if (!a->name || !a->file) {
 		cli_error("image build: expected NAME and --dockerfile FILE");
-		return -1;
+		return CLI_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 static void print_json(const struct df_args *a, const struct imagebuild_result *res)
@@ -133,9 +105,9 @@ int image_build_dockerfile(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct df_args a = {0};
-	int r = parse_args(&a, &opts, argc, argv);
-	if (r)
-		return r > 0 ? 0 : CLI_EXIT_USAGE;
+	int done = parse_args(&a, &opts, argc, argv);
+	if (done >= 0)
+		return done;
 	char dir[4096];
 	if (!a.context) {
 		snprintf(dir, sizeof(dir), "%s", a.file);
@@ -156,7 +128,7 @@ int image_build_dockerfile(int argc, char **argv)
 	struct sc_log log = cli_log_sink(&ls);
 	a.lim.log = &log;
 	struct imagebuild_req b = {.name = a.name, .file = a.file, .context = a.context,
-				  .build_args = a.build_args, .spec = &cell.spec, .in_use = &CELLS_IN_USE,
+				  .build_args = a.build_args, .spec = &cell.spec, .in_use = &CLI_CELLS_IN_USE,
 				  .lim = &a.lim, .out_fd = 2, .log = a.json ? NULL : &log};
 	struct imagebuild_result res;
 	if (imagebuild_dockerfile(&b, &res, &err) < 0)

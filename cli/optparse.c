@@ -179,7 +179,8 @@ static int take_option(const struct cli_command *c, int argc, char **argv, int *
 		return r;
 	bool stdin_dash = !strcmp(arg, "-") && (c->flags & CLI_DASH_OPERAND);
 	if (arg[0] == '-' && !stdin_dash) {
-		cli_error("%s: unknown option '%.64s' (see 'sandcell %s --help')", c->name, arg, c->name);
+		cli_error("%s: unknown option '%.64s' (see 'sandcell %s --help')", c->name, arg,
+			  c->see ? c->see : c->name);
 		return -1;
 	}
 	return 0;
@@ -198,7 +199,8 @@ int cli_parse_args(const struct cli_command *c, int argc, char **argv, int *nope
 				break;
 			}
 			if (i + 1 >= argc) {
-				cli_error("%s: nothing after '--' (see 'sandcell %s --help')", c->name, c->name);
+				cli_error("%s: nothing after '--' (see 'sandcell %s --help')", c->name,
+					  c->see ? c->see : c->name);
 				return CLI_EXIT_USAGE;
 			}
 			only_operands = true;
@@ -220,7 +222,7 @@ int cli_parse_args(const struct cli_command *c, int argc, char **argv, int *nope
 			break;
 		}
 		cli_error("%s: unexpected argument '%.64s' (see 'sandcell %s --help')", c->name, argv[i],
-			  c->name);
+			  c->see ? c->see : c->name);
 		return CLI_EXIT_USAGE;
 	}
 	*noperands = n;

@@ -116,6 +116,8 @@ static int parse_hostname(void *t, const char *opt, const char *v)
 	return 0;
 }
 
+const struct rootfs_in_use CLI_CELLS_IN_USE = {.fn = cell_image_in_use};
+
 int cli_parse_root(void *t, const char *opt, const char *v)
 {
 	(void)t, (void)opt;
