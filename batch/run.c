@@ -839,78 +839,118 @@ static int finish(struct runner *r, struct batch_summary *summary, struct sc_err
 	return summary->errors ? 1 : 0;
 }
 
-int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err)
+/* The run directory (made and locked: the lock fd in *lock) and the tasks. */
+static int open_run(struct runner *r, int *lock, struct sc_err *err)
 {
-	*summary = (struct batch_summary){0};
-	struct runner r = {.o = o, .results_fd = -1};
-	pthread_mutex_init(&r.mu, NULL);
-	pthread_mutex_init(&r.pool_mu, NULL);
-	pthread_mutex_init(&r.write_mu, NULL);
-	int status = CELL_EXIT_INTERNAL, lock = -1;
-	size_t *sel = NULL, nsel = 0;
-	struct batch_records prior = {0};
-	struct batch_compact_stats cst;
-	pthread_t *th = NULL;
+	const struct batch_options *o = r->o;
+	if (sc_path(r->dir, sizeof(r->dir), "%s", o->out_dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "--out");
+	if (sc_mkdir_p(r->dir, 0755, err) < 0 || (*lock = lock_dir(r->dir, err)) < 0)
+		return -1;
+	if (!o->benchmark)
+		return batch_tasks_load(o->tasks_path, &r->tasks, report_bad, (void *)o, err);
+	char real[PATH_MAX];
+	const char *base = realpath(o->benchmark, real) ? strrchr(real, '/') : NULL;
+	if (!base || !base[1] ||
+	    sc_path(r->bench_cell, sizeof(r->bench_cell), "/testbed/%s", base + 1) < 0)
+		snprintf(r->bench_cell, sizeof(r->bench_cell), "/testbed/benchmark");
+	return batch_bench_load(o->tasks_path, &r->tasks, report_bad, (void *)o, err);
+}
 
-	if (sc_path(r.dir, sizeof(r.dir), "%s", o->out_dir) < 0) {
-		sc_fail(err, ENAMETOOLONG, "--out");
-		goto out;
-	}
-	if (sc_mkdir_p(r.dir, 0755, err) < 0 || (lock = lock_dir(r.dir, err)) < 0)
-		goto out;
-	if (o->benchmark) {
-		char real[PATH_MAX];
-		const char *base = realpath(o->benchmark, real) ? strrchr(real, '/') : NULL;
-		if (!base || !base[1] || sc_path(r.bench_cell, sizeof(r.bench_cell), "/testbed/%s",
-						 base + 1) < 0)
-			snprintf(r.bench_cell, sizeof(r.bench_cell), "/testbed/benchmark");
-		if (batch_bench_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0)
-			goto out;
-	} else if (batch_tasks_load(o->tasks_path, &r.tasks, report_bad, (void *)o, err) < 0) {
-		goto out;
-	}
-	if (select_tasks(&r, &sel, &nsel) < 0) {
-		sc_fail(err, ENOMEM, "tasks");
-		goto out;
-	}
-	if (check_checkers(&r, sel, nsel, err) < 0)
-		goto out;
-	if (batch_results_compact(r.dir, o->retry_errors, &prior, &cst, err) < 0)
-		goto out;
-	if (cst.partial && !o->quiet)
+static void note_compaction(const struct batch_options *o, const struct batch_compact_stats *cst)
+{
+	if (o->quiet)
+		return;
+	if (cst->partial)
 		sc_log(&o->log, SC_LOG_WARN, "batch: dropped a partial last line of results.jsonl (a "
 					     "crash mid-write); its attempt runs again");
-	if ((cst.invalid || cst.duplicate) && !o->quiet)
+	if (cst->invalid || cst->duplicate)
 		sc_log(&o->log, SC_LOG_WARN, "batch: moved %zu invalid and %zu duplicate lines of "
-					     "results.jsonl to superseded.jsonl", cst.invalid, cst.duplicate);
-	if (cst.superseded && !o->quiet)
+					     "results.jsonl to superseded.jsonl", cst->invalid, cst->duplicate);
+	if (cst->superseded)
 		sc_log(&o->log, SC_LOG_INFO, "batch: retrying %zu attempts that ended in error (their "
-					     "lines are kept in superseded.jsonl)", cst.superseded);
-	if (plan_attempts(&r, sel, nsel, &prior) < 0) {
-		sc_fail(err, ENOMEM, "attempts");
-		goto out;
-	}
-	write_manifest(&r, nsel);
-	char path[4200];
-	if (sc_path(path, sizeof(path), "%s/results.jsonl", r.dir) < 0) {
-		sc_fail(err, ENAMETOOLONG, "results path");
-		goto out;
-	}
-	r.results_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (r.results_fd < 0) {
-		sc_fail(err, errno, "cannot open %s", path);
-		goto out;
-	}
-	if (!o->quiet)
-		sc_log(&o->log, SC_LOG_INFO, "batch: %zu tasks%s x %u repeats = %zu attempts, %zu to "
-					     "run, concurrency %u, results in %s/results.jsonl",
-		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
-		       o->concurrency, r.dir);
-	if (r.ntodo == 0) {
-		status = finish(&r, summary, err);
-		goto out;
-	}
+					     "lines are kept in superseded.jsonl)", cst->superseded);
+}
 
+/* Which attempts to run: the selected tasks' attempts without a result
+ * in results.jsonl (compacted first). */
+static int plan_run(struct runner *r, size_t **sel, size_t *nsel, struct batch_records *prior,
+		    struct sc_err *err)
+{
+	const struct batch_options *o = r->o;
+	struct batch_compact_stats cst;
+	if (select_tasks(r, sel, nsel) < 0)
+		return sc_fail(err, ENOMEM, "tasks");
+	if (check_checkers(r, *sel, *nsel, err) < 0 ||
+	    batch_results_compact(r->dir, o->retry_errors, prior, &cst, err) < 0)
+		return -1;
+	note_compaction(o, &cst);
+	if (plan_attempts(r, *sel, *nsel, prior) < 0)
+		return sc_fail(err, ENOMEM, "attempts");
+	write_manifest(r, *nsel);
+	return 0;
+}
+
+static int open_results(struct runner *r, struct sc_err *err)
+{
+	char path[4200];
+	if (sc_path(path, sizeof(path), "%s/results.jsonl", r->dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "results path");
+	r->results_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (r->results_fd < 0)
+		return sc_fail(err, errno, "cannot open %s", path);
+	return 0;
+}
+
+/* The pool, sized for nthreads episodes and for no more cells than the
+ * attempts take. */
+static int make_pool(struct runner *r, size_t nthreads, struct sc_err *err)
+{
+	const struct batch_options *o = r->o;
+	if (!o->agent.spec)
+		return sc_fail(err, 0, "no cell spec");
+	/* ready cells only need to cover the time to make one: each
+	 * running episode holds its own on top of these */
+	size_t size = nthreads < 64 ? nthreads : 64;
+	size_t workers = o->pool_workers ? o->pool_workers : nthreads / 4;
+	if (workers < 2)
+		workers = 2;
+	if (workers > 16)
+		workers = 16;
+	r->pool_spec = *o->agent.spec;
+	r->pool_spec.make_dirs = AGENT_CELL_DIRS;
+	size_t wanted = cells_wanted(r);
+	if (wanted && wanted < size)
+		size = wanted;
+	if (cell_pool_new(&r->pool_spec, size, workers, NULL, NULL, &r->pool, err) < 0)
+		return -1;
+	cell_pool_limit(r->pool, wanted);
+	return 0;
+}
+
+/* The episodes: nthreads workers, watched until they are all done. */
+static int run_workers(struct runner *r, size_t nthreads, struct sc_err *err)
+{
+	const struct batch_options *o = r->o;
+	_cleanup_free_ pthread_t *th = calloc(nthreads, sizeof(*th));
+	r->t0 = sc_now();
+	if (!th)
+		return sc_fail(err, ENOMEM, "threads");
+	if (start_threads(r, th, nthreads, err) < 0)
+		return -1;
+	supervise(r, nthreads);
+	for (size_t i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	(void)fdatasync(r->results_fd);
+	if (atomic_load(&r->abort) && r->last_error[0] && !o->quiet)
+		sc_log(&o->log, SC_LOG_ERROR, "batch: last error: %s", r->last_error);
+	return 0;
+}
+
+/* Everything before the first episode, then the episodes. */
+static int run_attempts(struct runner *r, const size_t *sel, size_t nsel, struct sc_err *err)
+{
+	const struct batch_options *o = r->o;
 	/* Before any thread: the state paths, the pool, then libcurl. The
 	 * pool's workers (forked here) inherit the caller's signal mask: with
 	 * SIGINT blocked they ignore a terminal's ^C and clean up after us
@@ -920,60 +960,53 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 	(void)cell_state_root();
 	(void)cell_data_root();
 	(void)cell_cache_root();
-	size_t nthreads = o->concurrency < r.ntodo ? o->concurrency : r.ntodo;
-	if (needs_cells(&r, sel, nsel)) {
-		if (!o->agent.spec) {
-			sc_fail(err, 0, "no cell spec");
-			goto out;
-		}
-		/* ready cells only need to cover the time to make one: each
-		 * running episode holds its own on top of these */
-		size_t size = nthreads < 64 ? nthreads : 64;
-		size_t workers = o->pool_workers ? o->pool_workers : nthreads / 4;
-		if (workers < 2)
-			workers = 2;
-		if (workers > 16)
-			workers = 16;
-		r.pool_spec = *o->agent.spec;
-		r.pool_spec.make_dirs = AGENT_CELL_DIRS;
-		size_t wanted = cells_wanted(&r);
-		if (wanted && wanted < size)
-			size = wanted;
-		if (cell_pool_new(&r.pool_spec, size, workers, NULL, NULL, &r.pool, err) < 0)
-			goto out;
-		cell_pool_limit(r.pool, wanted);
-	}
-	if (o->benchmark && check_reward(&r, err) < 0)
-		goto out;
+	size_t nthreads = o->concurrency < r->ntodo ? o->concurrency : r->ntodo;
+	if (needs_cells(r, sel, nsel) && make_pool(r, nthreads, err) < 0)
+		return -1;
+	if (o->benchmark && check_reward(r, err) < 0)
+		return -1;
 	if (!sc_curl_load(err))
+		return -1;
+	return run_workers(r, nthreads, err);
+}
+
+static void runner_free(struct runner *r)
+{
+	if (r->pool)
+		cell_pool_free(r->pool); /* removes every cell it made */
+	sc_closep(&r->results_fd);
+	free(r->todo);
+	batch_tasks_free(&r->tasks);
+	pthread_mutex_destroy(&r->mu);
+	pthread_mutex_destroy(&r->pool_mu);
+	pthread_mutex_destroy(&r->write_mu);
+}
+
+int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err)
+{
+	*summary = (struct batch_summary){0};
+	struct runner r = {.o = o, .results_fd = -1};
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_mutex_init(&r.pool_mu, NULL);
+	pthread_mutex_init(&r.write_mu, NULL);
+	int status = CELL_EXIT_INTERNAL;
+	_cleanup_fd_ int lock = -1;
+	_cleanup_free_ size_t *sel = NULL;
+	size_t nsel = 0;
+	struct batch_records prior = {0};
+
+	if (open_run(&r, &lock, err) < 0 || plan_run(&r, &sel, &nsel, &prior, err) < 0 ||
+	    open_results(&r, err) < 0)
 		goto out;
-	th = calloc(nthreads, sizeof(*th));
-	r.t0 = sc_now();
-	if (!th || start_threads(&r, th, nthreads, err) < 0) {
-		if (!th)
-			sc_fail(err, ENOMEM, "threads");
-		goto out;
-	}
-	supervise(&r, nthreads);
-	for (size_t i = 0; i < nthreads; i++)
-		pthread_join(th[i], NULL);
-	(void)fdatasync(r.results_fd);
-	if (atomic_load(&r.abort) && r.last_error[0] && !o->quiet)
-		sc_log(&o->log, SC_LOG_ERROR, "batch: last error: %s", r.last_error);
-	status = finish(&r, summary, err);
+	if (!o->quiet)
+		sc_log(&o->log, SC_LOG_INFO, "batch: %zu tasks%s x %u repeats = %zu attempts, %zu to "
+					     "run, concurrency %u, results in %s/results.jsonl",
+		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
+		       o->concurrency, r.dir);
+	if (r.ntodo == 0 || run_attempts(&r, sel, nsel, err) == 0)
+		status = finish(&r, summary, err);
 out:
-	free(th);
-	if (r.pool)
-		cell_pool_free(r.pool); /* removes every cell it made */
-	sc_closep(&r.results_fd);
-	free(sel);
-	free(r.todo);
+	runner_free(&r);
 	batch_records_free(&prior);
-	batch_tasks_free(&r.tasks);
-	if (lock >= 0)
-		close(lock);
-	pthread_mutex_destroy(&r.mu);
-	pthread_mutex_destroy(&r.pool_mu);
-	pthread_mutex_destroy(&r.write_mu);
 	return status;
 }
