@@ -759,50 +759,38 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int batch_report(const char *const *dirs, size_t ndirs, const struct batch_report_options *o,
-		 struct batch_report_stats *st, struct sc_err *err)
-{
-	*st = (struct batch_report_stats){0};
-	struct ctx c = {.o = o, .st = st};
-	make_nonce(c.nonce, sizeof(c.nonce));
-	struct run *runs = NULL;
-	size_t nruns = 0;
-	if (group_runs(dirs, ndirs, &runs, &nruns, err) < 0)
-		return -1;
-	st->runs = nruns;
-
-	/* FILE.html -> FILE.files/ */
+/* Where a report goes: FILE.html (written as FILE.html.tmp, then renamed)
+ * and its side pages in FILE.files/. */
+struct page {
 	char stem[4000], side[4096], tmp[4200];
-	size_t ol = strlen(o->out);
-	int rc = -1;
-	FILE *f = NULL;
-	cJSON *index = NULL;
-	if (ol >= sizeof(stem)) {
-		sc_fail(err, ENAMETOOLONG, "report %.100s", o->out);
-		goto out;
-	}
-	memcpy(stem, o->out, ol + 1);
-	if (ends_with(stem, ".html"))
-		stem[ol - 5] = '\0';
-	else if (ends_with(stem, ".htm"))
-		stem[ol - 4] = '\0';
-	if (sc_path(side, sizeof(side), "%s.files", stem) < 0 ||
-	    sc_path(tmp, sizeof(tmp), "%s.tmp", o->out) < 0) {
-		sc_fail(err, ENAMETOOLONG, "report %.100s", o->out);
-		goto out;
-	}
-	/* the side pages of an earlier report of this name */
-	if (sc_remove_tree_path(side, err) < 0)
-		goto out;
-	snprintf(st->side_dir, sizeof(st->side_dir), "%s", side);
-	f = fopen(tmp, "we");
-	if (!f) {
-		sc_fail(err, errno, "cannot create %s", tmp);
-		goto out;
-	}
-	page_head(f, &c, "sandcell batch report");
+	char back[600];       /* a side page's link back to FILE.html */
+	FILE *f;
+	uint64_t inline_bytes; /* of details in FILE.html so far */
+	bool side_made;
+};
 
-	index = cJSON_CreateObject();
+static int page_paths(struct page *p, const char *out, struct sc_err *err)
+{
+	size_t ol = strlen(out);
+	if (ol >= sizeof(p->stem))
+		return sc_fail(err, ENAMETOOLONG, "report %.100s", out);
+	memcpy(p->stem, out, ol + 1);
+	if (ends_with(p->stem, ".html"))
+		p->stem[ol - 5] = '\0';
+	else if (ends_with(p->stem, ".htm"))
+		p->stem[ol - 4] = '\0';
+	if (sc_path(p->side, sizeof(p->side), "%s.files", p->stem) < 0 ||
+	    sc_path(p->tmp, sizeof(p->tmp), "%s.tmp", out) < 0)
+		return sc_fail(err, ENAMETOOLONG, "report %.100s", out);
+	snprintf(p->back, sizeof(p->back), "../%.500s", base_name(out));
+	return 0;
+}
+
+/* The index: when and with which limits the page was made; its runs and
+ * attempts arrays are filled as the runs are written. */
+static cJSON *index_new(const struct batch_report_options *o)
+{
+	cJSON *index = cJSON_CreateObject();
 	cJSON_AddStringToObject(index, "generator", "sandcell batch report");
 	char when[64];
 	time_t now = time(NULL);
@@ -815,95 +803,146 @@ int batch_report(const char *const *dirs, size_t ndirs, const struct batch_repor
 	cJSON_AddNumberToObject(lim, "max_image", (double)o->max_image);
 	cJSON_AddNumberToObject(lim, "max_files", (double)o->max_files);
 	cJSON_AddNumberToObject(lim, "table_text", TABLE_TEXT);
-	cJSON *jruns = cJSON_AddArrayToObject(index, "runs");
-	cJSON *jatt = cJSON_AddArrayToObject(index, "attempts");
-	uint64_t inline_bytes = 0;
-	bool side_made = false;
-	char back[600];
-	snprintf(back, sizeof(back), "../%.500s", base_name(o->out));
-	for (size_t k = 0; k < nruns; k++) {
-		struct run *r = &runs[k];
-		cJSON *jr = cJSON_CreateObject();
-		cJSON_AddItemToArray(jruns, jr);
-		cJSON_AddItemReferenceToObject(jr, "dirs", r->dirs);
-		add_cut(&c, jr, "model", r->model, 256);
-		add_cut(&c, jr, "mode", r->mode, 64);
-		add_cut(&c, jr, "tasks_file", r->tasks_file, 1024);
-		cJSON_AddItemToObject(jr, "summary", summary_json(r));
-		for (size_t i = 0; i < r->rs.n; i++) {
-			const struct batch_record *rec = &r->rs.v[i];
-			size_t ai = st->attempts++;
-			cJSON *lat = cJSON_CreateArray();
-			cJSON *d = attempt_detail(&c, rec, ai, lat);
-			cJSON *e = index_entry(&c, rec, k, lat);
-			cJSON_AddItemToArray(jatt, e);
-			char *text = cJSON_PrintUnformatted(d);
-			if (!text) {
-				cJSON_Delete(d);
-				sc_fail(err, ENOMEM, "report");
-				goto out;
-			}
-			size_t tl = strlen(text);
-			free(text);
-			if (!o->split && inline_bytes + tl <= o->inline_limit) {
-				char id[32];
-				snprintf(id, sizeof(id), "sc-d-%zu", ai);
-				put_block(f, id, d);
-				inline_bytes += tl;
-				cJSON_AddBoolToObject(e, "d", true);
-			} else {
-				char name[32], path[4200], rel[4200], title[300];
-				if (!side_made && mkdir(side, 0755) < 0 && errno != EEXIST) {
-					cJSON_Delete(d);
-					sc_fail(err, errno, "cannot create %s", side);
-					goto out;
-				}
-				side_made = true;
-				snprintf(name, sizeof(name), "%06zu.html", ai);
-				snprintf(path, sizeof(path), "%s/%s", side, name);
-				snprintf(rel, sizeof(rel), "%s.files/%s", base_name(stem), name);
-				snprintf(title, sizeof(title), "attempt %zu - sandcell batch report", ai);
-				cJSON_AddStringToObject(d, "back", back);
-				if (side_page(&c, path, d, title, err) < 0) {
-					cJSON_Delete(d);
-					goto out;
-				}
-				cJSON_AddStringToObject(e, "f", rel);
-				st->side_files++;
-			}
-			cJSON_Delete(d);
-		}
+	cJSON_AddArrayToObject(index, "runs");
+	cJSON_AddArrayToObject(index, "attempts");
+	return index;
+}
+
+/* Attempt ai's details d in a page of its own, linked from its entry e. */
+static int put_side_page(struct ctx *c, struct page *p, size_t ai, cJSON *d, cJSON *e,
+			 struct sc_err *err)
+{
+	char name[32], path[4200], rel[4200], title[300];
+	if (!p->side_made && mkdir(p->side, 0755) < 0 && errno != EEXIST)
+		return sc_fail(err, errno, "cannot create %s", p->side);
+	p->side_made = true;
+	snprintf(name, sizeof(name), "%06zu.html", ai);
+	snprintf(path, sizeof(path), "%s/%s", p->side, name);
+	snprintf(rel, sizeof(rel), "%s.files/%s", base_name(p->stem), name);
+	snprintf(title, sizeof(title), "attempt %zu - sandcell batch report", ai);
+	cJSON_AddStringToObject(d, "back", p->back);
+	if (side_page(c, path, d, title, err) < 0)
+		return -1;
+	cJSON_AddStringToObject(e, "f", rel);
+	c->st->side_files++;
+	return 0;
+}
+
+/* One attempt of run k: its index entry, and its details inline until
+ * inline_limit (or with split), else in a side page. */
+static int put_attempt(struct ctx *c, struct page *p, const struct batch_record *rec, size_t k,
+		       cJSON *jatt, struct sc_err *err)
+{
+	const struct batch_report_options *o = c->o;
+	size_t ai = c->st->attempts++;
+	cJSON *lat = cJSON_CreateArray();
+	cJSON *d = attempt_detail(c, rec, ai, lat);
+	cJSON *e = index_entry(c, rec, k, lat);
+	cJSON_AddItemToArray(jatt, e);
+	char *text = cJSON_PrintUnformatted(d);
+	if (!text) {
+		cJSON_Delete(d);
+		return sc_fail(err, ENOMEM, "report");
 	}
-	if (put_block(f, "sc-index", index) < 0) {
-		sc_fail(err, ENOMEM, "report");
-		goto out;
+	size_t tl = strlen(text);
+	free(text);
+	int rc = 0;
+	if (!o->split && p->inline_bytes + tl <= o->inline_limit) {
+		char id[32];
+		snprintf(id, sizeof(id), "sc-d-%zu", ai);
+		put_block(p->f, id, d);
+		p->inline_bytes += tl;
+		cJSON_AddBoolToObject(e, "d", true);
+	} else {
+		rc = put_side_page(c, p, ai, d, e, err);
 	}
-	page_tail(f, &c);
-	fflush(f);
-	long end = ftell(f);
-	st->bytes = end > 0 ? (uint64_t)end : 0;
-	bool bad = ferror(f);
-	int cr = fclose(f);
-	f = NULL;
+	cJSON_Delete(d);
+	return rc;
+}
+
+static int put_run(struct ctx *c, struct page *p, const struct run *r, size_t k, cJSON *index,
+		   struct sc_err *err)
+{
+	cJSON *jr = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(index, "runs"), jr);
+	cJSON_AddItemReferenceToObject(jr, "dirs", r->dirs);
+	add_cut(c, jr, "model", r->model, 256);
+	add_cut(c, jr, "mode", r->mode, 64);
+	add_cut(c, jr, "tasks_file", r->tasks_file, 1024);
+	cJSON_AddItemToObject(jr, "summary", summary_json(r));
+	cJSON *jatt = cJSON_GetObjectItemCaseSensitive(index, "attempts");
+	for (size_t i = 0; i < r->rs.n; i++)
+		if (put_attempt(c, p, &r->rs.v[i], k, jatt, err) < 0)
+			return -1;
+	return 0;
+}
+
+/* The index and the page's end, then FILE.html.tmp renamed to FILE.html. */
+static int page_finish(struct ctx *c, struct page *p, const cJSON *index, struct sc_err *err)
+{
+	if (put_block(p->f, "sc-index", index) < 0)
+		return sc_fail(err, ENOMEM, "report");
+	page_tail(p->f, c);
+	fflush(p->f);
+	long end = ftell(p->f);
+	c->st->bytes = end > 0 ? (uint64_t)end : 0;
+	bool bad = ferror(p->f);
+	int cr = fclose(p->f);
+	p->f = NULL;
 	if (bad || cr != 0) {
-		sc_fail(err, errno ? errno : EIO, "cannot write %s", tmp);
-		unlink(tmp);
-		goto out;
+		sc_fail(err, errno ? errno : EIO, "cannot write %s", p->tmp);
+		unlink(p->tmp);
+		return -1;
 	}
-	if (rename(tmp, o->out) < 0) {
-		sc_fail(err, errno, "cannot rename %s to %s", tmp, o->out);
-		unlink(tmp);
-		goto out;
+	if (rename(p->tmp, c->o->out) < 0) {
+		sc_fail(err, errno, "cannot rename %s to %s", p->tmp, c->o->out);
+		unlink(p->tmp);
+		return -1;
 	}
-	if (!st->side_files)
-		st->side_dir[0] = '\0';
-	rc = 0;
-out:
-	if (f) {
-		fclose(f);
-		unlink(tmp);
-	}
+	return 0;
+}
+
+static int write_report(struct ctx *c, struct page *p, const struct run *runs, size_t nruns,
+			struct sc_err *err)
+{
+	struct batch_report_stats *st = c->st;
+	/* the side pages of an earlier report of this name */
+	if (page_paths(p, c->o->out, err) < 0 || sc_remove_tree_path(p->side, err) < 0)
+		return -1;
+	snprintf(st->side_dir, sizeof(st->side_dir), "%s", p->side);
+	p->f = fopen(p->tmp, "we");
+	if (!p->f)
+		return sc_fail(err, errno, "cannot create %s", p->tmp);
+	page_head(p->f, c, "sandcell batch report");
+	cJSON *index = index_new(c->o);
+	int rc = 0;
+	for (size_t k = 0; k < nruns && rc == 0; k++)
+		rc = put_run(c, p, &runs[k], k, index, err);
+	if (rc == 0)
+		rc = page_finish(c, p, index, err);
 	cJSON_Delete(index);
+	if (rc == 0 && !st->side_files)
+		st->side_dir[0] = '\0';
+	return rc;
+}
+
+int batch_report(const char *const *dirs, size_t ndirs, const struct batch_report_options *o,
+		 struct batch_report_stats *st, struct sc_err *err)
+{
+	*st = (struct batch_report_stats){0};
+	struct ctx c = {.o = o, .st = st};
+	make_nonce(c.nonce, sizeof(c.nonce));
+	struct run *runs = NULL;
+	size_t nruns = 0;
+	if (group_runs(dirs, ndirs, &runs, &nruns, err) < 0)
+		return -1;
+	st->runs = nruns;
+	struct page p = {0};
+	int rc = write_report(&c, &p, runs, nruns, err);
+	if (p.f) {
+		fclose(p.f);
+		unlink(p.tmp);
+	}
 	for (size_t k = 0; k < nruns; k++)
 		run_free(&runs[k]);
 	free(runs);
