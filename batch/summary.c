@@ -208,6 +208,85 @@ static int cmp_tally(const void *a, const void *b)
 	return strcmp(((const struct tally *)a)->id, ((const struct tally *)b)->id);
 }
 
+static void count_status(struct batch_summary *s, const char *status)
+{
+	if (!strcmp(status, "submitted"))
+		s->submitted++;
+	else if (!strcmp(status, "max_steps"))
+		s->max_steps++;
+	else if (!strcmp(status, "episode_timeout"))
+		s->episode_timeout++;
+	else if (!strcmp(status, "error"))
+		s->errors++;
+	else if (!strcmp(status, "checker_timeout"))
+		s->checker_timeout++;
+	else
+		s->other++;
+}
+
+/* One attempt into the counts and sums (rsum: score sums per repeat). */
+static void count_record(struct batch_summary *s, const struct batch_record *r, double *sum,
+			 double rsum[64])
+{
+	count_status(s, r->status);
+	s->answer_errors += r->answer_error;
+	s->files_truncated += r->files_truncated;
+	if (r->repeat + 1 > s->repeats)
+		s->repeats = r->repeat + 1;
+	if (r->scored) {
+		s->scored++;
+		*sum += r->score;
+		s->correct += CORRECT(r->score);
+		if (r->repeat < 64) {
+			rsum[r->repeat] += r->score;
+			s->repeat_scored[r->repeat]++;
+		}
+	}
+	s->input_tokens += r->input_tokens;
+	s->output_tokens += r->output_tokens;
+	s->total_wall_s += r->wall_s;
+}
+
+/* Sort t[0..n) by task and merge each task's attempts; returns the tasks. */
+static size_t merge_tallies(struct tally *t, size_t n)
+{
+	qsort(t, n, sizeof(*t), cmp_tally);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (m && !strcmp(t[m - 1].id, t[i].id)) {
+			t[m - 1].n += t[i].n;
+			t[m - 1].c += t[i].c;
+		} else {
+			t[m++] = t[i];
+		}
+	}
+	return m;
+}
+
+/* pass@1, 2, 4, ... up to the repeats, each over the tasks with that many
+ * scored attempts. */
+static void pass_at_ks(struct batch_summary *s, const struct tally *t, size_t m)
+{
+	if (s->repeats <= 1)
+		return;
+	for (unsigned k = 1; s->npass < SC_ARRAY_LEN(s->pass_k); k *= 2) {
+		unsigned kk = k < s->repeats ? k : s->repeats;
+		double acc = 0;
+		size_t used = 0;
+		for (size_t i = 0; i < m; i++)
+			if (t[i].n >= kk) {
+				acc += batch_pass_at_k(t[i].n, t[i].c, kk);
+				used++;
+			}
+		if (used) {
+			s->pass_k[s->npass] = kk;
+			s->pass_at[s->npass++] = acc / (double)used;
+		}
+		if (kk == s->repeats)
+			break;
+	}
+}
+
 void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 {
 	*s = (struct batch_summary){0};
@@ -217,34 +296,7 @@ void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 	struct tally *t = calloc(rs->n + 1, sizeof(*t));
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct batch_record *r = &rs->v[i];
-		if (!strcmp(r->status, "submitted"))
-			s->submitted++;
-		else if (!strcmp(r->status, "max_steps"))
-			s->max_steps++;
-		else if (!strcmp(r->status, "episode_timeout"))
-			s->episode_timeout++;
-		else if (!strcmp(r->status, "error"))
-			s->errors++;
-		else if (!strcmp(r->status, "checker_timeout"))
-			s->checker_timeout++;
-		else
-			s->other++;
-		s->answer_errors += r->answer_error;
-		s->files_truncated += r->files_truncated;
-		if (r->repeat + 1 > s->repeats)
-			s->repeats = r->repeat + 1;
-		if (r->scored) {
-			s->scored++;
-			sum += r->score;
-			s->correct += CORRECT(r->score);
-			if (r->repeat < 64) {
-				rsum[r->repeat] += r->score;
-				s->repeat_scored[r->repeat]++;
-			}
-		}
-		s->input_tokens += r->input_tokens;
-		s->output_tokens += r->output_tokens;
-		s->total_wall_s += r->wall_s;
+		count_record(s, r, &sum, rsum);
 		if (walls)
 			walls[i] = r->wall_s;
 		if (t)
@@ -259,36 +311,8 @@ void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 		s->p95_s = percentile(walls, rs->n, 0.95);
 	}
 	if (t) {
-		/* merge the attempts of each task */
-		qsort(t, rs->n, sizeof(*t), cmp_tally);
-		size_t m = 0;
-		for (size_t i = 0; i < rs->n; i++) {
-			if (m && !strcmp(t[m - 1].id, t[i].id)) {
-				t[m - 1].n += t[i].n;
-				t[m - 1].c += t[i].c;
-			} else {
-				t[m++] = t[i];
-			}
-		}
-		s->tasks = m;
-		if (s->repeats > 1) {
-			for (unsigned k = 1; s->npass < SC_ARRAY_LEN(s->pass_k); k *= 2) {
-				unsigned kk = k < s->repeats ? k : s->repeats;
-				double acc = 0;
-				size_t used = 0;
-				for (size_t i = 0; i < m; i++)
-					if (t[i].n >= kk) {
-						acc += batch_pass_at_k(t[i].n, t[i].c, kk);
-						used++;
-					}
-				if (used) {
-					s->pass_k[s->npass] = kk;
-					s->pass_at[s->npass++] = acc / (double)used;
-				}
-				if (kk == s->repeats)
-					break;
-			}
-		}
+		s->tasks = merge_tallies(t, rs->n);
+		pass_at_ks(s, t, s->tasks);
 	}
 	free(walls);
 	free(t);
