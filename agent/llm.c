@@ -309,9 +309,130 @@ static double retry_after_of(const struct sc_http_resp *r)
 	return agent_retry_after_hint(r->retry_after, r->retry_after_ms, time(NULL));
 }
 
-enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
+/* Not an outcome: the attempt failed in a way another attempt may mend. */
+#define LLM_AGAIN (-1)
+
+/* A 2xx reply decoded into r: LLM_REPLY, or LLM_FAILED with err. */
+static int take_reply(struct llm *m, const struct sc_http_resp *resp, unsigned attempt,
+		      double retry_after, struct llm_reply *r, struct sc_err *err)
+{
+	int rc = parse_reply(m, resp, r, err);
+	if (rc < 0 && m->sink.failure)
+		m->sink.failure(m->sink.arg, attempt, resp, retry_after, err ? err->msg : "");
+	r->latency_s = resp->latency_s;
+	r->http_status = resp->status;
+	r->attempt = attempt;
+	return rc < 0 ? LLM_FAILED : LLM_REPLY;
+}
+
+/* What a reply other than 2xx says, for the error message. */
+static void http_error_text(const struct llm *m, const struct sc_http_resp *resp, char *last,
+			    size_t size)
+{
+	char msg[400];
+	llm_error_message(resp->body, resp->len, m->cfg->api_key, msg, sizeof(msg));
+	char where[sizeof(resp->location) * 4];
+	agent_text_escape_controls(resp->location, strlen(resp->location), where, sizeof(where));
+	if (resp->status >= 300 && resp->status < 400)
+		snprintf(last, size,
+			 "HTTP %ld, a redirect to %.300s, which is not followed: "
+			 "point --base-url at the server's real address",
+			 resp->status, where[0] ? where : "(no Location header)");
+	else
+		snprintf(last, size, "HTTP %ld: %s", resp->status, msg);
+}
+
+/* Send the request once, with at most `left` seconds; the body of the
+ * reply has the key blanked. */
+static void send_request(struct llm *m, const char *body, size_t len, unsigned attempt,
+			 double left, struct sc_http_resp *resp, struct sc_err *herr)
 {
 	const struct agent_config *cfg = m->cfg;
+	double timeout = cfg->request_timeout_s > 0 && cfg->request_timeout_s < left
+				 ? cfg->request_timeout_s
+				 : left;
+	if (m->sink.request)
+		m->sink.request(m->sink.arg, attempt, len);
+	struct sc_http_req req = {.url = m->url,
+				  .headers = (const char *const *)m->headers,
+				  .body = body,
+				  .body_len = len,
+				  .user_agent = "sandcell-agent",
+				  .timeout_s = timeout,
+				  .keepalive = true,
+				  .compressed = true};
+	sc_http_perform(&m->http, &req, resp, herr);
+	/* a server may echo the key back: blank it before any of the
+	 * body is parsed, quoted or logged */
+	if (resp->body)
+		agent_text_redact(resp->body, resp->len, cfg->api_key);
+}
+
+/* One attempt: an outcome, or LLM_AGAIN with the reason in last (which
+ * holds SC_ERR_MAX bytes) and the server's wait hint in *retry_after. */
+static int one_attempt(struct llm *m, const char *body, size_t len, unsigned attempt, double left,
+		       struct llm_reply *r, char *last, double *retry_after, struct sc_err *err)
+{
+	struct sc_http_resp resp;
+	struct sc_err herr = {0};
+	send_request(m, body, len, attempt, left, &resp, &herr);
+	*retry_after = retry_after_of(&resp);
+	int out = LLM_AGAIN;
+	bool retry = false;
+	if (resp.failure == SC_HTTP_SETUP) {
+		if (err)
+			*err = herr;
+		out = LLM_FAILED;
+	} else if (resp.failure == SC_HTTP_ABORTED) {
+		out = LLM_INTERRUPTED;
+	} else if (resp.failure) {
+		snprintf(last, SC_ERR_MAX, "%s: %.400s", failure_name(resp.failure), herr.msg);
+		retry = resp.failure != SC_HTTP_TOO_LARGE;
+	} else if (resp.status >= 200 && resp.status < 300) {
+		out = take_reply(m, &resp, attempt, *retry_after, r, err);
+	} else {
+		http_error_text(m, &resp, last, SC_ERR_MAX);
+		retry = agent_retry_status(resp.status);
+	}
+	if (out == LLM_AGAIN) {
+		agent_text_redact(last, strlen(last), m->cfg->api_key);
+		if (m->sink.failure)
+			m->sink.failure(m->sink.arg, attempt, &resp, *retry_after, last);
+	}
+	sc_http_resp_free(&resp);
+	if (out == LLM_AGAIN && !retry) {
+		sc_fail(err, 0, "the model server refused the request (%s): %s", m->url, last);
+		out = LLM_FAILED;
+	}
+	return out;
+}
+
+/* After a failed attempt: LLM_AGAIN once the pause before the next is
+ * over, or the outcome when there is to be no next one. */
+static int pause_before_retry(struct llm *m, unsigned attempt, double retry_after,
+			      const char *last, struct sc_err *err)
+{
+	const struct agent_config *cfg = m->cfg;
+	unsigned attempts = cfg->attempts ? cfg->attempts : 1;
+	if (sc_now() >= m->deadline)
+		return LLM_OUT_OF_TIME;
+	if (attempt >= attempts) {
+		sc_fail(err, 0, "no reply from the model server at %s after %u attempts; last: %s",
+			m->url, attempts, last);
+		return LLM_FAILED;
+	}
+	double delay = agent_retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
+	if (sc_now() + delay >= m->deadline) {
+		nap(m->deadline - sc_now(), m->abort_flag);
+		return LLM_OUT_OF_TIME;
+	}
+	if (!nap(delay, m->abort_flag))
+		return LLM_INTERRUPTED;
+	return LLM_AGAIN;
+}
+
+enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err *err)
+{
 	const atomic_bool *abort_flag = m->abort_flag;
 	size_t len = 0;
 	_cleanup_free_ char *body = request_body(m, &len);
@@ -320,93 +441,17 @@ enum llm_outcome llm_complete(struct llm *m, struct llm_reply *r, struct sc_err 
 		sc_fail(err, ENOMEM, "cannot build the model request");
 		return LLM_FAILED;
 	}
-	unsigned attempts = cfg->attempts ? cfg->attempts : 1;
 	char last[SC_ERR_MAX] = "";
 	for (unsigned attempt = 1;; attempt++) {
 		if (abort_flag && atomic_load(abort_flag))
 			return LLM_INTERRUPTED;
-		double left = m->deadline - sc_now();
+		double left = m->deadline - sc_now(), retry_after;
 		if (left <= 0)
 			return LLM_OUT_OF_TIME;
-		double timeout = cfg->request_timeout_s > 0 && cfg->request_timeout_s < left
-					 ? cfg->request_timeout_s
-					 : left;
-		if (m->sink.request)
-			m->sink.request(m->sink.arg, attempt, len);
-		struct sc_http_req req = {.url = m->url,
-					  .headers = (const char *const *)m->headers,
-					  .body = body,
-					  .body_len = len,
-					  .user_agent = "sandcell-agent",
-					  .timeout_s = timeout,
-					  .keepalive = true,
-					  .compressed = true};
-		struct sc_http_resp resp;
-		struct sc_err herr = {0};
-		sc_http_perform(&m->http, &req, &resp, &herr);
-		/* a server may echo the key back: blank it before any of the
-		 * body is parsed, quoted or logged */
-		if (resp.body)
-			agent_text_redact(resp.body, resp.len, cfg->api_key);
-		double retry_after = retry_after_of(&resp);
-		bool retry = false;
-		if (resp.failure == SC_HTTP_SETUP) {
-			if (err)
-				*err = herr;
-			sc_http_resp_free(&resp);
-			return LLM_FAILED;
-		} else if (resp.failure == SC_HTTP_ABORTED) {
-			sc_http_resp_free(&resp);
-			return LLM_INTERRUPTED;
-		} else if (resp.failure) {
-			snprintf(last, sizeof(last), "%s: %.400s", failure_name(resp.failure), herr.msg);
-			retry = resp.failure != SC_HTTP_TOO_LARGE;
-		} else if (resp.status >= 200 && resp.status < 300) {
-			int rc = parse_reply(m, &resp, r, err);
-			if (rc < 0 && m->sink.failure)
-				m->sink.failure(m->sink.arg, attempt, &resp, retry_after, err->msg);
-			r->latency_s = resp.latency_s;
-			r->http_status = resp.status;
-			r->attempt = attempt;
-			sc_http_resp_free(&resp);
-			return rc < 0 ? LLM_FAILED : LLM_REPLY;
-		} else {
-			char msg[400];
-			llm_error_message(resp.body, resp.len, cfg->api_key, msg, sizeof(msg));
-			char where[sizeof(resp.location) * 4];
-			agent_text_escape_controls(resp.location, strlen(resp.location), where,
-						   sizeof(where));
-			if (resp.status >= 300 && resp.status < 400)
-				snprintf(last, sizeof(last),
-					 "HTTP %ld, a redirect to %.300s, which is not followed: "
-					 "point --base-url at the server's real address",
-					 resp.status, where[0] ? where : "(no Location header)");
-			else
-				snprintf(last, sizeof(last), "HTTP %ld: %s", resp.status, msg);
-
-			retry = agent_retry_status(resp.status);
-		}
-		agent_text_redact(last, strlen(last), cfg->api_key);
-		if (m->sink.failure)
-			m->sink.failure(m->sink.arg, attempt, &resp, retry_after, last);
-		sc_http_resp_free(&resp);
-		if (!retry) {
-			sc_fail(err, 0, "the model server refused the request (%s): %s", m->url, last);
-			return LLM_FAILED;
-		}
-		if (sc_now() >= m->deadline)
-			return LLM_OUT_OF_TIME;
-		if (attempt >= attempts) {
-			sc_fail(err, 0, "no reply from the model server at %s after %u attempts; last: %s",
-				m->url, attempts, last);
-			return LLM_FAILED;
-		}
-		double delay = agent_retry_delay_s(attempt, cfg->retry_base_ms, retry_after, jitter());
-		if (sc_now() + delay >= m->deadline) {
-			nap(m->deadline - sc_now(), abort_flag);
-			return LLM_OUT_OF_TIME;
-		}
-		if (!nap(delay, abort_flag))
-			return LLM_INTERRUPTED;
+		int out = one_attempt(m, body, len, attempt, left, r, last, &retry_after, err);
+		if (out == LLM_AGAIN)
+			out = pause_before_retry(m, attempt, retry_after, last, err);
+		if (out != LLM_AGAIN)
+			return (enum llm_outcome)out;
 	}
 }
