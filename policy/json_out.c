@@ -143,6 +143,96 @@ static cJSON *seccomp_item(const struct policy_seccomp *s, bool comments)
 	return o;
 }
 
+static void add_network(cJSON *o, const struct policy *p, bool *ok)
+{
+	cJSON *n = add(o, "network", cJSON_CreateObject(), ok);
+	if (n)
+		add_str(n, "mode", p->network, ok);
+	if (n && p->nnet_allow) {
+		cJSON *a = add(n, "allow", cJSON_CreateArray(), ok);
+		for (size_t i = 0; a && *ok && i < p->nnet_allow; i++) {
+			cJSON *e = cJSON_CreateString(p->net_allow[i]);
+			if (!e || !cJSON_AddItemToArray(a, e))
+				*ok = false;
+		}
+	}
+	if (n && p->nnet_hosts) {
+		cJSON *h = add(n, "hosts", cJSON_CreateObject(), ok);
+		for (size_t i = 0; h && *ok && i < p->nnet_hosts; i++)
+			add_str(h, p->net_hosts[i].name, p->net_hosts[i].addr, ok);
+	}
+}
+
+/* "KEY=VAL" entries as {"KEY": "VAL"}. */
+static void add_env(cJSON *o, const struct policy *p, bool *ok)
+{
+	cJSON *env = add(o, "env", cJSON_CreateObject(), ok);
+	for (size_t i = 0; *ok && i < p->nenv; i++) {
+		const char *eq = strchr(p->env[i], '=');
+		size_t klen = eq ? (size_t)(eq - p->env[i]) : 0;
+		if (!eq || klen > POL_MAX_ENV_KEY) {
+			*ok = false;
+			return;
+		}
+		char key[POL_MAX_ENV_KEY + 1];
+		memcpy(key, p->env[i], klen);
+		key[klen] = '\0';
+		add_str(env, key, eq + 1, ok);
+	}
+}
+
+static void add_limits(cJSON *o, const struct policy_limits *l, bool *ok)
+{
+	if (!(l->memory || l->pids || l->cpus > 0 || l->timeout_s > 0 || l->disk || l->output ||
+	      l->nofile || l->fsize))
+		return;
+	cJSON *lo = add(o, "limits", cJSON_CreateObject(), ok);
+	if (!lo)
+		return;
+	if (l->memory == POLICY_UNLIMITED)
+		add(lo, "memory", cJSON_CreateNumber(0), ok);
+	else if (l->memory)
+		add_size(lo, "memory", l->memory, ok);
+	if (l->pids)
+		add(lo, "pids", cJSON_CreateNumber(l->pids == POLICY_UNLIMITED ? 0 : (double)l->pids),
+		    ok);
+	if (l->cpus > 0)
+		add(lo, "cpus", cJSON_CreateNumber(l->cpus), ok);
+	if (l->timeout_s > 0)
+		add(lo, "timeout", cJSON_CreateNumber(l->timeout_s), ok);
+	if (l->disk)
+		add_size(lo, "disk", l->disk, ok);
+	if (l->output)
+		add_size(lo, "output", l->output, ok);
+	if (l->nofile)
+		add(lo, "nofile", cJSON_CreateNumber((double)l->nofile), ok);
+	if (l->fsize)
+		add_size(lo, "fsize", l->fsize, ok);
+}
+
+static void add_mounts(cJSON *o, const struct policy *p, bool *ok)
+{
+	cJSON *arr = add(o, "mounts", cJSON_CreateArray(), ok);
+	for (size_t i = 0; *ok && i < p->nmounts; i++) {
+		const struct policy_mount *m = &p->mounts[i];
+		cJSON *mo = cJSON_CreateObject();
+		if (!mo || !cJSON_AddItemToArray(arr, mo)) {
+			cJSON_Delete(mo);
+			*ok = false;
+			return;
+		}
+		add_str(mo, "type", m->host ? "bind" : "tmpfs", ok);
+		if (m->host) {
+			add_str(mo, "host", m->host, ok);
+			add_str(mo, "cell", m->cell, ok);
+			add(mo, "readonly", cJSON_CreateBool(m->readonly), ok);
+		} else {
+			add_str(mo, "cell", m->cell, ok);
+			add_size(mo, "size", m->size, ok);
+		}
+	}
+}
+
 static cJSON *policy_item(const struct policy *p)
 {
 	bool ok = true;
@@ -153,88 +243,13 @@ static cJSON *policy_item(const struct policy *p)
 	add_str(o, "image", p->image, &ok);
 	add_str(o, "workdir", p->workdir, &ok);
 	add_str(o, "hostname", p->hostname, &ok);
-	if (p->network) {
-		cJSON *n = add(o, "network", cJSON_CreateObject(), &ok);
-		if (n)
-			add_str(n, "mode", p->network, &ok);
-		if (n && p->nnet_allow) {
-			cJSON *a = add(n, "allow", cJSON_CreateArray(), &ok);
-			for (size_t i = 0; a && ok && i < p->nnet_allow; i++) {
-				cJSON *e = cJSON_CreateString(p->net_allow[i]);
-				if (!e || !cJSON_AddItemToArray(a, e))
-					ok = false;
-			}
-		}
-		if (n && p->nnet_hosts) {
-			cJSON *h = add(n, "hosts", cJSON_CreateObject(), &ok);
-			for (size_t i = 0; h && ok && i < p->nnet_hosts; i++)
-				add_str(h, p->net_hosts[i].name, p->net_hosts[i].addr, &ok);
-		}
-	}
-	if (p->nenv) {
-		cJSON *env = add(o, "env", cJSON_CreateObject(), &ok);
-		for (size_t i = 0; ok && i < p->nenv; i++) {
-			const char *eq = strchr(p->env[i], '=');
-			if (!eq) {
-				ok = false;
-				break;
-			}
-			char key[POL_MAX_ENV_KEY + 1];
-			size_t klen = (size_t)(eq - p->env[i]);
-			if (klen > POL_MAX_ENV_KEY) {
-				ok = false;
-				break;
-			}
-			memcpy(key, p->env[i], klen);
-			key[klen] = '\0';
-			add_str(env, key, eq + 1, &ok);
-		}
-	}
-	const struct policy_limits *l = &p->limits;
-	if (l->memory || l->pids || l->cpus > 0 || l->timeout_s > 0 || l->disk ||
-	    l->output || l->nofile || l->fsize) {
-		cJSON *lo = add(o, "limits", cJSON_CreateObject(), &ok);
-		if (lo && l->memory == POLICY_UNLIMITED)
-			add(lo, "memory", cJSON_CreateNumber(0), &ok);
-		else if (lo && l->memory)
-			add_size(lo, "memory", l->memory, &ok);
-		if (lo && l->pids)
-			add(lo, "pids",
-			    cJSON_CreateNumber(l->pids == POLICY_UNLIMITED ? 0 : (double)l->pids), &ok);
-		if (lo && l->cpus > 0)
-			add(lo, "cpus", cJSON_CreateNumber(l->cpus), &ok);
-		if (lo && l->timeout_s > 0)
-			add(lo, "timeout", cJSON_CreateNumber(l->timeout_s), &ok);
-		if (lo && l->disk)
-			add_size(lo, "disk", l->disk, &ok);
-		if (lo && l->output)
-			add_size(lo, "output", l->output, &ok);
-		if (lo && l->nofile)
-			add(lo, "nofile", cJSON_CreateNumber((double)l->nofile), &ok);
-		if (lo && l->fsize)
-			add_size(lo, "fsize", l->fsize, &ok);
-	}
-	if (p->nmounts) {
-		cJSON *arr = add(o, "mounts", cJSON_CreateArray(), &ok);
-		for (size_t i = 0; ok && i < p->nmounts; i++) {
-			const struct policy_mount *m = &p->mounts[i];
-			cJSON *mo = cJSON_CreateObject();
-			if (!mo || !cJSON_AddItemToArray(arr, mo)) {
-				cJSON_Delete(mo);
-				ok = false;
-				break;
-			}
-			add_str(mo, "type", m->host ? "bind" : "tmpfs", &ok);
-			if (m->host) {
-				add_str(mo, "host", m->host, &ok);
-				add_str(mo, "cell", m->cell, &ok);
-				add(mo, "readonly", cJSON_CreateBool(m->readonly), &ok);
-			} else {
-				add_str(mo, "cell", m->cell, &ok);
-				add_size(mo, "size", m->size, &ok);
-			}
-		}
-	}
+	if (p->network)
+		add_network(o, p, &ok);
+	if (p->nenv)
+		add_env(o, p, &ok);
+	add_limits(o, &p->limits, &ok);
+	if (p->nmounts)
+		add_mounts(o, p, &ok);
 	add(o, "no_writable_binds", cJSON_CreateBool(p->no_writable_binds), &ok);
 	add(o, "require_cgroups", cJSON_CreateBool(p->require_cgroups), &ok);
 	if (p->seccomp)
