@@ -52,7 +52,6 @@ struct code_opts {
 	const char *libraries;
 	bool json;
 	bool stream;
-	bool help;
 };
 
 static int parse_fetch(void *t, const char *opt, const char *v)
@@ -94,38 +93,40 @@ static const struct cli_option CODE_OPTIONS[] = {
 	{"--json", NULL, CLI_FLAG, CD(json), .help = "print one JSON result object"},
 	{"--stream", NULL, CLI_FLAG, CD(stream),
 	 .help = "print NDJSON events (stdout, stderr, plot, result) as they come"},
-	{"--help", "-h", CLI_FLAG, CD(help), .help = "this help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
 /* ---- languages ---- */
 
+struct languages_args {
+	const char *image;
+	bool json;
+};
+#define LA(member) CLI_FIELD(struct languages_args, member)
+
+static const struct cli_option LANGUAGES_OPTIONS[] = {
+	{"--image", NULL, CLI_STRING, LA(image), .metavar = "NAME", .help = "image (default: host)"},
+	{"--json", NULL, CLI_FLAG, LA(json), .help = "print one JSON array"},
+	CLI_ROOT_OPTION,
+	CLI_HELP_OPTION,
+	{0},
+};
+
 static int cmd_languages(int argc, char **argv)
 {
-	struct cli_cell_opts co = {0};
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--json")) {
-			json = true;
-			continue;
-		}
-		if (cli_is_help(a)) {
-			fputs(CODE_HELP, stdout);
-			return 0;
-		}
-		if ((!strcmp(a, "--image") || !strcmp(a, "--root"))) {
-			int r = cli_cell_opts_parse(&co, argc, argv, &i);
-			if (r < 0)
-				return CLI_EXIT_USAGE;
-			continue;
-		}
-		cli_error("code languages: unexpected argument '%.64s' (see 'sandcell code --help')", a);
-		return CLI_EXIT_USAGE;
-	}
+	struct languages_args a = {0};
+	const struct cli_table tables[] = {{LANGUAGES_OPTIONS, &a}};
+	const struct cli_command cmd = {.name = "code languages", .see = "code", .help = CODE_HELP,
+					.tables = tables, .ntables = 1};
+	int nop;
+	int done = cli_parse_args(&cmd, argc, argv, &nop, NULL);
+	if (done >= 0)
+		return done;
+	bool json = a.json;
 	struct rootfs_image img;
 	struct sc_err err = {0};
-	if (rootfs_image_open(cell_data_root(), co.image, &img, &err) < 0)
+	if (rootfs_image_open(cell_data_root(), a.image, &img, &err) < 0)
 		return cli_fail(&err);
 	size_t n;
 	const struct lang_def *t = lang_table(&n);
@@ -164,7 +165,6 @@ static int cmd_languages(int argc, char **argv)
 	if (json)
 		fputs("]\n", stdout);
 	rootfs_image_free(&img);
-	cli_cell_opts_free(&co);
 	return 0;
 }
 
@@ -322,129 +322,167 @@ static int result_rc(const struct lang_result *res)
 	return res->compile.return_code ? res->compile.return_code : 1;
 }
 
+/* --libraries A,B into libs[] (pointing into *copy, malloc'd; free it
+ * either way): 0, or -1 after a one-line error. */
+static int split_libraries(const char *list, char **copy, const char **libs, size_t *n)
+{
+	*copy = NULL;
+	if (!list)
+		return 0;
+	if (!(*copy = strdup(list))) {
+		cli_error("--libraries: out of memory");
+		return -1;
+	}
+	for (char *save = NULL, *t = strtok_r(*copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n >= LANG_MAX_LIBRARIES) {
+			cli_error("--libraries: at most %d libraries", LANG_MAX_LIBRARIES);
+			return -1;
+		}
+		if (!lang_library_name_ok(t)) {
+			cli_error("--libraries: '%.64s' is not a library name", t);
+			return -1;
+		}
+		libs[(*n)++] = t;
+	}
+	return 0;
+}
+
+/* The sink for --stream (NDJSON events) or, without --json, the plain
+ * output; returns whether output streams (else it comes in the result). */
+static bool pick_sink(bool json, bool stream, struct stream_ctx *sctx, struct lang_sink *sink)
+{
+	if (stream)
+		*sink = (struct lang_sink){.fn = stream_sink, .ctx = sctx};
+	else if (!json)
+		*sink = (struct lang_sink){.fn = plain_sink};
+	return stream || !json;
+}
+
+/* How a run's result is shown, and where its plots go. */
+struct show {
+	bool json, stream, session;
+	const char *out_dir;
+};
+
+/* Print res as asked, write its plots and free it: the exit status. */
+static int show_result(const struct show *sh, struct lang_result *res)
+{
+	if (sh->json) {
+		api_json_lang_result(stdout, res, NULL, sh->session);
+		fputc('\n', stdout);
+	} else if (sh->stream) {
+		/* the result was an event */
+	} else if (res->status == LANG_SANDBOX_ERROR) {
+		cli_error("%s", res->message);
+	} else if (!sh->session && res->message[0]) {
+		cli_warn("%s", res->message);
+	}
+	int rc = result_rc(res);
+	if (write_plots(sh->out_dir, res) < 0)
+		rc = CLI_EXIT_USAGE;
+	lang_result_free(res);
+	return rc;
+}
+
+/* What code run reads before the cell: the source, --stdin and the
+ * --libraries list (libs: the copy the request points into). */
+struct run_inputs {
+	char *src;
+	size_t src_len;
+	int stdin_fd;
+	char *libs;
+};
+
+static void run_inputs_free(struct run_inputs *in)
+{
+	if (in->stdin_fd >= 0)
+		close(in->stdin_fd);
+	free(in->src);
+	free(in->libs);
+}
+
+static int run_inputs_read(const struct code_opts *o, const char *file, struct run_inputs *in)
+{
+	if (read_source(file, &in->src, &in->src_len) < 0)
+		return -1;
+	if (!o->stdin_file)
+		return 0;
+	in->stdin_fd = open(o->stdin_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in->stdin_fd < 0) {
+		cli_error("--stdin: cannot open %.200s: %s", o->stdin_file, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* code run's command line: -1 to go on, else the exit status. */
+static int code_run_args(struct code_opts *o, struct cli_cell_opts *co, int argc, char **argv,
+			 const char **file, const struct lang_def **l)
+{
+	const struct cli_table tables[] = {{CODE_OPTIONS, o}, {CLI_CELL_OPTIONS, co}};
+	const struct cli_command cmd = {.name = "code run", .help = RUN_HELP, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .operands = file,
+					.max_operands = 1, .flags = CLI_DASH_OPERAND};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
+	if (!o->lang) {
+		cli_error("code run: no language given (--lang L; see 'sandcell code languages')");
+		return CLI_EXIT_USAGE;
+	}
+	if (!(*l = lang_find(o->lang))) {
+		cli_error("code run: unknown language '%.64s' (see 'sandcell code languages')", o->lang);
+		return CLI_EXIT_USAGE;
+	}
+	return -1;
+}
+
+static int fill_run_req(struct lang_run_req *req, const struct lang_def *l,
+			const struct code_opts *o, const struct cli_cell_opts *co,
+			struct run_inputs *in)
+{
+	lang_run_req_init(req);
+	req->lang = l;
+	req->source = in->src;
+	req->source_len = in->src_len;
+	req->stdin_fd = in->stdin_fd;
+	req->files_dir = o->files_dir;
+	for (size_t i = 0; i < o->nfetch; i++)
+		req->fetch[i] = o->fetch[i];
+	req->nfetch = o->nfetch;
+	req->fetch_limit = o->files_limit;
+	req->compile_timeout_s = o->compile_timeout;
+	req->run_timeout_s = o->run_timeout;
+	req->output_limit = co->overrides.limits.output;
+	return split_libraries(o->libraries, &in->libs, req->libraries, &req->nlibraries);
+}
+
 static int cmd_code_run(int argc, char **argv)
 {
 	struct code_opts o = {.compile_timeout = LANG_DEFAULT_COMPILE_TIMEOUT,
 			      .run_timeout = LANG_DEFAULT_RUN_TIMEOUT};
 	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
-	_cleanup_cli_cell_ struct cli_cell cell = {0}; /* before every goto */
 	const char *file = NULL;
-	struct cli_table tables[] = {{CODE_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
-	int rc = CLI_EXIT_USAGE;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
-		if (r < 0)
-			goto out_opts;
-		if (o.help) {
-			char *h = cli_options_help(CODE_OPTIONS, 22);
-			printf(RUN_HELP, h ? h : "", cli_cell_opts_help());
-			free(h);
-			rc = 0;
-			goto out_opts;
-		}
-		if (r == 1)
-			continue;
-		if ((a[0] == '-' && a[1]) || file) {
-			cli_error("code run: unexpected argument '%.64s' (see 'sandcell code run --help')", a);
-			goto out_opts;
-		}
-		file = a;
-	}
-	if (!o.lang) {
-		cli_error("code run: no language given (--lang L; see 'sandcell code languages')");
-		goto out_opts;
-	}
-	const struct lang_def *l = lang_find(o.lang);
-	if (!l) {
-		cli_error("code run: unknown language '%.64s' (see 'sandcell code languages')", o.lang);
-		goto out_opts;
-	}
-	char *src = NULL;
-	size_t src_len = 0;
-	if (read_source(file, &src, &src_len) < 0)
-		goto out_opts;
-	int stdin_fd = -1;
-	if (o.stdin_file) {
-		stdin_fd = open(o.stdin_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (stdin_fd < 0) {
-			cli_error("--stdin: cannot open %.200s: %s", o.stdin_file, strerror(errno));
-			free(src);
-			goto out_opts;
-		}
-	}
-
-	if (cli_cell_build(&cell, &co) < 0)
-		goto out;
-
+	const struct lang_def *l;
+	int done = code_run_args(&o, &co, argc, argv, &file, &l);
+	if (done >= 0)
+		return done;
+	__attribute__((cleanup(run_inputs_free))) struct run_inputs in = {.stdin_fd = -1};
+	if (run_inputs_read(&o, file, &in) < 0)
+		return CLI_EXIT_USAGE;
+	_cleanup_cli_cell_ struct cli_cell cell;
 	struct lang_run_req req;
-	lang_run_req_init(&req);
-	req.lang = l;
-	req.source = src;
-	req.source_len = src_len;
-	req.stdin_fd = stdin_fd;
-	req.files_dir = o.files_dir;
-	for (size_t i = 0; i < o.nfetch; i++)
-		req.fetch[i] = o.fetch[i];
-	req.nfetch = o.nfetch;
-	req.fetch_limit = o.files_limit;
-	req.compile_timeout_s = o.compile_timeout;
-	req.run_timeout_s = o.run_timeout;
-	req.output_limit = co.overrides.limits.output;
-	char *libs = NULL;
-	if (o.libraries) {
-		libs = strdup(o.libraries);
-		for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
-		     t = strtok_r(NULL, ",", &save)) {
-			if (req.nlibraries >= LANG_MAX_LIBRARIES) {
-				cli_error("--libraries: at most %d libraries", LANG_MAX_LIBRARIES);
-				free(libs);
-				goto out;
-			}
-			if (!lang_library_name_ok(t)) {
-				cli_error("--libraries: '%.64s' is not a library name", t);
-				free(libs);
-				goto out;
-			}
-			req.libraries[req.nlibraries++] = t;
-		}
-	}
+	if (cli_cell_build(&cell, &co) < 0 || fill_run_req(&req, l, &o, &co, &in) < 0)
+		return CLI_EXIT_USAGE;
 	struct stream_ctx sctx = {.session = false};
-	if (o.stream) {
-		req.sink = (struct lang_sink){.fn = stream_sink, .ctx = &sctx};
-		req.stream = true;
-	} else if (!o.json) {
-		req.sink = (struct lang_sink){.fn = plain_sink};
-		req.stream = true;
-	}
-
+	req.stream = pick_sink(o.json, o.stream, &sctx, &req.sink);
 	struct lang_result res;
 	struct sc_err err = {0};
-	int lrc = lang_run(&cell.spec, &req, &res, &err);
-	free(libs);
-	if (lrc < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	if (o.json) {
-		api_json_lang_result(stdout, &res, NULL, false);
-		fputc('\n', stdout);
-	} else if (o.stream) {
-		/* the result was an event */
-	} else if (res.status == LANG_SANDBOX_ERROR)
-		cli_error("%s", res.message);
-	else if (res.message[0])
-		cli_warn("%s", res.message);
-	rc = result_rc(&res);
-	if (write_plots(o.out_dir, &res) < 0)
-		rc = CLI_EXIT_USAGE;
-	lang_result_free(&res);
-out:
-	if (stdin_fd >= 0)
-		close(stdin_fd);
-	free(src);
-out_opts:
-	return rc;
+	if (lang_run(&cell.spec, &req, &res, &err) < 0)
+		return cli_fail(&err);
+	const struct show sh = {.json = o.json, .stream = o.stream, .out_dir = o.out_dir};
+	return show_result(&sh, &res);
 }
 
 /* ---- sessions ---- */
@@ -467,49 +505,101 @@ static const char SESSION_HELP[] =
 	"state: for other languages use 'code run' (each run is fresh).\n"
 	"\n"
 	"Run options:\n"
-	"  --timeout SECS        interrupt the code after SECS (default: none)\n"
-	"  --clear-plots         forget the session's earlier plots first\n"
-	"  --libraries A,B       pip-install these first unless they import (needs the\n"
-	"                        session started with --allow-net)\n"
-	"  --out DIR             also write the plots as DIR/plot-0001.png (.html), ...\n"
-	"  --json                print one JSON result object\n"
-	"  --stream              print NDJSON events (stdout, stderr, plot, result)\n"
+	"%s"
 	"\n"
 	"Cell options (start):\n"
 	"%s";
 
+struct session_run_args {
+	double timeout;
+	const char *out_dir, *libraries;
+	bool json, stream, clear;
+};
+#define SR(member) CLI_FIELD(struct session_run_args, member)
+
+/* 0 (none) or seconds up to 1e7: a session's code may run long */
+static int parse_session_timeout(void *t, const char *opt, const char *v)
+{
+	struct session_run_args *a = t;
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= 0) || x > 1e7) {
+		cli_error("%s: expected seconds like 30 or 0.5, got '%.64s'", opt, v);
+		return -1;
+	}
+	a->timeout = x;
+	return 0;
+}
+
+static const struct cli_option SESSION_RUN_OPTIONS[] = {
+	{"--timeout", NULL, CLI_CUSTOM, .parse = parse_session_timeout, .metavar = "SECS",
+	 .help = "interrupt the code after SECS (default: none)"},
+	{"--clear-plots", NULL, CLI_FLAG, SR(clear),
+	 .help = "forget the session's earlier plots first"},
+	{"--libraries", NULL, CLI_STRING, SR(libraries), .metavar = "A,B",
+	 .help = "pip-install these first unless they import (needs the\n"
+		 "session started with --allow-net)"},
+	{"--out", NULL, CLI_STRING, SR(out_dir), .metavar = "DIR",
+	 .help = "also write the plots as DIR/plot-0001.png (.html), ..."},
+	{"--json", NULL, CLI_FLAG, SR(json), .help = "print one JSON result object"},
+	{"--stream", NULL, CLI_FLAG, SR(stream),
+	 .help = "print NDJSON events (stdout, stderr, plot, result)"},
+	{0},
+};
+
+static void print_session_help(FILE *f)
+{
+	_cleanup_free_ char *h = cli_options_help(SESSION_RUN_OPTIONS, 22);
+	fprintf(f, SESSION_HELP, h ? h : "", cli_cell_opts_help());
+}
+
+static void session_help(void) { print_session_help(stdout); }
+
+struct session_start_args {
+	const char *lang;
+};
+
+static const struct cli_option SESSION_START_OPTIONS[] = {
+	{"--lang", "-l", CLI_STRING, CLI_FIELD(struct session_start_args, lang), .metavar = "L"},
+	{0},
+};
+
+/* The command line of 'code session VERB': -1 to go on, else the exit
+ * status (0 after the session help). */
+static int session_args(const char *name, const struct cli_table *tables, size_t ntables,
+			int argc, char **argv, const char **operands, int max, int *n)
+{
+	/* run's FILE may be "-" (stdin) */
+	unsigned flags = !strcmp(name, "code session run") ? CLI_DASH_OPERAND : 0;
+	const struct cli_command cmd = {.name = name, .see = "code session",
+					.print_help = session_help, .tables = tables,
+					.ntables = ntables, .operands = operands,
+					.max_operands = max, .flags = flags};
+	return cli_parse_args(&cmd, argc, argv, n, NULL);
+}
+
 static int session_start(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
-	const char *lang = "python", *name = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (cli_is_help(a)) {
-			printf(SESSION_HELP, cli_cell_opts_help());
-			return 0;
-		}
-		if ((!strcmp(a, "--lang") || !strcmp(a, "-l")) && i + 1 < argc) {
-			lang = argv[++i];
-			continue;
-		}
-		int r = cli_cell_opts_parse(&co, argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (r == 1)
-			continue;
-		if (a[0] == '-' || name) {
-			cli_error("code session start: unexpected argument '%.64s' (see 'sandcell code session --help')", a);
-			return CLI_EXIT_USAGE;
-		}
-		name = a;
-	}
+	struct session_start_args a = {.lang = "python"};
+	const struct cli_table tables[] = {{SESSION_START_OPTIONS, &a}, {CLI_CELL_OPTIONS, &co}};
+	const char *name = NULL;
+	const struct cli_command cmd = {.name = "code session start", .see = "code session",
+					.print_help = session_help, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .operands = &name,
+					.max_operands = 1};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
 	if (!name) {
 		cli_error("code session start: no session name given (usage: sandcell code session start [OPTIONS] NAME)");
 		return CLI_EXIT_USAGE;
 	}
-	const struct lang_def *l = lang_find(lang);
+	const struct lang_def *l = lang_find(a.lang);
 	if (!l) {
-		cli_error("code session start: unknown language '%.64s' (see 'sandcell code languages')", lang);
+		cli_error("code session start: unknown language '%.64s' (see 'sandcell code languages')", a.lang);
 		return CLI_EXIT_USAGE;
 	}
 	if (strcmp(l->name, "python") != 0) {
@@ -527,135 +617,91 @@ static int session_start(int argc, char **argv)
 	return 0;
 }
 
-static int session_run(int argc, char **argv)
+/* session run's command line: -1 to go on, else the exit status. */
+static int session_run_args(struct session_run_args *a, int argc, char **argv, const char **pos)
 {
-	const char *name = NULL, *file = NULL, *out_dir = NULL, *libraries = NULL;
-	double timeout = 0;
-	bool json = false, stream = false, clear = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (cli_is_help(a)) {
-			printf(SESSION_HELP, cli_cell_opts_help());
-			return 0;
-		}
-		if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--stream")) {
-			stream = true;
-		} else if (!strcmp(a, "--clear-plots")) {
-			clear = true;
-		} else if (!strcmp(a, "--timeout") || !strcmp(a, "--out") || !strcmp(a, "--libraries")) {
-			if (i + 1 >= argc) {
-				cli_error("%s: expected a value", a);
-				return CLI_EXIT_USAGE;
-			}
-			const char *v = argv[++i];
-			if (a[2] == 'o') {
-				out_dir = v;
-				continue;
-			}
-			if (a[2] == 'l') {
-				libraries = v;
-				continue;
-			}
-			char *end;
-			errno = 0;
-			timeout = strtod(v, &end);
-			if (errno || end == v || *end || !(timeout >= 0) || timeout > 1e7) {
-				cli_error("--timeout: expected seconds like 30 or 0.5, got '%.64s'", v);
-				return CLI_EXIT_USAGE;
-			}
-		} else if ((a[0] == '-' && a[1]) || (name && file)) {
-			cli_error("code session run: unexpected argument '%.64s' (see 'sandcell code session --help')", a);
-			return CLI_EXIT_USAGE;
-		} else if (!name) {
-			name = a;
-		} else {
-			file = a;
-		}
-	}
-	if (!name) {
+	const struct cli_table tables[] = {{SESSION_RUN_OPTIONS, a}};
+	int n;
+	int done = session_args("code session run", tables, 1, argc, argv, pos, 2, &n);
+	if (done >= 0)
+		return done;
+	if (!n) {
 		cli_error("code session run: no session name given (usage: sandcell code session run NAME [FILE|-])");
 		return CLI_EXIT_USAGE;
 	}
-	if (json && stream) {
+	if (a->json && a->stream) {
 		cli_error("code session run: --json and --stream do not go together");
 		return CLI_EXIT_USAGE;
 	}
-	char *src = NULL;
+	return -1;
+}
+
+static int session_run(int argc, char **argv)
+{
+	struct session_run_args a = {0};
+	const char *pos[2] = {NULL, NULL}; /* NAME [FILE] */
+	int done = session_run_args(&a, argc, argv, pos);
+	if (done >= 0)
+		return done;
+	_cleanup_free_ char *src = NULL;
 	size_t src_len = 0;
-	if (read_source(file, &src, &src_len) < 0)
+	if (read_source(pos[1], &src, &src_len) < 0)
 		return CLI_EXIT_USAGE;
 	struct lang_session_req req;
 	lang_session_req_init(&req);
-	char *libs = libraries ? strdup(libraries) : NULL;
-	for (char *save = NULL, *t = libs ? strtok_r(libs, ",", &save) : NULL; t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (req.nlibraries >= LANG_MAX_LIBRARIES || !lang_library_name_ok(t)) {
-			cli_error("--libraries: '%.64s' is not a library name, or more than %d names", t,
-				  LANG_MAX_LIBRARIES);
-			free(libs);
-			free(src);
-			return CLI_EXIT_USAGE;
-		}
-		req.libraries[req.nlibraries++] = t;
-	}
+	_cleanup_free_ char *libs = NULL;
+	if (split_libraries(a.libraries, &libs, req.libraries, &req.nlibraries) < 0)
+		return CLI_EXIT_USAGE;
 	req.source = src;
 	req.source_len = src_len;
-	req.timeout_s = timeout;
-	req.clear_plots = clear;
+	req.timeout_s = a.timeout;
+	req.clear_plots = a.clear;
 	struct stream_ctx sctx = {.session = true};
-	if (stream)
-		req.sink = (struct lang_sink){.fn = stream_sink, .ctx = &sctx};
-	else if (!json)
-		req.sink = (struct lang_sink){.fn = plain_sink};
-	req.stream = !json;
+	req.stream = pick_sink(a.json, a.stream, &sctx, &req.sink);
 	struct lang_result res;
 	struct sc_err err = {0};
-	int rc;
-	int lrc = lang_session_run(name, &req, &res, &err);
-	free(libs);
-	if (lrc < 0) {
-		free(src);
+	if (lang_session_run(pos[0], &req, &res, &err) < 0)
 		return cli_fail(&err);
-	}
-	if (json) {
-		api_json_lang_result(stdout, &res, NULL, true);
-		fputc('\n', stdout);
-	} else if (!stream && res.status == LANG_SANDBOX_ERROR) {
-		cli_error("%s", res.message);
-	}
-	rc = result_rc(&res);
-	if (write_plots(out_dir, &res) < 0)
-		rc = CLI_EXIT_USAGE;
-	lang_result_free(&res);
-	free(src);
-	return rc;
+	const struct show sh = {.json = a.json, .stream = a.stream, .session = true,
+				.out_dir = a.out_dir};
+	return show_result(&sh, &res);
 }
 
 static int session_rm(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-') {
-		if (argc == 2 && cli_is_help(argv[1])) {
-			printf(SESSION_HELP, cli_cell_opts_help());
-			return 0;
-		}
+	const char *name = NULL;
+	int n;
+	int done = session_args("code session rm", NULL, 0, argc, argv, &name, 1, &n);
+	if (done >= 0)
+		return done;
+	if (!name) {
 		cli_error("code session rm: expected one session name (usage: sandcell code session rm NAME)");
 		return CLI_EXIT_USAGE;
 	}
 	struct sc_err err = {0};
-	if (lang_session_rm(argv[1], &err) < 0)
+	if (lang_session_rm(name, &err) < 0)
 		return cli_fail(&err);
 	return 0;
 }
 
+struct session_ls_args {
+	bool json;
+};
+
+static const struct cli_option SESSION_LS_OPTIONS[] = {
+	{"--json", NULL, CLI_FLAG, CLI_FIELD(struct session_ls_args, json)},
+	{0},
+};
+
 static int session_ls(int argc, char **argv)
 {
-	bool json = argc == 2 && !strcmp(argv[1], "--json");
-	if (argc > 2 || (argc == 2 && !json)) {
-		cli_error("code session ls: unexpected argument (usage: sandcell code session ls [--json])");
-		return CLI_EXIT_USAGE;
-	}
+	struct session_ls_args a = {0};
+	const struct cli_table tables[] = {{SESSION_LS_OPTIONS, &a}};
+	int nop;
+	int done = session_args("code session ls", tables, 1, argc, argv, NULL, 0, &nop);
+	if (done >= 0)
+		return done;
+	bool json = a.json;
 	struct cell_status *st = NULL;
 	size_t n = 0;
 	struct sc_err err = {0};
@@ -695,7 +741,7 @@ static int cmd_session(int argc, char **argv)
 	static const struct cli_subcommand subs[] = {
 		{"start", session_start}, {"run", session_run}, {"rm", session_rm}, {"ls", session_ls}};
 	if (argc < 2 || cli_is_help(argv[1])) {
-		fprintf(argc < 2 ? stderr : stdout, SESSION_HELP, cli_cell_opts_help());
+		print_session_help(argc < 2 ? stderr : stdout);
 		return argc < 2 ? CLI_EXIT_USAGE : 0;
 	}
 	return cli_run_subcommand("code session", subs, SC_ARRAY_LEN(subs), argc, argv);
