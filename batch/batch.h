@@ -187,12 +187,19 @@ struct batch_options {
 	void *wait_ctx;
 };
 
+/* How a run that could run ended (the CLI makes its exit status of it). */
+enum batch_end {
+	BATCH_END_DONE,        /* every attempt has a result without error */
+	BATCH_END_ERRORS,      /* every attempt has a result; some ended in error */
+	BATCH_END_INTERRUPTED, /* cancel was raised */
+};
+
 /* Run every attempt of the task file that has no result yet. Installs no
  * signal handlers and changes no signal mask: a caller that wants signals
  * to stop the run blocks them before the call (the pool's processes and the
  * worker threads, made inside, inherit the mask) and turns them into
- * *cancel in wait. Returns the exit status: 0 all attempts have a result
- * without error, 1 some ended in error, 130 interrupted (cancel): then
- * summary holds the run's summary (of the run directory, as summarize
- * would print it); 125 could not run (err). */
-int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err);
+ * *cancel in wait. Returns 0 with *end saying how the run ended and
+ * summary holding the run's summary (of the run directory, as summarize
+ * would print it), or -1 when it could not run (err). */
+int batch_run(const struct batch_options *o, struct batch_summary *summary, enum batch_end *end,
+	      struct sc_err *err);

@@ -824,19 +824,22 @@ oom:
 	return -1;
 }
 
-static int finish(struct runner *r, struct batch_summary *summary, struct sc_err *err)
+static int finish(struct runner *r, struct batch_summary *summary, enum batch_end *end,
+		  struct sc_err *err)
 {
 	const char *dirs[] = {r->dir};
 	struct batch_records rs;
 	size_t expected;
 	if (batch_collect_into(dirs, 1, &rs, &expected, err) < 0)
-		return CELL_EXIT_INTERNAL;
+		return -1;
 	batch_summarize(&rs, summary);
 	summary->expected_attempts = r->total;
 	batch_records_free(&rs);
 	if (atomic_load(&r->abort))
-		return 130;
-	return summary->errors ? 1 : 0;
+		*end = BATCH_END_INTERRUPTED;
+	else
+		*end = summary->errors ? BATCH_END_ERRORS : BATCH_END_DONE;
+	return 0;
 }
 
 /* The run directory (made and locked: the lock fd in *lock) and the tasks. */
@@ -982,14 +985,15 @@ static void runner_free(struct runner *r)
 	pthread_mutex_destroy(&r->write_mu);
 }
 
-int batch_run(const struct batch_options *o, struct batch_summary *summary, struct sc_err *err)
+int batch_run(const struct batch_options *o, struct batch_summary *summary, enum batch_end *end,
+	      struct sc_err *err)
 {
 	*summary = (struct batch_summary){0};
 	struct runner r = {.o = o, .results_fd = -1};
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_mutex_init(&r.pool_mu, NULL);
 	pthread_mutex_init(&r.write_mu, NULL);
-	int status = CELL_EXIT_INTERNAL;
+	int rc = -1;
 	_cleanup_fd_ int lock = -1;
 	_cleanup_free_ size_t *sel = NULL;
 	size_t nsel = 0;
@@ -1004,9 +1008,9 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, stru
 		       nsel, o->shard_count ? " in this shard" : "", o->repeat, r.total, r.ntodo,
 		       o->concurrency, r.dir);
 	if (r.ntodo == 0 || run_attempts(&r, sel, nsel, err) == 0)
-		status = finish(&r, summary, err);
+		rc = finish(&r, summary, end, err);
 out:
 	runner_free(&r);
 	batch_records_free(&prior);
-	return status;
+	return rc;
 }

@@ -292,6 +292,20 @@ static int ensure_open_files(unsigned concurrency)
 	return 0;
 }
 
+/* The exit statuses the usage text above and docs/batch.md promise. */
+static int exit_status(enum batch_end end)
+{
+	switch (end) {
+	case BATCH_END_DONE:
+		return 0;
+	case BATCH_END_ERRORS:
+		return 1;
+	case BATCH_END_INTERRUPTED:
+		return 130;
+	}
+	return CELL_EXIT_INTERNAL;
+}
+
 static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 {
 	struct stop_signals st = {0};
@@ -311,13 +325,15 @@ static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 	signal(SIGPIPE, SIG_IGN);
 	pthread_sigmask(SIG_BLOCK, &st.set, &old);
 	struct batch_summary summary;
-	int status = batch_run(o, &summary, err);
-	if (status != CELL_EXIT_INTERNAL) {
+	enum batch_end end;
+	int status = CELL_EXIT_INTERNAL;
+	if (batch_run(o, &summary, &end, err) == 0) {
 		if (json)
 			batch_summary_json(stdout, &summary);
 		else
 			batch_summary_print(stdout, &summary, o->out_dir);
 		fflush(stdout);
+		status = exit_status(end);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return status;
