@@ -29,6 +29,7 @@
 #include "api_priv.h"
 
 #define API_MAX_TAR (1ull << 30)
+#define API_TAR_MAX_ENTRIES 100000 /* entries of a PUT tar */
 
 static uint64_t tar_bound(const struct api *a)
 {
@@ -151,25 +152,80 @@ static void fd_stream_free(void *ctx)
 	free(s);
 }
 
-void api_tar_get(struct api *a, struct cell *c, const char *path, struct api_response *resp)
+/* A request's temporary copy: the locked directory and the tree in it. */
+struct tar_tmp {
+	char dir[PATH_MAX];
+	char tree[PATH_MAX + 8];
+	int fd; /* the directory's, locked; -1: none */
+};
+
+static void tar_tmp_end(struct tar_tmp *t)
 {
-	char tmp[PATH_MAX], tree[PATH_MAX + 8];
+	if (t->fd >= 0)
+		tar_tmpdir_end(t->dir, t->fd);
+	t->fd = -1;
+}
+#define _cleanup_tar_tmp_ __attribute__((cleanup(tar_tmp_end)))
+
+/* Make t: 0, or -1 with resp answered (500; what failed goes to the
+ * log, never to the client). */
+static int tar_begin(struct api *a, struct tar_tmp *t, struct api_response *resp)
+{
 	struct sc_err err = {0};
-	int tfd = tar_tmpdir(tmp, sizeof(tmp), &err);
-	if (tfd < 0) {
+	t->fd = tar_tmpdir(t->dir, sizeof(t->dir), &err);
+	if (t->fd < 0) {
 		sc_log(&a->cfg.log, SC_LOG_WARN, "files: a temporary directory: %s", err.msg);
 		api_response_error(resp, 500, "the server cannot make a temporary copy (see its log)");
+		return -1;
+	}
+	snprintf(t->tree, sizeof(t->tree), "%s/t", t->dir);
+	return 0;
+}
+
+/* An unnamed read-write file in dir, or -1 (errno). */
+static int tar_tmpfile(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		char path[PATH_MAX + 8]; /* no O_TMPFILE here (overlayfs before 6.6) */
+		snprintf(path, sizeof(path), "%s/tar", dir);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			unlink(path);
+	}
+	return fd;
+}
+
+/* Answer 200 with the tar in *fd (read from where it stands); the answer
+ * takes the fd (*fd = -1). */
+static void answer_tar(struct api_response *resp, int *fd)
+{
+	struct fd_stream *fs = malloc(sizeof(*fs));
+	if (!fs) {
+		api_response_error(resp, 500, "out of memory");
 		return;
 	}
-	snprintf(tree, sizeof(tree), "%s/t", tmp);
-	int out = -1, dfd = -1;
+	fs->fd = steal_fd(fd);
+	resp->status = 200;
+	resp->content_type = "application/x-tar";
+	resp->stream = fd_stream_read;
+	resp->stream_free = fd_stream_free;
+	resp->stream_ctx = fs;
+}
+
+void api_tar_get(struct api *a, struct cell *c, const char *path, struct api_response *resp)
+{
+	_cleanup_tar_tmp_ struct tar_tmp t = {.fd = -1};
+	if (tar_begin(a, &t, resp) < 0)
+		return;
+	struct sc_err err = {0};
 	uint64_t max = tar_bound(a);
-	if (cell_copy_out_flags(c, path, tree, max, 0, &a->cfg.log, &err) < 0) {
-		scrub_path(err.msg, sizeof(err.msg), tmp);
+	if (cell_copy_out_flags(c, path, t.tree, max, 0, &a->cfg.log, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), t.dir);
 		api_errorf(resp, err.errnum == ENOENT ? 404 : err.errnum == EFBIG ? 413 : 500, "%s", err.msg);
-		goto out;
+		return;
 	}
-	dfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_fd_ int dfd = open(t.tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR || errno == ENOENT)) {
 		/* path, a directory when followed, was copied as what it is: a
 		 * link (kept, or left out for pointing out of the tree) */
@@ -177,92 +233,57 @@ void api_tar_get(struct api *a, struct cell *c, const char *path, struct api_res
 		       "%.200s is a symbolic link to a directory: a directory is sent as a tar by "
 		       "its own path only (ask for the directory the link points to)",
 		       path);
-		goto out;
+		return;
 	}
-	out = dfd < 0 ? -1 : open(tmp, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (dfd >= 0 && out < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-		char tarpath[PATH_MAX + 8]; /* no O_TMPFILE here (overlayfs before 6.6) */
-		snprintf(tarpath, sizeof(tarpath), "%s/tar", tmp);
-		out = open(tarpath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (out >= 0)
-			unlink(tarpath);
-	}
+	_cleanup_fd_ int out = dfd < 0 ? -1 : tar_tmpfile(t.dir);
 	if (dfd < 0 || out < 0) {
 		api_errorf(resp, 500, "a temporary copy: %s", strerror(errno));
-		goto out;
+		return;
 	}
 	struct tarw_opts o = {.max_bytes = max};
 	if (sc_tarw_tree(out, dfd, &o, &err) < 0 || lseek(out, 0, SEEK_SET) < 0) {
 		if (!err.msg[0])
 			snprintf(err.msg, sizeof(err.msg), "%s", strerror(errno));
-		scrub_path(err.msg, sizeof(err.msg), tmp);
+		scrub_path(err.msg, sizeof(err.msg), t.dir);
 		api_errorf(resp, 500, "tar: %s", err.msg);
-		goto out;
+		return;
 	}
-	struct fd_stream *fs = malloc(sizeof(*fs));
-	if (!fs) {
-		api_response_error(resp, 500, "out of memory");
-		goto out;
-	}
-	fs->fd = out;
-	out = -1;
-	resp->status = 200;
-	resp->content_type = "application/x-tar";
-	resp->stream = fd_stream_read;
-	resp->stream_free = fd_stream_free;
-	resp->stream_ctx = fs;
-out:
-	if (dfd >= 0)
-		close(dfd);
-	if (out >= 0)
-		close(out);
-	tar_tmpdir_end(tmp, tfd);
+	answer_tar(resp, &out);
 }
 
 void api_tar_put(struct api *a, struct cell *c, const char *path, const struct api_request *req,
 		 struct api_response *resp)
 {
-	char tmp[PATH_MAX], tree[PATH_MAX + 8];
-	struct sc_err err = {0};
-	int tfd = tar_tmpdir(tmp, sizeof(tmp), &err);
-	if (tfd < 0) {
-		sc_log(&a->cfg.log, SC_LOG_WARN, "files: a temporary directory: %s", err.msg);
-		api_response_error(resp, 500, "the server cannot make a temporary copy (see its log)");
+	_cleanup_tar_tmp_ struct tar_tmp t = {.fd = -1};
+	if (tar_begin(a, &t, resp) < 0)
 		return;
-	}
-	snprintf(tree, sizeof(tree), "%s/t", tmp);
-	int in = -1, dfd = -1;
+	struct sc_err err = {0};
 	uint64_t files = 0, max = tar_bound(a);
-	if (mkdir(tree, 0700) < 0 ||
-	    (dfd = open(tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	_cleanup_fd_ int dfd = -1, in = -1;
+	if (mkdir(t.tree, 0700) < 0 ||
+	    (dfd = open(t.tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (in = sc_memfd_of("tar", req->body, req->body_len, NULL)) < 0) {
 		api_errorf(resp, 500, "a temporary copy: %s", strerror(errno));
-		goto out;
+		return;
 	}
-	if (rootfs_tar_unpack(dfd, in, max, 100000, &files, &err) < 0) {
-		scrub_path(err.msg, sizeof(err.msg), tmp);
+	if (rootfs_tar_unpack(dfd, in, max, API_TAR_MAX_ENTRIES, &files, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), t.dir);
 		api_errorf(resp, 400, "the tar is refused: %s", err.msg);
-		goto out;
+		return;
 	}
-	if (cell_copy_in_as(c, tree, path, max, &err) < 0) {
-		scrub_path(err.msg, sizeof(err.msg), tmp);
+	if (cell_copy_in_as(c, t.tree, path, max, &err) < 0) {
+		scrub_path(err.msg, sizeof(err.msg), t.dir);
 		api_errorf(resp, err.errnum == EFBIG || err.errnum == ENOSPC || err.errnum == EDQUOT ? 413 : 500,
 		       "%s", err.msg);
-		goto out;
+		return;
 	}
 	struct api_jbuf jb;
 	if (!api_jb_open(&jb)) {
 		api_response_error(resp, 500, "out of memory");
-		goto out;
+		return;
 	}
 	fputs("{\"path\":", jb.f);
 	api_json_string(jb.f, path, strlen(path));
 	fprintf(jb.f, ",\"size\":%zu,\"entries\":%llu}", req->body_len, (unsigned long long)files);
 	api_jb_send(&jb, resp, 200);
-out:
-	if (dfd >= 0)
-		close(dfd);
-	if (in >= 0)
-		close(in);
-	tar_tmpdir_end(tmp, tfd);
 }
