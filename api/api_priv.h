@@ -89,6 +89,9 @@ typedef void api_handler(struct api *a, const struct api_call *call, struct api_
 
 /* Does the client want the answer as a stream (Accept: application/x-ndjson)? */
 bool api_wants_ndjson(const struct api_request *req);
+/* The call's {id} into id (API_ID_LEN + 1 bytes) and its body, which must
+ * be a JSON object: the object, or NULL (bad filled). */
+cJSON *api_call_body(const struct api_call *call, char *id, struct api_bad *bad);
 /* For the transport, before a body is read: the token given (a bearer
  * header, else ?token=), whether the route answers without one (the
  * pings), and the status that says "busy, retry" on a path (504 for
@@ -156,3 +159,16 @@ bool api_stream_truncated(const struct api_stream *s, int k);
  * of an unfinished UTF-8 character goes out first. */
 void api_stream_result(struct api_stream *s, const char *obj, size_t len);
 void api_stream_error(struct api_stream *s, const char *msg);
+/* A zeroed job of size bytes, or NULL with resp answered (500). */
+void *api_job_alloc(size_t size, struct api_response *resp);
+/* A job on a cell (exec, a run), answered either way. */
+struct api_job_ops {
+	void (*stream)(struct api_stream *s, void *ctx); /* streamed, on its thread */
+	void (*whole)(void *ctx, struct api_response *resp); /* one answer */
+	void (*free)(void *ctx);
+};
+/* Answer resp with ctx's job: streamed when the client asks for NDJSON
+ * (api_wants_ndjson; limit as api_stream_start's), else whole; the job
+ * is freed once it ended, either way. */
+void api_stream_begin(struct api *a, const struct api_request *req, struct api_response *resp,
+		      uint64_t limit, const struct api_job_ops *ops, void *ctx);

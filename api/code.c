@@ -182,8 +182,9 @@ static void code_job_stream(struct api_stream *s, void *ctx)
 		lang_result_free(&res);
 }
 
-static void code_job_whole(struct code_job *k, struct api_response *resp)
+static void code_job_whole(void *ctx, struct api_response *resp)
 {
+	struct code_job *k = ctx;
 	struct lang_result res;
 	struct sc_err err = {0};
 	k->r.run.has_cancel = k->r.session.has_cancel = true;
@@ -200,15 +201,12 @@ static void cells_code(struct api *a, const struct api_call *call, bool session,
 		       struct api_response *resp)
 {
 	struct api_bad bad;
-	struct code_job *k = calloc(1, sizeof(*k));
-	if (!k) {
-		api_response_error(resp, 500, "out of memory");
+	struct code_job *k = api_job_alloc(sizeof(*k), resp);
+	if (!k)
 		return;
-	}
 	k->a = a;
 	k->session = session;
-	snprintf(k->id, sizeof(k->id), "%s", call->id);
-	k->j = api_req_object(call->req->body, call->req->body_len, false, &bad);
+	k->j = api_call_body(call, k->id, &bad);
 	if (!k->j || api_parse_run(k->j, session ? API_RUN_SESSION : API_RUN_CELL, &a->lim, NULL,
 				   &k->r, &bad) < 0) {
 		api_refuse(resp, &bad);
@@ -231,12 +229,8 @@ static void cells_code(struct api *a, const struct api_call *call, bool session,
 		code_job_free(k);
 		return;
 	}
-	if (api_wants_ndjson(call->req)) {
-		api_stream_start(a, resp, 0, code_job_stream, code_job_free, k);
-		return; /* the stream owns k */
-	}
-	code_job_whole(k, resp);
-	code_job_free(k);
+	static const struct api_job_ops ops = {code_job_stream, code_job_whole, code_job_free};
+	api_stream_begin(a, call->req, resp, 0, &ops, k);
 }
 
 void api_cells_run(struct api *a, const struct api_call *call, struct api_response *resp)

@@ -90,8 +90,9 @@ static void exec_job_stream(struct api_stream *s, void *ctx)
 	cell_result_free(&res);
 }
 
-static void exec_job_whole(struct exec_job *e, struct api_response *resp)
+static void exec_job_whole(void *ctx, struct api_response *resp)
 {
+	struct exec_job *e = ctx;
 	struct cell_result res;
 	struct sc_err err = {0};
 	e->x.req.has_cancel = true;
@@ -129,15 +130,12 @@ static void default_user(struct api *a, struct exec_job *e)
 void api_cells_exec(struct api *a, const struct api_call *call, struct api_response *resp)
 {
 	struct api_bad bad;
-	struct exec_job *e = calloc(1, sizeof(*e));
-	if (!e) {
-		api_response_error(resp, 500, "out of memory");
+	struct exec_job *e = api_job_alloc(sizeof(*e), resp);
+	if (!e)
 		return;
-	}
 	e->a = a;
 	e->net_log = -1;
-	snprintf(e->id, sizeof(e->id), "%s", call->id);
-	e->j = api_req_object(call->req->body, call->req->body_len, false, &bad);
+	e->j = api_call_body(call, e->id, &bad);
 	if (!e->j || api_parse_exec(e->j, &API_EXEC_HTTP, &a->lim, &e->x, &bad) < 0) {
 		api_refuse(resp, &bad);
 		cJSON_Delete(e->j);
@@ -152,11 +150,7 @@ void api_cells_exec(struct api *a, const struct api_call *call, struct api_respo
 	}
 	default_user(a, e);
 	e->net_log = api_net_log_open(a, e->c);
-	if (api_wants_ndjson(call->req)) {
-		uint64_t limit = e->x.req.output_limit ? e->x.req.output_limit : CELL_DEFAULT_OUTPUT;
-		api_stream_start(a, resp, limit, exec_job_stream, exec_job_free, e);
-		return; /* the stream owns e */
-	}
-	exec_job_whole(e, resp);
-	exec_job_free(e);
+	static const struct api_job_ops ops = {exec_job_stream, exec_job_whole, exec_job_free};
+	uint64_t limit = e->x.req.output_limit ? e->x.req.output_limit : CELL_DEFAULT_OUTPUT;
+	api_stream_begin(a, call->req, resp, limit, &ops, e);
 }

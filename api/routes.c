@@ -113,6 +113,12 @@ bool api_wants_ndjson(const struct api_request *req)
 	return h && strstr(h, "application/x-ndjson");
 }
 
+cJSON *api_call_body(const struct api_call *call, char *id, struct api_bad *bad)
+{
+	snprintf(id, API_ID_LEN + 1, "%s", call->id);
+	return api_req_object(call->req->body, call->req->body_len, false, bad);
+}
+
 /* A "." or ".." component anywhere. */
 static bool has_dots(const char *path)
 {

@@ -252,3 +252,22 @@ void api_stream_start(struct api *a, struct api_response *resp, uint64_t limit,
 	resp->stream_free = stream_free;
 	resp->stream_ctx = s;
 }
+
+void *api_job_alloc(size_t size, struct api_response *resp)
+{
+	void *job = calloc(1, size);
+	if (!job)
+		api_response_error(resp, 500, "out of memory");
+	return job;
+}
+
+void api_stream_begin(struct api *a, const struct api_request *req, struct api_response *resp,
+		      uint64_t limit, const struct api_job_ops *ops, void *ctx)
+{
+	if (api_wants_ndjson(req)) {
+		api_stream_start(a, resp, limit, ops->stream, ops->free, ctx);
+		return; /* the stream owns ctx */
+	}
+	ops->whole(ctx, resp);
+	ops->free(ctx);
+}
