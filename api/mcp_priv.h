@@ -46,6 +46,10 @@ mcp_handler mcp_tool_create_session, mcp_tool_close_session, mcp_tool_run_comman
  * error sent; *absent: none was given (an error only when required). */
 struct mcp_session *mcp_need_session(struct mcp *m, const cJSON *id, const cJSON *args,
 				     bool required, bool *absent);
+/* The same for a tool where a session is optional: false with a tool
+ * error sent; else *s is the session, or NULL when none was given. */
+bool mcp_optional_session(struct mcp *m, const cJSON *id, const cJSON *args,
+			  struct mcp_session **s);
 /* A fresh cell of the server's spec (named into name), killed with the
  * server, SIGKILL included. */
 int mcp_fresh_cell(struct mcp *m, char name[64], struct cell **c, struct sc_err *err);

@@ -44,6 +44,14 @@ struct mcp_session *mcp_need_session(struct mcp *m, const cJSON *id, const cJSON
 	return s;
 }
 
+bool mcp_optional_session(struct mcp *m, const cJSON *id, const cJSON *args,
+			  struct mcp_session **s)
+{
+	bool absent;
+	*s = mcp_need_session(m, id, args, false, &absent);
+	return *s || absent;
+}
+
 static void drop_session(struct mcp_session *s)
 {
 	struct sc_err err = {0};
@@ -185,9 +193,8 @@ void mcp_tool_close_session(struct mcp *m, const cJSON *id, const cJSON *args)
 
 void mcp_tool_run_command(struct mcp *m, const cJSON *id, const cJSON *args)
 {
-	bool absent;
-	struct mcp_session *s = mcp_need_session(m, id, args, false, &absent);
-	if (!s && !absent)
+	struct mcp_session *s;
+	if (!mcp_optional_session(m, id, args, &s))
 		return;
 	struct api_exec x;
 	struct api_bad bad;

@@ -114,9 +114,8 @@ static void send_lang_result(struct mcp *m, const cJSON *id, const struct lang_r
 
 void mcp_tool_execute_code(struct mcp *m, const cJSON *id, const cJSON *args)
 {
-	bool absent;
-	struct mcp_session *s = mcp_need_session(m, id, args, false, &absent);
-	if (!s && !absent)
+	struct mcp_session *s;
+	if (!mcp_optional_session(m, id, args, &s))
 		return;
 	struct api_run r;
 	struct api_bad bad;

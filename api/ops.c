@@ -44,14 +44,22 @@ int api_op_stdin(const char *s, size_t len, struct sc_err *err)
 	return s ? sc_memfd_of("stdin", s, len, err) : -1;
 }
 
+/* A request's stdin, when it has one, as the fd *fd (the caller closes
+ * it) and in its request's slot; false when it could not be made. */
+static bool stdin_open(const char *s, size_t len, int *fd, int *slot, struct sc_err *err)
+{
+	*fd = api_op_stdin(s, len, err);
+	*slot = *fd;
+	return !s || *fd >= 0;
+}
+
 int api_op_exec(struct cell *c, struct api_exec *x, struct cell_result *res, struct sc_err *err)
 {
-	_cleanup_fd_ int in = api_op_stdin(x->stdin_s, x->stdin_len, err);
-	if (x->stdin_s && in < 0)
+	_cleanup_fd_ int in = -1;
+	if (!stdin_open(x->stdin_s, x->stdin_len, &in, &x->req.stdin_fd, err))
 		return -1;
-	x->req.stdin_fd = in;
 	int rc = cell_exec(c, &x->req, res, err);
-	x->req.stdin_fd = -1;
+	x->req.stdin_fd = -1; /* closed on the way out */
 	return rc;
 }
 
@@ -60,11 +68,10 @@ int api_op_run(struct cell *c, struct api_run *r, bool session, struct lang_resu
 {
 	if (session)
 		return lang_session_run_in(c, &r->session, res, err);
-	_cleanup_fd_ int in = api_op_stdin(r->stdin_s, r->stdin_len, err);
-	if (r->stdin_s && in < 0)
+	_cleanup_fd_ int in = -1;
+	if (!stdin_open(r->stdin_s, r->stdin_len, &in, &r->run.stdin_fd, err))
 		return -1;
-	r->run.stdin_fd = in;
 	int rc = lang_run_in(c, &r->run, res, err);
-	r->run.stdin_fd = -1;
+	r->run.stdin_fd = -1; /* closed on the way out */
 	return rc;
 }
