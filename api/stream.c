@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/utf8.h"
 #include "api_priv.h"
 
 #define STREAM_CHUNK 16384 /* bytes of output in one event */
@@ -40,20 +41,6 @@ struct api_stream {
 	pthread_t th;
 	bool running;       /* th started, not joined */
 };
-
-/* How many bytes at the end of p[0..n) begin a UTF-8 sequence that is not
- * complete yet (0..3). */
-static size_t utf8_unfinished(const unsigned char *p, size_t n)
-{
-	for (size_t back = 1; back <= 3 && back <= n; back++) {
-		unsigned char b = p[n - back];
-		if ((b & 0xc0) == 0x80)
-			continue; /* a continuation byte: look further back */
-		size_t want = (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 1;
-		return want > back ? back : 0;
-	}
-	return 0;
-}
 
 static void send_all(struct api_stream *s, const char *p, size_t n)
 {
@@ -107,7 +94,7 @@ void api_stream_output(struct api_stream *s, int k, const char *d, size_t n)
 		len += take;
 		d += take;
 		n -= take;
-		size_t hold = utf8_unfinished((const unsigned char *)buf, len);
+		size_t hold = sc_utf8_unfinished((const unsigned char *)buf, len);
 		memcpy(s->carry[k], buf + len - hold, hold);
 		s->ncarry[k] = hold;
 		output_line(s, k, buf, len - hold);

@@ -1,7 +1,8 @@
 /* The request layer (api/request.c): bad types, bounds, clamps, cell
  * paths with "..", SandboxFusion's files, and what each parser fills in
  * (common/base64.c and common/jsonget.c's strict reads: test_base64.c);
- * and the string encoder of every answer (api/json.c). */
+ * and the string encoder of every answer (api/json.c), and what a stream
+ * holds back of a cut UTF-8 character (common/utf8.c, api/stream.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "api/request.h"
+#include "common/utf8.h"
 
 static const struct api_limits LIM = {
 	.max_timeout_s = 300, .memory = 512ull << 20, .output = 1 << 20, .image = "host"};
@@ -490,6 +492,27 @@ static void test_json_string(void **state)
 	expect_json(NULL, 0, "\"\"");
 }
 
+/* ---- a stream's hold-back ---- */
+
+static void test_utf8_unfinished(void **state)
+{
+	(void)state;
+	const unsigned char *u = (const unsigned char *)"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+	assert_int_equal(sc_utf8_unfinished(u, 0), 0);
+	assert_int_equal(sc_utf8_unfinished(u, 1), 0);  /* "a" */
+	assert_int_equal(sc_utf8_unfinished(u, 2), 1);  /* lead of a 2-byte char */
+	assert_int_equal(sc_utf8_unfinished(u, 3), 0);  /* U+00E9 whole */
+	assert_int_equal(sc_utf8_unfinished(u, 5), 2);  /* 2 of U+20AC's 3 */
+	assert_int_equal(sc_utf8_unfinished(u, 6), 0);
+	assert_int_equal(sc_utf8_unfinished(u, 9), 3);  /* 3 of U+1F600's 4 */
+	assert_int_equal(sc_utf8_unfinished(u, 10), 0);
+	/* stray continuation bytes, bytes that lead nothing: nothing held */
+	assert_int_equal(sc_utf8_unfinished((const unsigned char *)"\x80\x80\x80\x80", 4), 0);
+	assert_int_equal(sc_utf8_unfinished((const unsigned char *)"a\xff", 2), 0);
+	/* a lead byte is enough (what it leads is judged when encoded) */
+	assert_int_equal(sc_utf8_unfinished((const unsigned char *)"\xc0", 1), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_parse_exec_refused),
 		cmocka_unit_test(test_parse_cell_new),
 		cmocka_unit_test(test_json_string),
+		cmocka_unit_test(test_utf8_unfinished),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
