@@ -155,13 +155,13 @@ int api_gc(size_t *removed, struct sc_err *err);
 /* ---- the HTTP transport (api/http*.c) ---- */
 
 /* api_http_opts_init's defaults */
-#define API_HTTP_LISTEN_DEFAULT "127.0.0.1:8080"
-#define API_HTTP_CONNECTION_TIMEOUT_S 30.0
-#define API_HTTP_HEAD_TIMEOUT_S 10.0
-#define API_HTTP_REQUEST_DEADLINE_S 60.0
-#define API_HTTP_MAX_HEADER 32768
-#define API_HTTP_MAX_CONNECTIONS 256
-#define API_HTTP_DRAIN_S 30.0
+#define API_HTTP_DEFAULT_LISTEN "127.0.0.1:8080"
+#define API_HTTP_DEFAULT_CONNECTION_TIMEOUT 30.0 /* seconds */
+#define API_HTTP_DEFAULT_HEAD_TIMEOUT 10.0       /* seconds */
+#define API_HTTP_DEFAULT_REQUEST_DEADLINE 60.0   /* seconds */
+#define API_HTTP_DEFAULT_MAX_HEADER 32768        /* bytes */
+#define API_HTTP_DEFAULT_MAX_CONNECTIONS 256
+#define API_HTTP_DEFAULT_DRAIN 30.0              /* seconds */
 
 struct api_http_opts {
 	const char *listen;           /* "127.0.0.1:8080", "[::1]:0", "unix:/path" */

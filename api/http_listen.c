@@ -16,14 +16,15 @@
 
 void api_http_opts_init(struct api_http_opts *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->listen = API_HTTP_LISTEN_DEFAULT;
-	o->connection_timeout_s = API_HTTP_CONNECTION_TIMEOUT_S;
-	o->head_timeout_s = API_HTTP_HEAD_TIMEOUT_S;
-	o->request_deadline_s = API_HTTP_REQUEST_DEADLINE_S;
-	o->max_header = API_HTTP_MAX_HEADER;
-	o->max_connections = API_HTTP_MAX_CONNECTIONS;
-	o->drain_s = API_HTTP_DRAIN_S;
+	*o = (struct api_http_opts){
+		.listen = API_HTTP_DEFAULT_LISTEN,
+		.connection_timeout_s = API_HTTP_DEFAULT_CONNECTION_TIMEOUT,
+		.head_timeout_s = API_HTTP_DEFAULT_HEAD_TIMEOUT,
+		.request_deadline_s = API_HTTP_DEFAULT_REQUEST_DEADLINE,
+		.max_header = API_HTTP_DEFAULT_MAX_HEADER,
+		.max_connections = API_HTTP_DEFAULT_MAX_CONNECTIONS,
+		.drain_s = API_HTTP_DEFAULT_DRAIN,
+	};
 }
 
 int api_http_parse_listen(const char *s, struct listen_addr *la, struct sc_err *err)
