@@ -14,6 +14,7 @@
 import fcntl
 import importlib
 import os
+import select
 import signal
 import socket
 import struct
@@ -21,13 +22,14 @@ import sys
 import time
 
 # the worker's modules, imported there: the client starts faster without
-ast = linecache = traceback = None
+ast = linecache = threading = traceback = None
 
 D = os.environ.get("SANDCELL_SESSION_DIR", "/tmp/.sandcell/session")
 K = None  # the session's own directory (argv)
 PLOTS = os.path.join(D, "plots")
 MAX_SRC = 4 << 20
 FLAG_CLEAR = 1
+GRACE = 5.0  # seconds a run has to stop after SIGINT (as client.py's)
 
 
 def recv_exact(s, n):
@@ -168,6 +170,27 @@ def plots_flush():
             traceback.print_exc()
 
 
+def watch_client(connfd, done_r):
+    """While a run goes on: a client that goes away (its command was
+    cancelled, or it was killed) interrupts the run as its timeout would,
+    and the worker is killed GRACE seconds later if the code does not stop
+    (the supervisor starts a fresh one). done_r reads EOF when the run ends."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # the client's go to the main thread
+    p = select.poll()
+    p.register(connfd, select.POLLRDHUP)
+    p.register(done_r, select.POLLIN)
+    while True:
+        ready = dict(p.poll())
+        if done_r in ready:
+            return
+        if ready.get(connfd, 0) & (select.POLLRDHUP | select.POLLHUP | select.POLLERR):
+            break
+        time.sleep(0.05)  # data from a client that sends none: not a hangup
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    if not select.select([done_r], [], [], GRACE)[0]:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def serve_one(conn, sess, devnull):
     conn.settimeout(30)
     send_msg(conn, {"pid": os.getpid()})
@@ -190,10 +213,18 @@ def serve_one(conn, sess, devnull):
     finally:
         for fd in fds:
             os.close(fd)
+    done_r, done_w = os.pipe()
+    watcher = threading.Thread(target=watch_client, args=(conn.fileno(), done_r), daemon=True)
+    watcher.start()
     try:
         if flags & FLAG_CLEAR:
             clear_plots()
-        rc, interrupted = sess.run(code)
+        try:
+            rc, interrupted = sess.run(code)
+        finally:
+            os.close(done_w)
+            watcher.join()
+            os.close(done_r)
         plots_flush()
     finally:
         try:
@@ -208,9 +239,10 @@ def serve_one(conn, sess, devnull):
 
 
 def worker(lsock):
-    global ast, linecache, traceback
+    global ast, linecache, threading, traceback
     import ast
     import linecache
+    import threading
     import traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:  # die with the supervisor (Linux prctl PR_SET_PDEATHSIG)

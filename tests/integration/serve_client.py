@@ -341,6 +341,47 @@ def stream(c):
 
 # ---- code sessions (POST /cells/{id}/code) ----
 
+def code_client_gone(c, cid, path):
+    # A streamed run whose client goes away: the cell is free again, the
+    # code stops (interrupted, not left running), and the session goes on
+    # with its state (x = 41 was set before).
+    # one write: the client must not go away between the word and its newline
+    # (the run would end on the broken pipe, not on the client's going)
+    src = "import sys, time\nsys.stdout.write('started\\n')\ntime.sleep(613)\n"
+    conn, r = stream_open(c, cid, {"code": src, "timeout": 300}, "code")
+    first = r.readline()
+    ok(first and json.loads(first) == {"type": "stdout", "data": "started\n"}, "the long /code run started", first)
+    r.close()
+    conn.close()
+    free = False
+    for _ in range(100):
+        st, _, got = c.request("GET", "/cells")
+        mine = [x for x in got["cells"] if x["id"] == cid]
+        if mine and mine[0]["busy"] == 0:
+            free = True
+            break
+        time.sleep(0.1)
+    ok(free, "a /code client that goes away frees its cell", got)
+    st, _, got = c.request("POST", path, {"code": "print(x + 2)", "timeout": 20})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "43\n"
+       and got.get("session_restarted") is False,
+       "the next /code runs at once in the same session: the gone client's code was stopped", (st, got))
+    # code that swallows the interrupt: the interpreter is killed and the
+    # next run says the session was restarted
+    src = ("import signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+           "sys.stdout.write('started\\n')\ntime.sleep(613)\n")
+    conn, r = stream_open(c, cid, {"code": src, "timeout": 300}, "code")
+    first = r.readline()
+    ok(first and json.loads(first) == {"type": "stdout", "data": "started\n"}, "the stubborn run started", first)
+    r.close()
+    conn.close()
+    st, _, got = c.request("POST", path, {"code": "print('after')", "timeout": 20})
+    ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "after\n"
+       and got.get("session_restarted") is True and "restarted" in got["run_result"]["stderr"],
+       "code that ignores the interrupt is killed: the next run says the session restarted", (st, got))
+    st, _, got = c.request("POST", path, {"code": "x = 41", "timeout": 20})
+
+
 def code(c, with_plots):
     st, _, got = c.request("POST", "/cells", {})
     if not ok(st == 201, "POST /cells for a code session", (st, got)):
@@ -360,6 +401,7 @@ def code(c, with_plots):
     st, _, got = c.request("POST", path, {"code": "print(x)", "timeout": 120})
     ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "41\n",
        "the session recovers after the error, state intact", (st, got))
+    code_client_gone(c, cid, path)
     st, _, got = c.request("POST", path, {"code": "print(1)", "language": "cpp"})
     ok(st == 422, "a language without sessions is 422", (st, got))
     st, _, got = c.request("POST", path, {"language": "python"})
