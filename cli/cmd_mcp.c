@@ -34,7 +34,6 @@ static const char MCP_HELP[] =
 struct mcp_opts {
 	double max_timeout;
 	bool verbose;
-	bool help;
 };
 
 #define MO(member) CLI_FIELD(struct mcp_opts, member)
@@ -43,7 +42,7 @@ static const struct cli_option MCP_OPTIONS[] = {
 	{"--max-timeout", NULL, CLI_SECONDS, MO(max_timeout), .metavar = "SECS",
 	 .help = "the longest timeout a call may ask for (default 300)"},
 	{"--verbose", "-v", CLI_FLAG, MO(verbose), .help = "log each call to stderr"},
-	{"--help", "-h", CLI_FLAG, MO(help), .help = "this help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -67,22 +66,14 @@ int cmd_mcp(int argc, char **argv)
 {
 	struct mcp_opts o = {0};
 	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
-	struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
-	for (int i = 1; i < argc; i++) {
-		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (o.help) {
-			char *h = cli_options_help(MCP_OPTIONS, 24);
-			printf(MCP_HELP, h ? h : "", cli_cell_opts_help());
-			free(h);
-			return 0;
-		}
-		if (r == 0) {
-			cli_error("mcp: unexpected argument '%.64s' (see 'sandcell mcp --help')", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	/* MCP_OPTIONS first: its -v is --verbose, not the cell's --volume */
+	const struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
+	const struct cli_command cmd = {.name = "mcp", .help = MCP_HELP, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .help_width = 24};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (done >= 0)
+		return done;
 
 	/* stdout is the protocol's alone: keep a private copy of it and point
 	 * fd 1 at stderr, so that nothing else can write there; stdin too

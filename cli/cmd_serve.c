@@ -43,7 +43,6 @@ struct serve_opts {
 	size_t pool, max_concurrency, max_cells;
 	uint64_t max_body, max_header, max_connections, max_per_peer;
 	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
-	bool help;
 };
 
 #define SV(member) CLI_FIELD(struct serve_opts, member)
@@ -92,7 +91,7 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	 .help = "allow a non-loopback address without TLS"},
 	{"--pod-name", NULL, CLI_STRING, SV(pod_name), .metavar = "NAME",
 	 .help = "executor_pod_name in results (default $HOSTNAME or null)"},
-	{"--help", "-h", CLI_FLAG, SV(help), .help = "this help"},
+	CLI_HELP_OPTION,
 	{0},
 };
 
@@ -183,93 +182,70 @@ static void raise_open_files(const struct api_http_opts *http, const struct api_
 			 (unsigned long long)have, (unsigned long long)need);
 }
 
-int cmd_serve(int argc, char **argv)
+/* -1 to go on, else the exit status (0 after the help). */
+static int serve_args(struct serve_opts *o, struct cli_cell_opts *co, int argc, char **argv)
 {
-	struct serve_opts o = {0};
-	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
-	struct cli_table tables[] = {{SERVE_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
-	for (int i = 1; i < argc; i++) {
-		int r = cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, &i);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (o.help) {
-			char *h = cli_options_help(SERVE_OPTIONS, 24);
-			printf(SERVE_HELP, h ? h : "", cli_cell_opts_help());
-			free(h);
-			return 0;
-		}
-		if (r == 0) {
-			cli_error("serve: unexpected argument '%.64s' (see 'sandcell serve --help')", argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	const struct cli_table tables[] = {{SERVE_OPTIONS, o}, {CLI_CELL_OPTIONS, co}};
+	const struct cli_command cmd = {.name = "serve", .help = SERVE_HELP, .tables = tables,
+					.ntables = SC_ARRAY_LEN(tables), .help_width = 24};
+	int n;
+	return cli_parse_args(&cmd, argc, argv, &n, NULL);
+}
 
-	struct api_http_opts http;
-	api_http_opts_init(&http);
-	if (o.listen)
-		http.listen = o.listen;
-	http.tls_cert = o.tls_cert;
-	http.tls_key = o.tls_key;
-	http.insecure_plaintext = o.insecure_plaintext;
-	if (o.connection_timeout > 0)
-		http.connection_timeout_s = o.connection_timeout;
-	if (o.head_timeout > 0)
-		http.head_timeout_s = o.head_timeout;
-	if (o.request_deadline > 0)
-		http.request_deadline_s = o.request_deadline;
-	if (o.drain > 0)
-		http.drain_s = o.drain;
-	if (o.max_header)
-		http.max_header = o.max_header;
-	if (o.max_connections)
-		http.max_connections = o.max_connections;
-	if (o.max_per_peer)
-		http.max_connections_per_peer = o.max_per_peer;
-	http.on_listen = on_listen;
-	http.on_listen_ctx = (void *)o.port_file;
+/* The listener's options: the library's defaults where not given. */
+static void http_opts_from(struct api_http_opts *http, const struct serve_opts *o)
+{
+	api_http_opts_init(http);
+	if (o->listen)
+		http->listen = o->listen;
+	http->tls_cert = o->tls_cert;
+	http->tls_key = o->tls_key;
+	http->insecure_plaintext = o->insecure_plaintext;
+	if (o->connection_timeout > 0)
+		http->connection_timeout_s = o->connection_timeout;
+	if (o->head_timeout > 0)
+		http->head_timeout_s = o->head_timeout;
+	if (o->request_deadline > 0)
+		http->request_deadline_s = o->request_deadline;
+	if (o->drain > 0)
+		http->drain_s = o->drain;
+	if (o->max_header)
+		http->max_header = o->max_header;
+	if (o->max_connections)
+		http->max_connections = o->max_connections;
+	if (o->max_per_peer)
+		http->max_connections_per_peer = o->max_per_peer;
+	http->on_listen = on_listen;
+	http->on_listen_ctx = (void *)o->port_file;
+}
 
-	char *token = NULL;
-	if (o.token_file && read_token(o.token_file, &token) < 0)
-		return CLI_EXIT_USAGE;
+/* The server's options: the library's defaults where not given. */
+static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
+			    const struct cell_spec *spec, const char *token)
+{
+	api_config_init(cfg);
+	cfg->spec = spec;
+	if (o->pool)
+		cfg->pool = o->pool;
+	if (o->max_concurrency)
+		cfg->max_concurrency = o->max_concurrency;
+	if (o->max_cells)
+		cfg->max_cells = o->max_cells;
+	if (o->cell_idle > 0)
+		cfg->cell_idle_s = o->cell_idle;
+	if (o->max_timeout > 0)
+		cfg->max_timeout_s = o->max_timeout;
+	if (o->max_body)
+		cfg->max_body = o->max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o->max_body;
+	cfg->token = token;
+	cfg->pod_name = o->pod_name ? o->pod_name : getenv("HOSTNAME");
+	cfg->log = (struct sc_log){.fn = serve_log};
+}
 
-	_cleanup_cli_cell_ struct cli_cell cell;
-	int rc = CLI_EXIT_USAGE;
-	struct api *a = NULL;
-	if (cli_cell_build(&cell, &co) < 0)
-		goto out;
-
-	struct api_config cfg;
-	api_config_init(&cfg);
-	cfg.spec = &cell.spec;
-	if (o.pool)
-		cfg.pool = o.pool;
-	if (o.max_concurrency)
-		cfg.max_concurrency = o.max_concurrency;
-	if (o.max_cells)
-		cfg.max_cells = o.max_cells;
-	if (o.cell_idle > 0)
-		cfg.cell_idle_s = o.cell_idle;
-	if (o.max_timeout > 0)
-		cfg.max_timeout_s = o.max_timeout;
-	if (o.max_body)
-		cfg.max_body = o.max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o.max_body;
-	cfg.token = token;
-	cfg.pod_name = o.pod_name ? o.pod_name : getenv("HOSTNAME");
-	cfg.log = (struct sc_log){.fn = serve_log};
-
-	struct sc_err err = {0};
-	/* The checks first, so that a refused listener makes no cell. */
-	if (api_http_check(&cfg, &http, &err) < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	/* The pool's workers are forked here: before any thread. */
-	if (api_new(&cfg, &a, &err) < 0) {
-		rc = cli_fail(&err);
-		goto out;
-	}
-	raise_open_files(&http, &cfg);
-	/* Signals: taken by one thread; the server's threads inherit the mask. */
+/* SIGTERM, SIGINT and SIGHUP go to one thread that sets stop_flag; the
+ * server's threads inherit the mask. 0, or -1 after a one-line error. */
+static int start_signal_thread(void)
+{
 	static sigset_t set; /* the signal thread's, for the process */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -280,19 +256,51 @@ int cmd_serve(int argc, char **argv)
 	pthread_t sig_thread;
 	if (pthread_create(&sig_thread, NULL, signal_thread, &set) != 0) {
 		cli_error("serve: cannot start the signal thread");
-		goto out;
+		return -1;
 	}
 	pthread_detach(sig_thread);
-	if (api_http_serve(a, &http, &stop_flag, &err) < 0)
-		rc = cli_fail(&err);
-	else
-		rc = 0;
-	fprintf(stderr, "sandcell: stopped; removing cells\n");
-out:
-	api_free(a); /* removes every cell it made */
-	if (token) {
-		explicit_bzero(token, strlen(token));
-		free(token);
+	return 0;
+}
+
+static void token_free(char **token)
+{
+	if (*token) {
+		explicit_bzero(*token, strlen(*token));
+		free(*token);
 	}
+}
+
+static void api_freep(struct api **a) { api_free(*a); /* removes every cell it made */ }
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = {0};
+	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
+	int done = serve_args(&o, &co, argc, argv);
+	if (done >= 0)
+		return done;
+	struct api_http_opts http;
+	http_opts_from(&http, &o);
+	__attribute__((cleanup(token_free))) char *token = NULL;
+	if (o.token_file && read_token(o.token_file, &token) < 0)
+		return CLI_EXIT_USAGE;
+	_cleanup_cli_cell_ struct cli_cell cell;
+	if (cli_cell_build(&cell, &co) < 0)
+		return CLI_EXIT_USAGE;
+	struct api_config cfg;
+	api_config_from(&cfg, &o, &cell.spec, token);
+	struct sc_err err = {0};
+	/* The checks first, so that a refused listener makes no cell. */
+	if (api_http_check(&cfg, &http, &err) < 0)
+		return cli_fail(&err);
+	/* The pool's workers are forked here: before any thread. */
+	__attribute__((cleanup(api_freep))) struct api *a = NULL;
+	if (api_new(&cfg, &a, &err) < 0)
+		return cli_fail(&err);
+	raise_open_files(&http, &cfg);
+	if (start_signal_thread() < 0)
+		return CLI_EXIT_USAGE;
+	int rc = api_http_serve(a, &http, &stop_flag, &err) < 0 ? cli_fail(&err) : 0;
+	fprintf(stderr, "sandcell: stopped; removing cells\n");
 	return rc;
 }
