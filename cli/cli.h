@@ -97,7 +97,8 @@ int cli_parse_root(void *target, const char *option, const char *value);
 
 /* A command's command line: options from its tables (tried in order),
  * operands, and its --help, a printf format with one %s per table (that
- * table's help lines, in table order) unless print_help prints it. */
+ * table's help lines, in table order; three at most) unless print_help
+ * prints it. */
 struct cli_command {
 	const char *name; /* "image build": "image build: unknown option ..." */
 	const char *see;  /* errors' "see 'sandcell SEE --help'" (NULL: name) */
@@ -164,6 +165,9 @@ struct cli_cell_opts {
 	struct rootfs_image img; /* resolved by cli_cell_build */
 };
 
+/* --memory, --timeout, --output-limit, ... (opt, as typed) into l by the
+ * policy's validator and ranges: 0, or -1 after a one-line error. */
+int cli_limit_parse(const char *opt, const char *v, struct policy_limits *l);
 /* -w DIR of a cell (an absolute path): 0, or -1 after a one-line error
  * naming opt. */
 int cli_check_cell_dir(const char *opt, const char *v);

@@ -58,14 +58,10 @@ static int parse_user(void *t, const char *opt, const char *v)
 static int parse_limit(void *t, const char *opt, const char *v)
 {
 	struct exec_args *a = t;
-	bool timeout = !strcmp(opt, "--timeout");
 	struct policy_limits l = {0};
-	struct sc_err e = {0};
-	if (policy_limit_parse(timeout ? "timeout" : "output", v, &l, &e) < 0) {
-		cli_error("%s: %s", opt, e.msg);
+	if (cli_limit_parse(opt, v, &l) < 0)
 		return -1;
-	}
-	if (timeout)
+	if (!strcmp(opt, "--timeout"))
 		a->req.timeout_s = l.timeout_s;
 	else
 		a->req.output_limit = l.output;

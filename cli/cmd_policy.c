@@ -38,16 +38,26 @@ static void usage(FILE *f)
 
 static bool is_help(const char *s) { return cli_is_help(s) || !strcmp(s, "help"); }
 
-static int policy_show(int argc, char **argv)
+/* 'policy VERB ARG': -1 to go on with argv[1], else the exit status (0
+ * after the help). */
+static int one_operand(int argc, char **argv, const char *verb, const char *what)
 {
 	if (argc == 2 && is_help(argv[1])) {
 		usage(stdout);
 		return 0;
 	}
 	if (argc != 2) {
-		cli_error("policy show: expected one profile name (see 'sandcell policy --help')");
+		cli_error("policy %s: expected one %s (see 'sandcell policy --help')", verb, what);
 		return CLI_EXIT_USAGE;
 	}
+	return -1;
+}
+
+static int policy_show(int argc, char **argv)
+{
+	int done = one_operand(argc, argv, "show", "profile name");
+	if (done >= 0)
+		return done;
 	const char *json = policy_builtin_json(argv[1]);
 	if (!json) {
 		char list[128] = "";
@@ -66,14 +76,9 @@ static int policy_show(int argc, char **argv)
 
 static int policy_check(int argc, char **argv)
 {
-	if (argc == 2 && is_help(argv[1])) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc != 2) {
-		cli_error("policy check: expected one policy file (see 'sandcell policy --help')");
-		return CLI_EXIT_USAGE;
-	}
+	int done = one_operand(argc, argv, "check", "policy file");
+	if (done >= 0)
+		return done;
 	struct policy p;
 	struct policy_filter f;
 	struct sc_err err = {0};

@@ -241,22 +241,26 @@ int cli_run_subcommand(const char *what, const struct cli_subcommand *subs, size
 	return CLI_EXIT_USAGE;
 }
 
+struct plain_args {
+	bool json;
+};
+
+static const struct cli_option PLAIN_ROOT_OPTIONS[] = {CLI_ROOT_OPTION, {0}};
+static const struct cli_option PLAIN_JSON_OPTIONS[] = {
+	{"--json", NULL, CLI_FLAG, CLI_FIELD(struct plain_args, json)},
+	{0},
+};
+
 int cli_plain_args(int argc, char **argv, const char *what, const char *help, bool *json)
 {
-	for (int i = 1; i < argc; i++) {
-		if (json && !strcmp(argv[i], "--json")) {
-			*json = true;
-		} else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
-			if (cli_parse_root(NULL, argv[i], argv[i + 1]) < 0)
-				return CLI_EXIT_USAGE;
-			i++;
-		} else if (cli_is_help(argv[i])) {
-			fputs(help, stdout);
-			return 0;
-		} else {
-			cli_error("%s: unexpected argument '%.64s'", what, argv[i]);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	return -1;
+	struct plain_args a = {0};
+	const struct cli_table tables[] = {{PLAIN_ROOT_OPTIONS, NULL}, {PLAIN_JSON_OPTIONS, &a}};
+	/* help names its options itself (and, a printf format, has no %) */
+	const struct cli_command cmd = {.name = what, .help = help, .tables = tables,
+					.ntables = json ? 2 : 1};
+	int n;
+	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (json)
+		*json = a.json;
+	return done;
 }

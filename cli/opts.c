@@ -6,16 +6,21 @@
 
 /* --memory, --pids, --cpus, --timeout, --disk, --output-limit: the
  * policy's validator and ranges (0 lifts the memory and pids defaults). */
-static int parse_limit(void *t, const char *opt, const char *v)
+int cli_limit_parse(const char *opt, const char *v, struct policy_limits *l)
 {
-	struct cli_cell_opts *o = t;
 	const char *key = !strcmp(opt, "--output-limit") ? "output" : opt + 2;
 	struct sc_err err = {0};
-	if (policy_limit_parse(key, v, &o->overrides.limits, &err) < 0) {
+	if (policy_limit_parse(key, v, l, &err) < 0) {
 		cli_error("%s: %s", opt, err.msg);
 		return -1;
 	}
 	return 0;
+}
+
+static int parse_limit(void *t, const char *opt, const char *v)
+{
+	struct cli_cell_opts *o = t;
+	return cli_limit_parse(opt, v, &o->overrides.limits);
 }
 
 static int parse_net(void *t, const char *opt, const char *v)
