@@ -145,6 +145,8 @@ char *batch_record_format(const struct batch_outcome *o);
 int batch_record_parse(const char *line, size_t len, struct batch_record *r);
 void batch_record_free(struct batch_record *r);
 void batch_records_free(struct batch_records *rs);
+/* Append a copy of *r (rs takes over what it points to); -1 out of memory. */
+int batch_records_push(struct batch_records *rs, const struct batch_record *r);
 
 /* Read DIR/results.jsonl as a user would: complete lines only, the later
  * line for an (id, repeat) superseding an earlier one. A missing file is

@@ -30,6 +30,7 @@
 #include "../common/base64.h"
 #include "batch_priv.h"
 #include "../common/jsonget.h"
+#include "../common/parse.h"
 
 extern const unsigned char batch_report_js[], batch_report_css[];
 extern const size_t batch_report_js_size, batch_report_css_size;
@@ -49,38 +50,6 @@ struct ctx {
 
 /* ---- text ---- */
 
-/* Whether s[0..len) is UTF-8 without NUL (a sequence cut at the very end
- * counts as valid when `cut`). */
-static bool utf8_text(const unsigned char *s, size_t len, bool cut)
-{
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t k;
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xC2 && c <= 0xDF)
-			k = 1;
-		else if (c >= 0xE0 && c <= 0xEF)
-			k = 2;
-		else if (c >= 0xF0 && c <= 0xF4)
-			k = 3;
-		else
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if (i + j >= len)
-				return cut;
-			if ((s[i + j] & 0xC0) != 0x80)
-				return false;
-		}
-		i += k + 1;
-	}
-	return true;
-}
-
 /* Drop a UTF-8 sequence cut off at the end of buf[0..*len). */
 static void trim_partial(const char *buf, size_t *len)
 {
@@ -93,6 +62,24 @@ static void trim_partial(const char *buf, size_t *len)
 	size_t need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
 	if (k < need)
 		*len = n - 1;
+}
+
+/* Whether s[0..len) is UTF-8 without NUL (a sequence cut at the very end
+ * counts as valid when `cut`: its lead byte and the bytes after it that
+ * are there). */
+static bool utf8_text(const unsigned char *s, size_t len, bool cut)
+{
+	if (cut) {
+		size_t whole = len;
+		trim_partial((const char *)s, &whole);
+		if (whole < len && (s[whole] < 0xC2 || s[whole] > 0xF4))
+			return false;
+		len = whole;
+	}
+	for (size_t i = 0, n; i < len; i += n)
+		if (!s[i] || !(n = sc_utf8_len(s + i, len - i)))
+			return false;
+	return true;
 }
 
 /* Add key: s cut to max bytes; a cut also adds KEY_len (the whole length). */
@@ -613,16 +600,9 @@ static bool overlaps(const struct run *r, const struct batch_records *rs)
 static int take(struct run *r, struct batch_records *rs)
 {
 	for (size_t i = 0; i < rs->n; i++) {
-		if (r->rs.n == r->rs.cap) {
-			size_t cap = r->rs.cap ? r->rs.cap * 2 : 256;
-			struct batch_record *v = realloc(r->rs.v, cap * sizeof(*v));
-			if (!v)
-				return -1;
-			r->rs.v = v;
-			r->rs.cap = cap;
-		}
+		if (batch_records_push(&r->rs, &rs->v[i]) < 0)
+			return -1;
 		batch_keyset_add(&r->keys, rs->v[i].id, rs->v[i].repeat);
-		r->rs.v[r->rs.n++] = rs->v[i];
 	}
 	free(rs->v);
 	*rs = (struct batch_records){0};

@@ -124,7 +124,7 @@ void batch_records_free(struct batch_records *rs)
 	*rs = (struct batch_records){0};
 }
 
-static int push(struct batch_records *rs, struct batch_record *r)
+int batch_records_push(struct batch_records *rs, const struct batch_record *r)
 {
 	if (rs->n == rs->cap) {
 		size_t c = rs->cap ? rs->cap * 2 : 256;
@@ -253,7 +253,7 @@ static int classify(struct scan *s, bool drop_errors, struct batch_records *out,
 	for (size_t k = 0; k < s->n; k++) {
 		if (!s->v[k].keep)
 			continue;
-		if (rc == 0 && out && push(out, &recs[k]) == 0)
+		if (rc == 0 && out && batch_records_push(out, &recs[k]) == 0)
 			continue;
 		batch_record_free(&recs[k]);
 	}

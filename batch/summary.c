@@ -78,19 +78,12 @@ static int collect_one(const char *dir, struct batch_records *out, size_t *expec
 	*expected += expected_of(dir);
 	for (size_t i = 0; i < rs.n; i++) {
 		rs.v[i].run = strdup(dir);
-		if (out->n == out->cap) {
-			size_t c = out->cap ? out->cap * 2 : 256;
-			struct batch_record *v = realloc(out->v, c * sizeof(*v));
-			if (!v) {
-				for (size_t k = i; k < rs.n; k++)
-					batch_record_free(&rs.v[k]);
-				free(rs.v);
-				return sc_fail(err, ENOMEM, "results");
-			}
-			out->v = v;
-			out->cap = c;
+		if (batch_records_push(out, &rs.v[i]) < 0) {
+			for (size_t k = i; k < rs.n; k++)
+				batch_record_free(&rs.v[k]);
+			free(rs.v);
+			return sc_fail(err, ENOMEM, "results");
 		}
-		out->v[out->n++] = rs.v[i];
 	}
 	free(rs.v);
 	return 0;

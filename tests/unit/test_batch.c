@@ -135,41 +135,31 @@ static void test_choice_score(void **state)
 
 /* ---- boxed ---- */
 
+/* got (a string to free) is want */
+static void assert_str_took(char *got, const char *want)
+{
+	assert_string_equal(got, want);
+	free(got);
+}
+
 static void test_boxed_extract(void **state)
 {
-	char *s = batch_score_boxed_extract("first \\boxed{1} then \\boxed{\\frac{1}{2}} end");
-	assert_string_equal(s, "\\frac{1}{2}");
-	free(s);
-	s = batch_score_boxed_extract("$\\boxed 7$");
-	assert_string_equal(s, "7");
-	free(s);
-	s = batch_score_boxed_extract("\\fbox{x+1}");
-	assert_string_equal(s, "x+1");
-	free(s);
+	assert_str_took(batch_score_boxed_extract("first \\boxed{1} then \\boxed{\\frac{1}{2}} end"),
+			"\\frac{1}{2}");
+	assert_str_took(batch_score_boxed_extract("$\\boxed 7$"), "7");
+	assert_str_took(batch_score_boxed_extract("\\fbox{x+1}"), "x+1");
 	assert_null(batch_score_boxed_extract("no box"));
 	assert_null(batch_score_boxed_extract("\\boxed{unbalanced"));
 }
 
 static void test_math_normalize(void **state)
 {
-	char *s = batch_score_math_normalize(" $\\dfrac{1}{2}$ ");
-	assert_string_equal(s, "\\frac{1}{2}");
-	free(s);
-	s = batch_score_math_normalize("\\left( 1, 2 \\right)");
-	assert_string_equal(s, "(1,2)");
-	free(s);
-	s = batch_score_math_normalize("x = 5.");
-	assert_string_equal(s, "5");
-	free(s);
-	s = batch_score_math_normalize("\\text{12 apples}");
-	assert_string_equal(s, "12apples");
-	free(s);
-	s = batch_score_math_normalize("90^\\circ");
-	assert_string_equal(s, "90");
-	free(s);
-	s = batch_score_math_normalize("1,000");
-	assert_string_equal(s, "1000");
-	free(s);
+	assert_str_took(batch_score_math_normalize(" $\\dfrac{1}{2}$ "), "\\frac{1}{2}");
+	assert_str_took(batch_score_math_normalize("\\left( 1, 2 \\right)"), "(1,2)");
+	assert_str_took(batch_score_math_normalize("x = 5."), "5");
+	assert_str_took(batch_score_math_normalize("\\text{12 apples}"), "12apples");
+	assert_str_took(batch_score_math_normalize("90^\\circ"), "90");
+	assert_str_took(batch_score_math_normalize("1,000"), "1000");
 }
 
 static void test_boxed_score(void **state)
