@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "../common/sbuf.h"
 #include "rootfs.h"
 
 static const char *const OP_NAMES[] = {
@@ -29,37 +30,16 @@ const char *rootfs_df_op_name(enum rootfs_df_op op)
 /* ---- a growing string, bounded ---- */
 
 struct sbuf {
-	char *p;
-	size_t len, cap, max;
+	struct sc_sbuf s;
+	size_t max;
 };
 
 static int sb_put(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->len + n > b->max)
+	if (b->s.len + n > b->max)
 		return -1;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np)
-			return -1;
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-static char *sb_take(struct sbuf *b)
-{
-	if (!b->p && sb_put(b, "", 0) < 0)
-		return NULL;
-	char *p = b->p;
-	memset(b, 0, sizeof(*b));
-	return p;
+	sc_sbuf_add(&b->s, s, n);
+	return b->s.oom ? -1 : 0;
 }
 
 /* ---- words ---- */
@@ -74,15 +54,13 @@ static int words_add(struct words *w, struct sbuf *cur, struct sc_err *err)
 {
 	if (w->n >= ROOTFS_DF_MAX_WORDS)
 		return sc_fail(err, 0, "more than %d words", ROOTFS_DF_MAX_WORDS);
-	if ((w->total += cur->len) > ROOTFS_DF_MAX_LINE * 4)
+	if ((w->total += cur->s.len) > ROOTFS_DF_MAX_LINE * 4)
 		return sc_fail(err, 0, "arguments longer than %d bytes", ROOTFS_DF_MAX_LINE * 4);
 	char **nv = realloc(w->v, (w->n + 2) * sizeof(*nv));
 	if (!nv)
 		return sc_fail(err, ENOMEM, "words");
 	w->v = nv;
-	size_t max = cur->max;
-	w->v[w->n] = sb_take(cur);
-	cur->max = max;
+	w->v[w->n] = sc_sbuf_take(&cur->s);
 	if (!w->v[w->n])
 		return sc_fail(err, ENOMEM, "words");
 	w->v[++w->n] = NULL;
@@ -198,7 +176,7 @@ int rootfs_df_words(const char *text, rootfs_df_lookup fn, void *ctx, char ***ou
 		rc = sc_fail(err, 0, "unterminated %s quote", quote == '"' ? "double" : "single");
 	if (rc == 0 && in_word)
 		rc = words_add(&w, &cur, err);
-	free(cur.p);
+	sc_sbuf_free(&cur.s);
 	if (rc == 0 && !w.v && !(w.v = calloc(1, sizeof(*w.v))))
 		rc = sc_fail(err, ENOMEM, "words");
 	if (rc < 0) {
@@ -437,13 +415,13 @@ int rootfs_df_parse(const char *text, size_t len, const char *file, struct rootf
 		}
 		pending = cont;
 		if (!cont) {
-			rc = add_instr(&ps, start, cur.p ? cur.p : "");
-			cur.len = 0;
+			rc = add_instr(&ps, start, cur.s.s ? cur.s.s : "");
+			cur.s.len = 0;
 		}
 	}
-	if (rc == 0 && pending && cur.len)
-		rc = add_instr(&ps, start, cur.p);
-	free(cur.p);
+	if (rc == 0 && pending && cur.s.len)
+		rc = add_instr(&ps, start, cur.s.s);
+	sc_sbuf_free(&cur.s);
 	if (rc == 0 && !ps.seen_from)
 		rc = sc_fail(err, 0, "%s: no FROM instruction", ps.file);
 	if (rc < 0)

@@ -6,6 +6,38 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+ssize_t rt_chan_recvmsg(int sock, void *buf, size_t len, int room, int *fds, int max, int *nfds,
+			int *flags)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * RT_CHAN_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	if (room < 1 || room > RT_CHAN_MAX_FDS)
+		room = RT_CHAN_MAX_FDS;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)room)};
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	*nfds = 0;
+	*flags = n < 0 ? 0 : msg.msg_flags;
+	/* on failure msg is not filled in: no control data to read */
+	for (struct cmsghdr *c = n < 0 ? NULL : CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t j = 0; j < k; j++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+			if (*nfds < max)
+				fds[(*nfds)++] = f;
+			else
+				close(f);
+		}
+	}
+	return n;
+}
+
 int rt_chan_recv_fd(int sock, int timeout_ms, char tag)
 {
 	struct pollfd p = {.fd = sock, .events = POLLIN};
@@ -18,32 +50,12 @@ int rt_chan_recv_fd(int sock, int timeout_ms, char tag)
 		return -1;
 	}
 	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
+	int fd = -1, nfds, flags;
 	ssize_t n;
 	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		n = rt_chan_recvmsg(sock, &byte, 1, RT_CHAN_MAX_FDS, &fd, 1, &nfds, &flags);
 	while (n < 0 && errno == EINTR);
-	int fd = -1;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); n == 1 && c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int fds[4];
-		memcpy(fds, CMSG_DATA(c), nfds * sizeof(int));
-		for (size_t i = 0; i < nfds; i++) {
-			if (fd < 0 && i == 0)
-				fd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	if (n == 1 && byte == tag && fd >= 0 && !(msg.msg_flags & MSG_CTRUNC))
+	if (n == 1 && byte == tag && fd >= 0 && !(flags & MSG_CTRUNC))
 		return fd;
 	if (fd >= 0)
 		close(fd);

@@ -1,5 +1,5 @@
 /* Private to runtime/: one fd handed over a unix socket, tagged with one
- * byte (SCM_RIGHTS). The cell's setup gives its creator the pty master
+ * byte (SCM_RIGHTS), and the receiving side of any message with fds. The cell's setup gives its creator the pty master
  * and the egress listener this way on the go channel; both sides use
  * this file, so the child's code (child.c, egress.c) needs nothing of the
  * creator's (start.c). */
@@ -11,3 +11,13 @@ int rt_chan_send_fd(int sock, char tag, int fd);
  * with errno: ETIMEDOUT, or EPROTO when something else came (another tag,
  * no fd, the peer gone). */
 int rt_chan_recv_fd(int sock, int timeout_ms, char tag);
+
+#include <sys/types.h>
+
+#define RT_CHAN_MAX_FDS 4
+/* One recvmsg (MSG_DONTWAIT; fds O_CLOEXEC) of up to len bytes into buf,
+ * with control room for `room` fds (1..RT_CHAN_MAX_FDS): more than that
+ * is MSG_CTRUNC. The first `max` fds that came go to fds[] (*nfds), the
+ * others are closed. recvmsg's result (errno on -1); *flags: msg_flags. */
+ssize_t rt_chan_recvmsg(int sock, void *buf, size_t len, int room, int *fds, int max, int *nfds,
+			int *flags);

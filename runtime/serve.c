@@ -20,6 +20,7 @@
 
 #include "../common/tarwrite.h"
 #include "cellpath.h"
+#include "channel.h"
 #include "copy.h"
 #include "fileops.h"
 #include "internal.h"
@@ -84,29 +85,9 @@ static unsigned count_processes(void)
 
 static int recv_request(int fd, char *buf, struct proto_request *q)
 {
-	struct iovec iov = {.iov_base = buf, .iov_len = PROTO_MAX_REQ};
-	union {
-		char b[CMSG_SPACE(sizeof(int) * 3)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			     .msg_controllen = sizeof(u.b)};
-	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-	q->nfds = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t j = 0; j < k; j++) {
-				int f;
-				memcpy(&f, CMSG_DATA(c) + j * sizeof(int), sizeof(int));
-				if (q->nfds < 3)
-					q->fds[q->nfds++] = f;
-				else
-					close(f);
-			}
-		}
-	}
-	if (n < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	int flags;
+	ssize_t n = rt_chan_recvmsg(fd, buf, PROTO_MAX_REQ, 3, q->fds, 3, &q->nfds, &flags);
+	if (n < 0 || (flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -1;
 	return rt_proto_decode_request(buf, (size_t)n, q);
 }
