@@ -63,9 +63,8 @@ int batch_shard_parse(const char *s, unsigned *index, unsigned *count);
 /* The shard from the environment: SLURM_ARRAY_TASK_ID (minus _MIN, over
  * _STEP) of SLURM_ARRAY_TASK_COUNT, or JOB_COMPLETION_INDEX of `shards`
  * (a Kubernetes Indexed Job; shards 0 = not given). Returns 1 when found,
- * 0 when none applies, -1 with why filled. */
-int batch_shard_from_env(unsigned shards, unsigned *index, unsigned *count, char *why,
-			 size_t whysize);
+ * 0 when none applies, -1 with err filled. */
+int batch_shard_from_env(unsigned shards, unsigned *index, unsigned *count, struct sc_err *err);
 
 /* ---- finished runs: summary and export ---- */
 

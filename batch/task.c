@@ -49,39 +49,30 @@ static bool env_uint(const char *name, unsigned long *out)
 	return true;
 }
 
-int batch_shard_from_env(unsigned shards, unsigned *index, unsigned *count, char *why,
-			 size_t whysize)
+int batch_shard_from_env(unsigned shards, unsigned *index, unsigned *count, struct sc_err *err)
 {
 	unsigned long id, n, min = 0, step = 1, k8s;
 	if (env_uint("SLURM_ARRAY_TASK_ID", &id)) {
-		if (!env_uint("SLURM_ARRAY_TASK_COUNT", &n) || n == 0) {
-			snprintf(why, whysize, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT "
+		if (!env_uint("SLURM_ARRAY_TASK_COUNT", &n) || n == 0)
+			return sc_fail(err, 0, "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT "
 					       "is not; pass --shard I/N");
-			return -1;
-		}
 		env_uint("SLURM_ARRAY_TASK_MIN", &min);
 		if (!env_uint("SLURM_ARRAY_TASK_STEP", &step) || step == 0)
 			step = 1;
-		if (id < min || (id - min) % step || (id - min) / step >= n) {
-			snprintf(why, whysize, "SLURM_ARRAY_TASK_ID %lu is not one of %lu tasks from %lu "
+		if (id < min || (id - min) % step || (id - min) / step >= n)
+			return sc_fail(err, 0, "SLURM_ARRAY_TASK_ID %lu is not one of %lu tasks from %lu "
 					       "by %lu; pass --shard I/N", id, n, min, step);
-			return -1;
-		}
 		*index = (unsigned)((id - min) / step);
 		*count = (unsigned)n;
 		return 1;
 	}
 	if (env_uint("JOB_COMPLETION_INDEX", &k8s)) {
-		if (!shards) {
-			snprintf(why, whysize, "JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job): "
+		if (!shards)
+			return sc_fail(err, 0, "JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job): "
 					       "pass --shards N with the Job's completions, or --shard I/N");
-			return -1;
-		}
-		if (k8s >= shards) {
-			snprintf(why, whysize, "JOB_COMPLETION_INDEX %lu is not below --shards %u", k8s,
-				 shards);
-			return -1;
-		}
+		if (k8s >= shards)
+			return sc_fail(err, 0, "JOB_COMPLETION_INDEX %lu is not below --shards %u", k8s,
+				       shards);
 		*index = (unsigned)k8s;
 		*count = shards;
 		return 1;

@@ -408,11 +408,9 @@ static int run(int argc, char **argv)
 	if (ensure_open_files(o->concurrency) < 0)
 		return CLI_EXIT_USAGE;
 	if (!a.shard_given) {
-		char why[300];
-		int s = batch_shard_from_env((unsigned)a.shards, &o->shard_index, &o->shard_count, why,
-					     sizeof(why));
-		if (s < 0) {
-			cli_error("batch: %s", why);
+		struct sc_err err = {0};
+		if (batch_shard_from_env((unsigned)a.shards, &o->shard_index, &o->shard_count, &err) < 0) {
+			cli_error("batch: %s", err.msg);
 			return CLI_EXIT_USAGE;
 		}
 	}

@@ -296,26 +296,26 @@ static void test_shards_and_names(void **state)
 	assert_true(batch_hash("") == 0xcbf29ce484222325ULL);
 	assert_true(batch_hash("a") == 0xaf63dc4c8601ec8cULL);
 
-	char why[300];
+	struct sc_err err = {0};
 	unsetenv("JOB_COMPLETION_INDEX");
 	setenv("SLURM_ARRAY_TASK_ID", "5", 1);
 	setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
 	setenv("SLURM_ARRAY_TASK_MIN", "2", 1);
 	unsetenv("SLURM_ARRAY_TASK_STEP");
-	assert_int_equal(batch_shard_from_env(0, &i, &n, why, sizeof(why)), 1);
+	assert_int_equal(batch_shard_from_env(0, &i, &n, &err), 1);
 	assert_true(i == 3 && n == 4);
 	setenv("SLURM_ARRAY_TASK_ID", "6", 1);
-	assert_int_equal(batch_shard_from_env(0, &i, &n, why, sizeof(why)), -1);
+	assert_int_equal(batch_shard_from_env(0, &i, &n, &err), -1);
 	unsetenv("SLURM_ARRAY_TASK_ID");
 	unsetenv("SLURM_ARRAY_TASK_COUNT");
 	unsetenv("SLURM_ARRAY_TASK_MIN");
-	assert_int_equal(batch_shard_from_env(0, &i, &n, why, sizeof(why)), 0);
+	assert_int_equal(batch_shard_from_env(0, &i, &n, &err), 0);
 	setenv("JOB_COMPLETION_INDEX", "2", 1);
-	assert_int_equal(batch_shard_from_env(0, &i, &n, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "--shards"));
-	assert_int_equal(batch_shard_from_env(3, &i, &n, why, sizeof(why)), 1);
+	assert_int_equal(batch_shard_from_env(0, &i, &n, &err), -1);
+	assert_non_null(strstr(err.msg, "--shards"));
+	assert_int_equal(batch_shard_from_env(3, &i, &n, &err), 1);
 	assert_true(i == 2 && n == 3);
-	assert_int_equal(batch_shard_from_env(2, &i, &n, why, sizeof(why)), -1);
+	assert_int_equal(batch_shard_from_env(2, &i, &n, &err), -1);
 	unsetenv("JOB_COMPLETION_INDEX");
 
 	char name[160];
