@@ -203,12 +203,13 @@ int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *sto
  * -1 (err) when the input cannot be read; either way every session's cell
  * is removed first. */
 #define API_MCP_MAX_LINE (16u << 20)   /* bytes of one message */
+#define API_MCP_MIN_LINE 64            /* the least max_line a server takes */
 #define API_MCP_MAX_SESSIONS 32
 
 struct api_mcp_config {
 	const struct cell_spec *spec;  /* the cells it makes */
 	double max_timeout_s;          /* longer timeouts are cut to it (0: no cap) */
-	size_t max_line;               /* bytes of one message (>= 64) */
+	size_t max_line;               /* bytes of one message (>= API_MCP_MIN_LINE) */
 	const char *version;           /* serverInfo.version */
 	struct sc_log log;             /* sessions started and removed (SC_LOG_INFO),
 					* each call (SC_LOG_PROGRESS) */

@@ -319,46 +319,87 @@ static void handle_line(struct mcp *m, const char *line, size_t len)
 	cJSON_Delete(j);
 }
 
+#define MCP_LINE_FIRST_CAP 65536 /* the input buffer's first size */
+#define MCP_STOP_POLL_MS 1000    /* how soon a stop between messages is seen */
+
+/* The input: lines gathered in a buffer of at most max_line + 1 bytes. */
+struct line_in {
+	char *buf;
+	size_t cap, len;
+	bool discarding; /* inside a line longer than max_line */
+};
+
+/* Room to read into, the buffer grown up to its bound; false when a line
+ * filled it: answered once, dropped up to its end. */
+static bool line_room(struct mcp *m, struct line_in *in)
+{
+	if (in->len < in->cap)
+		return true;
+	size_t max = m->cfg->max_line + 1;
+	size_t ncap = in->cap * 2 > max ? max : in->cap * 2;
+	char *nb = ncap > in->cap ? realloc(in->buf, ncap) : NULL;
+	if (!nb) {
+		/* the line is over the bound: answer once, drop the rest */
+		if (!in->discarding)
+			mcp_send_error(m, NULL, -32700, "a message is longer than %zu bytes",
+				       m->cfg->max_line);
+		in->discarding = true;
+		in->len = 0;
+		return false;
+	}
+	in->buf = nb;
+	in->cap = ncap;
+	return true;
+}
+
+/* The n bytes just read (at in->len): each whole line handled in turn
+ * (until the output breaks or a stop), the rest kept for the next read. */
+static void take_lines(struct mcp *m, struct line_in *in, size_t n, atomic_int *stop)
+{
+	size_t start = 0, end = in->len + n;
+	for (size_t i = in->len; i < end; i++) {
+		if (in->buf[i] != '\n')
+			continue;
+		if (in->discarding)
+			in->discarding = false;
+		else
+			handle_line(m, in->buf + start, i - start);
+		start = i + 1;
+		if (m->out_broken || (stop && atomic_load(stop)))
+			break;
+	}
+	if (start > end)
+		start = end;
+	memmove(in->buf, in->buf + start, end - start);
+	in->len = in->discarding ? 0 : end - start;
+}
+
 int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd, atomic_int *stop,
 		  struct sc_err *err)
 {
-	if (!cfg || !cfg->spec || cfg->max_line < 64)
+	if (!cfg || !cfg->spec || cfg->max_line < API_MCP_MIN_LINE)
 		return sc_fail(err, EINVAL, "mcp: bad configuration");
 	struct mcp *m = calloc(1, sizeof(*m));
-	size_t cap = 65536, len = 0;
-	char *buf = malloc(cap);
-	if (!m || !buf) {
+	struct line_in in = {.buf = malloc(MCP_LINE_FIRST_CAP), .cap = MCP_LINE_FIRST_CAP};
+	if (!m || !in.buf) {
 		free(m);
-		free(buf);
+		free(in.buf);
 		return sc_fail(err, ENOMEM, "mcp");
 	}
 	m->cfg = cfg;
 	api_limits_of(&m->lim, cfg->spec, cfg->max_timeout_s);
 	m->out_fd = out_fd;
-	bool discarding = false; /* inside a line longer than max_line */
 	int rc = 0;
 	while (!m->out_broken && !(stop && atomic_load(stop))) {
-		if (len == cap) {
-			size_t ncap = cap * 2 > cfg->max_line + 1 ? cfg->max_line + 1 : cap * 2;
-			char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
-			if (!nb) {
-				/* the line is over the bound: answer once, drop the rest */
-				if (!discarding)
-					mcp_send_error(m, NULL, -32700, "a message is longer than %zu bytes", cfg->max_line);
-				discarding = true;
-				len = 0;
-				continue;
-			}
-			buf = nb;
-			cap = ncap;
-		}
+		if (!line_room(m, &in))
+			continue;
 		/* a signal between the check of *stop and the read is seen
-		 * within a second */
+		 * within MCP_STOP_POLL_MS */
 		struct pollfd pfd = {.fd = in_fd, .events = POLLIN};
-		int pr = poll(&pfd, 1, 1000);
+		int pr = poll(&pfd, 1, MCP_STOP_POLL_MS);
 		if (pr == 0 || (pr < 0 && errno == EINTR))
 			continue;
-		ssize_t n = read(in_fd, buf + len, cap - len);
+		ssize_t n = read(in_fd, in.buf + in.len, in.cap - in.len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -366,30 +407,13 @@ int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd, atomi
 			break;
 		}
 		if (n == 0) {
-			if (len && !discarding)
-				handle_line(m, buf, len);
+			if (in.len && !in.discarding)
+				handle_line(m, in.buf, in.len);
 			break; /* the client went away */
 		}
-		size_t start = 0, end = len + (size_t)n;
-		for (size_t i = len; i < end; i++) {
-			if (buf[i] != '\n')
-				continue;
-			if (discarding)
-				discarding = false;
-			else
-				handle_line(m, buf + start, i - start);
-			start = i + 1;
-			if (m->out_broken || (stop && atomic_load(stop)))
-				break;
-		}
-		if (start > end)
-			start = end;
-		memmove(buf, buf + start, end - start);
-		len = end - start;
-		if (discarding)
-			len = 0;
+		take_lines(m, &in, (size_t)n, stop);
 	}
-	free(buf);
+	free(in.buf);
 	mcp_sessions_end(m);
 	free(m);
 	return rc;
