@@ -37,7 +37,9 @@ static void putf(struct out *o, const char *fmt, ...)
 	put(o, tmp, (size_t)n);
 }
 
-/* A JSON string of at most 256 input bytes; bytes >= 0x80 are escaped
+#define STR_MAX 256 /* input bytes of a string in a decision line */
+
+/* A JSON string of at most STR_MAX input bytes; bytes >= 0x80 are escaped
  * one by one (\u00XX) so that any input gives valid JSON. */
 static void put_str(struct out *o, const char *s)
 {
@@ -46,7 +48,7 @@ static void put_str(struct out *o, const char *s)
 		return;
 	}
 	put(o, "\"", 1);
-	for (size_t i = 0; s[i] && i < 256; i++) {
+	for (size_t i = 0; s[i] && i < STR_MAX; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\') {
 			char e[2] = {'\\', (char)c};

@@ -9,6 +9,8 @@
 #include "net.h"
 
 #define MAX_HEADERS 100
+#define HTTP_PORT 80          /* an http:// URL's port when it names none */
+#define MAX_LENGTH_DIGITS 15  /* of a Content-Length (under 10^15: no overflow) */
 
 static int refuse(const char **why, const char *msg)
 {
@@ -170,7 +172,7 @@ int net_parse_head(const char *buf, size_t len, struct net_request *req, const c
 		size_t alen = 0;
 		while (7 + alen < tlen && auth[alen] != '/' && auth[alen] != '?' && auth[alen] != '#')
 			alen++;
-		if (parse_authority(auth, alen, 80, false, req->host, &req->port, why) < 0)
+		if (parse_authority(auth, alen, HTTP_PORT, false, req->host, &req->port, why) < 0)
 			return -1;
 		path = auth + alen;
 		plen = tlen - 7 - alen;
@@ -223,13 +225,13 @@ int net_parse_head(const char *buf, size_t len, struct net_request *req, const c
 				if (have_host)
 					return refuse(why, "more than one Host header");
 				have_host = true;
-				if (parse_authority(v, vl, 80, false, h, &hp, &hwhy) < 0 ||
+				if (parse_authority(v, vl, HTTP_PORT, false, h, &hp, &hwhy) < 0 ||
 				    strcmp(h, req->host) != 0 || hp != req->port)
 					return refuse(why, "Host header differs from the URL's host");
 			}
 			if (name_is(p, nlen, "content-length")) {
 				uint64_t n = 0;
-				if (have_len || vl == 0 || vl > 15)
+				if (have_len || vl == 0 || vl > MAX_LENGTH_DIGITS)
 					return refuse(why, "bad Content-Length");
 				for (size_t i = 0; i < vl; i++) {
 					if (v[i] < '0' || v[i] > '9')
