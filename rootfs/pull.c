@@ -31,27 +31,20 @@ static bool repo_valid(const char *r)
 	return !strstr(r, "..");
 }
 
-static bool tag_valid(const char *t)
+/* 1 to max letters, digits and the characters of extra. */
+static bool chars_valid(const char *s, size_t max, const char *extra)
 {
-	if (!t[0] || strlen(t) > 128)
+	if (!s[0] || strlen(s) > max)
 		return false;
-	for (const char *p = t; *p; p++)
+	for (const char *p = s; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr("._-", *p)))
+		      strchr(extra, *p)))
 			return false;
 	return true;
 }
 
-static bool host_valid(const char *h)
-{
-	if (!h[0] || strlen(h) > 253)
-		return false;
-	for (const char *p = h; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr(".-:[]", *p)))
-			return false;
-	return true;
-}
+static bool tag_valid(const char *t) { return chars_valid(t, 128, "._-"); }
+static bool host_valid(const char *h) { return chars_valid(h, 253, ".-:[]"); }
 
 int rootfs_parse_ref(const char *in, struct ref *r, struct sc_err *err)
 {
@@ -372,7 +365,8 @@ static void hash_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
 }
 
 static int download_blob(struct http *hp, struct store *st, const char *base, const struct ref *ref,
-			 const struct oci_desc *d, uint64_t max, FILE *progress, struct sc_err *err)
+			 const struct oci_desc *d, uint64_t max, const struct sc_log *progress,
+			 struct sc_err *err)
 {
 	char final[4096], partial[4096], url[1024];
 	struct stat sb;
@@ -381,8 +375,7 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 	    sc_path(url, sizeof(url), "%s/v2/%s/blobs/%s", base, ref->repo, d->digest) < 0)
 		return sc_fail(err, ENAMETOOLONG, "blob path");
 	if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == d->size) {
-		if (progress)
-			fprintf(progress, "sandcell: layer %.19s: already downloaded\n", d->digest);
+		sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: already downloaded", d->digest);
 		return 0; /* verified again when it is unpacked */
 	}
 	if (d->size > max)
@@ -400,9 +393,8 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 	}
 	if (ftruncate(fd, (off_t)have) < 0 || lseek(fd, (off_t)have, SEEK_SET) < 0)
 		return sc_fail(err, errno, "prepare %s", partial);
-	if (progress)
-		fprintf(progress, "sandcell: layer %.19s: %s %.1f MB\n", d->digest,
-			have ? "resuming" : "downloading", (double)d->size / 1e6);
+	sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: %s %.1f MB", d->digest,
+	       have ? "resuming" : "downloading", (double)d->size / 1e6);
 	if (have < d->size) {
 		struct sc_http_download dl = {
 			.fd = fd, .offset = have, .limit = d->size, .on_data = hash_chunk, .ctx = &h};
@@ -506,6 +498,14 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 	return -1;
 }
 
+/* The sink for opts->progress (a FILE), for callers that still pass one:
+ * the line the CLI prints for its own messages. */
+static void progress_to_file(void *ctx, enum sc_log_level level, const char *msg)
+{
+	(void)level;
+	fprintf(ctx, "sandcell: %s\n", msg);
+}
+
 int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *refstr,
 		      const char *name, const struct rootfs_pull_opts *o,
 		      struct rootfs_report *rep, struct sc_err *err)
@@ -524,6 +524,8 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 		rootfs_host_platform(platform, sizeof(platform));
 	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
 	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
+	const struct sc_log file_log = {.fn = o->progress ? progress_to_file : NULL, .ctx = o->progress};
+	const struct sc_log *progress = o->log ? o->log : &file_log;
 
 	struct http hp;
 	struct store st = {.lock_fd = -1};
@@ -558,7 +560,7 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	struct stat sb;
 	bool have = sc_path(path, sizeof(path), "%s/layers/%s", st.root, id) == 0 && stat(path, &sb) == 0;
 	for (size_t i = 0; !have && i < man->nlayers; i++)
-		if (download_blob(&hp, &st, base, &ref, &man->layers[i], max, o->progress, err) < 0)
+		if (download_blob(&hp, &st, base, &ref, &man->layers[i], max, progress, err) < 0)
 			goto out;
 	if (rootfs_store_work_begin(&st, &w, err) < 0)
 		goto out;

@@ -110,7 +110,11 @@ int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_us
 struct rootfs_pull_opts {
 	bool insecure;      /* plain HTTP, loopback registries only */
 	const char *platform; /* "linux/amd64"; NULL: the host's */
-	FILE *progress;     /* one line per blob, or NULL */
+	/* Progress, one SC_LOG_PROGRESS message per blob, or NULL. */
+	const struct sc_log *log;
+	/* Older form, used only when log is NULL: the same messages as
+	 * "sandcell: MSG" lines written to this stream (NULL: none). */
+	FILE *progress;
 	struct rootfs_limits limits;
 };
 
