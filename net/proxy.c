@@ -165,26 +165,34 @@ static ssize_t read_more(struct proxy *p, int fd, char *buf, size_t cap, int64_t
 	}
 }
 
+/* The hosts entry's address as c's one address (c->addrs zeroed). */
+static void use_host_entry(struct conn *c, const struct net_host *h)
+{
+	if (h->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&c->addrs[0];
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(c->port);
+		memcpy(&sin->sin_addr, h->addr, 4);
+		c->addrlens[0] = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&c->addrs[0];
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(c->port);
+		memcpy(&sin6->sin6_addr, h->addr, 16);
+		c->addrlens[0] = sizeof(*sin6);
+	}
+	c->naddrs = 1;
+}
+
+/* c's addresses: the hosts entry, else every address the name resolves
+ * to, all public. NULL, or why not (in reason). */
 static const char *resolve(struct conn *c, char *reason, size_t rsize)
 {
 	const struct net_rules *r = c->p->cfg->rules;
 	const struct net_host *h = net_rules_find_host(r, c->host);
 	memset(c->addrs, 0, sizeof(c->addrs));
 	if (h) {
-		if (h->family == AF_INET) {
-			struct sockaddr_in *sin = (struct sockaddr_in *)&c->addrs[0];
-			sin->sin_family = AF_INET;
-			sin->sin_port = htons(c->port);
-			memcpy(&sin->sin_addr, h->addr, 4);
-			c->addrlens[0] = sizeof(*sin);
-		} else {
-			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&c->addrs[0];
-			sin6->sin6_family = AF_INET6;
-			sin6->sin6_port = htons(c->port);
-			memcpy(&sin6->sin6_addr, h->addr, 16);
-			c->addrlens[0] = sizeof(*sin6);
-		}
-		c->naddrs = 1;
+		use_host_entry(c, h);
 		return NULL;
 	}
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
@@ -516,6 +524,69 @@ static void refuse_busy(struct proxy *p, int fd)
 	close(fd);
 }
 
+/* A connection's own thread, within max_conns; refused (503) when over
+ * it, or when the thread cannot start. */
+static void start_conn(struct proxy *p, const pthread_attr_t *attr, int fd)
+{
+	pthread_mutex_lock(&p->mu);
+	bool busy = p->active >= p->max_conns;
+	if (!busy)
+		p->active++;
+	pthread_mutex_unlock(&p->mu);
+	if (busy) {
+		refuse_busy(p, fd);
+		return;
+	}
+	struct conn *c = calloc(1, sizeof(*c));
+	pthread_t t;
+	if (c) {
+		c->p = p;
+		c->fd = fd;
+	}
+	if (!c || pthread_create(&t, attr, conn_main, c) != 0) {
+		free(c);
+		pthread_mutex_lock(&p->mu);
+		p->active--;
+		pthread_mutex_unlock(&p->mu);
+		refuse_busy(p, fd);
+	}
+}
+
+/* An accept4 error (errno) that passes: the connection went, or the host
+ * is short of fds or memory for now (out of fds: wait for some to end). */
+static bool accept_error_passes(void)
+{
+	int e = errno;
+	if (e == EMFILE || e == ENFILE) {
+		poll(NULL, 0, FD_SHORTAGE_PAUSE_MS);
+		return true;
+	}
+	return e == EINTR || e == EAGAIN || e == ECONNABORTED || e == ENOBUFS || e == ENOMEM;
+}
+
+/* Accept until stop_fd is readable: 0, or -1 when the listener fails. */
+static int accept_loop(struct proxy *p, const pthread_attr_t *attr, struct sc_err *err)
+{
+	const struct net_proxy_config *cfg = p->cfg;
+	for (;;) {
+		struct pollfd pf[2] = {{cfg->listen_fd, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
+		int r = poll(pf, 2, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return sc_fail(err, errno, "egress proxy: poll");
+		if (pf[1].revents)
+			return 0;
+		if (pf[0].revents & (POLLERR | POLLNVAL))
+			return sc_fail(err, 0, "egress proxy: the listening socket failed");
+		int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0)
+			start_conn(p, attr, fd);
+		else if (!accept_error_passes())
+			return sc_fail(err, errno, "egress proxy: accept");
+	}
+}
+
 int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 		    struct sc_err *err)
 {
@@ -535,57 +606,7 @@ int net_proxy_serve(const struct net_proxy_config *cfg, struct net_summary *sum,
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, CONN_STACK);
-	int ret = 0;
-	for (;;) {
-		struct pollfd pf[2] = {{cfg->listen_fd, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
-		int r = poll(pf, 2, -1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = sc_fail(err, errno, "egress proxy: poll");
-			break;
-		}
-		if (pf[1].revents)
-			break;
-		if (pf[0].revents & (POLLERR | POLLNVAL)) {
-			ret = sc_fail(err, 0, "egress proxy: the listening socket failed");
-			break;
-		}
-		int fd = accept4(cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED ||
-			    errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				if (errno == EMFILE || errno == ENFILE)
-					poll(NULL, 0, FD_SHORTAGE_PAUSE_MS);
-				continue;
-			}
-			ret = sc_fail(err, errno, "egress proxy: accept");
-			break;
-		}
-		pthread_mutex_lock(&p.mu);
-		bool busy = p.active >= p.max_conns;
-		if (!busy)
-			p.active++;
-		pthread_mutex_unlock(&p.mu);
-		if (busy) {
-			refuse_busy(&p, fd);
-			continue;
-		}
-		struct conn *c = calloc(1, sizeof(*c));
-		pthread_t t;
-		if (c) {
-			c->p = &p;
-			c->fd = fd;
-		}
-		if (!c || pthread_create(&t, &attr, conn_main, c) != 0) {
-			free(c);
-			pthread_mutex_lock(&p.mu);
-			p.active--;
-			pthread_mutex_unlock(&p.mu);
-			refuse_busy(&p, fd);
-			continue;
-		}
-	}
+	int ret = accept_loop(&p, &attr, err);
 	pthread_mutex_lock(&p.mu);
 	while (p.active > 0)
 		pthread_cond_wait(&p.idle, &p.mu);
