@@ -80,6 +80,18 @@ size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max)
 	return n;
 }
 
+size_t agent_text_utf8_whole(const char *s, size_t len)
+{
+	size_t n = len, k = 0;
+	while (n > 0 && k < 3 && ((unsigned char)s[n - 1] & 0xC0) == 0x80)
+		n--, k++;
+	if (n == 0 || (unsigned char)s[n - 1] < 0xC0)
+		return len; /* no lead byte: not UTF-8 that was cut */
+	unsigned char lead = (unsigned char)s[n - 1];
+	size_t need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
+	return k < need ? n - 1 : len;
+}
+
 /* Start of the shortest suffix of at most max bytes on a UTF-8 boundary. */
 static size_t utf8_suffix_start(const char *s, size_t len, size_t max)
 {
@@ -221,14 +233,5 @@ void agent_text_escape_controls(const char *s, size_t len, char *out, size_t out
 		o += n;
 	}
 	/* do not end inside a UTF-8 sequence */
-	size_t k = o;
-	while (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
-		k--;
-	if (k > 0 && ((unsigned char)out[k - 1] & 0xC0) == 0xC0) {
-		unsigned char lead = (unsigned char)out[k - 1];
-		size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-		if (o - (k - 1) < want)
-			o = k - 1;
-	}
-	out[o] = '\0';
+	out[agent_text_utf8_whole(out, o)] = '\0';
 }

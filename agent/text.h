@@ -21,6 +21,10 @@ char *agent_text_truncate_lines(const char *s, size_t len, size_t max_lines, siz
  * UTF-8 sequence. */
 size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max);
 
+/* The length of s[0..len) without a UTF-8 sequence cut off at its end
+ * (a lead byte followed by fewer continuation bytes than it announces). */
+size_t agent_text_utf8_whole(const char *s, size_t len);
+
 /* When s is longer than max bytes, keep head and tail parts (cut on UTF-8
  * boundaries) joined by a note saying how many characters were cut. */
 char *agent_text_cap_middle(const char *s, size_t len, size_t max);

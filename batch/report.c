@@ -50,28 +50,13 @@ struct ctx {
 
 /* ---- text ---- */
 
-/* Drop a UTF-8 sequence cut off at the end of buf[0..*len). */
-static void trim_partial(const char *buf, size_t *len)
-{
-	size_t n = *len, k = 0;
-	while (n > 0 && k < 3 && ((unsigned char)buf[n - 1] & 0xC0) == 0x80)
-		n--, k++;
-	if (n == 0 || (unsigned char)buf[n - 1] < 0xC0)
-		return; /* no lead byte: not UTF-8 we cut */
-	unsigned char lead = (unsigned char)buf[n - 1];
-	size_t need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
-	if (k < need)
-		*len = n - 1;
-}
-
 /* Whether s[0..len) is UTF-8 without NUL (a sequence cut at the very end
  * counts as valid when `cut`: its lead byte and the bytes after it that
  * are there). */
 static bool utf8_text(const unsigned char *s, size_t len, bool cut)
 {
 	if (cut) {
-		size_t whole = len;
-		trim_partial((const char *)s, &whole);
+		size_t whole = agent_text_utf8_whole((const char *)s, len);
 		if (whole < len && (s[whole] < 0xC2 || s[whole] > 0xF4))
 			return false;
 		len = whole;
@@ -310,7 +295,7 @@ static void add_file(struct ctx *c, cJSON *arr, int dfd, const char *name, const
 		}
 		size_t keep = len < o->max_text ? len : o->max_text;
 		if (keep < (size_t)st2.st_size)
-			trim_partial((char *)buf, &keep);
+			keep = agent_text_utf8_whole((char *)buf, keep);
 		buf[keep] = '\0';
 		cJSON_AddStringToObject(e, "text", (char *)buf);
 		if (keep < (size_t)st2.st_size) {
@@ -367,7 +352,7 @@ static void add_small(struct ctx *c, cJSON *o, const char *key, int afd, const c
 			cJSON_AddStringToObject(o, key, "(not text)");
 		} else {
 			if ((uint64_t)len < (uint64_t)st.st_size)
-				trim_partial(buf, &len);
+				len = agent_text_utf8_whole(buf, len);
 			buf[len] = '\0';
 			cJSON_AddStringToObject(o, key, buf);
 			if ((uint64_t)len < (uint64_t)st.st_size) {

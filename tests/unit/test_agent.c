@@ -88,6 +88,13 @@ static void test_cap_middle(void **state)
 	assert_int_equal(agent_text_utf8_prefix(e, 6, 3), 2);
 	assert_int_equal(agent_text_utf8_prefix(e, 6, 4), 4);
 	assert_int_equal(agent_text_utf8_prefix(e, 6, 10), 6);
+	/* a sequence cut off at the end is dropped, a whole one kept */
+	assert_int_equal(agent_text_utf8_whole(e, 6), 6);
+	assert_int_equal(agent_text_utf8_whole(e, 5), 4);
+	assert_int_equal(agent_text_utf8_whole("a\xe2\x82", 3), 1);
+	assert_int_equal(agent_text_utf8_whole("a\xf0\x9f\x98\x80", 5), 5);
+	assert_int_equal(agent_text_utf8_whole("a\x80\x80", 3), 3);
+	assert_int_equal(agent_text_utf8_whole("", 0), 0);
 }
 
 static void test_redact(void **state)
