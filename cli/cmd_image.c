@@ -233,19 +233,34 @@ static int ensure_data_dir(void)
 	return 0;
 }
 
-/* The operands of an image command: their count, or -1 with *rc the exit
- * status (0 after the help). */
+/* The command line of image VERB (at most npos operands): -1 to go on,
+ * with *n the operands, else the exit status (0 after the help). */
 static int image_args(const char *verb, const char *help, const struct cli_table *tables,
-		      size_t ntables, int argc, char **argv, const char **pos, int maxpos, int *rc)
+		      size_t ntables, int argc, char **argv, const char **pos, int npos, int *n)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "image %s", verb);
 	const struct cli_command cmd = {.name = name, .help = help, .tables = tables,
 					.ntables = ntables, .help_width = IMAGE_HELP_WIDTH,
-					.operands = pos, .max_operands = maxpos};
+					.operands = pos, .max_operands = npos};
+	return cli_parse_args(&cmd, argc, argv, n, NULL);
+}
+
+/* build, import and pull, which store an image: -1 to go on with all npos
+ * operands and the data directory made, else the exit status. */
+static int store_args(const char *verb, const char *help, const struct cli_table *tables,
+		      size_t ntables, int argc, char **argv, const char **pos, int npos,
+		      const char *expected)
+{
 	int n;
-	*rc = cli_parse_args(&cmd, argc, argv, &n, NULL);
-	return *rc >= 0 ? -1 : n;
+	int done = image_args(verb, help, tables, ntables, argc, argv, pos, npos, &n);
+	if (done >= 0)
+		return done;
+	if (n != npos) {
+		cli_error("image %s: expected %s", verb, expected);
+		return CLI_EXIT_USAGE;
+	}
+	return ensure_data_dir() ? CLI_EXIT_USAGE : -1;
 }
 
 /* While a recipe runs, SIGINT, SIGTERM and SIGHUP go on to its process
@@ -287,15 +302,10 @@ static int image_build(int argc, char **argv)
 	struct build_args a = {0};
 	const struct cli_table tables[] = {{BUILD_OPTIONS, &a}, {LIMIT_OPTIONS, &lim}};
 	const char *pos[1];
-	int rc, n = image_args("build", BUILD_HELP, tables, 2, argc, argv, pos, 1, &rc);
-	if (n < 0)
-		return rc;
-	if (n != 1) {
-		cli_error("image build: expected NAME (usage: sandcell image build NAME [--recipe FILE])");
-		return CLI_EXIT_USAGE;
-	}
-	if (ensure_data_dir())
-		return CLI_EXIT_USAGE;
+	int done = store_args("build", BUILD_HELP, tables, 2, argc, argv, pos, 1,
+			      "NAME (usage: sandcell image build NAME [--recipe FILE])");
+	if (done >= 0)
+		return done;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
 	struct rootfs_recipe_hook hook = {.group = forward_to_recipe};
@@ -311,15 +321,10 @@ static int image_import(int argc, char **argv)
 	struct rootfs_limits lim = {0};
 	const struct cli_table tables[] = {{LIMIT_OPTIONS, &lim}};
 	const char *pos[2];
-	int rc, n = image_args("import", IMPORT_HELP, tables, 1, argc, argv, pos, 2, &rc);
-	if (n < 0)
-		return rc;
-	if (n != 2) {
-		cli_error("image import: expected FILE and NAME (usage: sandcell image import FILE NAME)");
-		return CLI_EXIT_USAGE;
-	}
-	if (ensure_data_dir())
-		return CLI_EXIT_USAGE;
+	int done = store_args("import", IMPORT_HELP, tables, 1, argc, argv, pos, 2,
+			      "FILE and NAME (usage: sandcell image import FILE NAME)");
+	if (done >= 0)
+		return done;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
 	const struct sc_log log = {.fn = warn_sink};
@@ -335,15 +340,10 @@ static int image_pull(int argc, char **argv)
 	struct rootfs_pull_opts o = {.progress = stderr};
 	const struct cli_table tables[] = {{PULL_OPTIONS, &o}, {LIMIT_OPTIONS, &o.limits}};
 	const char *pos[2];
-	int rc, n = image_args("pull", PULL_HELP, tables, 2, argc, argv, pos, 2, &rc);
-	if (n < 0)
-		return rc;
-	if (n != 2) {
-		cli_error("image pull: expected REF and NAME (usage: sandcell image pull REF NAME)");
-		return CLI_EXIT_USAGE;
-	}
-	if (ensure_data_dir())
-		return CLI_EXIT_USAGE;
+	int done = store_args("pull", PULL_HELP, tables, 2, argc, argv, pos, 2,
+			      "REF and NAME (usage: sandcell image pull REF NAME)");
+	if (done >= 0)
+		return done;
 	struct rootfs_report rep;
 	struct sc_err err = {0};
 	if (rootfs_image_pull(cell_data_root(), &CLI_CELLS_IN_USE, pos[0], pos[1], &o, &rep, &err) < 0)
@@ -360,8 +360,9 @@ static int image_rm(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	const struct cli_table tables[] = {{RM_OPTIONS, NULL}};
-	int rc, n = image_args("rm", RM_HELP, tables, 1, argc, argv, names, argc, &rc);
-	if (n < 0)
+	int n;
+	int rc = image_args("rm", RM_HELP, tables, 1, argc, argv, names, argc, &n);
+	if (rc >= 0)
 		return rc;
 	if (!n) {
 		cli_error("image rm: no image named (usage: sandcell image rm NAME...)");
