@@ -335,6 +335,11 @@ static int run_batch(struct batch_options *o, bool json, struct sc_err *err)
 		fflush(stdout);
 		status = exit_status(end);
 	}
+	/* a stop signal that came after the run ended has nothing left to
+	 * stop: taken here, it cannot kill the process after its summary */
+	struct timespec now = {0};
+	while (sigtimedwait(&st.set, NULL, &now) > 0)
+		;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return status;
 }

@@ -71,6 +71,9 @@ rtrue "the rerun completes the run: 12 attempts, each once" "$RUN" \
 	"len(res) == 12 and len(by) == 12 and all(r['score'] == 1 for r in res)"
 
 # ---- two SIGINTs: stop at once ----
+# slower model answers: the episodes still run when the second SIGINT comes
+stop_conv
+start_conv "$W/rules.json" --delay 2
 RUN="$W/twice"
 as_user "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-model \
 	--out "$RUN" --concurrency 2 >"$W/2.out" 2>"$W/2.err" </dev/null &
