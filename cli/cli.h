@@ -72,6 +72,7 @@ struct cli_option {
 struct cli_table {
 	const struct cli_option *options;
 	void *target;
+	int help_width; /* the left column of its help lines (0: 22) */
 };
 
 /* The -h, --help row of a table: the line in the help text (the option
@@ -106,8 +107,6 @@ struct cli_command {
 	void (*print_help)(void);
 	const struct cli_table *tables;
 	size_t ntables;
-	int help_width; /* the left column of the help lines (0: 22); the
-			 * common cell options' is always 22 */
 	const char **operands; /* filled with at most max_operands */
 	int max_operands;
 	unsigned flags; /* CLI_REST, CLI_DASHDASH, CLI_DASH_OPERAND */

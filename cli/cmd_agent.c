@@ -304,7 +304,7 @@ static const struct cli_option EPISODE_OPTIONS[] = {
 /* Returns 1 when consumed, 0 when unknown, -1 on a bad value. */
 static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 {
-	const struct cli_table tables[] = {{MODEL_OPTIONS, a}, {EPISODE_OPTIONS, a}};
+	const struct cli_table tables[] = {{MODEL_OPTIONS, a, 0}, {EPISODE_OPTIONS, a, 0}};
 	return cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, i);
 }
 

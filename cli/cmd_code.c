@@ -116,7 +116,7 @@ static const struct cli_option LANGUAGES_OPTIONS[] = {
 static int cmd_languages(int argc, char **argv)
 {
 	struct languages_args a = {0};
-	const struct cli_table tables[] = {{LANGUAGES_OPTIONS, &a}};
+	const struct cli_table tables[] = {{LANGUAGES_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "code languages", .see = "code", .help = CODE_HELP,
 					.tables = tables, .ntables = 1};
 	int nop;
@@ -419,7 +419,7 @@ static int run_inputs_read(const struct code_opts *o, const char *file, struct r
 static int code_run_args(struct code_opts *o, struct cli_cell_opts *co, int argc, char **argv,
 			 const char **file, const struct lang_def **l)
 {
-	const struct cli_table tables[] = {{CODE_OPTIONS, o}, {CLI_CELL_OPTIONS, co}};
+	const struct cli_table tables[] = {{CODE_OPTIONS, o, 0}, {CLI_CELL_OPTIONS, co, 0}};
 	const struct cli_command cmd = {.name = "code run", .help = RUN_HELP, .tables = tables,
 					.ntables = SC_ARRAY_LEN(tables), .operands = file,
 					.max_operands = 1, .flags = CLI_DASH_OPERAND};
@@ -583,7 +583,7 @@ static int session_start(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
 	struct session_start_args a = {.lang = "python"};
-	const struct cli_table tables[] = {{SESSION_START_OPTIONS, &a}, {CLI_CELL_OPTIONS, &co}};
+	const struct cli_table tables[] = {{SESSION_START_OPTIONS, &a, 0}, {CLI_CELL_OPTIONS, &co, 0}};
 	const char *name = NULL;
 	const struct cli_command cmd = {.name = "code session start", .see = "code session",
 					.print_help = session_help, .tables = tables,
@@ -620,7 +620,7 @@ static int session_start(int argc, char **argv)
 /* session run's command line: -1 to go on, else the exit status. */
 static int session_run_args(struct session_run_args *a, int argc, char **argv, const char **pos)
 {
-	const struct cli_table tables[] = {{SESSION_RUN_OPTIONS, a}};
+	const struct cli_table tables[] = {{SESSION_RUN_OPTIONS, a, 0}};
 	int n;
 	int done = session_args("code session run", tables, 1, argc, argv, pos, 2, &n);
 	if (done >= 0)
@@ -696,7 +696,7 @@ static const struct cli_option SESSION_LS_OPTIONS[] = {
 static int session_ls(int argc, char **argv)
 {
 	struct session_ls_args a = {0};
-	const struct cli_table tables[] = {{SESSION_LS_OPTIONS, &a}};
+	const struct cli_table tables[] = {{SESSION_LS_OPTIONS, &a, 0}};
 	int nop;
 	int done = session_args("code session ls", tables, 1, argc, argv, NULL, 0, &nop);
 	if (done >= 0)

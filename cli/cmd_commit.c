@@ -42,7 +42,7 @@ int cmd_commit(int argc, char **argv)
 {
 	struct commit_args a = {.max_size = 8ULL << 30};
 	const char *pos[2];
-	const struct cli_table tables[] = {{COMMIT_OPTIONS, &a}};
+	const struct cli_table tables[] = {{COMMIT_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "commit", .help = COMMIT_HELP, .tables = tables,
 					.ntables = 1, .operands = pos, .max_operands = 2};
 	int npos;

@@ -68,7 +68,7 @@ int cmd_cp(int argc, char **argv)
 {
 	struct cp_args a = {.max_size = 1ULL << 30};
 	char *args[2];
-	const struct cli_table tables[] = {{CP_OPTIONS, &a}};
+	const struct cli_table tables[] = {{CP_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "cp", .help = CP_HELP, .tables = tables, .ntables = 1,
 					.operands = (const char **)args, .max_operands = 2,
 					.flags = CLI_DASH_OPERAND};

@@ -29,7 +29,7 @@ int cmd_create(int argc, char **argv)
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct create_args a = {0};
 	/* the common options first in the help */
-	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts}, {CREATE_OPTIONS, &a}};
+	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts, 0}, {CREATE_OPTIONS, &a, 0}};
 	const char *name = NULL;
 	const struct cli_command cmd = {.name = "create", .help = CREATE_HELP, .tables = tables,
 					.ntables = SC_ARRAY_LEN(tables), .operands = &name,

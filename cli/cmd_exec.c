@@ -102,7 +102,7 @@ int cmd_exec(int argc, char **argv)
 	struct exec_args a = {.req = {.stdin_fd = -1, .stdout_fd = 1, .stderr_fd = 2}};
 	struct cell_exec_req *req = &a.req;
 	const char *name = NULL;
-	const struct cli_table tables[] = {{EXEC_OPTIONS, &a}};
+	const struct cli_table tables[] = {{EXEC_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "exec", .help = EXEC_HELP, .tables = tables,
 					.ntables = 1, .operands = &name, .max_operands = 1,
 					.flags = CLI_REST | CLI_DASHDASH};

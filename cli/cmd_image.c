@@ -241,7 +241,7 @@ static int image_args(const char *verb, const char *help, const struct cli_table
 	char name[32];
 	snprintf(name, sizeof(name), "image %s", verb);
 	const struct cli_command cmd = {.name = name, .help = help, .tables = tables,
-					.ntables = ntables, .help_width = IMAGE_HELP_WIDTH,
+					.ntables = ntables,
 					.operands = pos, .max_operands = npos};
 	return cli_parse_args(&cmd, argc, argv, n, NULL);
 }
@@ -300,7 +300,8 @@ static int image_build(int argc, char **argv)
 			return image_build_dockerfile(argc, argv);
 	struct rootfs_limits lim = {0};
 	struct build_args a = {0};
-	const struct cli_table tables[] = {{BUILD_OPTIONS, &a}, {LIMIT_OPTIONS, &lim}};
+	const struct cli_table tables[] = {{BUILD_OPTIONS, &a, IMAGE_HELP_WIDTH},
+					   {LIMIT_OPTIONS, &lim, IMAGE_HELP_WIDTH}};
 	const char *pos[1];
 	int done = store_args("build", BUILD_HELP, tables, 2, argc, argv, pos, 1,
 			      "NAME (usage: sandcell image build NAME [--recipe FILE])");
@@ -319,7 +320,7 @@ static int image_build(int argc, char **argv)
 static int image_import(int argc, char **argv)
 {
 	struct rootfs_limits lim = {0};
-	const struct cli_table tables[] = {{LIMIT_OPTIONS, &lim}};
+	const struct cli_table tables[] = {{LIMIT_OPTIONS, &lim, IMAGE_HELP_WIDTH}};
 	const char *pos[2];
 	int done = store_args("import", IMPORT_HELP, tables, 1, argc, argv, pos, 2,
 			      "FILE and NAME (usage: sandcell image import FILE NAME)");
@@ -337,8 +338,11 @@ static int image_import(int argc, char **argv)
 
 static int image_pull(int argc, char **argv)
 {
-	struct rootfs_pull_opts o = {.progress = stderr};
-	const struct cli_table tables[] = {{PULL_OPTIONS, &o}, {LIMIT_OPTIONS, &o.limits}};
+	struct cli_log log_state = {0}; /* one line a layer, never redrawn */
+	const struct sc_log log = cli_log_sink(&log_state);
+	struct rootfs_pull_opts o = {.log = &log};
+	const struct cli_table tables[] = {{PULL_OPTIONS, &o, IMAGE_HELP_WIDTH},
+					   {LIMIT_OPTIONS, &o.limits, IMAGE_HELP_WIDTH}};
 	const char *pos[2];
 	int done = store_args("pull", PULL_HELP, tables, 2, argc, argv, pos, 2,
 			      "REF and NAME (usage: sandcell image pull REF NAME)");
@@ -359,7 +363,7 @@ static int image_rm(int argc, char **argv)
 		cli_error("image rm: out of memory");
 		return CLI_EXIT_USAGE;
 	}
-	const struct cli_table tables[] = {{RM_OPTIONS, NULL}};
+	const struct cli_table tables[] = {{RM_OPTIONS, NULL, IMAGE_HELP_WIDTH}};
 	int n;
 	int rc = image_args("rm", RM_HELP, tables, 1, argc, argv, names, argc, &n);
 	if (rc >= 0)

@@ -68,13 +68,12 @@ static const struct cli_option DF_OPTIONS[] = {
 /* -1 to go on, else the exit status (0 after the help). */
 static int parse_args(struct df_args *a, struct cli_cell_opts *opts, int argc, char **argv)
 {
-	const struct cli_table tables[] = {{DF_OPTIONS, a}, {CLI_CELL_OPTIONS, opts}};
+	const struct cli_table tables[] = {{DF_OPTIONS, a, 20}, {CLI_CELL_OPTIONS, opts, 0}};
 	const struct cli_command cmd = {.name = "image build",
 					.see = "image build --dockerfile FILE",
 					.help = DF_HELP,
 					.tables = tables,
 					.ntables = SC_ARRAY_LEN(tables),
-					.help_width = 20,
 					.operands = &a->name,
 					.max_operands = 1};
 	int n;

@@ -67,9 +67,9 @@ int cmd_mcp(int argc, char **argv)
 	struct mcp_opts o = {0};
 	_cleanup_cli_cell_opts_ struct cli_cell_opts co = {0};
 	/* MCP_OPTIONS first: its -v is --verbose, not the cell's --volume */
-	const struct cli_table tables[] = {{MCP_OPTIONS, &o}, {CLI_CELL_OPTIONS, &co}};
+	const struct cli_table tables[] = {{MCP_OPTIONS, &o, 24}, {CLI_CELL_OPTIONS, &co, 0}};
 	const struct cli_command cmd = {.name = "mcp", .help = MCP_HELP, .tables = tables,
-					.ntables = SC_ARRAY_LEN(tables), .help_width = 24};
+					.ntables = SC_ARRAY_LEN(tables)};
 	int n;
 	int done = cli_parse_args(&cmd, argc, argv, &n, NULL);
 	if (done >= 0)

@@ -33,7 +33,7 @@ int cmd_rm(int argc, char **argv)
 		cli_error("rm: out of memory");
 		return CLI_EXIT_USAGE;
 	}
-	const struct cli_table tables[] = {{RM_OPTIONS, &a}};
+	const struct cli_table tables[] = {{RM_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "rm", .help = RM_HELP, .tables = tables,
 					.ntables = 1, .operands = names, .max_operands = argc};
 	int n;

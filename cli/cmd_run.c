@@ -43,7 +43,7 @@ int cmd_run(int argc, char **argv)
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct run_args a = {0};
 	/* the common options first in the help */
-	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts}, {RUN_OPTIONS, &a}};
+	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts, 0}, {RUN_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "run", .help = RUN_HELP, .tables = tables,
 					.ntables = SC_ARRAY_LEN(tables), .flags = CLI_REST | CLI_DASHDASH};
 	_cleanup_fd_ int net_log_fd = -1;

@@ -185,9 +185,9 @@ static void raise_open_files(const struct api_http_opts *http, const struct api_
 /* -1 to go on, else the exit status (0 after the help). */
 static int serve_args(struct serve_opts *o, struct cli_cell_opts *co, int argc, char **argv)
 {
-	const struct cli_table tables[] = {{SERVE_OPTIONS, o}, {CLI_CELL_OPTIONS, co}};
+	const struct cli_table tables[] = {{SERVE_OPTIONS, o, 24}, {CLI_CELL_OPTIONS, co, 0}};
 	const struct cli_command cmd = {.name = "serve", .help = SERVE_HELP, .tables = tables,
-					.ntables = SC_ARRAY_LEN(tables), .help_width = 24};
+					.ntables = SC_ARRAY_LEN(tables)};
 	int n;
 	return cli_parse_args(&cmd, argc, argv, &n, NULL);
 }

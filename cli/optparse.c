@@ -157,9 +157,7 @@ static void print_command_help(const struct cli_command *c)
 	char *h[3] = {NULL, NULL, NULL};
 	for (size_t k = 0; k < c->ntables && k < SC_ARRAY_LEN(h); k++)
 		h[k] = cli_options_help(c->tables[k].options,
-					c->help_width && c->tables[k].options != CLI_CELL_OPTIONS
-						? c->help_width
-						: 22);
+					c->tables[k].help_width ? c->tables[k].help_width : 22);
 	printf(c->help, h[0] ? h[0] : "", h[1] ? h[1] : "", h[2] ? h[2] : "");
 	for (size_t k = 0; k < SC_ARRAY_LEN(h); k++)
 		free(h[k]);
@@ -245,6 +243,17 @@ struct plain_args {
 	bool json;
 };
 
+int cli_parse_root(void *t, const char *opt, const char *v)
+{
+	(void)t, (void)opt;
+	if (v[0] != '/') {
+		cli_error("--root: expected an absolute path, got '%.64s'", v);
+		return -1;
+	}
+	cell_set_root(v);
+	return 0;
+}
+
 static const struct cli_option PLAIN_ROOT_OPTIONS[] = {CLI_ROOT_OPTION, {0}};
 static const struct cli_option PLAIN_JSON_OPTIONS[] = {
 	{"--json", NULL, CLI_FLAG, CLI_FIELD(struct plain_args, json)},
@@ -254,7 +263,7 @@ static const struct cli_option PLAIN_JSON_OPTIONS[] = {
 int cli_plain_args(int argc, char **argv, const char *what, const char *help, bool *json)
 {
 	struct plain_args a = {0};
-	const struct cli_table tables[] = {{PLAIN_ROOT_OPTIONS, NULL}, {PLAIN_JSON_OPTIONS, &a}};
+	const struct cli_table tables[] = {{PLAIN_ROOT_OPTIONS, NULL, 0}, {PLAIN_JSON_OPTIONS, &a, 0}};
 	/* help names its options itself (and, a printf format, has no %) */
 	const struct cli_command cmd = {.name = what, .help = help, .tables = tables,
 					.ntables = json ? 2 : 1};

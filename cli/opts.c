@@ -123,17 +123,6 @@ static int parse_hostname(void *t, const char *opt, const char *v)
 
 const struct rootfs_in_use CLI_CELLS_IN_USE = {.fn = cell_image_in_use};
 
-int cli_parse_root(void *t, const char *opt, const char *v)
-{
-	(void)t, (void)opt;
-	if (v[0] != '/') {
-		cli_error("--root: expected an absolute path, got '%.64s'", v);
-		return -1;
-	}
-	cell_set_root(v);
-	return 0;
-}
-
 #define CO(member) CLI_FIELD(struct cli_cell_opts, member)
 
 const struct cli_option CLI_CELL_OPTIONS[] = {

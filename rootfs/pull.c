@@ -498,14 +498,6 @@ static int resolve_manifest(struct http *hp, const char *base, const struct ref 
 	return -1;
 }
 
-/* The sink for opts->progress (a FILE), for callers that still pass one:
- * the line the CLI prints for its own messages. */
-static void progress_to_file(void *ctx, enum sc_log_level level, const char *msg)
-{
-	(void)level;
-	fprintf(ctx, "sandcell: %s\n", msg);
-}
-
 int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *refstr,
 		      const char *name, const struct rootfs_pull_opts *o,
 		      struct rootfs_report *rep, struct sc_err *err)
@@ -524,8 +516,7 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 		rootfs_host_platform(platform, sizeof(platform));
 	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
 	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
-	const struct sc_log file_log = {.fn = o->progress ? progress_to_file : NULL, .ctx = o->progress};
-	const struct sc_log *progress = o->log ? o->log : &file_log;
+	const struct sc_log *progress = o->log;
 
 	struct http hp;
 	struct store st = {.lock_fd = -1};

@@ -112,9 +112,6 @@ struct rootfs_pull_opts {
 	const char *platform; /* "linux/amd64"; NULL: the host's */
 	/* Progress, one SC_LOG_PROGRESS message per blob, or NULL. */
 	const struct sc_log *log;
-	/* Older form, used only when log is NULL: the same messages as
-	 * "sandcell: MSG" lines written to this stream (NULL: none). */
-	FILE *progress;
 	struct rootfs_limits limits;
 };
 
