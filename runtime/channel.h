@@ -5,6 +5,10 @@
  * creator's (start.c). */
 #pragma once
 
+/* The tags of the fds the child hands over on the go channel. */
+#define RT_CHAN_TAG_PTY 'T'    /* its pty's master (spec->tty) */
+#define RT_CHAN_TAG_EGRESS 'L' /* its egress proxy's listener (spec->egress) */
+
 /* 0, or -1 with errno. Safe in the post-clone child (no allocation). */
 int rt_chan_send_fd(int sock, char tag, int fd);
 /* Wait up to timeout_ms for an fd tagged `tag`: the fd (O_CLOEXEC), or -1

@@ -240,7 +240,7 @@ static int open_own_pty(const struct cell_plan *plan, struct sc_err *err)
 			return sc_fail(err, errno, "the pty as stdio");
 	if (s > 2)
 		close(s);
-	if (rt_chan_send_fd(plan->sync_fd, 'T', m) < 0)
+	if (rt_chan_send_fd(plan->sync_fd, RT_CHAN_TAG_PTY, m) < 0)
 		return sc_fail(err, errno, "hand the pty to the host side");
 	return 0;
 }

@@ -16,7 +16,6 @@
 #include "cgroup.h"
 #include "channel.h"
 #include "egress.h"
-#include "start.h"
 
 #define PROXY_URL "http://127.0.0.1:3128"
 
@@ -59,16 +58,9 @@ int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err)
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0)
 		return sc_fail(err, errno, "egress proxy: listen on 127.0.0.1:%d", NET_PROXY_PORT);
-	if (rt_chan_send_fd(plan->sync_fd, 'L', fd) < 0)
+	if (rt_chan_send_fd(plan->sync_fd, RT_CHAN_TAG_EGRESS, fd) < 0)
 		return sc_fail(err, errno, "egress proxy: hand the socket to the host side");
 	return 0;
-}
-
-int rt_egress_parent_receive(int sync_fd, int status_rd, int timeout_ms, int *out,
-			  struct sc_err *err)
-{
-	return rt_start_recv_fd(sync_fd, status_rd, timeout_ms, 'L', "its egress proxy socket", out,
-				err);
 }
 
 /* ---- cell_run: a thread ---- */

@@ -9,12 +9,9 @@
 #include "internal.h"
 
 /* In the child, after lo is up: listen on 127.0.0.1:3128 and send the
- * socket to the parent over plan->sync_fd. No-op without spec->egress. */
+ * socket to the parent over plan->sync_fd (tagged RT_CHAN_TAG_EGRESS; the
+ * parent takes it with rt_start_recv_fd). No-op without spec->egress. */
 int rt_egress_child_listen(const struct cell_plan *plan, struct sc_err *err);
-/* In the parent, after the go: receive that socket (within timeout_ms).
- * On failure the child's own error is read from status_rd when it sent one. */
-int rt_egress_parent_receive(int sync_fd, int status_rd, int timeout_ms, int *out,
-			  struct sc_err *err);
 
 /* cell_run: the proxy as a thread of this process. */
 struct egress_run {

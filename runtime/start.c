@@ -326,10 +326,10 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	    send_go(st->sync_fd, plan, parent_binds ? spec->nbinds : 0,
 		    plan->idmap_layers ? spec->nlayers : 0, err) < 0 ||
 	    (plan->await_cgroup && attach_v1(st, err) < 0) ||
-	    (spec->egress && rt_egress_parent_receive(st->sync_fd, st->status_rd, 60000,
-						   &st->egress_fd, err) < 0) ||
-	    (spec->tty && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, 'T', "its pty",
-					   &st->tty_master, err) < 0)) {
+	    (spec->egress && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, RT_CHAN_TAG_EGRESS,
+					      "its egress proxy socket", &st->egress_fd, err) < 0) ||
+	    (spec->tty && rt_start_recv_fd(st->sync_fd, st->status_rd, 60000, RT_CHAN_TAG_PTY,
+					   "its pty", &st->tty_master, err) < 0)) {
 		rt_start_kill(st);
 		goto fail;
 	}
