@@ -10,7 +10,7 @@ void agent_conversation_write(const char *dir, const struct llm *m, const char *
 {
 	if (!m->ops || !m->messages)
 		return;
-	char tmp[4200], final[4200];
+	char tmp[SC_PATH_BUF], final[SC_PATH_BUF];
 	if (sc_path(tmp, sizeof(tmp), "%s/.conversation.json.tmp", dir) < 0 ||
 	    sc_path(final, sizeof(final), "%s/conversation.json", dir) < 0)
 		return;

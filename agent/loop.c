@@ -174,7 +174,7 @@ static void keep_egress_log(struct episode *e)
 	_cleanup_fd_ int in = cell_egress_log_open(e->cell, false, NULL);
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (in < 0 || sc_read_small_alloc_fd(in, "egress.jsonl", 0, EGRESS_LOG_MAX, &buf, &len,
 					     NULL) < 0 ||
 	    sc_path(path, sizeof(path), "%s/egress.jsonl", e->rec.dir) < 0)
@@ -190,7 +190,7 @@ static void collect(struct episode *e)
 {
 	keep_egress_log(e);
 	struct agent_result *res = e->res;
-	char path[4200];
+	char path[SC_PATH_BUF];
 	struct sc_err err = {0};
 	cJSON *ev = cJSON_CreateObject();
 	cJSON_AddStringToObject(ev, "type", "collect");

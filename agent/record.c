@@ -26,7 +26,7 @@ int agent_record_open(struct record *r, const char *dir, const char *problem, co
 		return sc_fail(err, ENAMETOOLONG, "--out %.200s", dir);
 	if (sc_mkdir_p(dir, 0755, err) < 0)
 		return -1;
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/events.jsonl", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "--out %.200s", dir);
 	r->events_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -82,7 +82,7 @@ void agent_record_set(struct record *r, const char *key, cJSON *value)
 
 int agent_record_write_trajectory(struct record *r, struct sc_err *err)
 {
-	char tmp[4200], final[4200];
+	char tmp[SC_PATH_BUF], final[SC_PATH_BUF];
 	if (sc_path(tmp, sizeof(tmp), "%s/.trajectory.json.tmp", r->dir) < 0 ||
 	    sc_path(final, sizeof(final), "%s/trajectory.json", r->dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "trajectory path");

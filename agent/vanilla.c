@@ -119,7 +119,7 @@ void agent_vanilla_answer(struct agent_result *res, const char *dir, const char 
 	res->answer = agent_text_sanitize(c, strlen(c), &res->answer_len);
 	if (res->answer)
 		agent_text_redact(res->answer, res->answer_len, secret);
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (!res->answer || sc_path(path, sizeof(path), "%s/answer.txt", dir) < 0)
 		return;
 	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);

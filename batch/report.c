@@ -467,7 +467,7 @@ static cJSON *attempt_detail(struct ctx *c, const struct batch_record *r, size_t
 		add_cut(c, d, "run", r->run, 1024);
 	add_cut(c, d, "dir", r->dir, 1024);
 
-	char rundir[4200];
+	char rundir[SC_PATH_BUF];
 	if (!r->dir || !r->run || r->dir[0] == '/' || strstr(r->dir, "..") ||
 	    sc_path(rundir, sizeof(rundir), "%s", r->run) < 0) {
 		add_note(d, "the result names no attempt directory");
@@ -534,7 +534,7 @@ struct run {
 /* batch.json of dir, else of its first shard-* directory. */
 static cJSON *batch_json(const char *dir)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	char *text = NULL;
 	size_t len;
 	if (sc_path(path, sizeof(path), "%s/batch.json", dir) == 0 &&
@@ -727,7 +727,7 @@ static const char *base_name(const char *p)
 /* Where a report goes: FILE.html (written as FILE.html.tmp, then renamed)
  * and its side pages in FILE.files/. */
 struct page {
-	char stem[4000], side[4096], tmp[4200];
+	char stem[SC_PATH_BUF], side[4096], tmp[SC_PATH_BUF];
 	char back[600];       /* a side page's link back to FILE.html */
 	FILE *f;
 	uint64_t inline_bytes; /* of details in FILE.html so far */
@@ -777,7 +777,7 @@ static cJSON *index_new(const struct batch_report_options *o)
 static int put_side_page(struct ctx *c, struct page *p, size_t ai, cJSON *d, cJSON *e,
 			 struct sc_err *err)
 {
-	char name[32], path[4200], rel[4200], title[300];
+	char name[32], path[SC_PATH_BUF], rel[SC_PATH_BUF], title[300];
 	if (!p->side_made && mkdir(p->side, 0755) < 0 && errno != EEXIST)
 		return sc_fail(err, errno, "cannot create %s", p->side);
 	p->side_made = true;

@@ -264,7 +264,7 @@ static int classify(struct scan *s, bool drop_errors, struct batch_records *out,
 
 int batch_results_read(const char *dir, struct batch_records *out, struct sc_err *err)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/results.jsonl", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "%s", dir);
 	struct scan s;
@@ -286,7 +286,7 @@ static int write_all_fd(int fd, const char *p, size_t n, const char *path, struc
 int batch_results_compact(const char *dir, bool drop_errors, struct batch_records *out,
 			  struct batch_compact_stats *st, struct sc_err *err)
 {
-	char path[4200], tmp[4200], old[4200];
+	char path[SC_PATH_BUF], tmp[SC_PATH_BUF], old[SC_PATH_BUF];
 	*st = (struct batch_compact_stats){0};
 	if (sc_path(path, sizeof(path), "%s/results.jsonl", dir) < 0 ||
 	    sc_path(tmp, sizeof(tmp), "%s/.results.jsonl.tmp", dir) < 0 ||

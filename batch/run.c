@@ -68,7 +68,7 @@ static int write_file(const char *path, const char *data, size_t len)
  * hold it, so it is free the moment we die, even by SIGKILL. */
 static int lock_dir(const char *dir, struct sc_err *err)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/.lock", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "%s", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -91,7 +91,7 @@ static int lock_dir(const char *dir, struct sc_err *err)
 static void write_manifest(struct runner *r, size_t ntasks)
 {
 	const struct batch_options *o = r->o;
-	char path[4200], tmp[4200];
+	char path[SC_PATH_BUF], tmp[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/batch.json", r->dir) < 0 ||
 	    sc_path(tmp, sizeof(tmp), "%s/.batch.json.tmp", r->dir) < 0)
 		return;
@@ -165,7 +165,7 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 			 const char *answer, const char *expected, double *score, bool *timed_out,
 			 struct sc_err *err)
 {
-	char stage[4200], a[4300], e[4300], files[4200], log[4200];
+	char stage[SC_PATH_BUF], a[SC_PATH_BUF], e[SC_PATH_BUF], files[SC_PATH_BUF], log[SC_PATH_BUF];
 	if (sc_path(stage, sizeof(stage), "%s/.checker", dir) < 0 ||
 	    sc_path(a, sizeof(a), "%s/answer.txt", stage) < 0 ||
 	    sc_path(e, sizeof(e), "%s/expected.txt", stage) < 0 ||
@@ -284,7 +284,7 @@ static int score_reward(struct runner *r, const struct batch_task *t, const char
 	cJSON_AddStringToObject(req, "answer", answer ? answer : "");
 	cJSON_AddItemToObject(req, "ground_truth", gt ? gt : cJSON_CreateNull());
 	cJSON_AddItemToObject(req, "fields", fields);
-	char log[4400];
+	char log[SC_PATH_BUF];
 	bool have_log = sc_path(log, sizeof(log), "%s/reward.log", dir) == 0;
 	cJSON *v;
 	int rc = bench_python(r, "reward", req, have_log ? log : NULL, &v, err);
@@ -317,7 +317,7 @@ static char *vanilla_prompt(struct runner *r, const struct batch_task *t, const 
 		sc_fail(err, ENOMEM, "prompt request");
 		return NULL;
 	}
-	char log[4400];
+	char log[SC_PATH_BUF];
 	bool have_log = sc_mkdir_p(dir, 0755, err) == 0 &&
 			sc_path(log, sizeof(log), "%s/prompt.log", dir) == 0;
 	cJSON *v;
@@ -348,7 +348,7 @@ static char *vanilla_prompt(struct runner *r, const struct batch_task *t, const 
  * create_prompt text). *error is set when it cannot be. */
 struct attempt_run {
 	struct agent_config cfg;
-	char stage[4400];    /* staged input files, removed after the run */
+	char stage[SC_PATH_BUF];    /* staged input files, removed after the run */
 	char *prompt;        /* create_prompt's text (vanilla benchmark) */
 	char error[SC_ERR_MAX];
 };
@@ -365,7 +365,7 @@ static void prepare_problem(struct runner *r, const struct attempt *a, const cha
 	cfg->input_dir = NULL;
 	if (o->mode == BATCH_VANILLA) {
 		cfg->vanilla_verbatim = true;
-		char py[4400];
+		char py[SC_PATH_BUF];
 		struct stat st;
 		if (sc_path(py, sizeof(py), "%s/vanilla_llm_prompt.py", o->benchmark) == 0 &&
 		    stat(py, &st) == 0) {
@@ -513,7 +513,7 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 {
 	const struct batch_options *o = r->o;
 	const struct batch_task *t = &r->tasks.v[a->task];
-	char safe[160], rel[256], dir[4400];
+	char safe[160], rel[256], dir[SC_PATH_BUF];
 	batch_safe_name(t->id, safe, sizeof(safe));
 	snprintf(rel, sizeof(rel), "attempts/%s/%u", safe, a->repeat);
 	if (sc_path(dir, sizeof(dir), "%s/%s", r->dir, rel) < 0)
@@ -896,7 +896,7 @@ static int plan_run(struct runner *r, size_t **sel, size_t *nsel, struct batch_r
 
 static int open_results(struct runner *r, struct sc_err *err)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/results.jsonl", r->dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "results path");
 	r->results_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);

@@ -12,7 +12,7 @@
 /* batch.json's "attempts": how many this run directory should hold. */
 static size_t expected_of(const char *dir)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (sc_path(path, sizeof(path), "%s/batch.json", dir) < 0)
 		return 0;
 	char buf[65536];

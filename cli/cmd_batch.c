@@ -362,7 +362,7 @@ static int benchmark_setup(struct batch_args *a, char **data_path)
 	a->o.tasks_path = *data_path;
 	if (cfg->prompts)
 		return 0;
-	char path[4200];
+	char path[SC_PATH_BUF];
 	struct agent_prompt_config *pc = calloc(1, sizeof(*pc));
 	if (!pc || sc_path(path, sizeof(path), "%s/config.yaml", a->o.benchmark) < 0) {
 		free(pc);
@@ -676,7 +676,7 @@ static int report(int argc, char **argv)
 	ra.o.max_text = (size_t)ra.max_text;
 	ra.o.max_image = (size_t)ra.max_image;
 	ra.o.max_files = (size_t)ra.max_files;
-	char dflt[4200];
+	char dflt[SC_PATH_BUF];
 	if (!ra.o.out) {
 		if (snprintf(dflt, sizeof(dflt), "%s/report.html", dirs[0]) >= (int)sizeof(dflt)) {
 			cli_error("batch report: the directory name is too long");

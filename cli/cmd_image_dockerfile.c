@@ -94,7 +94,7 @@ static void print_json(const struct df_args *a, const struct imagebuild_result *
 	printf(",\"id\":\"%s\",\"size\":%llu,\"steps\":%u,\"layers\":%u,\"seconds\":%.3f,\"source\":",
 	       res->rep.id, (unsigned long long)res->rep.size, res->steps, res->layers,
 	       res->seconds);
-	char source[4200];
+	char source[SC_PATH_BUF];
 	snprintf(source, sizeof(source), "dockerfile:%s", a->file);
 	cli_json_string(stdout, source, strlen(source));
 	puts("}");

@@ -2,6 +2,7 @@
  * Every module uses these; nothing here touches the OS beyond close/free. */
 #pragma once
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +99,11 @@ static inline int steal_fd(int *fd)
 	})
 
 #define SC_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The size of a buffer for a path sandcell builds: a root, state or cell
+ * directory (up to PATH_MAX) joined with a few names of its own. Every
+ * snprintf into one checks for truncation (sc_path, or by hand). */
+#define SC_PATH_BUF (PATH_MAX + 512)
 
 /* Bounded path formatting: fails (returns -1, errno=ENAMETOOLONG) on truncation. */
 int sc_path(char *buf, size_t size, const char *fmt, ...)

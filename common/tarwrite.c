@@ -55,7 +55,7 @@ static void seal_header(char h[BLOCK])
 /* A pax extended header carrying a long path and/or link target. */
 static int put_pax(struct writer *w, const char *path, const char *link)
 {
-	char body[2 * 4200];
+	char body[2 * SC_PATH_BUF];
 	size_t used = 0;
 	const char *keys[2] = {"path", "linkpath"}, *vals[2] = {path, link};
 	for (int k = 0; k < 2; k++) {
@@ -192,7 +192,7 @@ static int put_entry(struct writer *w, int dir, const char *name, const char *pa
 	}
 	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0) && w->o->overlay) {
 		/* an overlayfs whiteout: NAME was deleted */
-		char wh[4200];
+		char wh[SC_PATH_BUF];
 		const char *slash = strrchr(path, '/');
 		int n = slash ? snprintf(wh, sizeof(wh), "%.*s/.wh.%s", (int)(slash - path), path, slash + 1)
 			      : snprintf(wh, sizeof(wh), ".wh.%s", path);
@@ -210,7 +210,7 @@ static int put_entry(struct writer *w, int dir, const char *name, const char *pa
 		return 0; /* sockets: tar has no type for them, and a socket is not data */
 	if (depth > 256)
 		return sc_fail(w->err, 0, "directories nested too deep at %s", path);
-	char dpath[4200];
+	char dpath[SC_PATH_BUF];
 	if (sc_path(dpath, sizeof(dpath), "%s/", path) < 0)
 		return sc_fail(w->err, ENAMETOOLONG, "tar: path too long");
 	if (put_header(w, dpath, &st, '5', 0, NULL) < 0)
@@ -220,7 +220,7 @@ static int put_entry(struct writer *w, int dir, const char *name, const char *pa
 		return sc_fail(w->err, errno, "open %s", path);
 	int rc = 0;
 	if (w->o->overlay && is_opaque(fd)) {
-		char opq[4200];
+		char opq[SC_PATH_BUF];
 		if (sc_path(opq, sizeof(opq), "%s/.wh..wh..opq", path) < 0)
 			rc = sc_fail(w->err, ENAMETOOLONG, "tar: path too long");
 		else
@@ -248,7 +248,7 @@ static int put_tree(struct writer *w, int dir, const char *prefix, int depth)
 	while (rc == 0 && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		char path[4200];
+		char path[SC_PATH_BUF];
 		if (sc_path(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", e->d_name) < 0) {
 			rc = sc_fail(w->err, ENAMETOOLONG, "tar: path too long");
 			break;

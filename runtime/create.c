@@ -51,7 +51,7 @@ static int make_persist_dir(const char *name, const struct idmap *map, char *out
 		return -1;
 	if (mkdir(out, 0700) < 0)
 		return sc_fail(err, errno, "create %s", out);
-	char sub[4200];
+	char sub[SC_PATH_BUF];
 	for (int k = 0; k < 2; k++) {
 		(void)sc_path(sub, sizeof(sub), "%s/%s", out, k ? "work" : "upper");
 		if (mkdir(sub, 0755) < 0)

@@ -33,7 +33,7 @@ int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err
 
 int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_err *err)
 {
-	char tmp[4200], path[4200];
+	char tmp[SC_PATH_BUF], path[SC_PATH_BUF];
 	if (sc_path(tmp, sizeof(tmp), "%s/info.tmp", dir) < 0 ||
 	    sc_path(path, sizeof(path), "%s/info", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "info path");
@@ -104,7 +104,7 @@ static bool parse_token(const char *hex, size_t n, uint8_t token[RT_TOKEN_LEN])
 
 int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err)
 {
-	char path[4200], hex[2 * RT_TOKEN_LEN + 8];
+	char path[SC_PATH_BUF], hex[2 * RT_TOKEN_LEN + 8];
 	if (sc_path(path, sizeof(path), "%s/token", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "token path");
 	ssize_t n = sc_read_small(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, hex,
@@ -123,7 +123,7 @@ static void copy_value(char *dst, size_t size, const char *v)
 
 int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
 {
-	char path[4200], line[4400];
+	char path[SC_PATH_BUF], line[SC_PATH_BUF];
 	memset(in, 0, sizeof(*in));
 	if (sc_path(path, sizeof(path), "%s/info", dir) < 0)
 		return sc_fail(err, ENAMETOOLONG, "info path");
@@ -191,7 +191,7 @@ int rt_state_init_entry(const char *dir, pid_t pid, uint64_t starttime, char *bu
 
 int rt_state_register_init(const char *dir, const struct cell_info *info, struct sc_err *err)
 {
-	char path[4200];
+	char path[SC_PATH_BUF];
 	if (rt_state_init_entry(dir, info->pid, info->starttime, path, sizeof(path)) < 0)
 		return sc_fail(err, ENAMETOOLONG, "init register path");
 	char *slash = strrchr(path, '/');

@@ -18,7 +18,7 @@
 
 int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
 {
-	char entry[4200];
+	char entry[SC_PATH_BUF];
 	if (info->pid > 0 && rt_state_init_entry(dir, info->pid, info->starttime, entry, sizeof(entry)) == 0 &&
 	    unlink(entry) == 0) {
 		*strrchr(entry, '/') = '\0';
@@ -63,7 +63,7 @@ static bool ours(pid_t pid)
 
 size_t rt_teardown_gc_orphans(const char *state_root)
 {
-	char reg[4200];
+	char reg[SC_PATH_BUF];
 	if (sc_path(reg, sizeof(reg), "%s/.inits", state_root) < 0)
 		return 0;
 	_cleanup_fd_ int rfd = open(reg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -83,7 +83,7 @@ size_t rt_teardown_gc_orphans(const char *state_root)
 			unlinkat(rfd, e->d_name, 0);
 			continue;
 		}
-		char name[64] = "", dir[4200];
+		char name[64] = "", dir[SC_PATH_BUF];
 		ssize_t n = sc_read_small(rfd, e->d_name, SC_READ_NOFOLLOW | SC_READ_REGULAR, name,
 					  sizeof(name) - 1, NULL);
 		if (n <= 0)
