@@ -189,8 +189,8 @@ int api_http_check(const struct api_config *cfg, const struct api_http_opts *o,
 /* Serve until *stop is set, then stop taking connections, let requests
  * in flight finish (up to drain_s) and return 0; -1 (err) when the
  * listener cannot start. */
-int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
-		   struct sc_err *err);
+int api_http_serve(struct api *a, const struct api_http_opts *o,
+		   const atomic_bool *stop, struct sc_err *err);
 
 /* ---- the MCP server (api/mcp*.c, `sandcell mcp`) ----
  * Newline-delimited JSON-RPC 2.0 (MCP 2024-11-05 .. 2025-11-25) read from
@@ -215,5 +215,5 @@ struct api_mcp_config {
 					* each call (SC_LOG_PROGRESS) */
 };
 void api_mcp_config_init(struct api_mcp_config *cfg);
-int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd, atomic_int *stop,
-		  struct sc_err *err);
+int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd,
+		  const atomic_bool *stop, struct sc_err *err);

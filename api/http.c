@@ -155,7 +155,7 @@ static void sleep_ms(long ms)
 }
 
 /* Until *stop: the connections' deadlines, and the api's own tick. */
-static void serve_until(struct server *s, atomic_int *stop)
+static void serve_until(struct server *s, const atomic_bool *stop)
 {
 	for (unsigned ticks = 1; !atomic_load(stop); ticks++) {
 		sleep_ms(HTTP_TICK_MS);
@@ -194,8 +194,8 @@ static void drain(struct server *s, struct MHD_Daemon *d)
 	api_http_conns_tick(s);
 }
 
-int api_http_serve(struct api *a, const struct api_http_opts *o, atomic_int *stop,
-		   struct sc_err *err)
+int api_http_serve(struct api *a, const struct api_http_opts *o,
+		   const atomic_bool *stop, struct sc_err *err)
 {
 	if (api_http_check(api_get_config(a), o, err) < 0 || sc_dl_load(&mhd_lib, err) < 0)
 		return -1;

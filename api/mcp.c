@@ -354,7 +354,7 @@ static bool line_room(struct mcp *m, struct line_in *in)
 
 /* The n bytes just read (at in->len): each whole line handled in turn
  * (until the output breaks or a stop), the rest kept for the next read. */
-static void take_lines(struct mcp *m, struct line_in *in, size_t n, atomic_int *stop)
+static void take_lines(struct mcp *m, struct line_in *in, size_t n, const atomic_bool *stop)
 {
 	size_t start = 0, end = in->len + n;
 	for (size_t i = in->len; i < end; i++) {
@@ -374,8 +374,8 @@ static void take_lines(struct mcp *m, struct line_in *in, size_t n, atomic_int *
 	in->len = in->discarding ? 0 : end - start;
 }
 
-int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd, atomic_int *stop,
-		  struct sc_err *err)
+int api_mcp_serve(const struct api_mcp_config *cfg, int in_fd, int out_fd,
+		  const atomic_bool *stop, struct sc_err *err)
 {
 	if (!cfg || !cfg->spec || cfg->max_line < API_MCP_MIN_LINE)
 		return sc_fail(err, EINVAL, "mcp: bad configuration");

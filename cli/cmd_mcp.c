@@ -54,12 +54,12 @@ static void mcp_log(void *ctx, enum sc_log_level level, const char *msg)
 	fprintf(stderr, "sandcell: %s%s\n", level == SC_LOG_WARN ? "warning: " : "", msg);
 }
 
-static atomic_int stop_flag;
+static atomic_bool stop_flag;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	atomic_store(&stop_flag, 1);
+	atomic_store(&stop_flag, true);
 }
 
 int cmd_mcp(int argc, char **argv)

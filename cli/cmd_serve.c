@@ -130,7 +130,7 @@ static void on_listen(void *ctx, const char *addr)
 		cli_warn("--port-file: cannot write %s", port_file);
 }
 
-static atomic_int stop_flag;
+static atomic_bool stop_flag;
 
 static void *signal_thread(void *arg)
 {
@@ -138,7 +138,7 @@ static void *signal_thread(void *arg)
 	int sig;
 	while (sigwait(set, &sig) != 0)
 		;
-	atomic_store(&stop_flag, 1);
+	atomic_store(&stop_flag, true);
 	return NULL;
 }
 
