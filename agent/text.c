@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 
 #include "../common/parse.h"
+#include "../common/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,14 +83,7 @@ size_t agent_text_utf8_prefix(const char *s, size_t len, size_t max)
 
 size_t agent_text_utf8_whole(const char *s, size_t len)
 {
-	size_t n = len, k = 0;
-	while (n > 0 && k < 3 && ((unsigned char)s[n - 1] & 0xC0) == 0x80)
-		n--, k++;
-	if (n == 0 || (unsigned char)s[n - 1] < 0xC0)
-		return len; /* no lead byte: not UTF-8 that was cut */
-	unsigned char lead = (unsigned char)s[n - 1];
-	size_t need = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
-	return k < need ? n - 1 : len;
+	return len - sc_utf8_unfinished((const unsigned char *)s, len);
 }
 
 /* Start of the shortest suffix of at most max bytes on a UTF-8 boundary. */
