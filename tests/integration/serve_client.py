@@ -341,18 +341,23 @@ def stream(c):
 
 # ---- code sessions (POST /cells/{id}/code) ----
 
+def leave_code_run(c, cid, src, what):
+    """Start a streamed /code run that writes 'started\\n' (in one write: a
+    client gone between the word and its newline would end the run on the
+    broken pipe instead), and go away once that arrives."""
+    conn, r = stream_open(c, cid, {"code": src, "timeout": 300}, "code")
+    first = r.readline()
+    ok(first and json.loads(first) == {"type": "stdout", "data": "started\n"}, what, first)
+    r.close()
+    conn.close()
+
+
 def code_client_gone(c, cid, path):
     # A streamed run whose client goes away: the cell is free again, the
     # code stops (interrupted, not left running), and the session goes on
     # with its state (x = 41 was set before).
-    # one write: the client must not go away between the word and its newline
-    # (the run would end on the broken pipe, not on the client's going)
-    src = "import sys, time\nsys.stdout.write('started\\n')\ntime.sleep(613)\n"
-    conn, r = stream_open(c, cid, {"code": src, "timeout": 300}, "code")
-    first = r.readline()
-    ok(first and json.loads(first) == {"type": "stdout", "data": "started\n"}, "the long /code run started", first)
-    r.close()
-    conn.close()
+    leave_code_run(c, cid, "import sys, time\nsys.stdout.write('started\\n')\ntime.sleep(613)\n",
+                   "the long /code run started")
     free = False
     for _ in range(100):
         st, _, got = c.request("GET", "/cells")
@@ -368,18 +373,12 @@ def code_client_gone(c, cid, path):
        "the next /code runs at once in the same session: the gone client's code was stopped", (st, got))
     # code that swallows the interrupt: the interpreter is killed and the
     # next run says the session was restarted
-    src = ("import signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-           "sys.stdout.write('started\\n')\ntime.sleep(613)\n")
-    conn, r = stream_open(c, cid, {"code": src, "timeout": 300}, "code")
-    first = r.readline()
-    ok(first and json.loads(first) == {"type": "stdout", "data": "started\n"}, "the stubborn run started", first)
-    r.close()
-    conn.close()
+    leave_code_run(c, cid, "import signal, sys, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                   "sys.stdout.write('started\\n')\ntime.sleep(613)\n", "the stubborn run started")
     st, _, got = c.request("POST", path, {"code": "print('after')", "timeout": 20})
     ok(st == 200 and got.get("status") == "Success" and got["run_result"]["stdout"] == "after\n"
        and got.get("session_restarted") is True and "restarted" in got["run_result"]["stderr"],
        "code that ignores the interrupt is killed: the next run says the session restarted", (st, got))
-    st, _, got = c.request("POST", path, {"code": "x = 41", "timeout": 20})
 
 
 def code(c, with_plots):
