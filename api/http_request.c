@@ -15,7 +15,7 @@
 #define HTTP_LOG_PATH_MAX 200  /* bytes of a request's path (as JSON) in its log line */
 
 struct req_state {
-	struct timespec start;
+	double start; /* sc_now() */
 	char *body;
 	size_t len, cap;
 	bool gated;        /* holds a concurrency slot */
@@ -29,13 +29,6 @@ struct req_state {
 	char method[16];
 	char path[256];
 };
-
-static double since(const struct timespec *t0)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
 
 static const char *lookup_query(void *ctx, const char *name)
 {
@@ -148,7 +141,7 @@ static struct req_state *req_state_new(const char *method, const char *url)
 	struct req_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, &st->start);
+	st->start = sc_now();
 	snprintf(st->method, sizeof(st->method), "%s", method);
 	snprintf(st->path, sizeof(st->path), "%s", url);
 	return st;
@@ -254,7 +247,7 @@ static int body_reserve(struct server *s, struct req_state *st, size_t need)
 static enum MHD_Result req_body(struct server *s, struct req_state *st, const char *upload,
 				size_t *upload_size)
 {
-	if (since(&st->start) > s->o->request_deadline_s)
+	if (sc_now() - st->start > s->o->request_deadline_s)
 		return MHD_NO; /* too slow: drop the connection */
 	size_t add = *upload_size;
 	if (st->len + add > api_get_config(s->a)->max_body)
@@ -361,7 +354,7 @@ static void log_request(struct server *s, struct MHD_Connection *conn,
 	       (long long)now.tv_sec, now.tv_nsec / 1000000, peer,
 	       strspn(st->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(st->method) ? st->method : "?",
 	       pj ? pj : "\"?\"", st->answered ? st->status : 0, st->len, st->out_len,
-	       since(&st->start) * 1000.0, completed ? "true" : "false");
+	       (sc_now() - st->start) * 1000.0, completed ? "true" : "false");
 }
 
 void api_http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -190,15 +190,7 @@ static long status_get(const char *s, const char *key)
  * ended: no status file is left in the cell). */
 static int source_fd(const char *src, size_t len, struct sc_err *err)
 {
-	int fd = memfd_create("sandcell-source", MFD_CLOEXEC);
-	if (fd < 0)
-		return sc_fail(err, errno, "memfd_create: %s", strerror(errno));
-	if ((len && sc_write_all(fd, src, len) < 0) || lseek(fd, 0, SEEK_SET) < 0) {
-		int e = errno;
-		close(fd);
-		return sc_fail(err, e, "writing the source: %s", strerror(e));
-	}
-	return fd;
+	return sc_memfd_of("sandcell-source", src, len, err);
 }
 
 /* What a run asks for, checked before anything runs: the source, the
