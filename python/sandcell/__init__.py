@@ -11,11 +11,11 @@ from .e2b import (CommandResult, EntryInfo, Execution, ExecutionError, Logs, Res
 from .exceptions import (CommandEmptyError, CommandExitException, CommandFailedError,
                          LanguageNotSupportedError, LanguageNotSupportPlotError,
                          LibraryInstallationNotSupportedError, NotOpenSessionError, SandboxError,
-                         SandboxTimeoutError, SecurityError)
+                         SandboxTimeoutError, SecurityError, UnsupportedBackendError)
 from .pool import SandboxPool
 from .security import RestrictedModule, SecurityIssueSeverity, SecurityPattern, SecurityPolicy
 from .session import (ArtifactSandboxSession, ConsoleOutput, ExecutionResult, FileType,
-                      InteractiveSandboxSession, PlotOutput, SandboxSession)
+                      InteractiveSandboxSession, PlotOutput, SandboxBackend, SandboxSession)
 
 
 class SupportedLanguage:

@@ -32,6 +32,10 @@ class LibraryInstallationNotSupportedError(LanguageNotSupportedError):
     """The language has no library installer in sandcell."""
 
 
+class UnsupportedBackendError(SandboxError, ValueError):
+    """A backend= sandcell cannot stand in for (kubernetes, micromamba, ...)."""
+
+
 class CommandEmptyError(SandboxError):
     """An empty command was given."""
 

@@ -5,23 +5,26 @@ between calls; run() writes the code into the work directory and runs it
 there (POST /cells/{id}/run, streamed when on_stdout/on_stderr are given);
 InteractiveSandboxSession keeps a Python interpreter (POST /cells/{id}/code)."""
 
+import ast
 import base64
 import io
 import os
 import posixpath
+import re
 import stat
 import tarfile
 import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Callable, List, Optional
 
 from . import _client
 from .exceptions import (CommandEmptyError, LanguageNotSupportedError, LanguageNotSupportPlotError,
                          LibraryInstallationNotSupportedError, NotOpenSessionError, SandboxError,
-                         SandboxTimeoutError, SecurityError)
+                         SandboxTimeoutError, SecurityError, UnsupportedBackendError)
 from .security import check as _check_policy
 
 DEFAULT_TIMEOUT = 30.0
@@ -31,7 +34,7 @@ HTTP_SLACK = 300.0  # seconds the HTTP wait adds to a run's own timeouts (a boun
 _KNOWN_CONFIGS = {"mem_limit", "memory", "cpu_quota", "cpu_period", "nano_cpus", "cpus",
                   "pids_limit", "network_mode", "allow_net"}
 # llm-sandbox (Docker/Kubernetes/Podman) arguments that mean nothing here
-_QUIET = {"backend", "client", "dockerfile", "commit_container", "stream", "container_configs",
+_QUIET = {"client", "dockerfile", "commit_container", "stream", "container_configs",
           "session_timeout", "container_id", "skip_environment_setup", "pod_manifest",
           "kube_namespace", "env_vars", "mount", "mounts", "use_default_runtime_configs"}
 
@@ -53,11 +56,58 @@ class ConsoleOutput:
         return {"exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr}
 
 
-class FileType:
+class FileType(str, Enum):
+    """llm-sandbox's FileType: plot.format.value is the string, and
+    plot.format == "png" holds as well (a str)."""
     PNG = "png"
     JPEG = "jpeg"
-    SVG = "svg"
     PDF = "pdf"
+    SVG = "svg"
+    CSV = "csv"
+    JSON = "json"
+    TXT = "txt"
+    HTML = "html"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+def _file_type(name):
+    try:
+        return FileType(str(name).lower())
+    except ValueError:
+        return name
+
+
+class SandboxBackend(str, Enum):
+    """llm-sandbox's backends. sandcell's cells stand in for a container:
+    DOCKER (llm-sandbox's default), PODMAN and SANDCELL run here; the
+    others raise UnsupportedBackendError."""
+    DOCKER = "docker"
+    KUBERNETES = "kubernetes"
+    PODMAN = "podman"
+    MICROMAMBA = "micromamba"
+    SANDCELL = "sandcell"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+_BACKENDS_RUN_HERE = {SandboxBackend.DOCKER, SandboxBackend.PODMAN, SandboxBackend.SANDCELL}
+
+
+def _check_backend(backend):
+    if backend is None:
+        return
+    name = str(getattr(backend, "value", backend)).lower()
+    try:
+        b = SandboxBackend(name)
+    except ValueError:
+        b = None
+    if b not in _BACKENDS_RUN_HERE:
+        raise UnsupportedBackendError(
+            "backend %r is not supported by sandcell: its cells stand in for docker and podman "
+            "containers (backend=SandboxBackend.DOCKER, PODMAN or SANDCELL, or leave it out)" % name)
 
 
 @dataclass
@@ -98,7 +148,8 @@ def _plots_of(result):
             w, h = _png_size(base64.b64decode(b64[:64] + "=" * (-len(b64[:64]) % 4)))
         except ValueError:
             w = h = None
-        out.append(PlotOutput(format=p.get("format", "png"), content_base64=b64, width=w, height=h))
+        out.append(PlotOutput(format=_file_type(p.get("format", "png")), content_base64=b64, width=w,
+                              height=h))
     return out
 
 
@@ -172,6 +223,8 @@ class SandboxSession:
         self.keep_template = keep_template
         self.verbose = verbose
         self.security_policy = security_policy
+        self.backend = kwargs.pop("backend", None)
+        _check_backend(self.backend)
         for k, v in kwargs.items():
             if not (k in _QUIET and v in (None, False, "docker", "DOCKER")):
                 self._warn("argument %r is ignored by sandcell" % k)
@@ -406,6 +459,12 @@ class SandboxSession:
             data = p.read_bytes()
             st, _, body = self._client.call("PUT", q, data, timeout=HTTP_SLACK)
         else:
+            # as llm-sandbox (docker cp into a made directory): dest and its
+            # parents are made when missing
+            made = self._exec({"argv": ["mkdir", "-p", "--", dest], "cwd": "/", "timeout": 30})
+            if made.get("exit_code") != 0:
+                raise SandboxError("copying %s into the cell: mkdir -p %s: %s"
+                                   % (src, dest, (made.get("stderr") or "").strip()[:300]))
             with tempfile.TemporaryFile() as f:
                 with tarfile.open(fileobj=f, mode="w", format=tarfile.PAX_FORMAT) as tar:
                     for child in sorted(p.iterdir()):
@@ -516,14 +575,47 @@ class ArtifactSandboxSession(SandboxSession):
         self._plots = []
 
 
+# a line of IPython syntax: a line or cell magic, or a shell escape
+_MAGIC_LINE = re.compile(r"^[ \t]*(%%?[A-Za-z_]\w*|!)", re.M)
+
+
+def _magics_of(code):
+    """The IPython magics (%name, %%name, !) of code that Python cannot
+    parse; [] for code that is Python."""
+    try:
+        ast.parse(code)
+        return []
+    except (SyntaxError, ValueError):
+        pass
+    return [m.group(1) for m in _MAGIC_LINE.finditer(code)]
+
+
 class InteractiveSandboxSession(SandboxSession):
-    """Python whose state (variables, imports) lives across run() calls."""
+    """Python whose state (variables, imports) lives across run() calls.
+    The cell's IPython runs the code when the cell's python has it (magics
+    and all); without it, code with magics fails with a message that says so."""
 
     def __init__(self, lang="python", **kwargs):
         kwargs.pop("kernel_type", None)
         super().__init__(lang=lang, **kwargs)
         if self.lang != "python":
             raise LanguageNotSupportedError("sandcell keeps interpreter state for python only, not %s" % self.lang)
+        self._ipython = None
+
+    def _has_ipython(self):
+        """Does IPython run this session's code (its namespace has get_ipython)?"""
+        if self._ipython is None:
+            probe = "print('sandcell-ipython=%d' % ('get_ipython' in globals()))"
+            res = self._post_code("code", {"code": probe, "timeout": 60}, 60 + 2 * HTTP_SLACK, None, None)
+            self._ipython = "sandcell-ipython=1" in self._console(res).stdout
+        return self._ipython
+
+    def _no_ipython(self, magics):
+        names = ", ".join(sorted(set(magics)))
+        return ExecutionResult(
+            exit_code=1, stderr="UsageError: %s: IPython magics and shell escapes need IPython, and the "
+            "cell's python has none (the session runs plain Python): install ipython into the "
+            "image, or write it in Python (subprocess for !, install() for %%pip)\n" % names)
 
     def open(self):
         if self.cell_id:
@@ -543,6 +635,12 @@ class InteractiveSandboxSession(SandboxSession):
         """Run code in the kept interpreter; plots of this call come back."""
         self._need_open()
         self._refuse_unsafe(code)
+        magics = _magics_of(code)
+        if magics and not self._has_ipython():
+            res = self._no_ipython(magics)
+            if on_stderr:
+                on_stderr(res.stderr)
+            return res
         t = self._timeout(timeout)
         body = {"code": code, "timeout": t, "clear_plots": bool(clear_plots)}
         if libraries:

@@ -1,5 +1,8 @@
 """ArtifactSandboxSession (plots) and InteractiveSandboxSession (state)."""
 import base64
+import os
+import re
+import tempfile
 import unittest
 
 import _util
@@ -35,6 +38,19 @@ class TestArtifact(unittest.TestCase):
             r4 = s.run(PLOT % 3, clear_plots=True)
             self.assertEqual(len(r4.plots), 1)
             self.assertNotEqual(r4.plots[0].content_base64, p.content_base64)
+
+    def test_plot_format_is_a_file_type(self):
+        from sandcell import FileType
+        with ArtifactSandboxSession(lang="python") as s, tempfile.TemporaryDirectory() as d:
+            plot = s.run(PLOT % 1).plots[0]
+            # as llm-sandbox's users save plots
+            path = os.path.join(d, "plot.%s" % plot.format.value)
+            with open(path, "wb") as f:
+                f.write(base64.b64decode(plot.content_base64))
+            self.assertEqual(os.path.basename(path), "plot.png")
+            self.assertIs(plot.format, FileType.PNG)
+            self.assertEqual(plot.format, "png")
+            self.assertEqual("%s" % plot.format, "png")
 
     def test_two_figures_in_one_run_and_streaming(self):
         code = ("import matplotlib.pyplot as plt\nprint('a', flush=True)\n"
@@ -81,6 +97,23 @@ class TestInteractive(unittest.TestCase):
             r = s.run(PLOT % 1)
             self.assertEqual(len(r.plots), 1)
             self.assertEqual(base64.b64decode(r.plots[0].content_base64)[:8], PNG)
+
+    def test_magics_run_or_say_they_need_ipython(self):
+        ipython = _util.host_python_has("IPython")
+        with InteractiveSandboxSession(lang="python") as s:
+            s.run("answer = 42")
+            for magic in ("%who", "%timeit -n1 -r1 sum(range(10))", "%pip list", "!echo hi"):
+                with self.subTest(magic=magic):
+                    r = s.run(magic)
+                    if ipython:
+                        self.assertEqual(r.exit_code, 0, r.stderr)
+                    else:
+                        self.assertNotEqual(r.exit_code, 0)
+                        self.assertIn("IPython", r.stderr)
+                        self.assertIn(re.match(r"%\w*|!", magic).group(0), r.stderr)
+            if ipython:
+                self.assertIn("answer", s.run("%who").stdout)
+            self.assertEqual(s.run("print(answer)").stdout, "42\n")
 
     def test_python_only(self):
         with self.assertRaises(LanguageNotSupportedError):

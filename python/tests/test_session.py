@@ -133,6 +133,17 @@ class TestSession(unittest.TestCase):
             self.assertEqual(Path(d, "out", "a", "made.txt").read_text(), "new\n")
             self.assertFalse(os.path.lexists(Path(d, "out", "escape")))
 
+    def test_copy_a_directory_to_a_path_not_there_yet(self):
+        # llm-sandbox makes the destination (and its parents), even before
+        # the session ran anything
+        with tempfile.TemporaryDirectory() as d, SandboxSession(lang="python") as s:
+            tree = Path(d, "data")
+            (tree / "sub").mkdir(parents=True)
+            (tree / "sub" / "x.csv").write_text("a,b\n")
+            s.copy_to_runtime(str(tree), "/sandbox/inputs/deeper/data")
+            out = s.execute_command("cat /sandbox/inputs/deeper/data/sub/x.csv")
+            self.assertEqual((out.exit_code, out.stdout), (0, "a,b\n"))
+
     def test_missing_sources_and_dotdot(self):
         with self.assertRaises(FileNotFoundError):
             self.s.copy_to_runtime("/nonexistent/file", "/sandbox/x")
@@ -156,6 +167,40 @@ class TestSession(unittest.TestCase):
             self.assertEqual(self.s.run("import numpy\nprint(numpy.add(1, 2))").stdout, "3\n")
         with SandboxSession(lang="bash") as b, self.assertRaises(LibraryInstallationNotSupportedError):
             b.install(["jq"])
+
+
+class TestLibraries(unittest.TestCase):
+    """libraries= that the cell's python imports already need no network."""
+
+    def setUp(self):
+        self.lib = next((m for m in ("numpy", "matplotlib", "traitlets") if _util.host_python_has(m)), None)
+        if not self.lib:
+            self.skipTest("the cell's python has none of numpy, matplotlib, traitlets")
+
+    def test_libraries_of_the_session(self):
+        code = "import %s\nprint('imported')" % self.lib
+        with SandboxSession(lang="python", libraries=[self.lib]) as s:
+            self.assertEqual(s.run(code).stdout, "imported\n")
+            self.assertEqual(s.run(code, libraries=[self.lib]).stdout, "imported\n")
+
+    def test_libraries_of_an_interactive_run(self):
+        from sandcell import InteractiveSandboxSession
+        code = "import %s\nprint('imported')" % self.lib
+        with InteractiveSandboxSession(lang="python", libraries=[self.lib]) as s:
+            out = s.run(code, libraries=[self.lib])
+            self.assertEqual((out.exit_code, out.stdout), (0, "imported\n"), out.stderr)
+
+
+class TestBackend(unittest.TestCase):
+    def test_llm_sandbox_backends(self):
+        from sandcell import SandboxBackend, UnsupportedBackendError
+        self.assertLessEqual({"docker", "kubernetes", "podman", "micromamba"}, {b.value for b in SandboxBackend})
+        with SandboxSession(backend=SandboxBackend.DOCKER, lang="python") as s:
+            self.assertEqual(s.run("print(6 * 7)").stdout, "%d\n" % (6 * 7))
+        for b in (SandboxBackend.KUBERNETES, SandboxBackend.MICROMAMBA, "no-such-backend"):
+            with self.subTest(backend=b), self.assertRaises(UnsupportedBackendError) as cm:
+                SandboxSession(backend=b, lang="python")
+            self.assertIn(getattr(b, "value", b), str(cm.exception))
 
 
 class TestLifecycle(unittest.TestCase):
