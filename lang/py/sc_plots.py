@@ -55,8 +55,10 @@ def _register(renderers_mod):
 
 
 class _Loader:
-    def __init__(self, inner):
-        self.inner = inner
+    """Runs the module, then then(module)."""
+
+    def __init__(self, inner, then):
+        self.inner, self.then = inner, then
 
     def create_module(self, spec):
         return self.inner.create_module(spec)
@@ -64,16 +66,43 @@ class _Loader:
     def exec_module(self, module):
         self.inner.exec_module(module)
         try:
-            _register(module)
+            self.then(module)
         except Exception:
             pass
+
+
+def _hooked_spec(name, path, then):
+    import importlib.machinery
+    spec = importlib.machinery.PathFinder.find_spec(name, path)
+    if spec is not None and spec.loader is not None:
+        spec.loader = _Loader(spec.loader, then)
+    return spec
 
 
 def plotly_renderers_spec(name, path):
     """The spec of plotly.io._renderers (sitecustomize's finder asks), with
     a loader that registers the renderer once the module has run."""
-    import importlib.machinery
-    spec = importlib.machinery.PathFinder.find_spec(name, path)
-    if spec is not None and spec.loader is not None:
-        spec.loader = _Loader(spec.loader)
-    return spec
+    return _hooked_spec(name, path, _register)
+
+
+# ---- matplotlib: pyplot.show() captured whatever the backend ----
+
+def _wrap_pyplot(plt):
+    # code that picks a backend itself (matplotlib.use("Agg"), the usual
+    # line of generated plotting code) never loads sc_backend through
+    # MPLBACKEND: load it here (savefig and figures left open), and make
+    # show() the one of sc_backend
+    import functools
+    import sc_backend
+
+    @functools.wraps(plt.show)
+    def show(*args, **kwargs):
+        return sc_backend.show(*args, **kwargs)
+
+    plt.show = show
+
+
+def pyplot_spec(name, path):
+    """The spec of matplotlib.pyplot (sitecustomize's finder asks), with a
+    loader that wraps its show() once the module has run."""
+    return _hooked_spec(name, path, _wrap_pyplot)

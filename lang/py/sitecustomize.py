@@ -1,24 +1,28 @@
 # sandcell: run at interpreter start (PYTHONPATH=/tmp/.sandcell/py:...).
 # Kept small, because runs set PYTHONDONTWRITEBYTECODE and so every start
 # compiles it: with a plot directory ($SANDCELL_PLOTS), a finder waits for
-# plotly's renderers module and leaves the rest to sc_plots (imported only
-# then), which makes figures' show() write HTML plots. The sitecustomize
+# matplotlib.pyplot and plotly's renderers module and leaves the rest to
+# sc_plots (imported only then), which makes pyplot.show() write PNG plots
+# whatever the backend and plotly figures' show() HTML ones. The sitecustomize
 # this one shadows (the image's, e.g. Debian's) still runs. Standard
 # library only; written into the cell by lang/.
 import os
 import sys
 
 
-class _PlotlyHook:
+class _PlotHook:
     def find_spec(self, name, path, target=None):
-        if name != "plotly.io._renderers":
-            return None
-        import sc_plots
-        return sc_plots.plotly_renderers_spec(name, path)
+        if name == "matplotlib.pyplot":
+            import sc_plots
+            return sc_plots.pyplot_spec(name, path)
+        if name == "plotly.io._renderers":
+            import sc_plots
+            return sc_plots.plotly_renderers_spec(name, path)
+        return None
 
 
 if os.environ.get("SANDCELL_PLOTS"):
-    sys.meta_path.insert(0, _PlotlyHook())
+    sys.meta_path.insert(0, _PlotHook())
 
 
 def _chain():

@@ -68,6 +68,12 @@ check("a plot arrives as one image/png item",
 check("the image is a PNG (magic bytes)",
 	png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), png.length);
 
+r = await call("execute_code", {
+	code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([3, 1])\nplt.show()",
+});
+check("code that selects Agg itself: its plot still arrives as one image/png item",
+	!r.isError && (r.content || []).filter((c) => c.type === "image").length === 1, r.content?.map((c) => c.type));
+
 // plotly (when the cell's python has it): one text/html resource item
 r = await call("execute_code", { code: "import plotly" });
 if (json(r)?.exit_code === 0) {

@@ -183,6 +183,40 @@ if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 import json,sys
 t=[json.loads(l)[\"type\"] for l in sys.stdin if l.strip()]
 assert t[-1]==\"result\" and \"plot\" in t, t'"
+
+	# code that picks a backend itself (model-written code's usual first
+	# lines) still has its plots: show(), savefig, a figure left open
+	printf 'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\n' | src agg.py
+	printf 'import matplotlib.pyplot as plt\nplt.switch_backend("agg")\nplt.plot([1, 2, 3])\nplt.show()\nprint(plt.get_backend())\n' | src aggsw.py
+	printf 'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.figure(); plt.plot([1, 2])\nplt.savefig("a.png")\nplt.figure(); plt.plot([2, 1])\n' | src aggsave.py
+	sc code run --lang python --json "$T_DIR/agg.py"
+	check "code run: matplotlib.use(\"Agg\") then plt.show() gives one PNG" plots_ok 1
+	sc code run --lang python --json "$T_DIR/aggsw.py"
+	check "code run: plt.switch_backend(\"agg\") then plt.show() gives one PNG" plots_ok 1
+	check "code run: ... and the backend is the one the code chose" bash -c \
+		'[ "$(jget "d[\"run_result\"][\"stdout\"]")" = agg ]'
+	sc code run --lang python --json "$T_DIR/aggsave.py"
+	check "code run: under Agg, a saved figure and one left open give two PNGs" plots_ok 2
+	# a fresh interpreter (the runs above imported pyplot and sc_backend)
+	run "$T_DIR/crash.py"
+	run --clear-plots --json "$T_DIR/agg.py"
+	check "session: matplotlib.use(\"Agg\") then plt.show() gives one PNG" plots_ok 1
+	printf 'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([3, 1])\n' | src aggopen.py
+	run --clear-plots --json "$T_DIR/aggopen.py"
+	check "session: under Agg, a figure left open at the end of a run is a plot" plots_ok 1
+
+	# savefig then show(): both, as llm-sandbox (the saved file, the shown
+	# figure drawn on since); saved and left open: once
+	printf 'import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig("s.png")\nplt.plot([2, 1])\nplt.show()\n' | src saveshow.py
+	two_differ() {
+		plots_ok 2 && printf '%s' "$OUT" | python3 -c 'import json,sys
+p=json.load(sys.stdin)["plots"]; assert p[0]["content_base64"]!=p[1]["content_base64"]'
+	}
+	export -f two_differ
+	sc code run --lang python --json "$T_DIR/saveshow.py"
+	check "code run: savefig then show() gives two PNGs, the second as shown" two_differ
+	run --clear-plots --json "$T_DIR/saveshow.py"
+	check "session: savefig then show() gives two PNGs" two_differ
 else
 	echo "skip - plots (the cell's /usr/bin/python3 has no matplotlib: apt-get install python3-matplotlib)"
 fi
