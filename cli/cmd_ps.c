@@ -7,8 +7,10 @@ static const char PS_HELP[] =
 	"usage: sandcell ps [--json] [--root DIR]\n"
 	"\n"
 	"List long-lived cells: name, state (running, or gone when its init\n"
-	"died), age, image, limits and the number of processes. A limit lifted\n"
-	"with 0 shows as unlimited (null in --json), one not set as -.\n";
+	"died), age, image, limits and the number of processes. The limits are\n"
+	"those the cell has, defaults included; one that does not apply (lifted\n"
+	"with 0, or memory where only rlimits hold limits and none was asked)\n"
+	"shows as unlimited (null in --json).\n";
 
 static void fmt_size(char *buf, size_t n, uint64_t v)
 {

@@ -133,8 +133,21 @@ static void info_init(struct cell_info *info, const char *name, const struct cel
 	info->created = (double)now.tv_sec + now.tv_nsec / 1e9;
 }
 
+/* The limits the cell got, as ps shows them: the defaults where none was
+ * asked (1024 processes; 4G of memory where a cgroup holds it), and "no
+ * limit" (POLICY_UNLIMITED) where none applies, not 0 ("not set"). */
+static struct policy_limits effective_limits(const struct policy_limits *applied)
+{
+	struct policy_limits l = *applied;
+	if (!l.memory)
+		l.memory = POLICY_UNLIMITED;
+	if (!l.pids)
+		l.pids = POLICY_UNLIMITED;
+	return l;
+}
+
 /* Starts init serving on lfd and waits until it is ready; info gets its
- * pid, token and cgroup. */
+ * pid, token, cgroup and the limits it really has. */
 static int start_init(struct rt_start *st, const struct cell_spec *spec, const char *name, int lfd,
 		      struct cell_info *info, struct sc_err *err)
 {
@@ -148,6 +161,7 @@ static int start_init(struct rt_start *st, const struct cell_spec *spec, const c
 		return -1;
 	}
 	info->pid = st->pid;
+	info->limits = effective_limits(&st->plan.limits);
 	info->starttime = rt_pid_starttime(st->pid);
 	info->has_token = true;
 	memcpy(info->token, st->plan.token, sizeof(info->token));

@@ -25,6 +25,25 @@ assert d[\"age_s\"] >= 0, d"' "$OUT"
 sc ps
 check "ps shows lifted limits as unlimited" bash -c 'grep -q "^unl'$$' .*unlimited *unlimited" <<<"$0" && ! grep -q -- " -[0-9]*s " <<<"$0"' "$OUT"
 sc rm "unl$$"
+# a cell with the default limits shows the limits it has: 1024 processes,
+# and 4G of memory where a cgroup holds it (rlimits hold none by default)
+sc doctor --json
+mem_mech=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["limits"]["memory"])')
+case "$mem_mech" in
+cgroup-v1 | cgroup-v2) want_mem=4294967296 want_mem_text=4G ;;
+*) want_mem=None want_mem_text=unlimited ;;
+esac
+sc create "dfl$$"
+sc ps --json
+check "ps --json shows the default limits the cell has ($mem_mech: memory $want_mem, pids 1024)" \
+	bash -c 'printf "%s" "$0" | python3 -c "
+import json, sys
+d = [x for x in json.load(sys.stdin) if x[\"name\"] == \"dfl'$$'\"][0]
+assert d[\"limits\"][\"memory\"] == '$want_mem' and d[\"limits\"][\"pids\"] == 1024, d"' "$OUT"
+sc ps
+check "ps shows them too ($want_mem_text, 1024)" \
+	bash -c 'grep -q "^dfl'$$' .* '$want_mem_text' *1024 " <<<"$0"' "$OUT"
+sc rm "dfl$$"
 
 # --- exec ---
 sc exec "$c" -- sh -c 'echo hello; echo oops >&2; exit 3'
