@@ -77,7 +77,9 @@ struct agent_config {
 	/* For batch runs (batch/batch.h): */
 	struct cell *cell;      /* a ready cell (e.g. from a pool) used instead of
 				 * creating one; agent_run neither creates nor
-				 * destroys it, and spec may be NULL */
+				 * destroys it. spec may be NULL, but give the
+				 * spec the cell was made from: the system prompt
+				 * says what its network allows */
 };
 
 struct agent_result {

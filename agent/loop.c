@@ -13,6 +13,7 @@
 #include "text.h"
 
 #define ANSWER_MAX (4U << 20)
+#define NET_CLAUSE_MAX 2048
 
 static const char SYSTEM_PROMPT[] =
 	"You are an autonomous agent with your own Linux computer: a sandboxed machine with a "
@@ -35,7 +36,10 @@ static const char SYSTEM_PROMPT[] =
 	"with every observation.";
 
 /* What the default prompt says of the network: what the cell's allowlist
- * reaches (through the proxy the tools already use), or that there is none. */
+ * reaches (through the proxy the tools already use), or that there is none.
+ * A caller that hands over a ready cell without its spec (none of ours:
+ * batch passes the spec its pool's cells were made from) gets the
+ * conditional sentence. */
 static void network_clause(const struct cell_spec *spec, char *out, size_t size)
 {
 	if (!spec) {
@@ -63,6 +67,17 @@ static void network_clause(const struct cell_spec *spec, char *out, size_t size)
 		snprintf(out + n, size - n, ". pip, npm, curl, wget and git already use the proxy, "
 					    "so you may install packages from those hosts; anything "
 					    "else is refused.");
+}
+
+/* The built-in system prompt, the one place it is made: `sandcell agent`
+ * and every batch episode send the same bytes for the same options,
+ * whether the cell is made here or taken ready from a pool (the network
+ * clause comes from the spec either way). */
+static void system_prompt(const struct agent_config *cfg, char *out, size_t size)
+{
+	char net[NET_CLAUSE_MAX];
+	network_clause(cfg->spec, net, sizeof(net));
+	snprintf(out, size, SYSTEM_PROMPT, net, cfg->command_timeout_s);
 }
 
 /* ---- events ---- */
@@ -359,9 +374,8 @@ int agent_run(const struct agent_config *cfg, struct agent_result *res, struct s
 	*res = (struct agent_result){0};
 	if (agent_episode_check(cfg, true, err) < 0)
 		return -1;
-	char net[2048], sys[sizeof(SYSTEM_PROMPT) + sizeof(net) + 32];
-	network_clause(cfg->cell ? NULL : cfg->spec, net, sizeof(net));
-	snprintf(sys, sizeof(sys), SYSTEM_PROMPT, net, cfg->command_timeout_s);
+	char sys[sizeof(SYSTEM_PROMPT) + NET_CLAUSE_MAX + 32];
+	system_prompt(cfg, sys, sizeof(sys));
 	struct episode e;
 	if (agent_episode_open(&e, cfg, res, cfg->prompts ? cfg->prompts->system_prompt : sys, true,
 			       err) < 0)

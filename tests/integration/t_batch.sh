@@ -74,6 +74,19 @@ check "the summary gives the mean score and the status counts" \
 	bash -c 'printf "%s" "$OUT" | grep -q "mean 0.6342 over 19 scored" && printf "%s" "$OUT" | grep -q "submitted 20, max_steps 0, episode_timeout 0, error 0"'
 check "no cell is left" no_cells
 
+# one system prompt: `sandcell agent` with the same options sends the bytes
+# a batch episode sent (its cell came ready from a pool: the prompt must
+# still say what the spec says of the network, here that there is none)
+sc agent --base-url "$FAKE_URL" --model fake-model --retry-base-ms 10 --out "$W/single" \
+	-q "say <<Paris>>"
+check "a single agent run of a batch task exits 0" expect_rc 0
+FIRSTS="[r['body'] for r in log if isinstance(r.get('body'), dict) and len(r['body'].get('messages', [])) == 2 and 'say <<Paris>>' in str(r['body']['messages'][1]['content'])]"
+rtrue "agent and batch both asked the model (one first request each)" "$RUN" "len($FIRSTS) == 2"
+rtrue "agent and batch send the same system prompt and tools for the same options" "$RUN" \
+	"len($FIRSTS) == 2 and $FIRSTS[0]['messages'][0] == $FIRSTS[1]['messages'][0] and $FIRSTS[0]['tools'] == $FIRSTS[1]['tools']"
+rtrue "... which says the machine has no network" "$RUN" \
+	"all('no network access' in b['messages'][0]['content'] for b in $FIRSTS)"
+
 # resume: the same command runs nothing and keeps one line per attempt
 before=$(sha256sum "$RUN/results.jsonl")
 batch
