@@ -11,7 +11,8 @@ from sandcell import (CommandExitException, Execution, NotOpenSessionError, Sand
 class TestE2B(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.sbx = Sandbox.create()
+        # the class may outlast the default 300 s lifetime on a loaded host
+        cls.sbx = Sandbox.create(timeout=3600)
 
     @classmethod
     def tearDownClass(cls):
@@ -90,7 +91,7 @@ class TestE2BFaces(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.sbx = Sandbox.create(envs={"GREETING": "hello from envs"})
+        cls.sbx = Sandbox.create(envs={"GREETING": "hello from envs"}, timeout=3600)
 
     @classmethod
     def tearDownClass(cls):
