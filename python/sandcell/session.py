@@ -547,15 +547,22 @@ def _extract_tar(f, dest):
                         out.write(b)
 
 
+# the languages whose runs the server brings plots back from (and their
+# names there): python's matplotlib and plotly, R's default graphics device
+_PLOT_LANGS = {"python", "python3", "py", "r", "rscript"}
+
+
 class ArtifactSandboxSession(SandboxSession):
-    """A session whose run() also returns matplotlib plots (python): the
-    plots accumulate over the session's runs until run(..., clear_plots=True)."""
+    """A session whose run() also returns plots (python's matplotlib and
+    plotly, R's graphics): the plots accumulate over the session's runs
+    until run(..., clear_plots=True)."""
 
     def __init__(self, lang="python", enable_plotting=True, **kwargs):
         super().__init__(lang=lang, **kwargs)
         self.enable_plotting = enable_plotting
-        if enable_plotting and self.lang != "python":
-            raise LanguageNotSupportPlotError("sandcell captures plots for python only, not %s" % self.lang)
+        if enable_plotting and self.lang not in _PLOT_LANGS:
+            raise LanguageNotSupportPlotError("sandcell captures plots for python and r only, not %s"
+                                              % self.lang)
         self._plots = []
 
     def run(self, code, libraries=None, timeout=None, clear_plots=False, on_stdout=None, on_stderr=None):

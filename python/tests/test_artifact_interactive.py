@@ -12,6 +12,9 @@ from sandcell import (ArtifactSandboxSession, ExecutionResult, InteractiveSandbo
 
 PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [%d, 1, 2])\nplt.show()\n"
 PNG = b"\x89PNG\r\n\x1a\n"
+# what model-written plotting code usually does: pick Agg itself, then show()
+AGG = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+       "plt.plot([1, 2, 3], [%d, 1, 2])\nplt.show()\n")
 
 
 class TestArtifact(unittest.TestCase):
@@ -62,9 +65,60 @@ class TestArtifact(unittest.TestCase):
         self.assertEqual("".join(chunks), r.stdout)
         self.assertEqual(r.stdout, "a\nb\n")
 
+    def test_code_that_selects_agg_itself(self):
+        with ArtifactSandboxSession(lang="python") as s:
+            r = s.run(AGG % 1)
+            self.assertEqual((r.exit_code, len(r.plots)), (0, 1), r.stderr)
+            self.assertEqual(r.plots[0].content[:8], PNG)
+        with InteractiveSandboxSession() as s:
+            r = s.run(AGG % 1)
+            self.assertEqual((r.exit_code, len(r.plots)), (0, 1), r.stderr)
+
+    def test_savefig_then_show_gives_both(self):
+        # as llm-sandbox: the saved file and the shown figure (drawn on since)
+        code = ("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('a.png')\n"
+                "plt.plot([2, 1])\nplt.show()\n")
+        with ArtifactSandboxSession() as s:
+            r = s.run(code)
+        self.assertEqual(len(r.plots), 2, r.stderr)
+        self.assertTrue(all(p.content[:8] == PNG for p in r.plots))
+        self.assertNotEqual(r.plots[0].content_base64, r.plots[1].content_base64)
+
+
+R_PLOTS = "plot(1:10)\nhist(c(1, 2, 2, 3, 3, 3))\ncat('drawn\\n')\n"
+GGPLOT = ("library(ggplot2)\np <- ggplot(data.frame(x = 1:3, y = c(2, 1, 3)), aes(x, y)) + geom_point()\n"
+          "print(p)\n")
+
+
+class TestArtifactR(unittest.TestCase):
+    def setUp(self):
+        if "r" not in _util.languages():
+            self.skipTest("no Rscript on this host (apt-get install r-base-core): R plots not tested")
+
+    def test_base_graphics(self):
+        with ArtifactSandboxSession(lang="r") as s:
+            r = s.run(R_PLOTS)
+            self.assertEqual((r.exit_code, r.stdout), (0, "drawn\n"), r.stderr)
+            self.assertEqual(len(r.plots), 2)
+            self.assertTrue(all(p.format == "png" and p.content[:8] == PNG for p in r.plots))
+            self.assertGreater(r.plots[0].width, 0)
+            # they accumulate as python's do
+            self.assertEqual(len(s.run("plot(3:1)").plots), 3)
+        with ArtifactSandboxSession(lang="R") as s:  # llm-sandbox's spelling works too
+            self.assertEqual(len(s.run("plot(1)").plots), 1)
+
+    def test_ggplot2_print(self):
+        with ArtifactSandboxSession(lang="r") as s:
+            has = s.run("cat(requireNamespace('ggplot2', quietly = TRUE))").stdout
+            if has != "TRUE":
+                self.skipTest("no ggplot2 in the cell's R (apt-get install r-cran-ggplot2)")
+            r = s.run(GGPLOT)
+            self.assertEqual(r.exit_code, 0, r.stderr)
+            self.assertEqual([p.content[:8] for p in r.plots], [PNG])
+
 
 class TestArtifactLanguages(unittest.TestCase):
-    def test_plots_are_python_only(self):
+    def test_plots_are_python_and_r_only(self):
         with self.assertRaises(LanguageNotSupportPlotError):
             ArtifactSandboxSession(lang="javascript")
         # without plotting another language runs
