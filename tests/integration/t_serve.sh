@@ -57,6 +57,25 @@ check "streamed exec (ndjson)" client stream
 plots=
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && plots=--plots
 check "code sessions in a cell" client code $plots
+# /run_code of code that picks Agg itself (as model-written code does)
+# still returns its plt.show() as one PNG
+run_code_agg_plot() {
+	python3 - "$URL/run_code" "$TOKEN" <<'EOF'
+import base64, json, sys, urllib.request
+src = "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 3])\nplt.show()\n"
+req = urllib.request.Request(sys.argv[1], json.dumps({"code": src, "language": "python"}).encode(),
+                             {"Authorization": "Bearer " + sys.argv[2], "Content-Type": "application/json"})
+d = json.load(urllib.request.urlopen(req, timeout=300))
+p = d.get("plots") or []
+assert d["status"] == "Success" and len(p) == 1, {k: d.get(k) for k in ("status", "run_result", "plots")}
+assert base64.b64decode(p[0]["content_base64"])[:8] == b"\x89PNG\r\n\x1a\n"
+EOF
+}
+if [ -n "$plots" ]; then
+	check "/run_code: matplotlib.use('Agg') then plt.show() gives one PNG" run_code_agg_plot
+else
+	echo "skip - /run_code plots (no matplotlib in the cell's python3)"
+fi
 check "code of any language in a cell (/run), streamed" client run $nocpp
 check "a directory as a tar stream" client tar
 check "the links it left out are logged, without naming cp's --keep-links (the API has none)" \
