@@ -91,6 +91,15 @@ void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 		rt_cg2_collect(cg, res);
 }
 
+uint64_t rt_cgroup_memory_kills(const char *saved)
+{
+	if (!saved || !saved[0])
+		return 0;
+	struct cell_cgroup cg;
+	rt_cgroup_from_saved(&cg, saved);
+	return cg.v1 ? rt_cg1_memory_kills(&cg) : rt_cg2_memory_kills(&cg);
+}
+
 int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 {
 	if (cg->dir_fd >= 0)

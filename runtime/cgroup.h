@@ -46,6 +46,11 @@ void rt_cgroup_join(const char *saved);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
  * memory or pids limit was hit (memory.events oom, pids.events max). */
 void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
+/* While the cell lives: how often its memory limit ended in a kill so far
+ * (v2: memory.events "oom"; v1: oom_kill once usage reached the limit),
+ * for the cell whose info file saved this cgroup path ("": none, 0). A
+ * command that failed while the count went up was killed by the limit. */
+uint64_t rt_cgroup_memory_kills(const char *saved);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
 int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
 /* Remove the cell cgroups a killed sandcell left behind: children of
@@ -76,6 +81,7 @@ int rt_cg1_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 		  const struct policy_limits *limits, struct sc_err *err);
 int rt_cg1_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err);
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res);
+uint64_t rt_cg1_memory_kills(const struct cell_cgroup *cg);
 int rt_cg1_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 void rt_cg1_join(const struct cell_cgroup *cg);
 /* A new memory limit for a live v1 cell (saved: its "v1:DIR:DIR..." record). */
@@ -86,6 +92,7 @@ int rt_cg2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 		  const struct policy_limits *limits, struct sc_err *err);
 void rt_cg2_join(const struct cell_cgroup *cg);
 void rt_cg2_collect(const struct cell_cgroup *cg, struct cell_result *res);
+uint64_t rt_cg2_memory_kills(const struct cell_cgroup *cg);
 int rt_cg2_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 int rt_cg2_remove_dead(const struct cg_host *h, const char *name);
 /* Cell cgroups gc may remove (rt_cg_stale, empty): how many were, or -1. */

@@ -227,17 +227,37 @@ static bool read_u64(int dfd, const char *name, uint64_t *out)
  * reached the limit. oom_kill alone also counts a host-wide OOM kill;
  * failcnt (which would say "reached") is not kept by every kernel (6.x
  * leaves it at 0), so the peak within 1/16 of the limit says it (charges
- * come in batches). */
-static bool memory_limit_hit(int dfd, uint64_t peak)
+ * come in batches). The kills so counted, or 0. */
+static uint64_t memory_limit_kills(int dfd, uint64_t peak)
 {
 	char buf[512];
 	uint64_t kills = 0, fails = 0, limit = 0;
 	if (rt_cg_read_at(dfd, "memory.oom_control", buf, sizeof(buf)) <= 0 ||
 	    rt_cg_parse_keyed(buf, "oom_kill", &kills) < 0 || kills == 0)
-		return false;
-	return (read_u64(dfd, "memory.failcnt", &fails) && fails > 0) ||
-	       (read_u64(dfd, "memory.memsw.failcnt", &fails) && fails > 0) ||
-	       (read_u64(dfd, "memory.limit_in_bytes", &limit) && peak >= limit - limit / 16);
+		return 0;
+	bool reached = (read_u64(dfd, "memory.failcnt", &fails) && fails > 0) ||
+		       (read_u64(dfd, "memory.memsw.failcnt", &fails) && fails > 0) ||
+		       (read_u64(dfd, "memory.limit_in_bytes", &limit) && peak >= limit - limit / 16);
+	return reached ? kills : 0;
+}
+
+static bool memory_limit_hit(int dfd, uint64_t peak)
+{
+	return memory_limit_kills(dfd, peak) > 0;
+}
+
+uint64_t rt_cg1_memory_kills(const struct cell_cgroup *cg)
+{
+	struct cg1_dirs d;
+	uint64_t peak;
+	if (split_dirs(cg->path, &d) < 0)
+		return 0;
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_fd_ int dfd = open(d.dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd >= 0 && read_u64(dfd, "memory.max_usage_in_bytes", &peak))
+			return memory_limit_kills(dfd, peak);
+	}
+	return 0;
 }
 
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res)

@@ -363,6 +363,17 @@ void rt_cg2_collect(const struct cell_cgroup *cg, struct cell_result *res)
 		res->limit_hit = "pids";
 }
 
+uint64_t rt_cg2_memory_kills(const struct cell_cgroup *cg)
+{
+	char buf[2048];
+	uint64_t v;
+	/* "oom", as rt_cg2_collect reads it: at this cgroup's limit */
+	if (read_limits_file(cg, "memory.events", buf, sizeof(buf)) > 0 &&
+	    rt_cg_parse_keyed(buf, "oom", &v) == 0)
+		return v;
+	return 0;
+}
+
 int rt_cg2_destroy(const struct cell_cgroup *cg, struct sc_err *err)
 {
 	_cleanup_fd_ int lim = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

@@ -14,6 +14,7 @@
 
 #include "../common/capture.h"
 #include "cell_priv.h"
+#include "cgroup.h"
 #include "copy.h"
 #include "internal.h"
 #include "proto.h"
@@ -396,6 +397,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		return -1;
 	if (exec_stdio(req, &io, fds, ours, &oldmask, err) < 0)
 		goto out;
+	uint64_t kills = rt_cgroup_memory_kills(c->info.cgroup);
 	if ((sock = send_to_cell(c, buf, len, fds, 3, err)) < 0)
 		goto out;
 	for (int k = 0; k < 3; k++)
@@ -416,6 +418,13 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 		goto out;
 	}
 	exec_result(res, &r, &io, t0);
+	/* The cell's memory limit killed while the command ran, and it failed:
+	 * what `run` reports from its cgroup at the end, for this command
+	 * (the killed one may be a process it waited for: a session's
+	 * interpreter). */
+	if (!res->limit_hit && res->exit_code != 0 &&
+	    rt_cgroup_memory_kills(c->info.cgroup) > kills)
+		res->limit_hit = "memory";
 	rc = 0;
 out:
 	for (int k = 0; k < 3; k++)
