@@ -19,6 +19,7 @@ struct lang_steps {
 	const char *compile[12]; /* NULL-ended; empty: interpreted */
 	const char *run[8];
 	const char *env[8];      /* KEY=VAL for both steps */
+	const char *debian;      /* the Debian package(s) that bring the tools */
 };
 
 #define GO_ENV "GOCACHE=/tmp/.sandcell-go/cache", "GOPATH=/tmp/.sandcell-go/path", \
@@ -40,18 +41,22 @@ static const struct lang_def TABLE[] = {
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
-	{.run = {"python3", "-u", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"}},
-	{.run = {"node", "{src}"}},
-	{.compile = {"tsc", "--outDir", ".", "{src}"}, .run = {"node", "main.js"}},
+	{.run = {"python3", "-u", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"},
+	 .debian = "python3"},
+	{.run = {"node", "{src}"}, .debian = "nodejs"},
+	{.compile = {"tsc", "--outDir", ".", "{src}"}, .run = {"node", "main.js"},
+	 .debian = "node-typescript nodejs"},
 	{.compile = {"javac", "-encoding", "UTF-8", "-d", ".", "{src}"},
-	 .run = {"java", "-cp", ".", "{cls}"}},
-	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"}},
-	{.compile = {"gcc", "-O2", "-o", "main", "{src}", "-lm"}, .run = {"./main"}},
-	{.compile = {"go", "build", "-o", "main", "{src}"}, .run = {"./main"}, .env = {GO_ENV}},
-	{.compile = {"rustc", "-O", "-o", "main", "{src}"}, .run = {"./main"}},
-	{.run = {"Rscript", "{src}"}, .env = {LANG_R_ENV_LIBS}},
-	{.run = {"ruby", "{src}"}},
-	{.run = {"bash", "{src}"}},
+	 .run = {"java", "-cp", ".", "{cls}"}, .debian = "default-jdk-headless"},
+	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"},
+	 .debian = "g++"},
+	{.compile = {"gcc", "-O2", "-o", "main", "{src}", "-lm"}, .run = {"./main"}, .debian = "gcc"},
+	{.compile = {"go", "build", "-o", "main", "{src}"}, .run = {"./main"}, .env = {GO_ENV},
+	 .debian = "golang-go"},
+	{.compile = {"rustc", "-O", "-o", "main", "{src}"}, .run = {"./main"}, .debian = "rustc"},
+	{.run = {"Rscript", "{src}"}, .env = {LANG_R_ENV_LIBS}, .debian = "r-base-core"},
+	{.run = {"ruby", "{src}"}, .debian = "ruby"},
+	{.run = {"bash", "{src}"}, .debian = "bash"},
 };
 
 const struct lang_def *lang_table(size_t *n)
@@ -176,6 +181,69 @@ static void note_step(struct lang_result *res, const struct lang_exec *ex)
 static bool step_ok(const struct lang_exec *ex)
 {
 	return ex->status == LANG_EXEC_FINISHED && ex->return_code == 0;
+}
+
+/* Did the step not start because its tool (argv[0], found on PATH) is not
+ * in the cell? The cell says so in one line on stderr and exits 127
+ * (CELL_EXEC_FAILED_FMT); a program that ran and exited 127 is not this. */
+static bool tool_missing(const struct lang_exec *ex, const char *tool)
+{
+	if (strchr(tool, '/') || ex->status != LANG_EXEC_FINISHED ||
+	    ex->return_code != CELL_EXIT_NOTFOUND || ex->err_truncated)
+		return false;
+	const int why[] = {ENOENT, ENOTDIR};
+	for (size_t i = 0; i < SC_ARRAY_LEN(why); i++) {
+		char line[600];
+		int n = snprintf(line, sizeof(line), CELL_EXEC_FAILED_FMT, tool, strerror(why[i]));
+		if (n > 0 && (size_t)n < sizeof(line) && ex->err_len == (size_t)n &&
+		    !memcmp(ex->err, line, (size_t)n))
+			return true;
+	}
+	return false;
+}
+
+/* The step looked like a missing tool: is it? The tool alone, with no
+ * arguments and an empty stdin (a real tool prints its usage or reads
+ * nothing and ends), must fail the same way; a program that printed the
+ * line and exited 127 itself does not make the tool go away. */
+static bool tool_absent(struct cell *c, const struct lang_run_req *req, const char *tool,
+			const char *const *env)
+{
+	char *argv[] = {(char *)tool, NULL};
+	struct lang_i_exec x = {
+		.argv = argv,
+		.env = env && env[0] ? env : NULL,
+		.cwd = req->workdir,
+		.timeout_s = 10,
+		.output_limit = 4096,
+		.stdin_fd = -1,
+		.has_cancel = req->has_cancel,
+		.cancel_fd = req->cancel_fd,
+	};
+	struct lang_exec probe = {0};
+	struct sc_err e = {0};
+	bool absent = lang_i_exec(c, &x, &probe, &e) == 0 && tool_missing(&probe, tool);
+	free(probe.out);
+	free(probe.err);
+	return absent;
+}
+
+/* A missing tool is the sandbox's failure, not the program's (as
+ * SandboxFusion answers): SandboxError, naming the tool and its package. */
+static bool note_missing_tool(struct cell *c, const struct lang_run_req *req,
+			      const struct lang_steps *st, const char *tool,
+			      const char *const *env, const struct lang_exec *ex,
+			      struct lang_result *res)
+{
+	if (!tool_missing(ex, tool) || !tool_absent(c, req, tool, env))
+		return false;
+	res->status = LANG_SANDBOX_ERROR;
+	snprintf(res->message, sizeof(res->message),
+		 "%s: '%s' was not found in the cell (not in its image, or not on its PATH): "
+		 "install it (Debian/Ubuntu: apt-get install %s) or use an image that has it "
+		 "(see 'sandcell code languages')",
+		 req->lang->name, tool, st->debian);
+	return true;
 }
 
 static int cell_path(const struct lang_run_req *req, const char *p, char *out, size_t size,
@@ -346,6 +414,8 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 		note_step(res, &res->compile);
+		if (note_missing_tool(c, &req, st, st->compile[0], st->env, &res->compile, res))
+			goto done;
 		if (!step_ok(&res->compile)) {
 			res->status = LANG_FAILED;
 			goto done;
@@ -365,6 +435,8 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		goto done;
 	}
 	note_step(res, &res->run);
+	if (note_missing_tool(c, &req, st, st->run[0], env, &res->run, res))
+		goto done;
 	res->status = step_ok(&res->run) ? LANG_SUCCESS : LANG_FAILED;
 	if (fetch_files(c, &req, res, &e) < 0)
 		set_sandbox_error(res, &e);

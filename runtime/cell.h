@@ -69,6 +69,10 @@ enum {
 	CELL_EXIT_NOEXEC = 126,
 	CELL_EXIT_NOTFOUND = 127,
 };
+/* What the command's stderr gets when its argv[0] cannot be executed
+ * (argv[0], strerror), before the exit with 127 or 126: callers tell a
+ * missing program from one that ran and exited 127 by it. */
+#define CELL_EXEC_FAILED_FMT "sandcell: cannot run '%.200s': %s\n"
 
 struct cell_bind {
 	const char *host; /* NULL: a tmpfs of `size` bytes */

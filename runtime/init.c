@@ -50,7 +50,7 @@ static void start_command(const struct cell_plan *plan)
 	rt_exec_command(plan->tramp_fd, plan->ignored_sigs, spec->argv, spec->env);
 	int e = errno;
 	char line[600];
-	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", spec->argv[0],
+	int n = snprintf(line, sizeof(line), CELL_EXEC_FAILED_FMT, spec->argv[0],
 			 strerror(e));
 	if (n > 0)
 		(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

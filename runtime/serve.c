@@ -169,7 +169,7 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	rt_exec_command(s->plan->tramp_fd, s->ignored_sigs, q->argv, env);
 	int e = errno;
 	char line[600];
-	int n = snprintf(line, sizeof(line), "sandcell: cannot run '%.200s': %s\n", q->argv[0],
+	int n = snprintf(line, sizeof(line), CELL_EXEC_FAILED_FMT, q->argv[0],
 			 strerror(e));
 	(void)sc_write_all(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	_exit(rt_exec_failure_status(e));

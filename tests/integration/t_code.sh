@@ -37,6 +37,38 @@ sc code run --lang python "$T_DIR/big.py"
 check "a source over 4 MiB is refused with 125" expect_rc 125
 check "the oversized source error says so" err_has "larger than the limit"
 
+# --- a language whose tool is missing: SandboxError naming the tool and its
+# package (SandboxFusion's answer), not the program's Failed with 127 ---
+# a PATH without the tool: python3 is not found in the cell
+sc code run --lang python -e PATH=/nonexistent --json "$T_DIR/p1.py"
+check "a missing interpreter is a SandboxError, exit 125" bash -c \
+	'[ "$(jget "d[\"status\"]")" = SandboxError ] && [ $RC -eq 125 ]'
+check "... whose message names the tool and the Debian package" bash -c \
+	'jget "d[\"message\"]" | grep -q "'"'"'python3'"'"' was not found in the cell.*apt-get install python3"'
+sc code run --lang python -e PATH=/nonexistent "$T_DIR/p1.py"
+check "... and without --json says so in one line on stderr" bash -c \
+	'[ $RC -eq 125 ] && grep -q "apt-get install python3" <<<"$ERR"'
+# a compiled language whose compiler the image lacks, as code languages says
+sc code languages --json
+absent=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(next((x["name"] for x in json.load(sys.stdin) if x["compiled"] and not x["available"]), ""))')
+if [ -n "$absent" ]; then
+	printf 'x\n' | src absent.src
+	sc code run --lang "$absent" --json "$T_DIR/absent.src"
+	check "$absent (its compiler is absent here): SandboxError naming the package" bash -c \
+		'[ "$(jget "d[\"status\"]")" = SandboxError ] && [ $RC -eq 125 ] && jget "d[\"message\"]" | grep -q "was not found in the cell.*apt-get install "'
+else
+	skip_line "missing compiler (every compiled language is available here)"
+fi
+# a program that itself exits 127 is a program's failure
+printf 'exit 127\n' | src exit127.sh
+sc code run --lang bash --json "$T_DIR/exit127.sh"
+check "a program exiting 127 is Failed (127), not SandboxError" bash -c \
+	'[ "$(jget "d[\"status\"]")" = Failed ] && [ $RC -eq 127 ]'
+printf 'echo "sandcell: cannot run '"'"'bash'"'"': No such file or directory" >&2; exit 127\n' | src fake127.sh
+sc code run --lang bash --json "$T_DIR/fake127.sh"
+check "... even one that prints the cell's not-found line first (it ran)" bash -c \
+	'[ "$(jget "d[\"status\"]")" = Failed ] && [ $RC -eq 127 ]'
+
 # --- libraries ---
 sc code run --lang python --libraries surely-not-installed-xyz "$T_DIR/p1.py"
 check "--libraries without network: 125" expect_rc 125
