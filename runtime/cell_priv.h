@@ -19,5 +19,3 @@ struct cell {
 
 /* client.c */
 int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);
-/* The memory rlimit of the cell's later commands (cells without a cgroup). */
-int rt_set_command_memory(struct cell *c, uint64_t bytes, struct sc_err *err);

@@ -165,13 +165,9 @@ const char *cell_limit_how_name(enum cell_limit_how how)
 	return "rlimit";
 }
 
-int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
+int rt_cgroup_set_memory(const char *saved, const char *name, uint64_t bytes, struct sc_err *err)
 {
-	if (!bytes)
-		return sc_fail(err, EINVAL, "a memory limit of 0 bytes");
-	if (!c->info.cgroup[0]) /* the rlimit stand-in, as the cell was made */
-		return rt_set_command_memory(c, bytes, err);
-	if (!strncmp(c->info.cgroup, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)))
-		return rt_cg1_set_memory(c->info.cgroup, bytes, err);
-	return rt_cg2_set_memory(c->info.cgroup, c->name, bytes, err);
+	if (!strncmp(saved, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)))
+		return rt_cg1_set_memory(saved, bytes, err);
+	return rt_cg2_set_memory(saved, name, bytes, err);
 }

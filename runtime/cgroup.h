@@ -51,6 +51,9 @@ void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
  * for the cell whose info file saved this cgroup path ("": none, 0). A
  * command that failed while the count went up was killed by the limit. */
 uint64_t rt_cgroup_memory_kills(const char *saved);
+/* Set the memory limit of the cell whose cgroup was saved as `saved`
+ * (cell_set_memory_limit, for cells with a cgroup). */
+int rt_cgroup_set_memory(const char *saved, const char *name, uint64_t bytes, struct sc_err *err);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
 int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
 /* Remove the cell cgroups a killed sandcell left behind: children of

@@ -171,8 +171,14 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 	return 0;
 }
 
-int rt_set_command_memory(struct cell *c, uint64_t bytes, struct sc_err *err)
+int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
 {
+	if (!bytes)
+		return sc_fail(err, EINVAL, "a memory limit of 0 bytes");
+	if (c->info.cgroup[0])
+		return rt_cgroup_set_memory(c->info.cgroup, c->name, bytes, err);
+	/* the rlimit stand-in, as the cell was made: its init sets it for
+	 * the commands it starts */
 	struct proto_req h = {.kind = REQ_SET_MEMORY, .max_size = bytes};
 	struct proto_rsp r;
 	return simple_request(c, &h, RSP_EXIT, &r, err);
