@@ -31,7 +31,7 @@ static const char USAGE[] =
 	"Episode:\n"
 	"%s"
 	"\n"
-	"Cell (defaults for the agent: --memory 4G --pids 512 --disk 2G, network none):\n"
+	"Cell (network none unless --allow-net):\n"
 	"%s"
 	"\n"
 	"Exit status: 0 submitted, 1 error (model API or cell), 2 ended without submit\n"
@@ -308,11 +308,38 @@ static int parse_agent_opt(struct agent_args *a, int argc, char **argv, int *i)
 	return cli_parse_options(tables, SC_ARRAY_LEN(tables), argc, argv, i);
 }
 
+/* The cell options' help with the agent's own defaults (those of
+ * cli_agent_cell_defaults) in place of run's, so that help names one
+ * default per option. */
+static char *agent_cell_help(void)
+{
+	static const struct {
+		const char *name, *help;
+	} agent_defaults[] = {
+		{"--memory", "memory limit, 4M to 16T, e.g. 512M (default 4G;\n0 = unlimited)"},
+		{"--pids", "process limit, 1 to 4194304 (default 512; 0 = unlimited)"},
+		{"--disk", "size of the writable layer, 1M to 16T (default 2G)"},
+	};
+	size_t n = 0;
+	while (CLI_CELL_OPTIONS[n].name || CLI_CELL_OPTIONS[n].alias)
+		n++;
+	_cleanup_free_ struct cli_option *t = calloc(n + 1, sizeof(*t));
+	if (!t)
+		return NULL;
+	memcpy(t, CLI_CELL_OPTIONS, n * sizeof(*t));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < SC_ARRAY_LEN(agent_defaults); k++)
+			if (t[i].name && !strcmp(t[i].name, agent_defaults[k].name))
+				t[i].help = agent_defaults[k].help;
+	return cli_options_help(t, 22);
+}
+
 static void print_usage(void)
 {
 	_cleanup_free_ char *model = cli_options_help(MODEL_OPTIONS, HELP_WIDTH);
 	_cleanup_free_ char *episode = cli_options_help(EPISODE_OPTIONS, HELP_WIDTH);
-	printf(USAGE, model ? model : "", episode ? episode : "", cli_cell_opts_help());
+	_cleanup_free_ char *cell = agent_cell_help();
+	printf(USAGE, model ? model : "", episode ? episode : "", cell ? cell : cli_cell_opts_help());
 }
 
 static int parse_args(struct agent_args *a, int argc, char **argv)
