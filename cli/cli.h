@@ -156,6 +156,7 @@ struct cli_cell_opts {
 	size_t nbinds;
 	size_t nbinds_owned; /* bind_args[0..n) were copied by cli_cell_build */
 	bool require_cgroups;
+	bool require_landlock;
 	const char *net;
 	struct net_rules *net_rules; /* --allow-net/--net-host, then the policy's
 				      * (malloc'd on first use) */

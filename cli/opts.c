@@ -164,6 +164,8 @@ const struct cli_option CLI_CELL_OPTIONS[] = {
 	 .help = "hostname (default sandcell)"},
 	{"--require-cgroups", NULL, CLI_FLAG, CO(require_cgroups),
 	 .help = "fail (125) instead of falling back to rlimits"},
+	{"--require-landlock", NULL, CLI_FLAG, CO(require_landlock),
+	 .help = "fail (125) where Landlock cannot wall the cell in"},
 	{"--root", NULL, CLI_CUSTOM, .parse = cli_parse_root, .metavar = "DIR",
 	 .help = "keep state, data and cache under DIR (or SANDCELL_ROOT)"},
 	{0},
@@ -321,6 +323,8 @@ static int build_spec(struct cli_cell_opts *o, struct policy *pol, struct policy
 	}
 	if (o->require_cgroups)
 		spec->require_cgroups = true;
+	if (o->require_landlock)
+		spec->require_landlock = true;
 	if (set_user(o, image, spec) < 0)
 		return -1;
 	for (size_t i = 0; i < o->nenv; i++)

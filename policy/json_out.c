@@ -143,6 +143,20 @@ static cJSON *seccomp_item(const struct policy_seccomp *s, bool comments)
 	return o;
 }
 
+static cJSON *landlock_item(const struct policy_landlock *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	bool ok = o != NULL;
+	add(o, "filesystem", cJSON_CreateBool(!l->no_filesystem), &ok);
+	add(o, "scope", cJSON_CreateBool(!l->no_scope), &ok);
+	add(o, "connect", cJSON_CreateString(l->connect == POLICY_CONNECT_PROXY ? "proxy" : "any"), &ok);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 static void add_network(cJSON *o, const struct policy *p, bool *ok)
 {
 	cJSON *n = add(o, "network", cJSON_CreateObject(), ok);
@@ -252,6 +266,7 @@ static cJSON *policy_item(const struct policy *p)
 		add_mounts(o, p, &ok);
 	add(o, "no_writable_binds", cJSON_CreateBool(p->no_writable_binds), &ok);
 	add(o, "require_cgroups", cJSON_CreateBool(p->require_cgroups), &ok);
+	add(o, "landlock", landlock_item(&p->landlock), &ok);
 	if (p->seccomp)
 		add(o, "seccomp", seccomp_item(p->seccomp, true), &ok);
 	else

@@ -344,11 +344,51 @@ static int parse_network(struct pj_ctx *c, const cJSON *obj, struct policy *p)
 	return policy_json_get_string(c, mode, "network.mode", 16, "a string", &p->network);
 }
 
+/* ---- landlock ---- */
+
+static const char *const LANDLOCK_KEYS[] = {"filesystem", "scope", "connect"};
+
+/* "landlock": false turns every rule off; an object turns parts off. */
+static int parse_landlock(struct pj_ctx *c, const cJSON *it, struct policy_landlock *l)
+{
+	if (cJSON_IsBool(it)) {
+		bool on = cJSON_IsTrue(it);
+		*l = (struct policy_landlock){.no_filesystem = !on, .no_scope = !on};
+		return 0;
+	}
+	if (!cJSON_IsObject(it))
+		return policy_json_expected(c, "landlock", "true, false or an object", it);
+	if (policy_json_check_keys(c, it, "landlock", LANDLOCK_KEYS, SC_ARRAY_LEN(LANDLOCK_KEYS)) < 0)
+		return -1;
+	const cJSON *v;
+	bool on;
+	if ((v = cJSON_GetObjectItemCaseSensitive(it, "filesystem"))) {
+		if (policy_json_get_bool(c, v, "landlock.filesystem", &on) < 0)
+			return -1;
+		l->no_filesystem = !on;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(it, "scope"))) {
+		if (policy_json_get_bool(c, v, "landlock.scope", &on) < 0)
+			return -1;
+		l->no_scope = !on;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(it, "connect"))) {
+		if (cJSON_IsString(v) && !strcmp(v->valuestring, "any"))
+			l->connect = POLICY_CONNECT_ANY;
+		else if (cJSON_IsString(v) && !strcmp(v->valuestring, "proxy"))
+			l->connect = POLICY_CONNECT_PROXY;
+		else
+			return policy_json_expected(c, "landlock.connect", "\"any\" or \"proxy\"", v);
+	}
+	return 0;
+}
+
 /* ---- the document ---- */
 
 static const char *const TOP_KEYS[] = {
 	"description", "image",  "workdir", "hostname",          "network", "env",
-	"limits",      "mounts", "seccomp", "no_writable_binds", "require_cgroups"};
+	"limits",      "mounts", "seccomp", "no_writable_binds", "require_cgroups",
+	"landlock"};
 
 /* JSON must be UTF-8; refuse overlong forms, surrogates and stray bytes. */
 static bool valid_utf8(const unsigned char *s, size_t len)
@@ -430,6 +470,9 @@ static int parse_doc(struct pj_ctx *c, const cJSON *root, struct policy *p)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "require_cgroups")) &&
 	    policy_json_get_bool(c, it, "require_cgroups", &p->require_cgroups) < 0)
+		return -1;
+	if ((it = cJSON_GetObjectItemCaseSensitive(root, "landlock")) &&
+	    parse_landlock(c, it, &p->landlock) < 0)
 		return -1;
 	if ((it = cJSON_GetObjectItemCaseSensitive(root, "mounts")) && parse_mounts(c, it, p) < 0)
 		return -1;

@@ -75,6 +75,18 @@ struct policy_net_host {
 	char *addr;
 };
 
+/* Landlock, the cell's second wall (runtime/landlock.c). All zero is the
+ * default: the filesystem rules and the scoping on, TCP connect open. */
+enum policy_connect {
+	POLICY_CONNECT_ANY = 0, /* any port: servers in the cell reach each other */
+	POLICY_CONNECT_PROXY,   /* only the egress proxy's port; none without egress */
+};
+struct policy_landlock {
+	bool no_filesystem; /* "filesystem": false */
+	bool no_scope;      /* "scope": false (abstract unix sockets, signals) */
+	enum policy_connect connect; /* "connect": "any" or "proxy" */
+};
+
 struct policy {
 	char *name;     /* built-in name or file path */
 	char *description; /* free text, NULL: none */
@@ -93,6 +105,7 @@ struct policy {
 	size_t nmounts;
 	bool no_writable_binds;
 	bool require_cgroups;
+	struct policy_landlock landlock;
 	struct policy_seccomp *seccomp; /* NULL: no filter (unless pending) */
 	/* policy_load_deferred: the seccomp part not parsed yet; its text is
 	 * the filter cache's key, the document is parsed on a cache miss. */

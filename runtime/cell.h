@@ -114,6 +114,11 @@ struct cell_spec {
 
 	struct policy_limits limits;
 	bool require_cgroups;
+	/* Landlock (runtime/landlock.h): the policy's settings; with
+	 * require_landlock the cell fails to start (125) where its filesystem
+	 * rules cannot be applied. */
+	struct policy_landlock landlock;
+	bool require_landlock;
 	const struct policy_filter *filter; /* NULL: no seccomp */
 	/* Egress by allowlist: the cell's 127.0.0.1:3128 is served by
 	 * net_proxy_serve on the host side with these rules (runtime/egress.c).

@@ -18,6 +18,7 @@
 #include "channel.h"
 #include "egress.h"
 #include "internal.h"
+#include "landlock.h"
 
 /* Wait for the parent's go; it may carry bind mount fds and then idmapped
  * layer clones (root callers, whose binds and layers the parent prepares
@@ -318,6 +319,25 @@ static void close_host_fds(struct cell_plan *plan)
 	sc_closep(&plan->upper_fd);
 }
 
+/* After no_new_privs, before seccomp (which may refuse the landlock
+ * calls): every later process of the cell inherits the domain. */
+static int restrict_with_landlock(const struct cell_plan *plan, struct sc_err *err)
+{
+	const struct cell_spec *spec = plan->spec;
+	if (spec->require_landlock && spec->landlock.no_filesystem)
+		return sc_fail(err, 0, "--require-landlock: the policy turns Landlock's "
+				       "filesystem rules off (\"landlock\" in the policy)");
+	int port = spec->egress ? NET_PROXY_PORT : 0;
+	int abi = rt_landlock_restrict(&spec->landlock, plan->layer_fd, port, err);
+	if (abi < 0)
+		return -1;
+	if (abi == 0 && spec->require_landlock)
+		return sc_fail(err, ENOSYS, "--require-landlock: this kernel has no Landlock (needs "
+					    "Linux >= 5.13 with landlock in its lsm= list; run "
+					    "'sandcell doctor')");
+	return 0;
+}
+
 void rt_child_main(struct cell_plan *plan)
 {
 	struct sc_err err = {0};
@@ -354,7 +374,7 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	rt_oom_open(plan); /* before init stops being dumpable */
-	if (rt_lockdown_init_process(plan, &err) < 0)
+	if (rt_lockdown_init_process(plan, &err) < 0 || restrict_with_landlock(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	if (rt_cellpath_chdir(spec->workdir) < 0) {
 		sc_fail(&err, errno, "working directory %s", spec->workdir);

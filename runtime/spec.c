@@ -83,6 +83,12 @@ int cell_spec_apply_policy(struct cell_spec *spec, const struct policy *p,
 		spec->workdir = p->workdir;
 	if (p->require_cgroups)
 		spec->require_cgroups = true;
+	/* applied twice (the policy, then the command line's overrides):
+	 * what either turns off stays off */
+	spec->landlock.no_filesystem |= p->landlock.no_filesystem;
+	spec->landlock.no_scope |= p->landlock.no_scope;
+	if (p->landlock.connect != POLICY_CONNECT_ANY)
+		spec->landlock.connect = p->landlock.connect;
 	for (size_t i = 0; i < p->nenv; i++)
 		if (cell_spec_setenv(spec, p->env[i], err) < 0)
 			return -1;
