@@ -1,0 +1,67 @@
+"""Probes for t_landlock.sh (standard library only).
+
+serve SOCK DIR   host side: hand an fd of DIR to every client of the unix
+                 socket SOCK (SCM_RIGHTS), as a host process that leaked
+                 one into the cell would.
+read SOCK NAME   in the cell: take that fd and open NAME beneath it; print
+                 the file's first line, or the errno's name.
+loopback         in the cell: listen on 127.0.0.1 (any port) and connect to
+                 it; print "connected" or the errno's name.
+connect PORT     in the cell: connect to 127.0.0.1:PORT; print "connected"
+                 or the errno's name.
+"""
+import errno
+import os
+import socket
+import sys
+
+
+def serve(path, dirpath):
+    d = os.open(dirpath, os.O_RDONLY | os.O_DIRECTORY)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    os.chmod(path, 0o777)
+    s.listen(8)
+    while True:
+        c, _ = s.accept()
+        socket.send_fds(c, [b"x"], [d])
+        c.close()
+
+
+def read(path, name):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    _, fds, _, _ = socket.recv_fds(s, 1, 1)
+    try:
+        fd = os.open(name, os.O_RDONLY, dir_fd=fds[0])
+        print(os.read(fd, 200).decode().splitlines()[0])
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, str(e.errno)))
+
+
+def connect(port, listener=None):
+    c = socket.socket()
+    try:
+        c.connect(("127.0.0.1", port))
+        print("connected")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, str(e.errno)))
+
+
+def loopback():
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(1)
+    connect(ls.getsockname()[1], ls)
+
+
+if __name__ == "__main__":
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode == "serve":
+        serve(*args)
+    elif mode == "read":
+        read(*args)
+    elif mode == "loopback":
+        loopback()
+    elif mode == "connect":
+        connect(int(args[0]))

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Landlock, the second wall (issue 36). A cell process that got out of its
+# mount namespace in a simulated way — a host process hands it an fd of a
+# host directory over a unix socket bound into the cell — still cannot open
+# the host's files; with "landlock": false in the policy it can (so this
+# test fails without Landlock). In-cell loopback servers keep working by
+# default; "connect": "proxy" refuses every TCP connect but the egress
+# proxy's. --require-landlock and long-lived cells (exec, cp, commit).
+# ctest-timeout: 300
+. "$(dirname "$0")/../lib.sh"
+
+abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
+[ "$abi" -ge 1 ] || { echo "skip: this kernel has no Landlock (needs Linux >= 5.13, landlock in lsm=)"; exit 77; }
+
+HOST="$T_DIR/hostside"
+SOCKD="$T_DIR/sock"
+mkdir -p "$HOST" "$SOCKD"
+SECRET="host-secret-$$-$RANDOM"
+printf '%s\n' "$SECRET" >"$HOST/secret"
+chmod 755 "$HOST" && chmod 644 "$HOST/secret"
+cp "$SRCDIR/tests/security/landlock_probe.py" "$SOCKD/probe.py"
+chmod 777 "$SOCKD" && chmod 644 "$SOCKD/probe.py"
+python3 "$SOCKD/probe.py" serve "$SOCKD/s" "$HOST" &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; t_cleanup' EXIT
+WAIT_S=5 wait_until test -S "$SOCKD/s" || { echo "the fd server did not start"; exit 1; }
+
+POL="$T_DIR/pol"
+mkdir -p "$POL"
+echo '{"landlock": false}' >"$POL/off.json"
+echo '{"landlock": {"connect": "proxy"}}' >"$POL/proxy.json"
+echo '{"landlock": {"filesystem": false}}' >"$POL/nofs.json"
+chmod -R a+rX "$POL"
+
+probe() { sc run "$@" -v "$SOCKD:/x" -- python3 /x/probe.py "${PROBE[@]}"; }
+
+PROBE=(read /x/s secret)
+probe
+check "a host dir fd passed into the cell opens nothing (EACCES)" out_is EACCES
+check "... and the cell ran" expect_rc 0
+probe --policy "$POL/off.json"
+check "with \"landlock\": false the same fd reads the host's file" out_is "$SECRET"
+probe --policy "$POL/nofs.json"
+check "with \"filesystem\": false too" out_is "$SECRET"
+
+PROBE=(loopback)
+probe
+check "by default a server in the cell takes connects on 127.0.0.1" out_is connected
+probe --policy "$POL/proxy.json"
+check "\"connect\": \"proxy\" without egress: connect refused by Landlock" out_is EACCES
+probe --policy "$POL/proxy.json" --net allowlist --allow-net example.com
+check "\"connect\": \"proxy\" with egress: other ports still refused" out_is EACCES
+PROBE=(connect 3128)
+probe --policy "$POL/proxy.json" --net allowlist --allow-net example.com
+check "\"connect\": \"proxy\" with egress: the proxy's port connects" out_is connected
+
+sc run --require-landlock -- true
+check "--require-landlock runs where Landlock is" expect_rc 0
+sc run --require-landlock --policy "$POL/off.json" -- true
+check "--require-landlock with a policy that turns it off: 125" expect_rc 125
+check "... with one line that says why" err_has "require-landlock: the policy turns Landlock"
+check "... and only one" err_one_line
+
+# A long-lived cell: exec'd commands inherit the domain; cp and commit,
+# whose workers run in the cell, still work (commit reads the writable
+# layer, which is outside the cell's root: a read rule of its own).
+c="ll$$"
+sc create -v "$SOCKD:/x" "$c"
+check "create a long-lived cell" expect_rc 0
+sc exec "$c" -- python3 /x/probe.py read /x/s secret
+check "exec in it: the host dir fd opens nothing" out_is EACCES
+printf 'in\n' >"$T_WORK/cpin" && chmod 644 "$T_WORK/cpin"
+sc cp "$T_WORK/cpin" "$c:/testbed/cpin"
+check "cp into the cell" expect_rc 0
+sc exec "$c" -- cat /testbed/cpin
+check "... arrives" out_is in
+sc rm -f "$c"
+
+if [ -x /bin/busybox ]; then
+	A="$T_DIR/archives"
+	mkdir -p "$A"
+	python3 "$SRCDIR/tests/integration/image_tool.py" docker "$A/base.tar"
+	chmod -R a+rX "$A"
+	sc image import "$A/base.tar" base
+	sc create --image base "$c"
+	sc exec "$c" -- sh -c 'echo kept >/f'
+	sc commit "$c" "llimg$$"
+	check "commit reads the writable layer" expect_rc 0
+	sc run --image "llimg$$" -- cat /f
+	check "... and the image has the file" out_is kept
+	sc rm -f "$c"
+else
+	echo "# commit not checked: /bin/busybox (busybox-static) builds the test image"
+fi
+
+finish
