@@ -407,6 +407,12 @@ struct cell_check {
  * just read versions. Fills up to max checks and returns how many; cells
  * can run when none has status CELL_CHECK_FAIL. */
 size_t cell_doctor(struct cell_check *checks, size_t max);
+/* As cell_doctor, reading the sysctls that restrict user namespaces
+ * (kernel.apparmor_restrict_unprivileged_userns, ...) under sysctl_root
+ * instead of /proc/sys (NULL: /proc/sys), so that each verdict can be
+ * shown on a host that has none of them. Adds the "sysctl" and
+ * "landlock" checks. */
+size_t cell_doctor_at(struct cell_check *checks, size_t max, const char *sysctl_root);
 
 /* How a cell of this caller holds each limit on this host: a cgroup v2
  * leaf, cgroup v1 hierarchies (root callers on v1 and hybrid hosts), or

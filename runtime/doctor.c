@@ -21,6 +21,7 @@
 #include "../common/parse.h"
 #include "cgroup.h"
 #include "cgroup_probe.h"
+#include "doctor_walls.h"
 #include "internal.h"
 
 struct doctor {
@@ -28,6 +29,7 @@ struct doctor {
 	size_t n, max;
 	bool cgroup_failed; /* the test cgroup could not be made or removed */
 	struct cell_check spare; /* absorbs checks beyond max */
+	const char *sysctl_root; /* /proc/sys, or a stand-in for tests */
 };
 
 static struct cell_check *check_new(struct doctor *d, const char *name)
@@ -49,17 +51,6 @@ static void set(struct cell_check *c, enum cell_check_status st, const char *fix
 	va_end(ap);
 	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
 	c->status = st;
-}
-
-/* A sysctl as a number; -1 when absent or unreadable. */
-static long read_sysctl(const char *path)
-{
-	char buf[64];
-	if (sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf), NULL) <= 0)
-		return -1;
-	char *end;
-	long v = strtol(buf, &end, 10);
-	return end == buf ? -1 : v;
 }
 
 static void check_kernel(struct doctor *d)
@@ -169,28 +160,12 @@ static void __attribute__((noreturn)) ns_child(int report, int go)
 	_exit(0);
 }
 
-static const char *userns_fix(char *buf, size_t size)
+static const char *userns_fix(const char *sysctl_root, char *buf, size_t size)
 {
-	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
-		return "sysctl -w user.max_user_namespaces=15000 (and persist it in /etc/sysctl.d/)";
-	if (geteuid() != 0 && read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
-		return "sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in /etc/sysctl.d/)";
-	if (geteuid() != 0 &&
-	    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
-		/* Ubuntu 24.04+: the namespace is created but loses every
-		 * capability, so mounts fail; allow it for this binary only. */
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		snprintf(buf, size,
-			 "AppArmor restricts user namespaces: as root, write "
-			 "'abi <abi/4.0>, profile sandcell %.120s flags=(unconfined) { userns, }' to "
-			 "/etc/apparmor.d/sandcell and run 'apparmor_parser -r /etc/apparmor.d/sandcell' "
-			 "(or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0)",
-			 n > 0 ? exe : "/usr/local/bin/sandcell");
-		return buf;
-	}
-	return "check that 'unshare --user --map-root-user true' works; the kernel needs CONFIG_USER_NS";
+	const char *fix = rt_doctor_userns_fix(sysctl_root, buf, size);
+	return fix ? fix
+		   : "check that 'unshare --user --map-root-user true' works; the kernel needs "
+		     "CONFIG_USER_NS";
 }
 
 /* Forks the probe child, maps it as a cell is mapped and lets it go on:
@@ -243,19 +218,19 @@ static int run_ns_probe(const struct idmap *map, struct ns_report *r)
 }
 
 /* The userns and overlay checks from the probe's report. */
-static void report_namespaces(struct cell_check *cu, struct cell_check *co,
+static void report_namespaces(const char *sysctl_root, struct cell_check *cu, struct cell_check *co,
 			      const struct idmap *map, const struct ns_report *r)
 {
 	char fixbuf[384];
 	const char *why = r->errnum ? strerror(r->errnum) : "";
 	switch (r->stage) {
 	case NS_USERNS:
-		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)), "%s%s%s", r->what,
+		set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)), "%s%s%s", r->what,
 		    r->errnum ? ": " : "", why);
 		return;
 	case NS_OTHERS:
 	case NS_MOUNT:
-		set(cu, CELL_CHECK_FAIL, userns_fix(fixbuf, sizeof(fixbuf)),
+		set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)),
 		    "user namespace created but %s failed: %s", r->what, why);
 		return;
 	default:
@@ -299,7 +274,7 @@ static void check_namespaces(struct doctor *d)
 	else if (!got)
 		set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
 	else
-		report_namespaces(cu, co, &map, &r);
+		report_namespaces(d->sysctl_root, cu, co, &map, &r);
 }
 
 /* ---- cgroups ---- */
@@ -621,11 +596,29 @@ static void check_dir(struct doctor *d, const char *name, const char *dir, const
 	set(c, CELL_CHECK_OK, "", "%s %s", what, dir);
 }
 
+/* The userns probe's verdict, then what the sysctls say about it. */
+static void check_userns_sysctls(struct doctor *d)
+{
+	bool probe_ok = false;
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->checks[i].name, "userns"))
+			probe_ok = d->checks[i].status == CELL_CHECK_OK;
+	rt_doctor_userns_sysctls(check_new(d, "sysctl"), d->sysctl_root, probe_ok);
+}
+
 size_t cell_doctor(struct cell_check *checks, size_t max)
 {
-	struct doctor d = {.checks = checks, .max = max};
+	return cell_doctor_at(checks, max, NULL);
+}
+
+size_t cell_doctor_at(struct cell_check *checks, size_t max, const char *sysctl_root)
+{
+	struct doctor d = {.checks = checks, .max = max,
+			   .sysctl_root = sysctl_root ? sysctl_root : "/proc/sys"};
 	check_kernel(&d);
 	check_namespaces(&d);
+	check_userns_sysctls(&d);
+	rt_doctor_landlock(check_new(&d, "landlock"));
 	check_cgroups(&d);
 	check_limits(&d);
 	check_seccomp(&d);
