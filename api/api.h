@@ -98,6 +98,10 @@ struct api_request {
 	const char *body;             /* NUL-terminated, may hold NULs */
 	size_t body_len;
 	const char *peer;             /* for the log: "127.0.0.1:5555", "unix" */
+	/* The request's W3C trace context as the server hands it on
+	 * ("00-TRACE-SPAN-FLAGS", the server's span as the parent), or NULL:
+	 * a command it runs gets it as TRACEPARENT (docs/api.md) */
+	const char *traceparent;
 };
 
 struct api_response {
@@ -177,6 +181,13 @@ struct api_http_opts {
 	size_t max_connections_per_peer; /* an IPv4 address or IPv6 /64; 0: half
 				       * of max_connections */
 	double drain_s;               /* on stop: wait this long for requests */
+	/* A second listener that answers GET /metrics only, without a
+	 * token (NULL: none; GET /metrics on the main one needs the token):
+	 * loopback or a unix socket unless metrics_public */
+	const char *metrics_listen;
+	bool metrics_public;
+	/* As on_listen, for the metrics listener. */
+	void (*on_metrics_listen)(void *ctx, const char *addr);
 	/* Called once the listener is up with its address ("127.0.0.1:PORT",
 	 * "unix:/path"), before requests are served. */
 	void (*on_listen)(void *ctx, const char *addr);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "api.h"
+#include "metrics.h"
 #include "request.h"
 
 #define API_ID_LEN 16 /* a cell id of POST /cells: 16 lower-case hex digits */
@@ -50,7 +51,27 @@ struct api {
 	bool cancelled;              /* api_cancel was called */
 	int stop_pipe[2];            /* [0] is every run's cancel fd; api_cancel closes [1] */
 	atomic_size_t in_flight;
+	struct api_metrics metrics;  /* counters: atomics, no lock (metrics.h) */
 };
+
+/* ---- trace context (trace.c) ---- */
+
+#define API_TRACEPARENT_LEN 55 /* "00-" 32 hex "-" 16 hex "-" 2 hex */
+struct api_trace {
+	char trace_id[33];  /* the request's, or a new one */
+	char parent_id[17]; /* the caller's span ("" when none was given) */
+	char span_id[17];   /* the server's span for this request */
+	char flags[3];
+	bool given;         /* a valid traceparent came with the request */
+	char traceparent[API_TRACEPARENT_LEN + 1]; /* 00-trace_id-span_id-flags */
+};
+/* A traceparent header (NULL: none): true and t filled when it is a
+ * valid version 00 one; else false (treat it as absent). */
+bool api_trace_parse(const char *header, struct api_trace *t);
+/* The request's trace: the header's trace id and flags when it is valid,
+ * else a new random trace id (flags 01), and a new span id of the
+ * server's; false when getrandom fails (t zeroed: no trace). */
+bool api_trace_begin(const char *header, struct api_trace *t);
 
 /* ---- responses (response.c) ---- */
 
@@ -99,6 +120,17 @@ cJSON *api_call_body(const struct api_call *call, char *id, struct api_bad *bad)
 const char *api_given_token(const struct api_request *req);
 bool api_route_is_open(const char *method, const char *path);
 int api_busy_status(const char *path);
+
+/* The route table's rows for the metrics: how many (the last is
+ * "unmatched", every path no row has), a row's method and template, and
+ * the row of a request (the unmatched one when none). */
+size_t api_route_count(void);
+void api_route_label(size_t i, const char **method, const char **pattern);
+size_t api_route_index(const char *method, const char *path);
+/* GET /metrics (metrics route, also the --metrics-listen listener's) */
+api_handler api_metrics_get;
+/* The exposition text (malloc'd, *len bytes), or NULL (out of memory). */
+char *api_metrics_text(struct api *a, size_t *len);
 
 /* cells.c */
 api_handler api_cells_create, api_cells_list, api_cells_delete;

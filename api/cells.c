@@ -87,7 +87,10 @@ static int cell_make(struct api *a, const struct api_cell_new *want, struct api_
 		snprintf(nc->id + 2 * i, 3, "%02x", rnd[i]);
 	struct cell *c;
 	struct sc_err err = {0};
-	if (cell_pool_acquire(a->pool, &c, &err) < 0) {
+	double t0 = sc_now();
+	int got = cell_pool_acquire(a->pool, &c, &err);
+	api_metrics_observe(&a->metrics.cell_acquire, sc_now() - t0);
+	if (got < 0) {
 		api_errorf(resp, 503, "no cell ready: %s", err.msg);
 		return -1;
 	}

@@ -90,10 +90,15 @@ static void run_code_in(struct api *a, struct cell *c, struct api_run *r, struct
 	}
 	_cleanup_fd_ int net_log = api_net_log_open(a, c);
 	if (api_op_run(c, r, false, &res, &err) < 0) {
+		api_metrics_run_code(&a->metrics, r->lang, LANG_SANDBOX_ERROR);
 		sandbox_error(a, resp, "%s", err.msg);
 		return;
 	}
 	_cleanup_free_ struct net_summary *net = api_net_summary_since(net_log);
+	api_metrics_run_code(&a->metrics, r->lang, (int)res.status);
+	api_metrics_limit_hit(&a->metrics, res.limit_hit);
+	if (net)
+		api_metrics_egress(&a->metrics, net->allowed, net->denied);
 	send_lang_result(a, resp, &res, false, net);
 	lang_result_free(&res);
 }
@@ -110,7 +115,10 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 	}
 	struct cell *c;
 	struct sc_err err = {0};
-	if (cell_pool_acquire(a->pool, &c, &err) < 0) {
+	double t0 = sc_now();
+	int got = cell_pool_acquire(a->pool, &c, &err);
+	api_metrics_observe(&a->metrics.cell_acquire, sc_now() - t0);
+	if (got < 0) {
 		sc_log(&a->cfg.log, SC_LOG_WARN, "run_code: %s", err.msg);
 		api_errorf(resp, 503, "no cell ready: %s", err.msg);
 		cJSON_Delete(j);
@@ -122,10 +130,12 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 	pthread_mutex_lock(&a->mu);
 	bool stopping = a->cancelled;
 	pthread_mutex_unlock(&a->mu);
+	atomic_fetch_add_explicit(&a->metrics.run_code_in_flight, 1, memory_order_relaxed);
 	if (stopping)
 		api_response_error(resp, 503, "the server is stopping");
 	else
 		run_code_in(a, c, &r, resp);
+	atomic_fetch_sub_explicit(&a->metrics.run_code_in_flight, 1, memory_order_relaxed);
 	cell_pool_release(a->pool, c); /* never reused: destroyed, replaced */
 	cJSON_Delete(j);
 }
@@ -176,10 +186,12 @@ static void code_job_stream(struct api_stream *s, void *ctx)
 	k->r.run.stream = k->r.session.stream = true;
 	k->r.run.has_cancel = k->r.session.has_cancel = true;
 	k->r.run.cancel_fd = k->r.session.cancel_fd = api_stream_cancel_fd(s);
-	if (api_op_run(k->c, &k->r, k->session, &res, &err) < 0)
+	if (api_op_run(k->c, &k->r, k->session, &res, &err) < 0) {
 		api_stream_error(s, err.msg);
-	else
+	} else {
+		api_metrics_limit_hit(&k->a->metrics, res.limit_hit);
 		lang_result_free(&res);
+	}
 }
 
 static void code_job_whole(void *ctx, struct api_response *resp)
@@ -193,6 +205,7 @@ static void code_job_whole(void *ctx, struct api_response *resp)
 		api_errorf(resp, err.errnum == EINVAL ? 422 : 500, "%s", err.msg);
 		return;
 	}
+	api_metrics_limit_hit(&k->a->metrics, res.limit_hit);
 	send_lang_result(k->a, resp, &res, k->session, NULL);
 	lang_result_free(&res);
 }

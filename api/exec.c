@@ -61,6 +61,14 @@ static char *result_json(const struct cell_result *res, size_t *len)
 	return s;
 }
 
+/* The result in the server's metrics: its limit, its egress. */
+static void exec_count(struct api *a, const struct cell_result *res)
+{
+	api_metrics_limit_hit(&a->metrics, res->limit_hit);
+	if (res->network)
+		api_metrics_egress(&a->metrics, res->network->allowed, res->network->denied);
+}
+
 static void exec_job_stream(struct api_stream *s, void *ctx)
 {
 	struct exec_job *e = ctx;
@@ -81,6 +89,7 @@ static void exec_job_stream(struct api_stream *s, void *ctx)
 	shown.out_truncated = api_stream_truncated(s, 0);
 	shown.err_truncated = api_stream_truncated(s, 1);
 	shown.network = res.network = api_net_summary_since(e->net_log);
+	exec_count(e->a, &res);
 	size_t len;
 	_cleanup_free_ char *obj = result_json(&shown, &len);
 	if (obj)
@@ -102,6 +111,7 @@ static void exec_job_whole(void *ctx, struct api_response *resp)
 		return;
 	}
 	res.network = api_net_summary_since(e->net_log);
+	exec_count(e->a, &res);
 	struct api_jbuf jb;
 	if (api_jb_open(&jb)) {
 		api_json_cell_result(jb.f, &res);
@@ -110,6 +120,26 @@ static void exec_job_whole(void *ctx, struct api_response *resp)
 		api_response_error(resp, 500, "out of memory");
 	}
 	cell_result_free(&res);
+}
+
+/* The request's trace context as the command's TRACEPARENT, unless the
+ * request's env sets one itself (or has no room left). */
+static void trace_env(const struct api_request *req, struct api_exec *x)
+{
+	if (!req->traceparent || x->nenv >= CELL_MAX_ENV)
+		return;
+	for (size_t i = 0; i < x->nenv; i++)
+		if (!strncmp(x->env[i], "TRACEPARENT=", 12))
+			return;
+	char *kv = malloc(12 + strlen(req->traceparent) + 1);
+	if (!kv)
+		return;
+	strcpy(kv, "TRACEPARENT=");
+	strcat(kv, req->traceparent);
+	x->env[x->nenv] = x->envbuf[x->nenv] = kv;
+	x->nenv++;
+	x->env[x->nenv] = NULL;
+	x->req.env = x->env;
 }
 
 /* A command without "user" runs as its cell's (from the create), if any. */
@@ -149,6 +179,7 @@ void api_cells_exec(struct api *a, const struct api_call *call, struct api_respo
 		return;
 	}
 	default_user(a, e);
+	trace_env(call->req, &e->x);
 	e->net_log = api_net_log_open(a, e->c);
 	static const struct api_job_ops ops = {exec_job_stream, exec_job_whole, exec_job_free};
 	uint64_t limit = e->x.req.output_limit ? e->x.req.output_limit : CELL_DEFAULT_OUTPUT;

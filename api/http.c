@@ -74,6 +74,9 @@ struct serve_res {
 	int lfd;
 	char *cert, *key; /* PEM, or NULL */
 	char shown[160];  /* the listener's address, as shown */
+	struct listen_addr mla; /* --metrics-listen's, when given */
+	int mfd;
+	char mshown[160];
 };
 
 /* The address, the TLS files, the listening socket. */
@@ -92,6 +95,13 @@ static int serve_open(struct serve_res *r, const struct api_http_opts *o, struct
 	r->lfd = api_http_open_listener(&r->la, r->shown, sizeof(r->shown), err);
 	if (r->lfd < 0)
 		return sc_err_wrap(err, "--listen %.100s", o->listen);
+	if (!o->metrics_listen)
+		return 0;
+	if (api_http_parse_listen(o->metrics_listen, &r->mla, err) < 0)
+		return -1;
+	r->mfd = api_http_open_listener(&r->mla, r->mshown, sizeof(r->mshown), err);
+	if (r->mfd < 0)
+		return sc_err_wrap(err, "--metrics-listen %.100s", o->metrics_listen);
 	return 0;
 }
 
@@ -101,6 +111,11 @@ static void serve_close(struct serve_res *r)
 		close(r->lfd);
 		if (r->la.unix_socket)
 			unlink(((const struct sockaddr_un *)&r->la.ss)->sun_path);
+	}
+	if (r->mfd >= 0) {
+		close(r->mfd);
+		if (r->mla.unix_socket)
+			unlink(((const struct sockaddr_un *)&r->mla.ss)->sun_path);
 	}
 	free(r->cert);
 	free(r->key);
@@ -146,6 +161,74 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct serve_res 
 				    MHD_OPTION_NOTIFY_COMPLETED, api_http_on_completed, s,
 				    MHD_OPTION_NOTIFY_CONNECTION, api_http_on_connection, s,
 				    MHD_OPTION_ARRAY, r->cert ? tls : tls + 2, MHD_OPTION_END);
+}
+
+/* ---- the metrics listener: GET /metrics, nothing else, no token ---- */
+
+#define HTTP_METRICS_CONNECTIONS 16
+#define HTTP_METRICS_TIMEOUT 10 /* seconds a scraper's connection may idle */
+
+static enum MHD_Result metrics_answer(struct MHD_Connection *conn, unsigned status,
+				      const char *type, char *body, size_t len)
+{
+	struct MHD_Response *mr =
+		body ? api_mhd.response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+		     : api_mhd.response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!mr) {
+		free(body);
+		return MHD_NO;
+	}
+	api_mhd.add_header(mr, "Content-Type", type);
+	enum MHD_Result rc = api_mhd.queue_response(conn, status, mr);
+	api_mhd.destroy_response(mr);
+	return rc;
+}
+
+/* One thread polls every scraper's connection: a scrape renders in
+ * microseconds and never waits on a cell. */
+static enum MHD_Result metrics_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+					  const char *method, const char *version,
+					  const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	(void)upload;
+	struct server *s = cls;
+	if (!*con_cls) { /* the head: wait for the (ignored) body */
+		*con_cls = (void *)1;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	static const char text[] = "text/plain; charset=utf-8";
+	if (strcmp(url, "/metrics") != 0)
+		return metrics_answer(conn, 404, text, strdup("only /metrics here\n"),
+				      strlen("only /metrics here\n"));
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return metrics_answer(conn, 405, text, strdup("GET /metrics\n"),
+				      strlen("GET /metrics\n"));
+	double t0 = sc_now();
+	size_t len = 0;
+	char *body = api_metrics_text(s->a, &len);
+	enum MHD_Result rc =
+		body ? metrics_answer(conn, 200, "text/plain; version=0.0.4; charset=utf-8", body, len)
+		     : metrics_answer(conn, 500, text, NULL, 0);
+	api_metrics_request(&s->a->metrics, api_route_index("GET", "/metrics"), body ? 200 : 500,
+			    sc_now() - t0);
+	return rc;
+}
+
+static struct MHD_Daemon *start_metrics_daemon(struct server *s, const struct serve_res *r)
+{
+	return api_mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
+					    MHD_USE_ERROR_LOG,
+				    0, NULL, NULL, metrics_on_request, s,
+				    MHD_OPTION_EXTERNAL_LOGGER, api_http_on_mhd_log, (void *)s,
+				    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)r->mfd,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_METRICS_CONNECTIONS,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_METRICS_TIMEOUT,
+				    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
 }
 
 static void sleep_ms(long ms)
@@ -199,7 +282,7 @@ int api_http_serve(struct api *a, const struct api_http_opts *o,
 {
 	if (api_http_check(api_get_config(a), o, err) < 0 || sc_dl_load(&mhd_lib, err) < 0)
 		return -1;
-	struct serve_res r = {.lfd = -1};
+	struct serve_res r = {.lfd = -1, .mfd = -1};
 	if (serve_open(&r, o, err) < 0) {
 		serve_close(&r);
 		return -1;
@@ -213,9 +296,20 @@ int api_http_serve(struct api *a, const struct api_http_opts *o,
 		return sc_fail(err, 0, "cannot start the HTTP server on %s (TLS files valid?)",
 			       r.shown);
 	}
+	struct MHD_Daemon *md = NULL;
+	if (r.mfd >= 0 && !(md = start_metrics_daemon(&s, &r))) {
+		api_mhd.stop_daemon(d);
+		pthread_mutex_destroy(&s.mu);
+		serve_close(&r);
+		return sc_fail(err, 0, "cannot start the metrics listener on %s", r.mshown);
+	}
 	if (o->on_listen)
 		o->on_listen(o->on_listen_ctx, r.shown);
+	if (md && o->on_metrics_listen)
+		o->on_metrics_listen(o->on_listen_ctx, r.mshown);
 	serve_until(&s, stop);
+	if (md)
+		api_mhd.stop_daemon(md);
 	drain(&s, d);
 	pthread_mutex_destroy(&s.mu);
 	serve_close(&r);

@@ -98,6 +98,16 @@ int api_http_check(const struct api_config *cfg, const struct api_http_opts *o, 
 			       "listening on %.100s (not loopback) needs --tls-cert and --tls-key, "
 			       "or --insecure-plaintext",
 			       o->listen);
+	if (o->metrics_listen) {
+		struct listen_addr ml;
+		if (api_http_parse_listen(o->metrics_listen, &ml, err) < 0)
+			return sc_err_wrap(err, "--metrics-listen");
+		if (!ml.loopback && !o->metrics_public)
+			return sc_fail(err, 0,
+				       "--metrics-listen %.100s (not loopback) serves the metrics to anyone "
+				       "who can reach it, without a token: add --metrics-public",
+				       o->metrics_listen);
+	}
 	return 0;
 }
 

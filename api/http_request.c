@@ -28,6 +28,8 @@ struct req_state {
 	size_t out_len;
 	char method[16];
 	char path[256];
+	bool traced;       /* trace holds the request's trace context */
+	struct api_trace trace;
 };
 
 static const char *lookup_query(void *ctx, const char *name)
@@ -107,6 +109,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_sta
 	 * stopping, nor on one over a limit) */
 	if (r->status == 401 || st->close)
 		api_mhd.add_header(mr, "Connection", "close");
+	if (st->traced)
+		api_mhd.add_header(mr, "traceparent", st->trace.traceparent);
 	st->status = r->status;
 	st->out_len = r->body_len;
 	st->answered = true;
@@ -282,6 +286,7 @@ static enum MHD_Result req_run(struct server *s, struct MHD_Connection *conn,
 		.body = st->body ? st->body : "",
 		.body_len = st->len,
 		.peer = peer,
+		.traceparent = st->traced ? st->trace.traceparent : NULL,
 	};
 	struct api_response r;
 	api_handle(s->a, &req, &r);
@@ -306,6 +311,8 @@ enum MHD_Result api_http_on_request(void *cls, struct MHD_Connection *conn, cons
 		st = req_state_new(method, url);
 		if (!st)
 			return MHD_NO;
+		st->traced = api_trace_begin(api_mhd.lookup(conn, MHD_HEADER_KIND, "traceparent"),
+					     &st->trace);
 		*con_cls = st;
 		return req_head(s, conn, st, method, url);
 	}
@@ -350,11 +357,13 @@ static void log_request(struct server *s, struct MHD_Connection *conn,
 	clock_gettime(CLOCK_REALTIME, &now);
 	sc_log(s->log, SC_LOG_INFO,
 	       "{\"ts\":%lld.%03ld,\"peer\":\"%s\",\"method\":\"%.15s\",\"path\":%s,"
-	       "\"status\":%d,\"bytes_in\":%zu,\"bytes_out\":%zu,\"ms\":%.1f,\"completed\":%s}",
+	       "\"status\":%d,\"bytes_in\":%zu,\"bytes_out\":%zu,\"ms\":%.1f,\"completed\":%s,"
+	       "\"trace_id\":\"%s\",\"span_id\":\"%s\"}",
 	       (long long)now.tv_sec, now.tv_nsec / 1000000, peer,
 	       strspn(st->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(st->method) ? st->method : "?",
 	       pj ? pj : "\"?\"", st->answered ? st->status : 0, st->len, st->out_len,
-	       (sc_now() - st->start) * 1000.0, completed ? "true" : "false");
+	       (sc_now() - st->start) * 1000.0, completed ? "true" : "false", st->trace.trace_id,
+	       st->trace.span_id);
 }
 
 void api_http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -370,6 +379,8 @@ void api_http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 	atomic_fetch_sub(&s->body_bytes, st->cap);
 	/* kept alive: the next head within the idle time, and then some */
 	api_http_conn_phase(s, conn, CONN_HEAD, s->o->connection_timeout_s + s->o->head_timeout_s);
+	api_metrics_request(&s->a->metrics, api_route_index(st->method, st->path),
+			    st->answered ? st->status : 0, sc_now() - st->start);
 	log_request(s, conn, st, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	free(st->body);
 	free(st);

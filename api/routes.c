@@ -41,7 +41,25 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/cells/{id}/code", api_cells_code, false},
 	{"GET", "/cells/{id}/files", api_files_get, false},
 	{"PUT", "/cells/{id}/files", api_files_put, false},
+	{"GET", "/metrics", api_metrics_get, false},
 };
+_Static_assert(SC_ARRAY_LEN(ROUTES) + 1 <= API_METRICS_ROUTES, "API_METRICS_ROUTES too small");
+
+size_t api_route_count(void)
+{
+	return SC_ARRAY_LEN(ROUTES) + 1;
+}
+
+void api_route_label(size_t i, const char **method, const char **pattern)
+{
+	if (i < SC_ARRAY_LEN(ROUTES)) {
+		*method = ROUTES[i].method;
+		*pattern = ROUTES[i].pattern;
+	} else {
+		*method = "other";
+		*pattern = "unmatched";
+	}
+}
 
 static bool valid_id(const char *s, size_t n)
 {
@@ -72,6 +90,15 @@ static bool match(const char *pat, const char *path, char id[API_ID_LEN + 1])
 		path += n;
 		pat = hole + 4;
 	}
+}
+
+size_t api_route_index(const char *method, const char *path)
+{
+	char id[API_ID_LEN + 1];
+	for (size_t i = 0; method && path && i < SC_ARRAY_LEN(ROUTES); i++)
+		if (!strcmp(ROUTES[i].method, method) && match(ROUTES[i].pattern, path, id))
+			return i;
+	return SC_ARRAY_LEN(ROUTES);
 }
 
 static const struct api_route *open_route(const char *method, const char *path)

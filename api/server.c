@@ -34,6 +34,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	if (!a)
 		return sc_fail(err, ENOMEM, "api");
 	a->cfg = *cfg;
+	api_metrics_init(&a->metrics);
 	api_limits_of(&a->lim, cfg->spec, cfg->max_timeout_s);
 	if (cfg->token && !(a->token = strdup(cfg->token))) {
 		free(a);

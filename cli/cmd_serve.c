@@ -39,7 +39,8 @@ struct serve_opts {
 	const char *port_file;
 	const char *tls_cert, *tls_key;
 	const char *pod_name;
-	bool insecure_plaintext;
+	const char *metrics_listen;
+	bool insecure_plaintext, metrics_public;
 	size_t pool, max_concurrency, max_cells;
 	uint64_t max_body, max_header, max_connections, max_per_peer;
 	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
@@ -89,6 +90,11 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	{"--tls-key", NULL, CLI_STRING, SV(tls_key), .metavar = "FILE", .help = "TLS private key (PEM)"},
 	{"--insecure-plaintext", NULL, CLI_FLAG, SV(insecure_plaintext),
 	 .help = "allow a non-loopback address without TLS"},
+	{"--metrics-listen", NULL, CLI_STRING, SV(metrics_listen), .metavar = "ADDR",
+	 .help = "also serve GET /metrics (Prometheus) on ADDR,\nwithout a token: 127.0.0.1:PORT, [::1]:PORT or\n"
+		 "unix:PATH (GET /metrics on --listen needs the\ntoken)"},
+	{"--metrics-public", NULL, CLI_FLAG, SV(metrics_public),
+	 .help = "allow a non-loopback --metrics-listen (anyone\nwho reaches it reads the metrics)"},
 	{"--pod-name", NULL, CLI_STRING, SV(pod_name), .metavar = "NAME",
 	 .help = "executor_pod_name in results (default $HOSTNAME or null)"},
 	CLI_HELP_OPTION,
@@ -128,6 +134,12 @@ static void on_listen(void *ctx, const char *addr)
 	close(fd);
 	if (!ok || rename(tmp, port_file) < 0)
 		cli_warn("--port-file: cannot write %s", port_file);
+}
+
+static void on_metrics_listen(void *ctx, const char *addr)
+{
+	(void)ctx;
+	fprintf(stderr, "sandcell: metrics on %s/metrics\n", addr);
 }
 
 static atomic_bool stop_flag;
@@ -215,6 +227,9 @@ static void http_opts_from(struct api_http_opts *http, const struct serve_opts *
 		http->max_connections = o->max_connections;
 	if (o->max_per_peer)
 		http->max_connections_per_peer = o->max_per_peer;
+	http->metrics_listen = o->metrics_listen;
+	http->metrics_public = o->metrics_public;
+	http->on_metrics_listen = on_metrics_listen;
 	http->on_listen = on_listen;
 	http->on_listen_ctx = (void *)o->port_file;
 }

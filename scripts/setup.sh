@@ -16,6 +16,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup: installing ${missing[*]}" >&2
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# the tests start their own prometheus on loopback: the service the
+	# package starts (where systemd runs) is not wanted when we put it here
+	if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+	fi
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
