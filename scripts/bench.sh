@@ -6,7 +6,7 @@
 #      this machine's floor (build/tests/floor: clone into all namespaces,
 #      one overlay, exec /bin/true, nothing else) in the same rounds;
 #   2. the default seccomp policy's cost on the start path (against
-#      "seccomp": null);
+#      "seccomp": null), and Landlock's (against "landlock": false);
 #   3. warm exec into a live cell against bubblewrap's cold /bin/true, and
 #      a bare spawn of /bin/true on the host (no cell) as the floor;
 #   4. pool acquire+exec+release throughput (cells per second), and the
@@ -69,6 +69,13 @@ echo '{"seccomp": null}' >"$work/nofilter.json"
 out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "$sc" run --policy "$work/nofilter.json" -- /bin/true)
 s=$(med 1 "$out") n=$(med 2 "$out")
 printf 'policy cost         default %7.2f ms   no filter %7.2f ms   cost %s%% (goal < 10%%)\n' "$s" "$n" \
+	"$(awk -v a="$s" -v b="$n" 'BEGIN { printf "%.1f", (a - b) / b * 100 }')"
+
+# Landlock (issue 36): the policy's "landlock": false is the peer
+echo '{"landlock": false}' >"$work/nolandlock.json"
+out=$($alt "$rounds" ::: "$sc" run -- /bin/true ::: "$sc" run --policy "$work/nolandlock.json" -- /bin/true)
+s=$(med 1 "$out") n=$(med 2 "$out")
+printf 'landlock cost       default %7.2f ms   landlock off %7.2f ms   cost %s%% (goal <= 3%%)\n' "$s" "$n" \
 	"$(awk -v a="$s" -v b="$n" 'BEGIN { printf "%.1f", (a - b) / b * 100 }')"
 
 "$sc" create bench-warm >/dev/null
