@@ -24,6 +24,10 @@ Parameters:
                  `sudo` is then a function that runs its arguments)
   fixture=serve  a `sandcell serve` on a free loopback port first, with
                  $TOKEN and $URL set as docs/api.md's quick start sets them
+  fixture=llm    the scripted LLM server of tests/fakes replaying
+                 scenarios/solve.json (it writes and runs a script, answers
+                 5050 and submits) as $OPENAI_BASE_URL, which `sandcell
+                 agent` and `batch` use when no --base-url is given
   cont           go on in the previous block's shell: same directory,
                  SANDCELL_ROOT, variables and fixtures (a block that uses
                  what an earlier one made)
@@ -146,6 +150,16 @@ __fixture_serve() {
 	TOKEN=$(cat "$tok")
 	URL=http://127.0.0.1:$port
 }
+__fixture_llm() { # the scripted LLM of tests/fakes (solve.json) as $OPENAI_BASE_URL
+	local port pf="$DOC_DIR/.fixture-llm-port"
+	python3 -S "$DOC_FAKES/fake_llm.py" --scenario "$DOC_FAKES/scenarios/solve.json" \
+		--port-file "$pf" --idle-exit 300 >/dev/null 2>"$DOC_DIR/.fixture-llm.log" </dev/null &
+	__fixture_pids+=($!)
+	local end=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$end" ] && [ ! -s "$pf" ]; do sleep 0.05; done
+	port=$(cat "$pf" 2>/dev/null)
+	export OPENAI_BASE_URL=http://127.0.0.1:$port/v1
+}
 if [ "$(id -u)" = 0 ]; then sudo() { "$@"; }; fi
 # an HTTP error answer fails the example's curl (exit 22)
 curl() { command curl --fail-with-body "$@"; }
@@ -218,6 +232,8 @@ def main():
         for k, (label, params, setup, body) in enumerate(items):
             if params.get("fixture") == "serve":
                 script.append("__fixture_serve")
+            elif params.get("fixture") == "llm":
+                script.append("__fixture_llm")
             elif params.get("fixture"):
                 sys.exit(f"{label}: unknown fixture {params['fixture']!r}")
             bf = os.path.join(d, f"block-{k}.sh")

@@ -18,6 +18,11 @@ mkdir -p "$T_DIR/bin"
 ln -s "$SC_BIN" "$T_DIR/bin/sandcell"
 chmod 755 "$T_DIR/bin"
 
+# the scripted LLM server and its scenarios (fixture=llm), readable by
+# the test user
+cp -r "$SRC/tests/fakes" "$T_DIR/fakes"
+chmod -R a+rX "$T_DIR/fakes"
+
 CHAINS="$T_DIR/chains"
 mkdir -p "$CHAINS"
 LIST=$(cd "$SRC" && python3 "$SRC/tests/integration/doc_examples.py" "$CHAINS" README.md docs/*.md)
@@ -41,7 +46,7 @@ while read -r word num who labels; do
 	chmod 755 "$dir"
 	mkdir "$dir/home"
 	[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$dir/home"
-	o=$(as_user env PATH="$T_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin" DOC_DIR="$dir/home" \
+	o=$(as_user env PATH="$T_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin" DOC_DIR="$dir/home" DOC_FAKES="$T_DIR/fakes" \
 		SANDCELL_ROOT="$dir/home/.sandcell" bash "$CHAINS/chain-$num.sh" 2>&1 </dev/null)
 	RC=$?
 	printf '%s\n' "$o" | grep . | sed 's/^/#   /'
