@@ -14,6 +14,10 @@ files the example reads:
     printf 'int main(void) { return 0; }\\n' > prog.cpp
     -->
 
+Lines after a line `--- check` in the comment are hidden checks, run after
+the block in its shell: each must succeed. `$DOC_OUT` is a file with what
+the block printed (stdout and stderr), e.g. `grep -qx 12 "$DOC_OUT"`.
+
 Parameters:
   exit=N         the block's expected status (default 0): that of its first
                  command that fails (as `set -e` would stop there), else 0.
@@ -54,6 +58,7 @@ MARK = re.compile(r"^<!--\s*test:\s*run\b(.*)$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([\w+-]*)")
 SHELL_INFO = {"sh", "bash", "shell", "console"}
 KNOWN = {"exit", "as", "fixture", "cont"}
+CHECK_LINE = "--- check"
 EXIT_COMMENT = re.compile(r"\s#[^'\"]*\bexit (\d+)\b[^'\"]*$")
 
 
@@ -78,13 +83,17 @@ def parse_marker(lines, i):
         tail = lines[i].rstrip()[:-3].rstrip()
         if tail:
             setup.append(tail)
+    checks = []
+    if CHECK_LINE in [l.strip() for l in setup]:
+        k = [l.strip() for l in setup].index(CHECK_LINE)
+        setup, checks = setup[:k], setup[k + 1:]
     params = {}
     for word in head.split():
         k, _, v = word.partition("=")
         if k not in KNOWN:
             raise ValueError(f"unknown marker parameter {word!r}")
         params[k] = v or True
-    return params, setup
+    return params, setup, checks
 
 
 def blocks(path):
@@ -179,10 +188,24 @@ __block() {
 	else
 		__got=${__fl%% *} __got=${__got#*:} __got=${__got:-0} __want=$2
 	fi
-	if [ "$__got" = "$__want" ]; then
+	local __bad=""
+	if [ -s "$4.check" ]; then
+		cd "$DOC_DIR"
+		DOC_OUT=$__out
+		local __c
+		while IFS= read -r __c; do
+			[ -n "$__c" ] || continue
+			eval "$__c" >/dev/null 2>&1 || __bad+="${__bad:+; }$__c"
+		done <"$4.check"
+	fi
+	if [ "$__got" = "$__want" ] && [ -z "$__bad" ]; then
 		echo "ok   - $1 (failed: ${__fl:-none})"
 	else
-		echo "FAIL - $1: got ${__got:-no failure}, the marker or the comments say $__want"
+		if [ "$__got" != "$__want" ]; then
+			echo "FAIL - $1: got ${__got:-no failure}, the marker or the comments say $__want"
+		else
+			echo "FAIL - $1: a check failed: $__bad"
+		fi
 		sed 's/^/#   /' "$__out" | tail -n 30
 		__fails=$((__fails + 1))
 	fi
@@ -216,20 +239,20 @@ def main():
                     unmarked += 1
                 continue
             marked += 1
-            params, setup = marker
+            params, setup, checks = marker
             if params.get("cont"):
                 if not chains or chains[-1][0] != name:
                     sys.exit(f"{label}: 'cont' without an earlier marked block in the file")
-                chains[-1][1].append((label, params, setup, body))
+                chains[-1][1].append((label, params, setup, body, checks))
             else:
-                chains.append((name, [(label, params, setup, body)]))
+                chains.append((name, [(label, params, setup, body, checks)]))
         print(f"{name} marked {marked} unmarked {unmarked}")
     for n, (name, items) in enumerate(chains):
         d = os.path.join(out, f"chain-{n:03d}")
         os.makedirs(d)
-        root_only = any(p.get("as") == "root" for _, p, _, _ in items)
+        root_only = any(p.get("as") == "root" for _, p, _, _, _ in items)
         script = [PRELUDE, f"DOC_CHAIN={shlex.quote(items[0][0])}"]
-        for k, (label, params, setup, body) in enumerate(items):
+        for k, (label, params, setup, body, checks) in enumerate(items):
             if params.get("fixture") == "serve":
                 script.append("__fixture_serve")
             elif params.get("fixture") == "llm":
@@ -239,6 +262,8 @@ def main():
             bf = os.path.join(d, f"block-{k}.sh")
             with open(bf, "w") as f:
                 f.write("\n".join(setup + body) + "\n")
+            with open(bf + ".check", "w") as f:
+                f.write("\n".join(checks) + "\n" if checks else "")
             # "cmd   # ..., exit N": that line's command must end with N
             lines = []
             for n_, l in enumerate(body, start=len(setup) + 1):
@@ -250,7 +275,7 @@ def main():
         script.append(EPILOGUE)
         with open(d + ".sh", "w") as f:
             f.write("\n".join(script))
-        labels = " ".join(label for label, _, _, _ in items)
+        labels = " ".join(label for label, _, _, _, _ in items)
         print(f"chain {n:03d} {'root' if root_only else 'any'} {labels}")
 
 
