@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "channel.h"
 #include "egress.h"
+#include "landlock.h"
 
 #define PROXY_URL "http://127.0.0.1:3128"
 
@@ -169,6 +170,9 @@ static void helper_main(const struct cell_spec *spec, int listen_fd, int pidfd, 
 	syscall(SYS_close_range, 6u, ~0U, 0u);
 	if (drop_helper_privileges() < 0)
 		_exit(1);
+	/* best effort, as everywhere: no Landlock, no second wall */
+	struct sc_err lerr = {0};
+	(void)rt_landlock_restrict_read_only(&lerr);
 	struct net_proxy_config cfg = {.rules = spec->egress, .cell = cell, .listen_fd = 3,
 				       .log_fd = g >= 0 ? 5 : -1, .stop_fd = 4};
 	_exit(net_proxy_serve(&cfg, NULL, NULL) < 0 ? 1 : 0);

@@ -133,6 +133,30 @@ int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, in
 	return abi;
 }
 
+int rt_landlock_restrict_read_only(struct sc_err *err)
+{
+	int abi = rt_landlock_abi();
+	struct policy_landlock set = {0};
+	struct rt_landlock_rules r;
+	rt_landlock_rules_for(abi, &set, &r);
+	if (!r.fs)
+		return 0;
+	struct ll_ruleset_attr attr = {.handled_access_fs = r.fs, .scoped = r.scoped};
+	_cleanup_fd_ int ruleset =
+		(int)syscall(SYS_landlock_create_ruleset, &attr, attr_size(abi), 0);
+	if (ruleset < 0)
+		return sc_fail(err, errno, "landlock: create the ruleset (ABI %d)", abi);
+	_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return sc_fail(err, errno, "landlock: open /");
+	if (add_beneath(ruleset, root, r.fs & (FS_READ | LANDLOCK_ACCESS_FS_EXECUTE), "reading /",
+			err) < 0)
+		return -1;
+	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+		return sc_fail(err, errno, "landlock: restrict the helper");
+	return abi;
+}
+
 void rt_landlock_describe(const struct rt_landlock_rules *r, char *buf, size_t size)
 {
 	const struct {

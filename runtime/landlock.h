@@ -37,6 +37,14 @@ void rt_landlock_rules_for(int abi, const struct policy_landlock *set, struct rt
 int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, int proxy_port,
 			 struct sc_err *err);
 
+/* For a host-side helper that serves a cell but needs no file of its own
+ * beyond the fds it holds (the egress proxy): read and execute anywhere
+ * (name resolution reads /etc and loads NSS modules), write, create,
+ * remove, truncate and device ioctl nowhere; abstract unix sockets and
+ * signals scoped. Needs no_new_privs. The ABI applied, 0 without
+ * Landlock, -1 with err filled. */
+int rt_landlock_restrict_read_only(struct sc_err *err);
+
 /* The parts of `rules` in words ("filesystem, truncate, ..."), into buf;
  * "none" when empty. */
 void rt_landlock_describe(const struct rt_landlock_rules *rules, char *buf, size_t size);
