@@ -9,6 +9,9 @@ loopback         in the cell: listen on 127.0.0.1 (any port) and connect to
                  it; print "connected" or the errno's name.
 connect PORT     in the cell: connect to 127.0.0.1:PORT; print "connected"
                  or the errno's name.
+scope            in the cell: a child connects to its parent's abstract unix
+                 socket and signals it (both in the cell's Landlock domain:
+                 allowed); print "abstract signal" when both worked.
 """
 import errno
 import os
@@ -55,6 +58,27 @@ def loopback():
     connect(ls.getsockname()[1], ls)
 
 
+def scope():
+    import signal
+    got = []
+    signal.signal(signal.SIGUSR1, lambda *_: got.append("signal"))
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ls.bind("\0sandcell-landlock-probe")
+    ls.listen(1)
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect("\0sandcell-landlock-probe")
+        c.sendall(b"abstract")
+        os.kill(parent, signal.SIGUSR1)
+        os._exit(0)
+    conn, _ = ls.accept()
+    data = conn.recv(16).decode()
+    os.waitpid(pid, 0)
+    print(data, *got)
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "serve":
@@ -65,3 +89,5 @@ if __name__ == "__main__":
         loopback()
     elif mode == "connect":
         connect(int(args[0]))
+    elif mode == "scope":
+        scope()

@@ -54,6 +54,10 @@ PROBE=(connect 3128)
 probe --policy "$POL/proxy.json" --net allowlist --allow-net example.com
 check "\"connect\": \"proxy\" with egress: the proxy's port connects" out_is connected
 
+PROBE=(scope)
+probe
+check "abstract unix sockets and signals between the cell's processes work" out_is "abstract signal"
+
 sc run --require-landlock -- true
 check "--require-landlock runs where Landlock is" expect_rc 0
 sc run --require-landlock --policy "$POL/off.json" -- true
