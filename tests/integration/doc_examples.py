@@ -47,7 +47,9 @@ SANDCELL_ROOT. After the chain every cell must be gone.
 Usage: doc_examples.py OUTDIR FILE.md...  writes OUTDIR/chain-NNN.sh and
 prints one line per file: "FILE marked M unmarked U" (shell blocks: fences
 labelled sh, bash, shell or console, or unlabelled ones whose first line
-is a command: `$ `, `sandcell `, `sudo `), then "chain NNN FILE:LINE ...".
+is a command: `$ `, `sandcell `, `sudo `), then one line per chain:
+"chain NNN any|root FILE:LINE...". A `<!-- test:` comment that is not a
+marker right before a fence is an error (exit 1), not a block left out.
 """
 import os
 import re
@@ -246,6 +248,19 @@ def main():
                 chains[-1][1].append((label, params, setup, body, checks))
             else:
                 chains.append((name, [(label, params, setup, body, checks)]))
+        comments, fence = 0, None
+        with open(path, encoding="utf-8") as f:
+            for l in f:  # markers outside fenced blocks
+                m = FENCE.match(l)
+                if m and fence is None:
+                    fence = m.group(2)
+                elif fence and l.strip().startswith(fence):
+                    fence = None
+                elif fence is None and re.match(r"^<!--\s*test:", l):
+                    comments += 1
+        if comments != marked:
+            sys.exit(f"{name}: {comments} '<!-- test:' comments but {marked} marked blocks: "
+                     "a marker must be '<!-- test: run ...' on the line right before a fence")
         print(f"{name} marked {marked} unmarked {unmarked}")
     for n, (name, items) in enumerate(chains):
         d = os.path.join(out, f"chain-{n:03d}")
