@@ -47,7 +47,8 @@ SANDCELL_ROOT. After the chain every cell must be gone.
 Usage: doc_examples.py OUTDIR FILE.md...  writes OUTDIR/chain-NNN.sh and
 prints one line per file: "FILE marked M unmarked U" (shell blocks: fences
 labelled sh, bash, shell or console, or unlabelled ones whose first line
-is a command: `$ `, `sandcell `, `sudo `), then one line per chain:
+is a command: `$ `, `sandcell `, `sudo `, but not a synopsis with `[OPTIONS]`
+or `[--flag]`), then one line per chain:
 "chain NNN any|root FILE:LINE...". A `<!-- test:` comment that is not a
 marker right before a fence is an error (exit 1), not a block left out.
 """
@@ -130,6 +131,8 @@ def is_shell(info, body):
     if info:
         return False
     first = next((l.strip() for l in body if l.strip()), "")
+    if first.startswith("sandcell ") and re.search(r"\[(-|[A-Z])", "\n".join(body)):
+        return False  # a synopsis: sandcell run [OPTIONS] ...
     return first.startswith(("$ ", "sandcell ", "sudo "))
 
 
