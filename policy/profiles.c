@@ -299,6 +299,7 @@ static const char STRICT_JSON[] =
 	"  \"network\": {\"mode\": \"none\"},\n"
 	"  \"limits\": {\"memory\": \"512M\", \"pids\": 64, \"timeout\": 60, \"disk\": \"256M\"},\n"
 	"  \"no_writable_binds\": true,\n"
+	"  \"landlock\": {\"connect\": \"proxy\"},\n"
 	SECCOMP_HEAD
 	ALLOW_UNTIL_SOCKET
 	ALLOW_AFTER_SOCKET

@@ -19,6 +19,7 @@ static const char STRICT_BEFORE[] =
 	"  \"network\": {\"mode\": \"none\"},\n"
 	"  \"limits\": {\"memory\": \"512M\", \"pids\": 64, \"timeout\": 60, \"disk\": \"256M\"},\n"
 	"  \"no_writable_binds\": true,\n"
+	"  \"landlock\": {\"connect\": \"proxy\"},\n"
 	"  \"seccomp\": {\n"
 	"    \"default_action\": \"errno\",\n"
 	"    \"default_errno\": \"ENOSYS\",\n"
