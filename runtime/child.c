@@ -332,9 +332,9 @@ static int restrict_with_landlock(const struct cell_plan *plan, struct sc_err *e
 	if (abi < 0)
 		return -1;
 	if (abi == 0 && spec->require_landlock)
-		return sc_fail(err, ENOSYS, "--require-landlock: this kernel has no Landlock (needs "
-					    "Linux >= 5.13 with landlock in its lsm= list; run "
-					    "'sandcell doctor')");
+		return sc_fail(err, ENOSYS, "--require-landlock: this kernel has no usable "
+					    "Landlock (needs Linux >= 5.19 with landlock in its "
+					    "lsm= list; run 'sandcell doctor')");
 	return 0;
 }
 

@@ -53,11 +53,14 @@ void rt_doctor_landlock(struct cell_check *c)
 	memset(c, 0, sizeof(*c));
 	c->name = "landlock";
 	int abi = rt_landlock_abi();
-	if (abi < 1) {
+	if (abi < 2) {
 		put(c, CELL_CHECK_WARN,
-		    "boot Linux 5.13 or newer with landlock in the lsm= list (e.g. "
+		    "boot Linux 5.19 or newer with landlock in the lsm= list (e.g. "
 		    "lsm=landlock,lockdown,yama,integrity,apparmor)",
-		    "no Landlock: cells run without their second wall (--require-landlock fails)");
+		    abi == 1 ? "Landlock ABI 1 only, which refuses renames across directories: cells "
+			       "run without their second wall (--require-landlock fails)"
+			     : "no Landlock: cells run without their second wall (--require-landlock "
+			       "fails)");
 		return;
 	}
 	int e = try_landlock();

@@ -58,10 +58,11 @@ void rt_landlock_rules_for(int abi, const struct policy_landlock *set, struct rt
 	*out = (struct rt_landlock_rules){0};
 	if (abi < 1)
 		return;
-	if (!set->no_filesystem) {
-		out->fs = FS_ABI1;
-		if (abi >= 2)
-			out->fs |= LANDLOCK_ACCESS_FS_REFER;
+	/* ABI 1 refuses every rename or link into another directory, even
+	 * beneath one rule (EXDEV): mv, pip and editors' atomic saves would
+	 * break. The file rules start at ABI 2, which can allow them. */
+	if (!set->no_filesystem && abi >= 2) {
+		out->fs = FS_ABI1 | LANDLOCK_ACCESS_FS_REFER;
 		if (abi >= 3)
 			out->fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
 		if (abi >= 5)

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 abi=$(python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print(max(0, l.syscall(444, None, 0, 1)))')
-[ "$abi" -ge 1 ] || { echo "skip: this kernel has no Landlock (needs Linux >= 5.13, landlock in lsm=)"; exit 77; }
+[ "$abi" -ge 2 ] || { echo "skip: this kernel has no usable Landlock (ABI $abi; needs >= 2: Linux >= 5.19, landlock in lsm=)"; exit 77; }
 
 HOST="$T_DIR/hostside"
 SOCKD="$T_DIR/sock"
