@@ -54,6 +54,9 @@ PROBE=(connect 3128)
 probe --policy "$POL/proxy.json" --net allowlist --allow-net example.com
 check "\"connect\": \"proxy\" with egress: the proxy's port connects" out_is connected
 
+sc run -- sh -c 'mkdir -p /testbed/a /testbed/b && echo 1 >/testbed/a/x && mv /testbed/a/x /testbed/b/x && ln /testbed/b/x /testbed/a/y && truncate -s 0 /testbed/a/y && echo fine'
+check "renames and links across directories, truncate: all work in the cell" out_is fine
+
 PROBE=(scope)
 probe
 check "abstract unix sockets and signals between the cell's processes work" out_is "abstract signal"
