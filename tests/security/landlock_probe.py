@@ -12,6 +12,9 @@ connect PORT     in the cell: connect to 127.0.0.1:PORT; print "connected"
 scope            in the cell: a child connects to its parent's abstract unix
                  socket and signals it (both in the cell's Landlock domain:
                  allowed); print "abstract signal" when both worked.
+nested           in the cell: stack a Landlock domain of its own that handles
+                 reading files and allows none (as sandboxing tools in the
+                 cell do), then read /etc/hostname; print the errno's name.
 """
 import errno
 import os
@@ -79,6 +82,23 @@ def scope():
     print(data, *got)
 
 
+def nested():
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    attr = ctypes.create_string_buffer(struct.pack("Q", 1 << 2))  # READ_FILE
+    fd = libc.syscall(444, attr, 8, 0)  # landlock_create_ruleset
+    if fd < 0 or libc.prctl(38, 1, 0, 0, 0) < 0 or libc.syscall(446, fd, 0) < 0:
+        print("cannot stack:", errno.errorcode.get(ctypes.get_errno(), "?"))
+        return
+    try:
+        open("/etc/hostname").read()
+        print("read")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, str(e.errno)))
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "serve":
@@ -91,3 +111,5 @@ if __name__ == "__main__":
         connect(int(args[0]))
     elif mode == "scope":
         scope()
+    elif mode == "nested":
+        nested()

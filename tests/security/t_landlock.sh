@@ -61,6 +61,10 @@ PROBE=(scope)
 probe
 check "abstract unix sockets and signals between the cell's processes work" out_is "abstract signal"
 
+PROBE=(nested)
+probe
+check "a program in the cell stacks a Landlock domain of its own" out_is EACCES
+
 sc run --require-landlock -- true
 check "--require-landlock runs where Landlock is" expect_rc 0
 sc run --require-landlock --policy "$POL/off.json" -- true
