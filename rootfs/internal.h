@@ -5,11 +5,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "rootfs.h"
 #include "sha256.h"
 
-/* ---- byte streams: a file region, a pipe, optionally gzip-compressed ---- */
+/* ---- byte streams: a file region, a pipe, optionally gzip- or zstd-compressed ---- */
 
 struct stream {
 	int fd;
@@ -22,13 +24,16 @@ struct stream {
 	bool gzip;
 	bool z_ready, z_end;
 	z_stream z;
-	uint8_t *zbuf;       /* compressed input buffer */
+	uint8_t *zbuf;       /* compressed input buffer (gzip and zstd) */
+	bool zstd, zs_end, zs_frame_open, zs_pending;
+	ZSTD_DStream *zs;
+	ZSTD_inBuffer zs_in;  /* over zbuf */
 	struct sha256 data_hash; /* over the uncompressed bytes */
 	uint64_t data_bytes; /* uncompressed bytes produced */
 	uint64_t max_data;   /* limit on data_bytes (0: none) */
 	bool over_limit;
 	bool fast_skip;      /* skips seek (hashes then do not cover them) */
-	bool peeked;         /* first bytes sniffed for the gzip magic */
+	bool peeked;         /* first bytes sniffed for the gzip or zstd magic */
 	uint8_t peek[4];
 	size_t peek_len, peek_off;
 };
@@ -284,3 +289,20 @@ int rootfs_pull_parse_challenge(const char *h, char *realm, char *service, char 
 /* The token ("token", else "access_token") of a token service's JSON
  * reply into out; -1 with err when there is none that fits a header. */
 int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err);
+
+/* A registry's credentials (creds.c). Never logged, never in an error. */
+struct registry_creds {
+	char basic[1024];          /* base64 of "user:password", or "" */
+	char identity_token[4096]; /* an OAuth2 refresh token, or "" */
+	char source[SC_PATH_BUF];  /* the file they came from (for messages) */
+	char note[192];            /* why none were found, when it may matter */
+};
+/* The credentials for registry host: from file (a docker config.json or
+ * podman auth.json) when it is not NULL, else from $REGISTRY_AUTH_FILE,
+ * $XDG_RUNTIME_DIR/containers/auth.json, then $DOCKER_CONFIG/config.json
+ * or ~/.docker/config.json (the first file with an entry wins). Returns 1
+ * with c filled, 0 when there are none, -1 with err (a named file that is
+ * missing, a file or entry that is malformed). */
+int rootfs_creds_find(const char *file, const char *host, struct registry_creds *c,
+		      struct sc_err *err);
+void rootfs_creds_clear(struct registry_creds *c);

@@ -1,5 +1,6 @@
 /* Byte streams for archives: a region of a file (or a pipe), hashed as it
- * is read, transparently gunzipped, with a limit on what it may expand to. */
+ * is read, transparently gunzipped or zstd-decompressed, with a limit on
+ * what it may expand to. */
 #include <string.h>
 
 #include "internal.h"
@@ -71,6 +72,25 @@ static ssize_t raw_read(struct stream *s, void *buf, size_t len, struct sc_err *
 	return n;
 }
 
+/* The window a zstd frame may ask for: 2^27 bytes, zstd's own default
+ * limit (a layer made with --long=31 is refused rather than given 2 GiB). */
+#define ZSTD_WINDOW_LOG_MAX 27
+
+static int zstd_start(struct stream *s, struct sc_err *err)
+{
+	s->zstd = true;
+	s->zbuf = malloc(ZBUF_SIZE);
+	s->zs = ZSTD_createDStream();
+	if (!s->zbuf || !s->zs)
+		return sc_fail(err, ENOMEM, "zstd buffer");
+	if (ZSTD_isError(ZSTD_DCtx_setParameter(s->zs, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX)))
+		return sc_fail(err, 0, "cannot start zstd decompression");
+	memcpy(s->zbuf, s->peek, s->peek_len);
+	s->zs_in = (ZSTD_inBuffer){.src = s->zbuf, .size = s->peek_len, .pos = 0};
+	s->peek_off = s->peek_len;
+	return 0;
+}
+
 /* Fill peek[] with the first bytes to recognise the compression. */
 static int sniff(struct stream *s, struct sc_err *err)
 {
@@ -85,7 +105,7 @@ static int sniff(struct stream *s, struct sc_err *err)
 	}
 	static const uint8_t zstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
 	if (s->peek_len == 4 && !memcmp(s->peek, zstd, 4))
-		return sc_fail(err, 0, "zstd-compressed layers are not supported (use gzip or none)");
+		return zstd_start(s, err);
 	if (s->peek_len >= 2 && s->peek[0] == 0x1f && s->peek[1] == 0x8b) {
 		s->gzip = true;
 		s->zbuf = malloc(ZBUF_SIZE);
@@ -154,11 +174,61 @@ static ssize_t gzip_read(struct stream *s, void *buf, size_t len, struct sc_err 
 	return (ssize_t)(len - s->z.avail_out);
 }
 
+/* Refill zstd's input from the raw stream; 0 at its end. */
+static ssize_t zstd_refill(struct stream *s, struct sc_err *err)
+{
+	ssize_t n = raw_read(s, s->zbuf, ZBUF_SIZE, err);
+	if (n > 0)
+		s->zs_in = (ZSTD_inBuffer){.src = s->zbuf, .size = (size_t)n, .pos = 0};
+	return n;
+}
+
+/* Frames follow one another until the raw bytes end; the stream must not
+ * end inside a frame (hint != 0 after a call: the frame is unfinished). */
+static ssize_t zstd_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
+{
+	ZSTD_outBuffer out = {.dst = buf, .size = len, .pos = 0};
+	while (out.pos == 0 && !s->zs_end) {
+		/* A full output buffer may leave decoded bytes inside zstd:
+		 * they come out before more input is needed. */
+		if (s->zs_in.pos == s->zs_in.size && !s->zs_pending) {
+			ssize_t n = zstd_refill(s, err);
+			if (n < 0)
+				return -1;
+			if (n == 0) {
+				if (s->zs_frame_open)
+					return sc_fail(err, 0, "the zstd stream is truncated");
+				s->zs_end = true;
+				break;
+			}
+		}
+		size_t hint = ZSTD_decompressStream(s->zs, &out, &s->zs_in);
+		if (ZSTD_isError(hint)) {
+			if (ZSTD_getErrorCode(hint) == ZSTD_error_frameParameter_windowTooLarge)
+				return sc_fail(err, 0, "zstd: the layer needs a window over %u MiB "
+					       "(compressed with --long?)", (1u << ZSTD_WINDOW_LOG_MAX) >> 20);
+			return sc_fail(err, 0, "zstd: %s", ZSTD_getErrorName(hint));
+		}
+		s->zs_frame_open = hint != 0;
+		s->zs_pending = out.pos == out.size;
+	}
+	return (ssize_t)out.pos;
+}
+
+static ssize_t decoded_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
+{
+	if (s->gzip)
+		return gzip_read(s, buf, len, err);
+	if (s->zstd)
+		return zstd_read(s, buf, len, err);
+	return plain_read(s, buf, len, err);
+}
+
 ssize_t rootfs_stream_read(struct stream *s, void *buf, size_t len, struct sc_err *err)
 {
 	if (!s->peeked && sniff(s, err) < 0)
 		return -1;
-	ssize_t n = s->gzip ? gzip_read(s, buf, len, err) : plain_read(s, buf, len, err);
+	ssize_t n = decoded_read(s, buf, len, err);
 	if (n <= 0)
 		return n;
 	s->data_bytes += (uint64_t)n;
@@ -176,7 +246,7 @@ ssize_t rootfs_stream_read(struct stream *s, void *buf, size_t len, struct sc_er
 
 int rootfs_stream_skip(struct stream *s, uint64_t len, struct sc_err *err)
 {
-	if (s->fast_skip && s->seekable && s->peeked && !s->gzip && s->peek_off == s->peek_len &&
+	if (s->fast_skip && s->seekable && s->peeked && !s->gzip && !s->zstd && s->peek_off == s->peek_len &&
 	    s->raw_left == UINT64_MAX) {
 		size_t buffered = s->rlen - s->roff;
 		size_t from_buf = len < buffered ? (size_t)len : buffered;
@@ -214,6 +284,9 @@ void rootfs_stream_close(struct stream *s)
 {
 	if (s->z_ready)
 		inflateEnd(&s->z);
+	ZSTD_freeDStream(s->zs);
+	s->zs = NULL;
+	s->zstd = false;
 	free(s->zbuf);
 	s->zbuf = NULL;
 	free(s->rbuf);

@@ -122,8 +122,30 @@ def write_docker(out, layers, cfg=None):
             [{"Config": cname, "RepoTags": ["test:latest"], "Layers": names}]).encode())
 
 
+def zstd_frames(data):
+    """data as zstd frames made by the zstd program: two when it is large
+    enough to split (a reader must go on after the first frame ends)."""
+    cut = len(data) // 2 if len(data) > 4096 else len(data)
+    out = b""
+    for part in (data[:cut], data[cut:]):
+        if part:
+            out += subprocess.run(["zstd", "-q", "-c", "-3"], input=part,
+                                  capture_output=True, check=True).stdout
+    return out
+
+
+def compress_layer(data, how):
+    """(blob, media type suffix) for how in gzip | zstd | none."""
+    if how == "gzip":
+        return gzip.compress(data, mtime=0), "+gzip"
+    if how == "zstd":
+        return zstd_frames(data), "+zstd"
+    return data, ""
+
+
 def write_oci(outdir, layers, compress=True, cfg=None, tag="latest"):
-    """An OCI image layout directory."""
+    """An OCI image layout directory; compress: True (gzip), False, "zstd",
+    or a function of a layer giving (blob, media type suffix)."""
     blobs = os.path.join(outdir, "blobs", "sha256")
     os.makedirs(blobs, exist_ok=True)
 
@@ -135,9 +157,13 @@ def write_oci(outdir, layers, compress=True, cfg=None, tag="latest"):
 
     descs = []
     for x in layers:
-        data = gzip.compress(x, mtime=0) if compress else x
+        if callable(compress):
+            data, suffix = compress(x)
+        else:
+            how = compress if isinstance(compress, str) else ("gzip" if compress else "none")
+            data, suffix = compress_layer(x, how)
         d = put(data)
-        d["mediaType"] = "application/vnd.oci.image.layer.v1.tar" + ("+gzip" if compress else "")
+        d["mediaType"] = "application/vnd.oci.image.layer.v1.tar" + suffix
         descs.append(d)
     c = put(cfg if cfg is not None else config_json(layers))
     c["mediaType"] = "application/vnd.oci.image.config.v1+json"
@@ -181,6 +207,20 @@ def hostile(kind, out, arg):
         mb = int(arg)
         raw = tar_bytes(base + [("zeros", "file", b"\0" * (mb << 20), 0o644)])
         write_oci(out, [raw], compress=True)
+        return
+    elif kind in ("zstd-cut", "zstd-window", "zstd-bomb"):
+        # OCI layouts (directories) whose blobs match their digests but
+        # whose zstd streams end inside a frame, ask for a 2 GiB window,
+        # or unpack to arg MB of zeros.
+        raw = tar_bytes(base + [("zeros", "file", b"\0" * (int(arg or 1) << 20), 0o644)])
+        if kind == "zstd-window":
+            blob = subprocess.run(["zstd", "-q", "-c", "--long=31"], input=raw,
+                                  capture_output=True, check=True).stdout
+        else:
+            blob = zstd_frames(raw)
+            if kind == "zstd-cut":
+                blob = blob[:len(blob) - 7]
+        write_oci(out, [raw], compress=lambda _: (blob, "+zstd"))
         return
     elif kind == "many":
         layers = [tar_bytes(base + [("f%05d" % i, "file", b"x", 0o644) for i in range(int(arg))])]
@@ -276,6 +316,8 @@ def main():
         write_docker(args[0], owners(args[1]))
     elif cmd == "oci":
         write_oci(args[0], two_layers(), compress=True)
+    elif cmd == "oci-zstd":
+        write_oci(args[0], two_layers(), compress="zstd")
     elif cmd == "hostile":
         hostile(args[0], args[1], args[2] if len(args) > 2 else "")
     elif cmd == "pack-rootfs":

@@ -66,6 +66,16 @@ check "the OCI image runs with its whiteouts applied" out_is "$(printf 'added\ng
 tar -C "$A/oci" -cf "$A/oci.tar" . && chmod 644 "$A/oci.tar"
 sc image import "$A/oci.tar" oci-tar
 check "import of an OCI layout tar succeeds" expect_rc 0
+mk oci-zstd "$A/oci-zstd"
+layers_before=$(layer_count)
+sc image import "$A/oci-zstd" oci-zstd
+check "import of an OCI layout with zstd layers (two frames each) succeeds" expect_rc 0
+check "the zstd image shares the gzip image's stored layer (same diff_ids)" \
+	bash -c '[ "$0" -eq "$1" ] && grep -q "sharing a stored layer" <<<"$2"' "$(layer_count)" "$layers_before" "$ERR"
+sc run --image oci-zstd -- sh -c 'cat /etc/kept /etc/added; test -e /etc/gone || echo gone; ls /opq'
+check "the zstd image runs with its whiteouts and opaque directory applied" \
+	out_is "$(printf 'kept\nadded\ngone\nnew')"
+sc image rm oci-zstd
 gzip -c "$A/two.tar" >"$A/two.tar.gz" && chmod 644 "$A/two.tar.gz"
 sc image import "$A/two.tar.gz" two-gz
 check "import of a gzip-compressed docker archive succeeds" expect_rc 0
@@ -129,6 +139,21 @@ mk hostile bomb "$A/bomb" 64
 sc image import --max-size 16M "$A/bomb" bomb
 check "an archive past --max-size is refused" bash -c '[ '$RC' -ne 0 ] && grep -q -- "--max-size" <<<"$0"' "$ERR"
 check "the size bomb left nothing behind" bash -c '[ -z "$(ls -A '"$DATA"'/tmp)" ] && [ -z "$(ls -A '"$DATA"'/layers)" ]'
+zstd_refused() { # KIND ARG WHAT: import of the OCI layout must fail, saying WHAT
+	mk hostile "$1" "$A/$1" "$2"
+	sc image import "$A/$1" "$1"
+	check "hostile zstd layer ($1) is refused (125), saying '$3'" \
+		bash -c '[ '$RC' -eq 125 ] && grep -q "$1" <<<"$0"' "$ERR" "$3"
+	check "hostile zstd layer ($1): no image, no temporary files left" \
+		bash -c '! grep -q "\"'$1'\"" <<<"$0" && [ -z "$(ls -A '"$DATA"'/tmp)" ]' \
+		"$(as_user "$SC_BIN" image ls --json 2>/dev/null)"
+}
+zstd_refused zstd-cut 1 "truncated"
+zstd_refused zstd-window 1 "window over 128 MiB"
+mk hostile zstd-bomb "$A/zstd-bomb" 64
+sc image import --max-size 16M "$A/zstd-bomb" zbomb
+check "a zstd layer that unpacks past --max-size is refused" \
+	bash -c '[ '$RC' -eq 125 ] && grep -q "max-size" <<<"$0"' "$ERR"
 mk hostile many "$A/many.tar" 300
 sc image import --max-files 100 "$A/many.tar" many
 check "an archive past --max-files is refused" bash -c '[ '$RC' -ne 0 ] && grep -q -- "--max-files" <<<"$0"' "$ERR"

@@ -101,6 +101,17 @@ check "image ls shows where the image came from, with the manifest digest" \
 	bash -c 'grep -q "pull:127.0.0.1:'$P_PLAIN'/test/two:1@sha256:" <<<"$0"' "$OUT"
 check "downloaded blobs are removed once the image is made" bash -c '[ -z "$(ls -A '"$DATA"'/blobs)" ]'
 
+# --- zstd layers (as registries serve them more and more) ---
+python3 "$TOOL" oci-zstd "$R/two-zstd"
+check "skopeo pushes the zstd image to the registry" push "$R/two-zstd" test/two-zstd:1
+check "the registry serves the layers as zstd" bash -c 'curl -s -H "Accept: application/vnd.oci.image.manifest.v1+json" \
+	"http://127.0.0.1:'$P_PLAIN'/v2/test/two-zstd/manifests/1" | grep -q "tar+zstd"'
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two-zstd:1" two-zstd
+check "pull of an image with zstd layers succeeds" expect_rc 0
+sc run --image two-zstd -- sh -c 'cat /etc/kept /etc/added; test -e /etc/gone || echo gone-by-whiteout; ls /opq'
+check "the zstd image runs, with the whiteout applied" out_is "$(printf 'kept\nadded\ngone-by-whiteout\nnew')"
+sc image rm two-zstd
+
 # --- bearer tokens ---
 sc image pull --insecure "127.0.0.1:$P_AUTH/test/two:1" two-auth
 check "pull through bearer-token auth succeeds" expect_rc 0
