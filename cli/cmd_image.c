@@ -60,14 +60,21 @@ static const char IMPORT_HELP[] =
 	"%s";
 
 static const char PULL_HELP[] =
-	"usage: sandcell image pull REF NAME [--insecure] [--platform OS/ARCH] [--max-size SIZE]\n"
-	"                           [--max-files N] [--root DIR]\n"
+	"usage: sandcell image pull REF NAME [--insecure] [--platform OS/ARCH] [--creds-file FILE]\n"
+	"                           [--max-size SIZE] [--max-files N] [--root DIR]\n"
 	"\n"
 	"Pull REF from a registry (OCI distribution / Docker registry v2 API) and\n"
 	"store it as image NAME. REF is [HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST];\n"
-	"without HOST, Docker Hub (library/ for one-word names). Anonymous bearer\n"
-	"tokens are fetched when the registry asks for them. Blobs are verified\n"
-	"against their digests; an interrupted pull resumes where it stopped.\n"
+	"without HOST, Docker Hub (library/ for one-word names). Layers may be\n"
+	"gzip, zstd or plain. Blobs are verified against their digests; an\n"
+	"interrupted pull resumes where it stopped.\n"
+	"\n"
+	"Credentials are used when the registry asks for them (Basic, or bearer\n"
+	"tokens): the registry's \"auths\" entry (\"auth\", \"username\"/\"password\"\n"
+	"or \"identitytoken\") in --creds-file, else in $REGISTRY_AUTH_FILE,\n"
+	"$XDG_RUNTIME_DIR/containers/auth.json, $DOCKER_CONFIG/config.json or\n"
+	"~/.docker/config.json; without one, anonymously. Credential helpers\n"
+	"(credsStore) are not used. Secrets never appear in output or metadata.\n"
 	"\n"
 	"Options:\n"
 	"%s%s";
@@ -116,6 +123,8 @@ static const struct cli_option PULL_OPTIONS[] = {
 	 .help = "plain HTTP; only for registries on loopback (127.0.0.0/8, ::1, localhost)"},
 	{"--platform", NULL, CLI_STRING, PO(platform), .metavar = "OS/ARCH",
 	 .help = "the variant to pick from a multi-platform image (default: this host's)"},
+	{"--creds-file", NULL, CLI_STRING, PO(creds_file), .metavar = "FILE",
+	 .help = "registry credentials, as docker login writes them (see above)"},
 	{0},
 };
 

@@ -111,6 +111,10 @@ struct http {
 	bool insecure;
 	char token[TOKEN_MAX];
 	const char *scope_repo;
+	const char *host;           /* the registry, for messages */
+	bool have_creds;
+	bool send_basic;            /* the registry asked for Basic: every request */
+	struct registry_creds creds;
 };
 
 static int http_init(struct http *hp, bool insecure, struct sc_err *err)
@@ -123,28 +127,57 @@ static int http_init(struct http *hp, bool insecure, struct sc_err *err)
 static void http_free(struct http *hp)
 {
 	sc_http_free(&hp->http);
+	explicit_bzero(hp->token, sizeof(hp->token));
+	rootfs_creds_clear(&hp->creds);
 }
 
-/* One GET; with_auth adds the bearer token when there is one. A body goes
- * to memory (at most max bytes), or a 2xx body to dl when there is one. */
-static int http_get_once(struct http *hp, const char *url, const char *accept,
-			 const struct sc_http_download *dl, size_t max, bool with_auth,
-			 struct sc_http_resp *r, struct sc_err *err)
+/* The Authorization line for a request to the registry: the bearer token,
+ * else Basic credentials once the registry asked for them, else none. */
+static const char *registry_auth(const struct http *hp, char *line, size_t size)
 {
-	char accept_line[512], auth_line[TOKEN_MAX + 64];
-	const char *hdrs[3];
+	if (hp->token[0])
+		snprintf(line, size, "Authorization: Bearer %s", hp->token);
+	else if (hp->send_basic)
+		snprintf(line, size, "Authorization: Basic %s", hp->creds.basic);
+	else
+		return NULL;
+	return line;
+}
+
+/* " (hint)" for a refusal: where credentials came from, or how to give
+ * them. */
+static void creds_hint(const struct http *hp, char *out, size_t size)
+{
+	if (hp->have_creds)
+		snprintf(out, size, "the credentials from %.200s were refused", hp->creds.source);
+	else
+		snprintf(out, size, "log in with `docker login` or `podman login`, or give --creds-file%s%.192s",
+			 hp->creds.note[0] ? "; " : "", hp->creds.note);
+}
+
+/* One request (a POST when post is not NULL, as a form); auth is an
+ * Authorization line or NULL. A body goes to memory (at most max bytes),
+ * or a 2xx body to dl when there is one. */
+static int http_once(struct http *hp, const char *url, const char *accept, const char *post,
+		     const struct sc_http_download *dl, size_t max, const char *auth,
+		     struct sc_http_resp *r, struct sc_err *err)
+{
+	char accept_line[512];
+	const char *hdrs[4];
 	size_t n = 0;
 	if (accept) {
 		snprintf(accept_line, sizeof(accept_line), "Accept: %s", accept);
 		hdrs[n++] = accept_line;
 	}
-	if (with_auth && hp->token[0]) {
-		snprintf(auth_line, sizeof(auth_line), "Authorization: Bearer %s", hp->token);
-		hdrs[n++] = auth_line;
-	}
+	if (auth)
+		hdrs[n++] = auth;
+	if (post)
+		hdrs[n++] = "Content-Type: application/x-www-form-urlencoded";
 	hdrs[n] = NULL;
 	struct sc_http_req req = {.url = url,
 				  .headers = hdrs,
+				  .body = post,
+				  .body_len = post ? strlen(post) : 0,
 				  .https_only = !hp->insecure,
 				  .max_redirects = 5,
 				  .connect_timeout_s = 30,
@@ -152,7 +185,6 @@ static int http_get_once(struct http *hp, const char *url, const char *accept,
 				  .max_body = max,
 				  .download = dl};
 	int rc = sc_http_perform(&hp->http, &req, r, err);
-	explicit_bzero(auth_line, sizeof(auth_line));
 	if (rc == 0)
 		return 0;
 	switch (r->failure) {
@@ -228,6 +260,36 @@ static void url_escape(const char *in, char *out, size_t size)
 	out[n] = '\0';
 }
 
+/* The token request: a GET with Basic credentials when there are some, or
+ * the OAuth2 refresh-token POST for an identity token (as docker does). */
+static int token_request(struct http *hp, const char *realm, const char *es, const char *esc,
+			 struct sc_http_resp *r, struct sc_err *err)
+{
+	char url[4096], auth[sizeof(hp->creds.basic) + 32];
+	if (hp->creds.identity_token[0]) {
+		size_t need = strlen(es) + strlen(esc) + strlen(hp->creds.identity_token) + 128;
+		_cleanup_free_ char *form = malloc(need);
+		if (!form)
+			return sc_fail(err, ENOMEM, "token request");
+		snprintf(form, need, "grant_type=refresh_token&client_id=sandcell&service=%s&scope=%s"
+			 "&refresh_token=%s", es, esc, hp->creds.identity_token);
+		int rc = http_once(hp, realm, "application/json", form, NULL, 65536, NULL, r, err);
+		explicit_bzero(form, strlen(form));
+		return rc;
+	}
+	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
+		    es, esc) < 0)
+		return sc_fail(err, 0, "token URL too long");
+	const char *a = NULL;
+	if (hp->creds.basic[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Basic %s", hp->creds.basic);
+		a = auth;
+	}
+	int rc = http_once(hp, url, "application/json", NULL, NULL, 65536, a, r, err);
+	explicit_bzero(auth, sizeof(auth));
+	return rc;
+}
+
 static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
 {
 	char realm[1024], service[1024], scope[1024];
@@ -238,20 +300,37 @@ static int fetch_token(struct http *hp, const char *challenge, struct sc_err *er
 		return sc_fail(err, 0, "the registry's token service '%.200s' is not https", realm);
 	if (!scope[0])
 		snprintf(scope, sizeof(scope), "repository:%s:pull", hp->scope_repo);
-	char es[3 * sizeof(service)], esc[3 * sizeof(scope)], url[4096];
+	char es[3 * sizeof(service)], esc[3 * sizeof(scope)], hint[512];
 	url_escape(service, es, sizeof(es));
 	url_escape(scope, esc, sizeof(esc));
-	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
-		    es, esc) < 0)
-		return sc_fail(err, 0, "token URL too long");
 	struct sc_http_resp r;
-	int rc = http_get_once(hp, url, "application/json", NULL, 65536, false, &r, err);
-	if (rc == 0 && r.status != 200)
-		rc = sc_fail(err, 0, "the token service answered HTTP %ld (is the repository public?)", r.status);
+	int rc = token_request(hp, realm, es, esc, &r, err);
+	if (rc == 0 && r.status != 200) {
+		creds_hint(hp, hint, sizeof(hint));
+		if (r.status == 401 || r.status == 403)
+			rc = sc_fail(err, 0, "%s: the token service refused access to %s (HTTP %ld): %s",
+				     hp->host, hp->scope_repo, r.status, hint);
+		else
+			rc = sc_fail(err, 0, "%s: the token service answered HTTP %ld", hp->host, r.status);
+	}
 	if (rc == 0)
 		rc = rootfs_pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
 	sc_http_resp_free(&r);
 	return rc;
+}
+
+/* A 401's challenge answered: Basic with the credentials (refused when
+ * there are none, or they were sent already), Bearer with a token. */
+static int authenticate(struct http *hp, const char *challenge, struct sc_err *err)
+{
+	char hint[512];
+	if (strncasecmp(challenge, "Basic", 5) != 0)
+		return fetch_token(hp, challenge, err);
+	creds_hint(hp, hint, sizeof(hint));
+	if (!hp->have_creds || !hp->creds.basic[0] || hp->send_basic)
+		return sc_fail(err, 0, "%s wants a user name and password (HTTP 401): %s", hp->host, hint);
+	hp->send_basic = true;
+	return 0;
 }
 
 int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
@@ -269,35 +348,83 @@ int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size
 	return rc;
 }
 
-/* GET with the bearer-token dance on 401. */
+/* A GET to the registry, answering one 401 challenge (Basic or Bearer). */
 static int http_get(struct http *hp, const char *url, const char *accept,
 		    const struct sc_http_download *dl, size_t max, struct sc_http_resp *r,
 		    struct sc_err *err)
 {
-	if (http_get_once(hp, url, accept, dl, max, true, r, err) < 0)
-		return -1;
-	if (r->status == 401 && r->www_authenticate[0]) {
+	char auth[TOKEN_MAX + 64];
+	int rc = http_once(hp, url, accept, NULL, dl, max, registry_auth(hp, auth, sizeof(auth)), r, err);
+	if (rc == 0 && r->status == 401 && r->www_authenticate[0]) {
 		char challenge[HEADER_MAX];
 		snprintf(challenge, sizeof(challenge), "%s", r->www_authenticate);
-		if (fetch_token(hp, challenge, err) < 0)
-			return -1;
-		if (dl && r->file_size != dl->offset)
-			return sc_fail(err, 0, "GET %s: data before authentication", url);
-		/* Start the response over. */
-		sc_http_resp_free(r);
-		if (http_get_once(hp, url, accept, dl, max, true, r, err) < 0)
-			return -1;
+		if (authenticate(hp, challenge, err) < 0) {
+			rc = -1;
+		} else if (dl && r->file_size != dl->offset) {
+			rc = sc_fail(err, 0, "GET %s: data before authentication", url);
+		} else {
+			/* Start the response over. */
+			sc_http_resp_free(r);
+			rc = http_once(hp, url, accept, NULL, dl, max, registry_auth(hp, auth, sizeof(auth)),
+				       r, err);
+		}
 	}
-	return 0;
+	explicit_bzero(auth, sizeof(auth));
+	return rc;
 }
 
-static int status_error(long status, const char *what, struct sc_err *err)
+/* The first message of a registry's JSON error body ({"errors": [{"code",
+ * "message"}]}), printable ASCII only, cut to fit; "" when there is none. */
+static void registry_message(const struct sc_http_resp *r, char *out, size_t size)
 {
-	if (status == 404)
+	out[0] = '\0';
+	cJSON *j = r->body && r->len ? cJSON_ParseWithLength(r->body, r->len) : NULL;
+	const cJSON *es = j ? cJSON_GetObjectItemCaseSensitive(j, "errors") : NULL;
+	const cJSON *m = cJSON_IsArray(es) ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(es, 0), "message")
+					   : NULL;
+	if (cJSON_IsString(m)) {
+		size_t n = 0;
+		for (const char *p = m->valuestring; *p && n + 1 < size; p++)
+			out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+		out[n] = '\0';
+	}
+	cJSON_Delete(j);
+}
+
+/* A 429's Retry-After as ", retry after 17 s" (seconds) or ", retry after
+ * DATE"; "" when absent or not printable. */
+static void retry_after_text(const struct sc_http_resp *r, char *out, size_t size)
+{
+	const char *v = r->retry_after;
+	bool digits = v[0] != '\0', printable = v[0] != '\0';
+	for (const char *p = v; *p; p++) {
+		digits = digits && *p >= '0' && *p <= '9';
+		printable = printable && *p >= 0x20 && *p < 0x7f;
+	}
+	if (printable)
+		snprintf(out, size, ", retry after %s%s", v, digits ? " s" : "");
+	else
+		out[0] = '\0';
+}
+
+static int status_error(const struct http *hp, const struct sc_http_resp *r, const char *what,
+			struct sc_err *err)
+{
+	char msg[200], hint[512], retry[128];
+	registry_message(r, msg, sizeof(msg));
+	if (r->status == 404)
 		return sc_fail(err, 0, "%s: not found (HTTP 404)", what);
-	if (status == 401 || status == 403)
-		return sc_fail(err, 0, "%s: access denied (HTTP %ld)", what, status);
-	return sc_fail(err, 0, "%s: HTTP %ld", what, status);
+	if (r->status == 401 || r->status == 403) {
+		creds_hint(hp, hint, sizeof(hint));
+		return sc_fail(err, 0, "%s: access denied (HTTP %ld): %s", what, r->status, hint);
+	}
+	if (r->status == 429) {
+		retry_after_text(r, retry, sizeof(retry));
+		return sc_fail(err, 0, "%s: rate limited by the registry (HTTP 429%s): %s%s", hp->host,
+			       retry, msg[0] ? msg : "too many requests, try again later",
+			       hp->have_creds ? "" : " (logged-in pulls have higher limits)");
+	}
+	return sc_fail(err, 0, "%s: HTTP %ld%s%s", what, r->status, msg[0] ? ": " : "", msg);
 }
 
 static const char ACCEPT_MANIFESTS[] =
@@ -318,7 +445,7 @@ static int get_json(struct http *hp, const char *base, const char *repo, const c
 		     OCI_JSON_MAX, r, err) < 0)
 		return -1;
 	if (r->status != 200)
-		return status_error(r->status, url, err);
+		return status_error(hp, r, url, err);
 	if (!r->body || !r->len)
 		return sc_fail(err, 0, "%s: empty response", url);
 	if (digest) {
@@ -404,7 +531,7 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 		if (rc < 0)
 			return -1;
 		if (r.status != 200 && r.status != 206)
-			return status_error(r.status, url, err);
+			return status_error(hp, &r, url, err);
 		have = r.file_size; /* from 0 when the server sent everything again */
 	}
 	char hex[SHA256_HEX_LEN + 1];
@@ -534,6 +661,11 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	if (http_init(&hp, o->insecure, err) < 0)
 		goto out_free;
 	hp.scope_repo = ref.repo;
+	hp.host = ref.host;
+	int found = rootfs_creds_find(o->creds_file, ref.host, &hp.creds, err);
+	if (found < 0)
+		goto out;
+	hp.have_creds = found == 1;
 	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out;
 	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0)

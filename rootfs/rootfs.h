@@ -110,6 +110,9 @@ int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_us
 struct rootfs_pull_opts {
 	bool insecure;      /* plain HTTP, loopback registries only */
 	const char *platform; /* "linux/amd64"; NULL: the host's */
+	/* A docker config.json or podman auth.json with the registry's
+	 * credentials; NULL: the files docker and podman login write. */
+	const char *creds_file;
 	/* Progress, one SC_LOG_PROGRESS message per blob, or NULL. */
 	const struct sc_log *log;
 	struct rootfs_limits limits;

@@ -265,19 +265,38 @@ def b64url(data):
 
 
 class TokenHandler(http.server.BaseHTTPRequestHandler):
+    """Signs tokens for any scope, except repositories under private/: those
+    need Basic USER:PASS (GET) or the refresh token (OAuth2 POST)."""
     key = cert_der = service = issuer = log = None
+    userpass = refresh = None
 
-    def do_GET(self):
-        u = urllib.parse.urlparse(self.path)
-        q = urllib.parse.parse_qs(u.query)
+    def answer(self, code, body=b""):
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def allowed(self, scopes, basic, refresh):
+        private = any(sc.split(":")[1].startswith("private/") for sc in scopes if sc.count(":") >= 2)
+        if not private:
+            return True
+        if refresh is not None:
+            return self.refresh is not None and refresh == self.refresh
+        want = base64.b64encode((self.userpass or "").encode()).decode()
+        return self.userpass is not None and basic == "Basic " + want
+
+    def grant(self, q, basic, refresh, field):
         with open(self.log, "a") as f:
-            f.write(self.path + "\n")
-        if u.path != "/token" or q.get("service", [""])[0] != self.service:
-            self.send_response(400)
-            self.end_headers()
-            return
+            f.write("%s %s auth=%s\n" % (self.command, self.path,
+                                         "refresh" if refresh else ("basic" if basic else "none")))
+        if q.get("service", [""])[0] != self.service:
+            return self.answer(400)
+        scopes = q.get("scope", [])
+        if not self.allowed(scopes, basic, refresh):
+            return self.answer(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}')
         access = []
-        for scope in q.get("scope", []):
+        for scope in scopes:
             typ, name, actions = scope.split(":", 2)
             access.append({"type": typ, "name": name, "actions": actions.split(",")})
         now = int(time.time())
@@ -289,9 +308,43 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
         sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", self.key],
                              input=signing_input, capture_output=True, check=True).stdout
         token = signing_input.decode() + "." + b64url(sig)
-        body = json.dumps({"token": token, "expires_in": 600}).encode()
-        self.send_response(200)
+        self.answer(200, json.dumps({field: token, "expires_in": 600}).encode())
+
+    def do_GET(self):
+        u = urllib.parse.urlparse(self.path)
+        if u.path != "/token":
+            return self.answer(404)
+        self.grant(urllib.parse.parse_qs(u.query), self.headers.get("Authorization"), None, "token")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        q = urllib.parse.parse_qs(self.rfile.read(min(n, 65536)).decode())
+        if urllib.parse.urlparse(self.path).path != "/token" or \
+                q.get("grant_type", [""])[0] != "refresh_token":
+            return self.answer(400)
+        self.grant(q, None, q.get("refresh_token", [""])[0], "access_token")
+
+    def log_message(self, *a):
+        pass
+
+
+def token_server(port, key, cert, service, issuer, log, userpass=None, refresh=None):
+    der = subprocess.run(["openssl", "x509", "-in", cert, "-outform", "DER"],
+                         capture_output=True, check=True).stdout
+    TokenHandler.key, TokenHandler.cert_der = key, der
+    TokenHandler.service, TokenHandler.issuer, TokenHandler.log = service, issuer, log
+    TokenHandler.userpass, TokenHandler.refresh = userpass, refresh
+    http.server.HTTPServer(("127.0.0.1", int(port)), TokenHandler).serve_forever()
+
+
+class RateLimitHandler(http.server.BaseHTTPRequestHandler):
+    """Answers everything as Docker Hub does past its pull limit."""
+    def do_GET(self):
+        body = (b'{"errors":[{"code":"TOOMANYREQUESTS","message":"You have reached your '
+                b'pull rate limit. \\u001b[31mupgrade"}]}')
+        self.send_response(429)
         self.send_header("Content-Type", "application/json")
+        self.send_header("Retry-After", "17")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -300,12 +353,8 @@ class TokenHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def token_server(port, key, cert, service, issuer, log):
-    der = subprocess.run(["openssl", "x509", "-in", cert, "-outform", "DER"],
-                         capture_output=True, check=True).stdout
-    TokenHandler.key, TokenHandler.cert_der = key, der
-    TokenHandler.service, TokenHandler.issuer, TokenHandler.log = service, issuer, log
-    http.server.HTTPServer(("127.0.0.1", int(port)), TokenHandler).serve_forever()
+def ratelimit_server(port):
+    http.server.HTTPServer(("127.0.0.1", port), RateLimitHandler).serve_forever()
 
 
 def main():
@@ -326,6 +375,8 @@ def main():
         oci_from_tar(args[0], args[1], args[2:])
     elif cmd == "token-server":
         token_server(*args)
+    elif cmd == "ratelimit-server":
+        ratelimit_server(int(args[0]))
     else:
         sys.exit("unknown command " + cmd)
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ctest-timeout: 1200
 # sandcell image pull against a real registry (Debian's docker-registry,
-# the distribution v2 server) on loopback: plain, and behind bearer-token
-# auth; by tag and by digest; whiteouts; resumed and corrupt downloads.
+# the distribution v2 server) on loopback: plain, behind bearer-token auth
+# (anonymous and with credentials), behind Basic auth; zstd layers; by tag
+# and by digest; whiteouts; resumed and corrupt downloads; rate limits.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/image_cache.sh"
 
-for tool in docker-registry skopeo openssl curl; do
+for tool in docker-registry skopeo openssl curl htpasswd zstd; do
 	command -v "$tool" >/dev/null || { echo "skip: $tool is not installed (scripts/setup.sh)"; exit 77; }
 done
 [ -x /bin/busybox ] || { echo "skip: busybox-static is not installed"; exit 77; }
@@ -14,6 +15,19 @@ TOOL="$SRCDIR/tests/integration/image_tool.py"
 R="$T_DIR/registry"
 mkdir -p "$R"
 DATA="$SANDCELL_ROOT/data"
+
+# Credentials the tests log in with; they must never show up in output.
+PASSWORD="pw-$RANDOM$RANDOM-secret"
+USERPASS="alice:$PASSWORD"
+REFRESH="idt-$RANDOM$RANDOM-refresh"
+htpasswd -Bbn alice "$PASSWORD" >"$R/htpasswd"
+# docker config.json files (readable by the test user, as its own would be)
+CREDS="$T_DIR/creds"
+mkdir -p "$CREDS/empty" "$CREDS/pair" && chmod -R 755 "$CREDS"
+creds_json() { # FILE HOST:PORT ENTRY-JSON
+	printf '{"auths": {"http://%s": %s}, "credsStore": "desktop"}\n' "$2" "$3" >"$1"
+	chmod 644 "$1"
+}
 
 # One storage, two registries: one open (pushes go there), one that wants
 # bearer tokens from a token service that signs them (RS256, x5c).
@@ -32,6 +46,8 @@ start_servers() {
 P_PLAIN=$(free_port)
 P_AUTH=$(free_port)
 P_TOKEN=$(free_port)
+P_BASIC=$(free_port)
+P_RATE=$(free_port)
 
 cat >"$R/plain.yml" <<EOF
 version: 0.1
@@ -55,21 +71,37 @@ auth:
     issuer: sandcell-test-issuer
     rootcertbundle: $R/token.crt
 EOF
+cat >"$R/basic.yml" <<EOF
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $R/storage
+http:
+  addr: 127.0.0.1:$P_BASIC
+auth:
+  htpasswd:
+    realm: sandcell-test-basic
+    path: $R/htpasswd
+EOF
+docker-registry serve "$R/basic.yml" >"$R/basic.log" 2>&1 &
+PIDS+=($!)
+python3 "$TOOL" ratelimit-server "$P_RATE" >"$R/rate.log" 2>&1 &
+PIDS+=($!)
 docker-registry serve "$R/plain.yml" >"$R/plain.log" 2>&1 &
 PIDS+=($!)
 docker-registry serve "$R/auth.yml" >"$R/auth.log" 2>&1 &
 PIDS+=($!)
 python3 "$TOOL" token-server "$P_TOKEN" "$R/token.key" "$R/token.crt" sandcell-test-registry \
-	sandcell-test-issuer "$R/token-requests.log" >"$R/token.log" 2>&1 &
+	sandcell-test-issuer "$R/token-requests.log" "$USERPASS" "$REFRESH" >"$R/token.log" 2>&1 &
 PIDS+=($!)
-for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do
+for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN" "$P_BASIC" "$P_RATE"; do
 	for _ in $(seq 600); do
 		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
 		sleep 0.1
 	done
 done
 for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || return 1; done
-for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN"; do curl -s -o /dev/null "http://127.0.0.1:$port/" || return 1; done
+for port in "$P_PLAIN" "$P_AUTH" "$P_TOKEN" "$P_BASIC" "$P_RATE"; do curl -s -o /dev/null "http://127.0.0.1:$port/" || return 1; done
 }
 servers_up=0
 for _ in 1 2 3; do
@@ -120,6 +152,64 @@ check "the token service was asked for a pull token for the repository" \
 check "the registry accepted the token" grep -q 'uri="/v2/test/two/blobs/sha256' "$R/auth.log"
 sc run --image two-auth -- cat /etc/added
 check "the image pulled with a token runs" out_is added
+
+# --- credentials: a private repository behind the token service ---
+check "skopeo pushes the image to a private repository" push "$R/two" private/two:1
+T_EXTRA_ENV="DOCKER_CONFIG=$CREDS/empty" sc image pull --insecure "127.0.0.1:$P_AUTH/private/two:1" p0
+check "a private repository without credentials is refused, saying how to log in" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "refused access to private/two" <<<"$0" && grep -q "docker login" <<<"$0"' "$ERR"
+creds_json "$CREDS/auth.json" "127.0.0.1:$P_AUTH" "{\"auth\": \"$(printf %s "$USERPASS" | base64 -w0)\"}"
+sc image pull --insecure --creds-file "$CREDS/auth.json" "127.0.0.1:$P_AUTH/private/two:1" p1
+check "--creds-file: the token service takes the user and password (auth field)" \
+	bash -c '[ '$RC' -eq 0 ] && grep -q "scope=repository%3Aprivate%2Ftwo%3Apull auth=basic" "'"$R"'/token-requests.log"'
+creds_json "$CREDS/pair/config.json" "127.0.0.1:$P_AUTH" "{\"username\": \"alice\", \"password\": \"$PASSWORD\"}"
+T_EXTRA_ENV="DOCKER_CONFIG=$CREDS/pair" sc image pull --insecure "127.0.0.1:$P_AUTH/private/two:1" p2
+check "\$DOCKER_CONFIG/config.json is read (username and password fields)" expect_rc 0
+creds_json "$CREDS/idt.json" "127.0.0.1:$P_AUTH" "{\"identitytoken\": \"$REFRESH\"}"
+T_EXTRA_ENV="REGISTRY_AUTH_FILE=$CREDS/idt.json DOCKER_CONFIG=$CREDS/empty" \
+	sc image pull --insecure "127.0.0.1:$P_AUTH/private/two:1" p3
+check "an identity token is exchanged with the OAuth2 refresh-token POST" \
+	bash -c '[ '$RC' -eq 0 ] && grep -q "^POST /token auth=refresh" "'"$R"'/token-requests.log"'
+sc run --image p3 -- cat /etc/added
+check "the image pulled with credentials runs" out_is added
+creds_json "$CREDS/wrong.json" "127.0.0.1:$P_AUTH" "{\"auth\": \"$(printf 'alice:wrong' | base64 -w0)\"}"
+sc image pull --insecure --creds-file "$CREDS/wrong.json" "127.0.0.1:$P_AUTH/private/two:1" p4
+check "wrong credentials: the error names the registry and the file, not the secret" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "127.0.0.1:'$P_AUTH'" <<<"$0" && grep -q "wrong.json were refused" <<<"$0"' "$ERR"
+ALL_ERR="$ERR"
+
+# --- credentials: Basic auth (a registry with an htpasswd file) ---
+T_EXTRA_ENV="DOCKER_CONFIG=$CREDS/empty" sc image pull --insecure "127.0.0.1:$P_BASIC/test/two:1" b0
+check "a Basic-auth registry without credentials: asks for a user name and password" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "wants a user name and password" <<<"$0"' "$ERR"
+creds_json "$CREDS/basic.json" "127.0.0.1:$P_BASIC" "{\"auth\": \"$(printf %s "$USERPASS" | base64 -w0)\"}"
+sc image pull --insecure --creds-file "$CREDS/basic.json" "127.0.0.1:$P_BASIC/test/two:1" b1
+check "pull from a Basic-auth registry with credentials succeeds" expect_rc 0
+ALL_ERR="$ALL_ERR$ERR"
+check "the registry authorized the blob requests (Basic on every request)" \
+	grep -q 'msg="authorized request".*uri="\?/v2/test/two/blobs/sha256' "$R/basic.log"
+creds_json "$CREDS/basic-wrong.json" "127.0.0.1:$P_BASIC" "{\"auth\": \"$(printf 'alice:nope' | base64 -w0)\"}"
+sc image pull --insecure --creds-file "$CREDS/basic-wrong.json" "127.0.0.1:$P_BASIC/test/two:1" b2
+check "a Basic-auth registry that refuses the credentials says so, naming the file" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "basic-wrong.json were refused" <<<"$0"' "$ERR"
+printf '{"auths": {"127.0.0.1:%s": {"auth": "not base64!"}}}' "$P_BASIC" >"$CREDS/bad.json" && chmod 644 "$CREDS/bad.json"
+sc image pull --insecure --creds-file "$CREDS/bad.json" "127.0.0.1:$P_BASIC/test/two:1" b3
+check "a malformed credentials entry is an error of one line" \
+	bash -c '[ '$RC' -ne 0 ] && [ "$(grep -c . <<<"$0")" -eq 1 ] && grep -q malformed <<<"$0"' "$ERR"
+sc image ls --json
+check "no secret in the pulls' output or in the store" bash -c '
+	! grep -qF -e "$1" -e "$2" -e "$3" <<<"$0" && ! grep -rqF -e "$1" -e "$2" -e "$3" "'"$DATA"'"' \
+	"$ALL_ERR$OUT" "$PASSWORD" "$REFRESH" "$(printf %s "$USERPASS" | base64 -w0)"
+sc image rm p1 p2 p3 b1
+
+# --- a rate-limited registry (Docker Hub's 429) ---
+sc image pull --insecure "127.0.0.1:$P_RATE/test/two:1" r0
+check "a 429 is reported as a rate limit, with the retry time and the registry's message" \
+	bash -c '[ '$RC' -ne 0 ] && grep -q "rate limited by the registry (HTTP 429, retry after 17 s)" <<<"$0" &&
+		grep -q "pull rate limit" <<<"$0"' "$ERR"
+check "the registry's message reaches the terminal without its escape sequence" \
+	bash -c '! grep -q "$1" <<<"$0"' "$ERR" $'\x1b'
+
 
 # --- by digest ---
 digest=$(curl -s -I -H 'Accept: application/vnd.oci.image.manifest.v1+json' \

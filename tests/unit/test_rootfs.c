@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "rootfs/internal.h"
 
@@ -313,6 +315,59 @@ static void test_oci(void **state)
 	rootfs_oci_config_free(&c);
 }
 
+/* Write text to a new temporary file; its path into path. */
+static void temp_file(char *path, size_t size, const char *text)
+{
+	snprintf(path, size, "/tmp/sc-creds-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void test_creds(void **state)
+{
+	(void)state;
+	struct sc_err err = {0};
+	struct registry_creds c;
+	char path[64];
+	/* "alice:pw" in base64; Docker Hub's key names registry-1.docker.io */
+	temp_file(path, sizeof(path), "{\"auths\": {\"https://index.docker.io/v1/\": "
+		  "{\"auth\": \"YWxpY2U6cHc=\"}, \"ghcr.io\": {\"username\": \"bob\", "
+		  "\"password\": \"x\"}, \"q.io/team\": {\"identitytoken\": \"tok\"}}}");
+	assert_int_equal(rootfs_creds_find(path, "registry-1.docker.io", &c, &err), 1);
+	assert_string_equal(c.basic, "YWxpY2U6cHc=");
+	assert_string_equal(c.source, path);
+	assert_int_equal(rootfs_creds_find(path, "ghcr.io", &c, &err), 1);
+	assert_string_equal(c.basic, "Ym9iOng="); /* bob:x */
+	assert_int_equal(rootfs_creds_find(path, "q.io", &c, &err), 1);
+	assert_string_equal(c.identity_token, "tok");
+	assert_string_equal(c.basic, "");
+	assert_int_equal(rootfs_creds_find(path, "ghcr.io.evil", &c, &err), 0);
+	assert_int_equal(rootfs_creds_find(path, "evil.ghcr.io", &c, &err), 0);
+	unlink(path);
+
+	/* an entry a credential helper keeps: none, with a note */
+	temp_file(path, sizeof(path), "{\"auths\": {\"ghcr.io\": {}}, \"credsStore\": \"desktop\"}");
+	assert_int_equal(rootfs_creds_find(path, "ghcr.io", &c, &err), 0);
+	assert_non_null(strstr(c.note, "credsStore"));
+	unlink(path);
+
+	/* malformed: not base64, no ':' in it, no user, not JSON; the secret
+	 * is never in the message */
+	const char *bad[] = {"{\"auths\": {\"h\": {\"auth\": \"s3cret!\"}}}",
+			     "{\"auths\": {\"h\": {\"auth\": \"czNjcmV0\"}}}",
+			     "{\"auths\": {\"h\": {\"auth\": \"OnMzY3JldA==\"}}}", "s3cret"};
+	for (size_t i = 0; i < 4; i++) {
+		temp_file(path, sizeof(path), bad[i]);
+		assert_int_equal(rootfs_creds_find(path, "h", &c, &err), -1);
+		assert_null(strstr(err.msg, "s3cret"));
+		assert_null(strstr(err.msg, "czNjcmV0"));
+		unlink(path);
+	}
+	assert_int_equal(rootfs_creds_find("/nonexistent/creds.json", "h", &c, &err), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_tar_reader),
 		cmocka_unit_test(test_refs),
 		cmocka_unit_test(test_oci),
+		cmocka_unit_test(test_creds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
