@@ -9,6 +9,11 @@
 #include "../common/parse.h"
 #include "json_in.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* What limits.pids takes, as its error says it. */
+#define PIDS_RANGE "an integer from 1 to " STR(POLICY_PIDS_MAX) " (0: no limit)"
+
 bool policy_valid_hostname(const char *s)
 {
 	size_t n = strlen(s);
@@ -56,14 +61,14 @@ static int parse_limits(struct pj_ctx *c, const cJSON *obj, struct policy_limits
 		if (is_zero(it))
 			l->memory = POLICY_UNLIMITED;
 		else if (policy_json_get_size(c, it, "limits.memory", POLICY_MEMORY_MIN,
-					      POLICY_MEMORY_MAX, "4M to 16T", &l->memory) < 0)
+					      POLICY_MEMORY_MAX, "4M to 16T (0: no limit)", &l->memory) < 0)
 			return -1;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "pids"))) {
 		if (cJSON_IsNumber(it) && is_zero(it))
 			v = POLICY_UNLIMITED;
-		else if (policy_json_get_uint(c, it, "limits.pids", 1, POLICY_PIDS_MAX, &v) < 0)
-			return -1;
+		else if (!policy_json_uint(it, 1, POLICY_PIDS_MAX, &v))
+			return policy_json_expected(c, "limits.pids", PIDS_RANGE, it);
 		l->pids = v;
 	}
 	if ((it = cJSON_GetObjectItemCaseSensitive(obj, "cpus")) &&

@@ -343,7 +343,9 @@ static void sizes(void **state)
 	expect_error("{\"limits\": {\"memory\": \"lots\"}}",
 		     "policy.json: limits.memory: expected a size like \"512M\", got \"lots\"");
 	expect_error("{\"limits\": {\"memory\": \"1K\"}}",
-		     "limits.memory: expected a size from 4M to 16T, got \"1K\"");
+		     "limits.memory: expected a size from 4M to 16T (0: no limit), got \"1K\"");
+	expect_error("{\"limits\": {\"pids\": -1}}",
+		     "limits.pids: expected an integer from 1 to 4194304 (0: no limit), got -1");
 	expect_error("{\"limits\": {\"memory\": \"-1G\"}}", "limits.memory: expected a size");
 	expect_error("{\"limits\": {\"memory\": 1.5}}", "limits.memory: expected a size");
 	expect_error("{\"limits\": {\"memory\": -5}}", "limits.memory: expected a size");
