@@ -119,6 +119,9 @@ cJSON *api_call_body(const struct api_call *call, char *id, struct api_bad *bad)
  * SandboxFusion's /run_code, whose clients retry it; else 503). */
 const char *api_given_token(const struct api_request *req);
 bool api_route_is_open(const char *method, const char *path);
+/* Does the route answer without a concurrency slot (GET /metrics: a
+ * scrape must get through while the server is full)? */
+bool api_route_is_ungated(const char *method, const char *path);
 int api_busy_status(const char *path);
 
 /* The route table's rows for the metrics: how many (the last is

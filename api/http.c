@@ -7,7 +7,8 @@
  * 413, 503 are answered at once, and MHD closes the connection after
  * them); the body is gathered up to max_body; the last call takes a
  * concurrency slot and hands it to api_handle. A slot is held only while
- * a request runs, never while its body trickles in; /v1/ping takes none.
+ * a request runs, never while its body trickles in; /v1/ping and GET
+ * /metrics (a scrape must get through when the server is full) take none.
  *
  * Slow clients. MHD's connection timeout is an idle timeout, which each
  * byte resets, so the transport keeps its own table of connections (MHD's

@@ -20,6 +20,7 @@ struct req_state {
 	size_t len, cap;
 	bool gated;        /* holds a concurrency slot */
 	bool ping;         /* /v1/ping: no slot, no token needed */
+	bool ungated;      /* takes no slot (pings, /metrics) */
 	bool close;        /* close the connection after the answer */
 	bool answered;
 	int pending;       /* an error to answer once the (small) body is read */
@@ -163,6 +164,7 @@ static void head_verdict(struct server *s, struct MHD_Connection *conn, struct r
 				   .header = lookup_header, .ctx = conn};
 	const char *tok = api_given_token(&head);
 	st->ping = api_route_is_open(method, url);
+	st->ungated = st->ping || api_route_is_ungated(method, url);
 	if (atomic_load(&s->stopping)) {
 		st->close = true;
 		st->pending = 503;
@@ -175,7 +177,7 @@ static void head_verdict(struct server *s, struct MHD_Connection *conn, struct r
 	} else if (st->ping ? tok && !api_token_ok(s->a, tok) : !api_token_ok(s->a, tok)) {
 		st->pending = 401;
 		st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
-	} else if (!st->ping && api_in_flight(s->a) >= api_get_config(s->a)->max_concurrency) {
+	} else if (!st->ungated && api_in_flight(s->a) >= api_get_config(s->a)->max_concurrency) {
 		/* full now: say so before the body comes (the slot itself
 		 * is taken once the body is in) */
 		st->pending = api_busy_status(url);
@@ -265,11 +267,12 @@ static enum MHD_Result req_body(struct server *s, struct req_state *st, const ch
 	return MHD_YES;
 }
 
-/* The whole request is in: take a slot (not for a ping), run it, answer. */
+/* The whole request is in: take a slot (not for a ping or a scrape), run
+ * it, answer. */
 static enum MHD_Result req_run(struct server *s, struct MHD_Connection *conn,
 			       struct req_state *st, const char *method, const char *url)
 {
-	if (!st->ping) {
+	if (!st->ungated) {
 		if (!api_enter(s->a))
 			return early(conn, st, api_busy_status(url), "the server is busy: retry");
 		st->gated = true;

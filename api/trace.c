@@ -54,36 +54,37 @@ static void hex(char *out, const unsigned char *p, size_t n)
 	out[2 * n] = '\0';
 }
 
-/* n random bytes that are not all zero; false when getrandom fails */
-static bool random_id(unsigned char *p, size_t n)
+static bool all_zero(const unsigned char *p, size_t n)
 {
-	for (int tries = 0; tries < 4; tries++) {
-		if (getrandom(p, n, 0) != (ssize_t)n)
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
 			return false;
-		for (size_t i = 0; i < n; i++)
-			if (p[i])
-				return true;
-	}
-	return false;
+	return true;
 }
 
 bool api_trace_begin(const char *header, struct api_trace *t)
 {
 	memset(t, 0, sizeof(*t));
-	unsigned char span[8], trace[16];
-	if (!random_id(span, sizeof(span)))
-		return false;
-	if (api_trace_parse(header, t)) {
-		t->given = true;
-	} else {
-		if (!random_id(trace, sizeof(trace)))
+	bool given = api_trace_parse(header, t);
+	/* the span id and (when none was given) the trace id from one
+	 * getrandom call: a syscall of a few microseconds on every request */
+	unsigned char rnd[24];
+	size_t need = given ? 8 : sizeof(rnd);
+	for (int tries = 0;; tries++) {
+		if (tries == 4 || getrandom(rnd, need, 0) != (ssize_t)need) {
+			memset(t, 0, sizeof(*t));
 			return false;
-		hex(t->trace_id, trace, sizeof(trace));
-		t->parent_id[0] = '\0';
+		}
+		if (!all_zero(rnd, 8) && (given || !all_zero(rnd + 8, 16)))
+			break;
+	}
+	t->given = given;
+	if (!given) {
+		hex(t->trace_id, rnd + 8, 16);
 		/* sampled: the server records it (its log line) */
 		memcpy(t->flags, "01", 3);
 	}
-	hex(t->span_id, span, sizeof(span));
+	hex(t->span_id, rnd, 8);
 	snprintf(t->traceparent, sizeof(t->traceparent), "00-%s-%s-%s", t->trace_id, t->span_id,
 		 t->flags);
 	return true;

@@ -311,6 +311,40 @@ def prom(purl, wait_s):
     check("build info is 1", v == 1, v)
 
 
+def full(url, murl, token):
+    """Every slot taken (the server runs with --max-concurrency 2): a
+    request is refused 503, a scrape still answers, on both listeners."""
+    import threading
+    st, h, b = call(url + "/cells", "POST", {}, token)
+    cid = json.loads(b)["id"]
+    holders = [threading.Thread(target=call, args=(url + "/cells/%s/exec" % cid, "POST",
+                                                   {"cmd": "sleep 3"}, token))
+               for _ in range(2)]
+    for t in holders:
+        t.start()
+    deadline = time.monotonic() + 20
+    inflight = None
+    while time.monotonic() < deadline:
+        st, h, b = call(murl)
+        m = re.search(rb"^sandcell_http_requests_in_flight (\d+)$", b, re.M)
+        inflight = int(m.group(1)) if m else None
+        if inflight == 2:
+            break
+        time.sleep(0.05)
+    check("both slots taken (in flight == 2)", inflight == 2, inflight)
+    st, h, b = call(url + "/cells", "GET", None, token)
+    check("a request while the server is full: 503", st == 503, st)
+    st, h, b = call(url + "/metrics", token=token)
+    check("GET /metrics with the token still answers (takes no slot)", st == 200, st)
+    st, h, b = call(murl)
+    check("... and on --metrics-listen", st == 200 and
+          re.search(rb'^sandcell_http_requests_refused_total\{code="503"\} [1-9]', b, re.M),
+          b[:100])
+    for t in holders:
+        t.join()
+    call(url + "/cells/%s" % cid, "DELETE", None, token)
+
+
 def dash(purl, path):
     """Every query of the Grafana dashboard parses in Prometheus, and the
     main ones have data after the requests."""
@@ -341,6 +375,8 @@ def main():
         parse(sys.argv[2])
     elif cmd == "prom":
         prom(sys.argv[2], sys.argv[3])
+    elif cmd == "full":
+        full(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "dash":
         dash(sys.argv[2], sys.argv[3])
     elif cmd == "log":

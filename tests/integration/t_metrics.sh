@@ -30,7 +30,7 @@ check "serve --help lists --metrics-listen" out_has "--metrics-listen ADDR"
 
 # --- the server ---
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
-	--port-file "$T_WORK/port" --metrics-listen 127.0.0.1:0 --pool 2 \
+	--port-file "$T_WORK/port" --metrics-listen 127.0.0.1:0 --pool 2 --max-concurrency 2 \
 	>"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
 PROMPID=
@@ -73,6 +73,9 @@ check "what Prometheus sees" python3 "$CLIENT" prom "http://127.0.0.1:$PPORT" 30
 cp "$(dirname "$0")/../../docs/grafana-serve.json" "$T_DIR/dash.json"
 check "the Grafana dashboard's queries parse in Prometheus" \
 	python3 "$CLIENT" dash "http://127.0.0.1:$PPORT" "$T_DIR/dash.json"
+
+# --- a full server still answers its scrapes ---
+check "with every slot taken, /metrics answers" python3 "$CLIENT" full "$URL" "http://$MADDR/metrics" "$TOKEN"
 
 # --- the log lines ---
 kill -TERM "$SERVER"

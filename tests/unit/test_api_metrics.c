@@ -77,6 +77,10 @@ static void test_route_index(void **state)
 	assert_int_equal(api_route_index("PATCH", "/run_code"), unmatched);
 	api_route_label(unmatched, &m, &p);
 	assert_string_equal(p, "unmatched");
+	/* a scrape takes no concurrency slot; other routes do */
+	assert_true(api_route_is_ungated("GET", "/metrics"));
+	assert_false(api_route_is_ungated("POST", "/metrics"));
+	assert_false(api_route_is_ungated("POST", "/run_code"));
 }
 
 /* the value of the first line that starts with prefix */
