@@ -12,6 +12,14 @@ connect PORT     in the cell: connect to 127.0.0.1:PORT; print "connected"
 scope            in the cell: a child connects to its parent's abstract unix
                  socket and signals it (both in the cell's Landlock domain:
                  allowed); print "abstract signal" when both worked.
+abstract-server READY
+                 a host process that entered the cell's user, pid and network
+                 namespaces (outside its Landlock domain): listen on an
+                 abstract unix socket, then write its pid (as the cell sees
+                 it) to READY; answer until killed.
+cross-edge       in the cell: signal (0) the process whose pid is in
+                 /x/edge-ready and connect to its abstract socket; print
+                 "signal:R abstract:R", R being "ok" or the errno's name.
 nested           in the cell: stack a Landlock domain of its own that handles
                  reading files and allows none (as sandboxing tools in the
                  cell do), then read /etc/hostname; print the errno's name.
@@ -82,6 +90,38 @@ def scope():
     print(data, *got)
 
 
+EDGE_SOCKET = "\0sandcell-landlock-edge"
+
+
+def abstract_server(ready):
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ls.bind(EDGE_SOCKET)
+    ls.listen(4)
+    tmp = ready + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(os.getpid()))
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, ready)
+    while True:
+        conn, _ = ls.accept()
+        conn.close()
+
+
+def outcome(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def cross_edge():
+    pid = int(open("/x/edge-ready").read())
+    sig = outcome(lambda: os.kill(pid, 0))
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    print("signal:%s abstract:%s" % (sig, outcome(lambda: c.connect(EDGE_SOCKET))))
+
+
 def nested():
     import ctypes
     import struct
@@ -113,3 +153,7 @@ if __name__ == "__main__":
         scope()
     elif mode == "nested":
         nested()
+    elif mode == "abstract-server":
+        abstract_server(*args)
+    elif mode == "cross-edge":
+        cross_edge()
