@@ -74,6 +74,16 @@ static void sandbox_error(struct api *a, struct api_response *resp, const char *
 
 /* ---- /run_code ---- */
 
+/* The request's trace context as the program's TRACEPARENT (compile and
+ * run steps), as exec hands it to commands. */
+static void run_trace(struct api_run *r, const struct api_request *req)
+{
+	if (!req->traceparent || strlen(req->traceparent) + 13 > sizeof(r->trace_env))
+		return;
+	snprintf(r->trace_env, sizeof(r->trace_env), "TRACEPARENT=%s", req->traceparent);
+	r->run.extra_env = r->trace_env;
+}
+
 /* r in a pool cell c: memory, files, the run. */
 static void run_code_in(struct api *a, struct cell *c, struct api_run *r, struct api_response *resp)
 {
@@ -125,6 +135,7 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 		return;
 	}
 	r.run.prepared = true; /* the pool's cells start with the support files (seeded) */
+	run_trace(&r, call->req);
 	r.run.has_cancel = true;
 	r.run.cancel_fd = a->stop_pipe[0];
 	pthread_mutex_lock(&a->mu);
@@ -231,6 +242,7 @@ static void cells_code(struct api *a, const struct api_call *call, bool session,
 	 * them since is its own business, so they are not checked again on
 	 * each run */
 	k->r.run.prepared = true;
+	run_trace(&k->r, call->req);
 	if (api_cell_begin(a, k->id, &k->c, resp) < 0) {
 		k->c = NULL;
 		code_job_free(k);

@@ -126,6 +126,7 @@ struct api_run {
 	double memory_mb;            /* memory_limit_MB; not positive: the server's */
 	const cJSON *files;          /* SandboxFusion's {path: base64}, or NULL */
 	char workdir[API_CELL_PATH]; /* run.workdir points here: do not copy */
+	char trace_env[80];          /* run.extra_env points here: TRACEPARENT=... */
 };
 /* j's members into out (dflt_lang: when "language" is absent; NULL:
  * python). 0, or -1 with bad. */

@@ -315,18 +315,31 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 	return 0;
 }
 
-/* The run step's environment: the language's, and for Python and R what
- * brings their figures back as plots (lang/py/sc_backend.py, R's default
- * graphics device in lang/r/profile.R) into a directory of this run's own
+/* env (n slots, NULL-terminated when shorter) and extra (when not NULL)
+ * into out, of n + 2 slots. */
+static void with_extra_env(const char *const *env, size_t n, const char *extra, const char **out)
+{
+	size_t k = 0;
+	for (; k < n && env[k]; k++)
+		out[k] = env[k];
+	if (extra)
+		out[k++] = extra;
+	out[k] = NULL;
+}
+
+/* The run step's environment (env: SC_ARRAY_LEN(st->env) + 7 slots): the
+ * language's, the request's extra_env, and for Python and R what brings
+ * their figures back as plots (lang/py/sc_backend.py, R's default graphics
+ * device in lang/r/profile.R) into a directory of this run's own
  * (plots_env, "SANDCELL_PLOTS=DIR"). Returns whether plots are collected;
  * a cell whose /tmp cannot take the support file runs without. */
 static bool run_env(struct cell *c, const struct lang_run_req *req, const struct lang_steps *st,
-		    const char **env, size_t cap, char *plots_env, size_t plots_size)
+		    const char **env, char *plots_env, size_t plots_size)
 {
+	with_extra_env(st->env, SC_ARRAY_LEN(st->env), req->extra_env, env);
 	size_t ne = 0;
-	for (; ne < SC_ARRAY_LEN(st->env) && st->env[ne] && ne + 5 < cap; ne++)
-		env[ne] = st->env[ne];
-	env[ne] = NULL;
+	while (env[ne])
+		ne++;
 	bool python = !strcmp(req->lang->name, "python"), r_lang = !strcmp(req->lang->name, "r");
 	if (!python && !r_lang)
 		return false;
@@ -408,7 +421,9 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 		}
 	}
 	if (st->compile[0]) {
-		if (step(c, &req, st->compile, st->env, srcname, cls, req.compile_timeout_s, -1,
+		const char *cenv[SC_ARRAY_LEN(st->env) + 2];
+		with_extra_env(st->env, SC_ARRAY_LEN(st->env), req.extra_env, cenv);
+		if (step(c, &req, st->compile, cenv, srcname, cls, req.compile_timeout_s, -1,
 			 &res->compile, &e) < 0) {
 			set_sandbox_error(res, &e);
 			goto done;
@@ -421,9 +436,9 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 			goto done;
 		}
 	}
-	const char *env[SC_ARRAY_LEN(st->env) + 6];
+	const char *env[SC_ARRAY_LEN(st->env) + 7];
 	char plots_env[128];
-	bool plots = run_env(c, &req, st, env, SC_ARRAY_LEN(env), plots_env, sizeof(plots_env));
+	bool plots = run_env(c, &req, st, env, plots_env, sizeof(plots_env));
 	const char *plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
 	if (step(c, &req, st->run, env, srcname, cls, req.run_timeout_s, req.stdin_fd,
 		 &res->run, &e) < 0) {

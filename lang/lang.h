@@ -186,6 +186,9 @@ struct lang_run_req {
 	bool prepared;                 /* lang_run_in: the cell has the support
 				        * files (made with lang_seed_files, or by
 				        * lang_prepare_cell): not written again */
+	const char *extra_env;         /* one more KEY=VAL for the compile and
+				        * run steps (a request's TRACEPARENT),
+				        * or NULL */
 };
 void lang_run_req_init(struct lang_run_req *req);
 

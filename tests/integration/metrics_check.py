@@ -64,11 +64,14 @@ def valid_tp(v):
 def drive(url, token):
     # /run_code with a trace context: the answer carries the same trace id
     st, h, b = call(url + "/run_code", "POST",
-                    {"code": "print(1)", "language": "python"}, token,
-                    {"traceparent": GIVEN})
+                    {"code": "import os; print(os.environ.get('TRACEPARENT'))",
+                     "language": "python"}, token, {"traceparent": GIVEN})
     res = json.loads(b)
-    check("/run_code python print(1) succeeds", st == 200 and res.get("status") == "Success", b)
+    check("/run_code python printing its TRACEPARENT succeeds",
+          st == 200 and res.get("status") == "Success", b)
     tp = header(h, "traceparent")
+    out = ((res.get("run_result") or {}).get("stdout") or "").strip()
+    check("the /run_code program sees the answer's traceparent as TRACEPARENT", out == tp, (out, tp))
     check("the answer's traceparent is valid", valid_tp(tp), tp)
     check("... keeps the trace id given", tp and tp.split("-")[1] == GIVEN_TRACE, tp)
     check("... with the server's own span id as the parent",
