@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "cli.h"
+#include "ports.h"
 
 static const char CREATE_HELP[] =
 	"usage: sandcell create [OPTIONS] NAME\n"
@@ -10,7 +10,7 @@ static const char CREATE_HELP[] =
 	"'sandcell rm'. Files written in the cell persist between commands.\n"
 	"\n"
 	"Options:\n"
-	"%s%s";
+	"%s%s%s";
 
 struct create_args {
 	bool persist;
@@ -28,8 +28,10 @@ int cmd_create(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct create_args a = {0};
+	struct cli_ports ports = {0};
 	/* the common options first in the help */
-	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts, 0}, {CREATE_OPTIONS, &a, 0}};
+	const struct cli_table tables[] = {
+		{CLI_CELL_OPTIONS, &opts, 0}, {CLI_PORT_OPTIONS, &ports, 0}, {CREATE_OPTIONS, &a, 0}};
 	const char *name = NULL;
 	const struct cli_command cmd = {.name = "create", .help = CREATE_HELP, .tables = tables,
 					.ntables = SC_ARRAY_LEN(tables), .operands = &name,
@@ -47,9 +49,15 @@ int cmd_create(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	if (a.persist)
 		built.spec.upper_dir = "persist";
+	int rc = cli_ports_open(&ports, &built.spec);
+	if (rc != 0)
+		return rc;
 	struct cell *cell;
 	struct sc_err err = {0};
-	if (cell_create(&built.spec, name, &cell, &err) < 0)
+	rc = cell_create(&built.spec, name, &cell, &err);
+	/* the cell's relay holds the listeners now; ours go */
+	cell_ports_close(built.spec.ports, built.spec.nports);
+	if (rc < 0)
 		return cli_fail(&err);
 	printf("%s\n", cell_name(cell));
 	cell_close(cell);

@@ -1,7 +1,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "ports.h"
 
 static const char PS_HELP[] =
 	"usage: sandcell ps [--json] [--root DIR]\n"
@@ -54,6 +54,8 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 		char mem[32], pids[32];
 		json_limit(mem, sizeof(mem), s->limits.memory);
 		json_limit(pids, sizeof(pids), s->limits.pids);
+		fputs(",\"ports\":", stdout);
+		cli_ports_json(stdout, s->ports, s->nports);
 		printf(",\"pid\":%d,\"processes\":%u,\"running_commands\":%u,\"persist\":%s,"
 		       "\"limits\":{\"memory\":%s,\"pids\":%s,\"cpus\":%g,\"disk\":%llu}}",
 		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false", mem, pids,

@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "cli.h"
+#include "ports.h"
 
 static const char RUN_HELP[] =
 	"usage: sandcell run [OPTIONS] [--] CMD [ARG...]\n"
@@ -14,7 +14,7 @@ static const char RUN_HELP[] =
 	"it CMD reads a pipe that sandcell fills with what you type (^D ends it).\n"
 	"\n"
 	"Options:\n"
-	"%s%s";
+	"%s%s%s";
 
 struct run_args {
 	bool json, tty;
@@ -42,8 +42,10 @@ int cmd_run(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
 	struct run_args a = {0};
+	struct cli_ports ports = {0};
 	/* the common options first in the help */
-	const struct cli_table tables[] = {{CLI_CELL_OPTIONS, &opts, 0}, {RUN_OPTIONS, &a, 0}};
+	const struct cli_table tables[] = {
+		{CLI_CELL_OPTIONS, &opts, 0}, {CLI_PORT_OPTIONS, &ports, 0}, {RUN_OPTIONS, &a, 0}};
 	const struct cli_command cmd = {.name = "run", .help = RUN_HELP, .tables = tables,
 					.ntables = SC_ARRAY_LEN(tables), .flags = CLI_REST | CLI_DASHDASH};
 	_cleanup_fd_ int net_log_fd = -1;
@@ -81,6 +83,13 @@ int cmd_run(int argc, char **argv)
 	}
 	if (a.json)
 		spec->stdout_fd = spec->stderr_fd = -1;
+	if ((rc = cli_ports_open(&ports, spec)) != 0)
+		goto out;
+	rc = CLI_EXIT_USAGE;
+	/* a free port was picked: say which, before the command runs */
+	for (size_t p = 0; p < spec->nports; p++)
+		if (cli_port_was_free(ports.specs[p]))
+			cli_ports_print(stderr, &spec->ports[p], 1);
 	spec->tty = cli_want_tty(a.tty, a.json);
 	if (spec->tty)
 		cli_term_raw(0);
@@ -89,6 +98,7 @@ int cmd_run(int argc, char **argv)
 	struct sc_err err = {0};
 	int run_rc = cell_run(spec, &res, &err);
 	cli_term_restore();
+	cell_ports_close(spec->ports, spec->nports);
 	if (run_rc < 0) {
 		rc = cli_fail(&err);
 		goto out;
@@ -100,6 +110,7 @@ int cmd_run(int argc, char **argv)
 	rc = res.exit_code;
 	cell_result_free(&res);
 out:
+	cell_ports_close(cell.spec.ports, cell.spec.nports);
 	fflush(stdout);
 	return rc;
 }

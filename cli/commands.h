@@ -1,6 +1,7 @@
 /* The subcommand table: one line per command. Keep in README order. */
 #pragma once
 #include "cli.h"
+#include "ports.h"
 
 struct command {
 	const char *name;
@@ -15,6 +16,7 @@ static const struct command COMMANDS[] = {
 	{"cp", cmd_cp, "copy files into or out of a long-lived cell"},
 	{"ps", cmd_ps, "list long-lived cells"},
 	{"rm", cmd_rm, "stop and remove long-lived cells"},
+	{"port", cmd_port, "list the ports published into a long-lived cell"},
 	{"commit", cmd_commit, "make an image from a cell's writable layer"},
 	{"gc", cmd_gc, "remove what crashed cells left behind"},
 	{"policy", cmd_policy, "show a built-in policy or check a policy file"},

@@ -52,6 +52,19 @@
 #define CELL_MAX_BINDS 64
 #define CELL_MAX_LAYERS 64
 #define CELL_MAX_ENV 256
+#define CELL_MAX_PORTS 16
+
+/* A published port (run/create -p): TCP on the host's host_addr:host_port
+ * relayed to 127.0.0.1:cell_port in the cell's own network namespace. The
+ * listener is made on the host (cell_ports_listen) before the cell starts
+ * and handed to a relay process inside the cell, which is its only holder
+ * there; the cell gets no other network. */
+struct cell_port {
+	char host_addr[48]; /* numeric IPv4 or IPv6 address */
+	uint16_t host_port; /* 0 before cell_ports_listen: any free port */
+	uint16_t cell_port;
+	int fd;             /* the host listener (O_CLOEXEC), or -1 */
+};
 
 struct cell_seed_file {
 	const char *path;          /* absolute, in the cell */
@@ -144,7 +157,20 @@ struct cell_spec {
 	 * cell's root (0:0). */
 	bool has_user;
 	uint32_t uid, gid;
+
+	/* Published ports, each with its listener made by cell_ports_listen
+	 * (the caller closes its copies with cell_ports_close once
+	 * cell_create returns or cell_run ends). */
+	struct cell_port ports[CELL_MAX_PORTS];
+	size_t nports;
 };
+
+/* Make the host listeners of ports[0..n): bound to host_addr:host_port
+ * (0: a free port, written back into host_port), O_CLOEXEC. On failure
+ * none is left open and err says which port and why (in use, privileged).
+ * Thread-safe. */
+int cell_ports_listen(struct cell_port *ports, size_t n, struct sc_err *err);
+void cell_ports_close(struct cell_port *ports, size_t n);
 
 struct cell_result {
 	int exit_code;        /* as DESIGN.md: status, 128+N, 124, 125... */
@@ -326,6 +352,8 @@ struct cell_status {
 	struct policy_limits limits;
 	unsigned nprocs; /* processes in the cell */
 	unsigned nexecs; /* requests in flight */
+	struct cell_port ports[CELL_MAX_PORTS]; /* published (fd -1) */
+	size_t nports;
 };
 int cell_status_get(const char *name, struct cell_status *st, struct sc_err *err);
 /* Every cell under the state root (malloc'd array). */

@@ -17,6 +17,7 @@
 #include "cellpath.h"
 #include "channel.h"
 #include "egress.h"
+#include "ports.h"
 #include "internal.h"
 #include "landlock.h"
 
@@ -293,7 +294,7 @@ static int make_seed_files(const struct cell_spec *spec, struct sc_err *err)
  * exec is not enough, because a long-lived init never execs. */
 static void close_inherited_fds(const struct cell_plan *plan)
 {
-	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS];
+	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS + CELL_MAX_PORTS];
 	size_t n = 0;
 	int fixed[] = {plan->status_fd, plan->sync_fd, plan->serve_fd, plan->upper_fd};
 	for (size_t i = 0; i < SC_ARRAY_LEN(fixed); i++)
@@ -302,6 +303,8 @@ static void close_inherited_fds(const struct cell_plan *plan)
 		keep[n++] = plan->lower_fds[i];
 	for (size_t i = 0; i < plan->spec->nbinds && i < CELL_MAX_BINDS; i++)
 		keep[n++] = plan->bind_fds[i];
+	for (size_t i = 0; i < plan->spec->nports && i < CELL_MAX_PORTS; i++)
+		keep[n++] = plan->spec->ports[i].fd;
 	rt_close_fds_except(keep, n);
 }
 
@@ -327,8 +330,15 @@ static int restrict_with_landlock(const struct cell_plan *plan, struct sc_err *e
 	if (spec->require_landlock && spec->landlock.no_filesystem)
 		return sc_fail(err, 0, "--require-landlock: the policy turns Landlock's "
 				       "filesystem rules off (\"landlock\" in the policy)");
-	int port = spec->egress ? NET_PROXY_PORT : 0;
-	int abi = rt_landlock_restrict(&spec->landlock, plan->layer_fd, port, err);
+	/* the proxy, and the published ports for the relay: connecting to
+	 * them reaches only the cell's own loopback (its netns has lo only) */
+	int ports[1 + CELL_MAX_PORTS];
+	size_t n = 0;
+	if (spec->egress)
+		ports[n++] = NET_PROXY_PORT;
+	for (size_t i = 0; i < spec->nports && i < CELL_MAX_PORTS; i++)
+		ports[n++] = spec->ports[i].cell_port;
+	int abi = rt_landlock_restrict(&spec->landlock, plan->layer_fd, ports, n, err);
 	if (abi < 0)
 		return -1;
 	if (abi == 0 && spec->require_landlock)
@@ -384,7 +394,8 @@ void rt_child_main(struct cell_plan *plan)
 	wait_for_cgroup(plan);
 	if (!plan->serve)
 		close(plan->sync_fd);
-	if (rt_lockdown_apply_filter(spec->filter, &err) < 0)
+	if (rt_lockdown_apply_filter(spec->filter, &err) < 0 ||
+	    rt_ports_start_relay(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	if (plan->serve)
 		serve_when_released(plan, peer_uid);

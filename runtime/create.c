@@ -128,6 +128,11 @@ static void info_init(struct cell_info *info, const char *name, const struct cel
 	snprintf(info->name, sizeof(info->name), "%s", name);
 	snprintf(info->image, sizeof(info->image), "%s", spec->image_name ? spec->image_name : "host");
 	info->limits = spec->limits;
+	for (size_t i = 0; i < spec->nports && i < CELL_MAX_PORTS; i++) {
+		info->ports[i] = spec->ports[i];
+		info->ports[i].fd = -1;
+	}
+	info->nports = spec->nports < CELL_MAX_PORTS ? spec->nports : CELL_MAX_PORTS;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info->created = (double)now.tv_sec + now.tv_nsec / 1e9;
@@ -366,6 +371,8 @@ static void status_from_info(const struct cell_info *info, struct cell_status *s
 	s->persist = info->persist_dir[0] != '\0';
 	s->alive = rt_state_alive(info);
 	s->pid = s->alive ? info->pid : 0;
+	memcpy(s->ports, info->ports, sizeof(s->ports));
+	s->nports = info->nports;
 }
 
 int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)

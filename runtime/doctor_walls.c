@@ -38,7 +38,7 @@ static int try_landlock(void)
 		struct policy_landlock set = {0};
 		struct sc_err err = {0};
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    rt_landlock_restrict(&set, -1, 0, &err) < 0)
+		    rt_landlock_restrict(&set, -1, NULL, 0, &err) < 0)
 			_exit(err.errnum > 0 && err.errnum < 256 ? err.errnum : 255);
 		_exit(0);
 	}

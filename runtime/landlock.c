@@ -92,7 +92,7 @@ static int add_beneath(int ruleset, int dir, uint64_t access, const char *what, 
 }
 
 static int add_rules(int ruleset, const struct rt_landlock_rules *r, int keep_read_fd,
-		     int proxy_port, struct sc_err *err)
+		     const int *ports, size_t nports, struct sc_err *err)
 {
 	if (r->fs) {
 		_cleanup_fd_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -104,17 +104,19 @@ static int add_rules(int ruleset, const struct rt_landlock_rules *r, int keep_re
 		    add_beneath(ruleset, keep_read_fd, r->fs & FS_READ, "the writable layer", err) < 0)
 			return -1;
 	}
-	if (r->net && proxy_port > 0) {
+	for (size_t i = 0; r->net && i < nports; i++) {
+		if (ports[i] <= 0)
+			continue;
 		struct ll_net_port_attr np = {.allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
-					      .port = (uint64_t)proxy_port};
+					      .port = (uint64_t)ports[i]};
 		if (syscall(SYS_landlock_add_rule, ruleset, RULE_NET_PORT, &np, 0) < 0)
-			return sc_fail(err, errno, "landlock: allow connecting to port %d", proxy_port);
+			return sc_fail(err, errno, "landlock: allow connecting to port %d", ports[i]);
 	}
 	return 0;
 }
 
-int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, int proxy_port,
-			 struct sc_err *err)
+int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, const int *ports,
+			 size_t nports, struct sc_err *err)
 {
 	int abi = rt_landlock_abi();
 	struct rt_landlock_rules r;
@@ -127,7 +129,7 @@ int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, in
 		(int)syscall(SYS_landlock_create_ruleset, &attr, attr_size(abi), 0);
 	if (ruleset < 0)
 		return sc_fail(err, errno, "landlock: create the ruleset (ABI %d)", abi);
-	if (add_rules(ruleset, &r, keep_read_fd, proxy_port, err) < 0)
+	if (add_rules(ruleset, &r, keep_read_fd, ports, nports, err) < 0)
 		return -1;
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
 		return sc_fail(err, errno, "landlock: restrict the cell");

@@ -31,11 +31,11 @@ void rt_landlock_rules_for(int abi, const struct policy_landlock *set, struct rt
 /* Restrict the calling process (and its future children) for the cell
  * whose root is now "/": every handled file right beneath "/", reading
  * beneath keep_read_fd (the writable layer kept for commit; -1: none),
- * and, when the policy asks for it, TCP connect to proxy_port only (0:
- * to no port). Needs no_new_privs. Returns the ABI applied (0: nothing
+ * and, when the policy asks for it, TCP connect to ports[0..nports) only
+ * (none: to no port; entries <= 0 are skipped). Needs no_new_privs. Returns the ABI applied (0: nothing
  * to apply, or no Landlock), -1 with err filled on failure. */
-int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, int proxy_port,
-			 struct sc_err *err);
+int rt_landlock_restrict(const struct policy_landlock *set, int keep_read_fd, const int *ports,
+			 size_t nports, struct sc_err *err);
 
 /* For a host-side helper that serves a cell but needs no file of its own
  * beyond the fds it holds (the egress proxy): read and execute anywhere

@@ -52,6 +52,10 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 	fprintf(f, "memory=%llu\npids=%llu\ncpus=%.3f\ntimeout=%.3f\ndisk=%llu\n",
 		(unsigned long long)l->memory, (unsigned long long)l->pids, l->cpus, l->timeout_s,
 		(unsigned long long)l->disk);
+	/* port=CELLPORT HOSTPORT HOSTADDR: an IPv6 address holds ':' */
+	for (size_t i = 0; i < in->nports && i < CELL_MAX_PORTS; i++)
+		fprintf(f, "port=%u %u %s\n", in->ports[i].cell_port, in->ports[i].host_port,
+			in->ports[i].host_addr);
 	if (in->has_token) {
 		fputs("token=", f);
 		for (size_t i = 0; i < RT_TOKEN_LEN; i++)
@@ -121,6 +125,20 @@ static void copy_value(char *dst, size_t size, const char *v)
 	snprintf(dst, size, "%s", v);
 }
 
+static void read_port(const char *v, struct cell_info *in)
+{
+	unsigned cell, host;
+	char addr[48];
+	if (in->nports >= CELL_MAX_PORTS ||
+	    sscanf(v, "%5u %5u %47s", &cell, &host, addr) != 3 || cell > 65535 || host > 65535)
+		return;
+	struct cell_port *p = &in->ports[in->nports++];
+	p->cell_port = (uint16_t)cell;
+	p->host_port = (uint16_t)host;
+	p->fd = -1;
+	snprintf(p->host_addr, sizeof(p->host_addr), "%s", addr);
+}
+
 int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err)
 {
 	char path[SC_PATH_BUF], line[SC_PATH_BUF];
@@ -135,7 +153,7 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 		close(fd);
 		return sc_fail(err, errno, "%s", path);
 	}
-	for (int n = 0; n < 64 && fgets(line, sizeof(line), f); n++) {
+	for (int n = 0; n < 64 + CELL_MAX_PORTS && fgets(line, sizeof(line), f); n++) {
 		line[strcspn(line, "\n")] = '\0';
 		char *eq = strchr(line, '=');
 		if (!eq)
@@ -167,6 +185,8 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 			in->limits.timeout_s = strtod(v, NULL);
 		else if (!strcmp(k, "disk"))
 			in->limits.disk = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "port"))
+			read_port(v, in);
 		else if (!strcmp(k, "token") && strlen(v) == 2 * RT_TOKEN_LEN)
 			in->has_token = parse_token(v, strlen(v), in->token);
 	}

@@ -21,6 +21,8 @@ struct cell_info {
 	struct policy_limits limits;
 	bool has_token;
 	uint8_t token[32];       /* RT_TOKEN_LEN */
+	struct cell_port ports[CELL_MAX_PORTS]; /* published, fd -1 */
+	size_t nports;
 };
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
