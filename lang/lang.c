@@ -20,6 +20,9 @@ struct lang_steps {
 	const char *run[8];
 	const char *env[8];      /* KEY=VAL for both steps */
 	const char *debian;      /* the Debian package(s) that bring the tools */
+	const char *open_tag;    /* leading blanks dropped, then this put first
+				  * when the code does not start with it; or
+				  * NULL (as SandboxFusion does for php) */
 };
 
 #define GO_ENV "GOCACHE=/tmp/.sandcell-go/cache", "GOPATH=/tmp/.sandcell-go/path", \
@@ -38,6 +41,15 @@ static const struct lang_def TABLE[] = {
 	{"r", {"R", "rscript", NULL}, "main.R", NULL, "Rscript", "Rscript main.R"},
 	{"ruby", {"rb", NULL}, "main.rb", NULL, "ruby", "ruby main.rb"},
 	{"bash", {"sh", "shell", NULL}, "main.sh", NULL, "bash", "bash main.sh"},
+	{"perl", {"pl", NULL}, "main.pl", NULL, "perl", "perl main.pl"},
+	{"lua", {NULL}, "main.lua", NULL, "lua", "lua main.lua"},
+	{"php", {NULL}, "main.php", NULL, "php", "php -f main.php (<?php added when the code lacks it)"},
+	{"csharp", {"cs", "c#", NULL}, "main.cs", "mcs", "mono", "mcs (Mono), then mono main.exe"},
+	{"d", {"dlang", NULL}, "main.d", "gdc", NULL, "gdc -O2, then ./main"},
+	{"d_ut", {"D_ut", NULL}, "main.d", "gdc", NULL,
+	 "gdc -O2 -funittest, then ./main: the unittest blocks run, not main"},
+	{"verilog", {"systemverilog", NULL}, "main.sv", "iverilog", "vvp",
+	 "iverilog -g2012 -s tb, then vvp -n (the top module is tb)"},
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
@@ -57,6 +69,17 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	{.run = {"Rscript", "{src}"}, .env = {LANG_R_ENV_LIBS}, .debian = "r-base-core"},
 	{.run = {"ruby", "{src}"}, .debian = "ruby"},
 	{.run = {"bash", "{src}"}, .debian = "bash"},
+	{.run = {"perl", "{src}"}, .debian = "perl"},
+	{.run = {"lua", "{src}"}, .debian = "lua5.4"},
+	{.run = {"php", "-f", "{src}"}, .open_tag = "<?php", .debian = "php-cli"},
+	{.compile = {"mcs", "-out:main.exe", "{src}"}, .run = {"mono", "main.exe"},
+	 .debian = "mono-mcs mono-runtime"},
+	{.compile = {"gdc", "-O2", "-o", "main", "{src}"}, .run = {"./main"}, .debian = "gdc"},
+	{.compile = {"gdc", "-O2", "-funittest", "-o", "main", "{src}"}, .run = {"./main"},
+	 .debian = "gdc"},
+	{.compile = {"iverilog", "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o",
+		     "main.vvp", "{src}"},
+	 .run = {"vvp", "-n", "main.vvp"}, .debian = "iverilog"},
 };
 
 const struct lang_def *lang_table(size_t *n)
@@ -309,8 +332,25 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		return -ENAMETOOLONG;
 	if (req->files_dir && cell_copy_in_as(c, req->files_dir, req->workdir, req->fetch_limit, e) < 0)
 		return sc_err_wrap(e, "--files %s", req->files_dir);
-	if (cell_write_file(c, srcpath, req->source ? req->source : "", req->source_len,
-			    CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
+	const char *tag = STEPS[req->lang - TABLE].open_tag;
+	const char *src = req->source ? req->source : "";
+	_cleanup_free_ char *tagged = NULL;
+	size_t len = req->source_len;
+	while (tag && len && isspace((unsigned char)*src)) {
+		src++; /* text before the tag would be output (php) */
+		len--;
+	}
+	if (tag && (len < strlen(tag) || memcmp(src, tag, strlen(tag)))) {
+		size_t tl = strlen(tag);
+		if (!(tagged = malloc(tl + 1 + len)))
+			return sc_fail(e, ENOMEM, "the source");
+		memcpy(tagged, tag, tl);
+		tagged[tl] = '\n';
+		memcpy(tagged + tl + 1, src, len);
+		src = tagged;
+		len += tl + 1;
+	}
+	if (cell_write_file(c, srcpath, src, len, CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
 		return sc_err_wrap(e, "writing the source to %s", srcpath);
 	return 0;
 }
