@@ -157,9 +157,10 @@ static void accept_one(int l, uint16_t cell_port, struct conn *conns, size_t *nc
 	(*nconns)++;
 }
 
-/* Moves what can move from src to dst without blocking; -1 when the
+/* One buffer's worth from src to dst without blocking: 1 when it all
+ * went (there may be more), 0 when a side would block, -1 when the
  * connection is broken. */
-static int pump(int src, int dst, struct half *h)
+static int pump_once(int src, int dst, struct half *h)
 {
 	if (h->len == 0 && !h->eof) {
 		ssize_t n = recv(src, h->buf, RT_PORTS_BUF, 0);
@@ -168,8 +169,8 @@ static int pump(int src, int dst, struct half *h)
 			h->len = (size_t)n;
 		} else if (n == 0) {
 			h->eof = true;
-		} else if (errno != EAGAIN && errno != EINTR) {
-			return -1;
+		} else {
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		}
 	}
 	while (h->len > 0) {
@@ -182,6 +183,18 @@ static int pump(int src, int dst, struct half *h)
 	if (h->eof && !h->shut) {
 		(void)shutdown(dst, SHUT_WR);
 		h->shut = true;
+	}
+	return !h->eof;
+}
+
+/* Moves what can move from src to dst, up to 8 buffers (then the other
+ * connections get their turn); -1 when the connection is broken. */
+static int pump(int src, int dst, struct half *h)
+{
+	for (int i = 0; i < 8; i++) {
+		int rc = pump_once(src, dst, h);
+		if (rc <= 0)
+			return rc;
 	}
 	return 0;
 }

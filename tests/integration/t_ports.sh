@@ -32,7 +32,7 @@ port, n, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 good = []
 def one(i):
     data = (b"%d:" % i) + os.urandom(size)
-    c = socket.create_connection(("127.0.0.1", port), timeout=10)
+    c = socket.create_connection(("127.0.0.1", port), timeout=5)
     c.sendall(data); c.shutdown(socket.SHUT_WR)
     got = b""
     while True:
@@ -79,7 +79,7 @@ assert d[\"ports\"][0][\"cell_port\"] == 8000 and d[\"ports\"][0][\"host_port\"]
 as_user "$SC_BIN" exec "$c" -- python3 -c "$SRV" 8000 >/dev/null 2>&1 &
 srv_pid=$!
 served() { [ "$(client "$HP" 1 10)" = "ok 1" ]; }
-WAIT_S=30 wait_until served
+WAIT_S=20 wait_until served
 check "the host reaches the cell's loopback server through the port (half-close)" served
 out=$(client "$HP" 32 200000)
 check "32 connections at once, each echoing 200 kB of its own data" [ "$out" = "ok 32" ]
@@ -127,7 +127,7 @@ check "after rm no relay process is left" bash -c '! kill -0 "$0" 2>/dev/null' "
 
 # --- one-shot run: a picked port said on stderr, for the run's lifetime ---
 errf="$T_WORK/run.err"
-as_user "$SC_BIN" run -p 0:7000 -- python3 -c "$SRV" 7000 1 >/dev/null 2>"$errf" &
+as_user "$SC_BIN" run --timeout 30 -p 0:7000 -- python3 -c "$SRV" 7000 1 >/dev/null 2>"$errf" &
 run_pid=$!
 run_port() { sed -n 's#^7000/tcp -> 127\.0\.0\.1:\([0-9]*\)$#\1#p' "$errf"; }
 WAIT_S=30 wait_until bash -c '[ -n "$(sed -n "s#^7000/tcp -> .*:##p" "$0")" ]' "$errf"
