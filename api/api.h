@@ -72,10 +72,15 @@ struct api_config {
 	size_t max_body;              /* bytes of a request body */
 	const char *token;            /* NULL: no authentication (a unix socket) */
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
+	const char *node_name;        /* the prefix of its cell ids (api_node_name_ok) */
 	struct sc_log log;            /* one JSON line per request (SC_LOG_INFO),
 				       * warnings */
 };
 void api_config_init(struct api_config *cfg);
+/* A node name: 1 to API_NODE_NAME_MAX of a-z, 0-9 and '-', starting and
+ * ending with a letter or digit (a DNS label, so that NAME-ID is one too). */
+#define API_NODE_NAME_MAX 32
+bool api_node_name_ok(const char *name);
 
 struct api;
 int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err);

@@ -11,7 +11,10 @@
 #include "metrics.h"
 #include "request.h"
 
-#define API_ID_LEN 16 /* a cell id of POST /cells: 16 lower-case hex digits */
+/* A cell id of POST /cells: the node name, '-', 16 lower-case hex digits
+ * (node.c) */
+#define API_ID_HEX_LEN 16
+#define API_ID_LEN (API_NODE_NAME_MAX + 1 + API_ID_HEX_LEN)
 
 /* A cell of POST /cells, in the server's table. */
 struct api_cell {
@@ -37,6 +40,7 @@ struct api_hold {
 
 struct api {
 	struct api_config cfg;
+	char node[API_NODE_NAME_MAX + 1]; /* cfg.node_name's copy */
 	struct api_limits lim;       /* the request layer's clamps, from cfg */
 	char *token;
 	struct cell_pool *pool;
@@ -53,6 +57,12 @@ struct api {
 	atomic_size_t in_flight;
 	struct api_metrics metrics;  /* counters: atomics, no lock (metrics.h) */
 };
+
+/* ---- cell ids (node.c) ---- */
+
+/* Is s (n bytes) a cell id's shape: NODE-HEX (*node_len: NODE's length)
+ * or a bare 16 hex digits (*node_len 0; no server gives one out)? */
+bool api_id_parse(const char *s, size_t n, size_t *node_len);
 
 /* ---- trace context (trace.c) ---- */
 

@@ -78,13 +78,15 @@ static void slot_give_back(struct api *a)
 static int cell_make(struct api *a, const struct api_cell_new *want, struct api_cell *nc,
 		     struct api_response *resp)
 {
-	unsigned char rnd[API_ID_LEN / 2];
+	unsigned char rnd[API_ID_HEX_LEN / 2];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		api_response_error(resp, 500, "getrandom failed");
 		return -1;
 	}
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(nc->id + 2 * i, 3, "%02x", rnd[i]);
+	/* NODE-HEX: a load balancer routes by the node part (node.c) */
+	size_t k = (size_t)snprintf(nc->id, sizeof(nc->id), "%s-", a->node);
+	for (size_t i = 0; i < sizeof(rnd) && k + 2 < sizeof(nc->id); i++, k += 2)
+		snprintf(nc->id + k, 3, "%02x", rnd[i]);
 	struct cell *c;
 	struct sc_err err = {0};
 	double t0 = sc_now();

@@ -31,6 +31,7 @@ struct req_state {
 	char path[256];
 	bool traced;       /* trace holds the request's trace context */
 	struct api_trace trace;
+	const char *node;  /* the server's node name, X-Sandcell-Node of every answer */
 };
 
 static const char *lookup_query(void *ctx, const char *name)
@@ -112,6 +113,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_sta
 		api_mhd.add_header(mr, "Connection", "close");
 	if (st->traced)
 		api_mhd.add_header(mr, "traceparent", st->trace.traceparent);
+	/* which server answered, behind a balancer (docs/scale-out.md) */
+	if (st->node)
+		api_mhd.add_header(mr, "X-Sandcell-Node", st->node);
 	st->status = r->status;
 	st->out_len = r->body_len;
 	st->answered = true;
@@ -316,6 +320,7 @@ enum MHD_Result api_http_on_request(void *cls, struct MHD_Connection *conn, cons
 			return MHD_NO;
 		st->traced = api_trace_begin(api_mhd.lookup(conn, MHD_HEADER_KIND, "traceparent"),
 					     &st->trace);
+		st->node = api_get_config(s->a)->node_name;
 		*con_cls = st;
 		return req_head(s, conn, st, method, url);
 	}

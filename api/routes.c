@@ -1,6 +1,6 @@
 /* The routes: one table of {method, pattern, handler}, the token, and
  * api_handle, which finds the row of a request. A pattern is the path
- * itself, with {id} standing for a cell id (16 lower-case hex digits). */
+ * itself, with {id} standing for a cell id (NODE-HEX, node.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -63,12 +63,8 @@ void api_route_label(size_t i, const char **method, const char **pattern)
 
 static bool valid_id(const char *s, size_t n)
 {
-	if (n != API_ID_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	size_t node_len;
+	return api_id_parse(s, n, &node_len);
 }
 
 /* Does path match pat ({id}: a valid cell id, copied into id)? */
@@ -167,6 +163,22 @@ static bool has_dots(const char *path)
 	return false;
 }
 
+/* A cell id of another node: 421 Misdirected Request, naming the owner
+ * (a balancer that routes by the id's node part never sends one here). A
+ * bare 16 hex digits is no server's: the handler's 404. */
+static bool id_is_ours(const struct api *a, const char *id, struct api_response *resp)
+{
+	size_t k;
+	api_id_parse(id, strlen(id), &k);
+	if (!k || (k == strlen(a->node) && !memcmp(id, a->node, k)))
+		return true;
+	api_errorf(resp, 421,
+		   "cell %s belongs to node '%.*s'; this is node '%s' (route by the id's "
+		   "node part: docs/scale-out.md)",
+		   id, (int)k, id, a->node);
+	return false;
+}
+
 void api_handle(struct api *a, const struct api_request *req, struct api_response *resp)
 {
 	memset(resp, 0, sizeof(*resp));
@@ -190,6 +202,8 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 		if (!match(ROUTES[i].pattern, p, call.id))
 			continue;
 		if (!strcmp(ROUTES[i].method, m)) {
+			if (call.id[0] && !id_is_ours(a, call.id, resp))
+				return;
 			ROUTES[i].fn(a, &call, resp);
 			return;
 		}

@@ -30,10 +30,17 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 		return sc_fail(err, EINVAL, "api: no cell spec");
 	if (!cfg->max_concurrency || !cfg->max_cells || !cfg->max_body)
 		return sc_fail(err, EINVAL, "api: limits must be at least 1");
+	if (!api_node_name_ok(cfg->node_name))
+		return sc_fail(err, EINVAL,
+			       "api: node name '%.40s' is not 1 to %d of a-z, 0-9 and '-' "
+			       "(starting and ending with a letter or digit)",
+			       cfg->node_name ? cfg->node_name : "", API_NODE_NAME_MAX);
 	struct api *a = calloc(1, sizeof(*a));
 	if (!a)
 		return sc_fail(err, ENOMEM, "api");
 	a->cfg = *cfg;
+	snprintf(a->node, sizeof(a->node), "%s", cfg->node_name);
+	a->cfg.node_name = a->node;
 	api_metrics_init(&a->metrics);
 	api_limits_of(&a->lim, cfg->spec, cfg->max_timeout_s);
 	if (cfg->token && !(a->token = strdup(cfg->token))) {

@@ -39,6 +39,7 @@ struct serve_opts {
 	const char *port_file;
 	const char *tls_cert, *tls_key;
 	const char *pod_name;
+	const char *node_name;
 	const char *metrics_listen;
 	bool insecure_plaintext, metrics_public;
 	size_t pool, max_concurrency, max_cells;
@@ -97,6 +98,12 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	 .help = "allow a non-loopback --metrics-listen (anyone\nwho reaches it reads the metrics)"},
 	{"--pod-name", NULL, CLI_STRING, SV(pod_name), .metavar = "NAME",
 	 .help = "executor_pod_name in results (default $HOSTNAME or null)"},
+	{"--node-name", NULL, CLI_STRING, SV(node_name), .metavar = "NAME",
+	 .help = "this server's name, the prefix of its cell ids\n"
+		 "(NAME-HEX), which a load balancer routes by:\n"
+		 "1 to 32 of a-z, 0-9 and '-', starting and\n"
+		 "ending with a letter or digit (default: the\n"
+		 "host name up to its first '.', lower-cased)"},
 	CLI_HELP_OPTION,
 	{0},
 };
@@ -234,6 +241,31 @@ static void http_opts_from(struct api_http_opts *http, const struct serve_opts *
 	http->on_listen_ctx = (void *)o->port_file;
 }
 
+/* --node-name, else the host name up to its first '.', lower-cased, into
+ * buf; -1 after a one-line error when it is no node name. */
+static int node_name_of(const struct serve_opts *o, char *buf, size_t size)
+{
+	if (o->node_name) {
+		snprintf(buf, size, "%s", o->node_name);
+	} else {
+		char host[256] = "";
+		if (gethostname(host, sizeof(host) - 1) < 0)
+			host[0] = '\0';
+		host[strcspn(host, ".")] = '\0';
+		for (char *c = host; *c; c++)
+			if (*c >= 'A' && *c <= 'Z')
+				*c = (char)(*c - 'A' + 'a');
+		snprintf(buf, size, "%s", host);
+	}
+	if (api_node_name_ok(buf))
+		return 0;
+	cli_error("serve: %s '%.64s' is not a node name: 1 to %d of a-z, 0-9 and '-', starting "
+		  "and ending with a letter or digit%s",
+		  o->node_name ? "--node-name" : "the host name", buf, API_NODE_NAME_MAX,
+		  o->node_name ? "" : " (pass --node-name NAME)");
+	return -1;
+}
+
 /* The server's options: the library's defaults where not given. */
 static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 			    const struct cell_spec *spec, const char *token)
@@ -302,8 +334,12 @@ int cmd_serve(int argc, char **argv)
 	_cleanup_cli_cell_ struct cli_cell cell;
 	if (cli_cell_build(&cell, &co) < 0)
 		return CLI_EXIT_USAGE;
+	char node[API_NODE_NAME_MAX + 1];
+	if (node_name_of(&o, node, sizeof(node)) < 0)
+		return CLI_EXIT_USAGE;
 	struct api_config cfg;
 	api_config_from(&cfg, &o, &cell.spec, token);
+	cfg.node_name = node;
 	struct sc_err err = {0};
 	/* The checks first, so that a refused listener makes no cell. */
 	if (api_http_check(&cfg, &http, &err) < 0)
