@@ -226,6 +226,9 @@ int cmd_policy(int argc, char **argv);
 int cmd_image(int argc, char **argv);
 /* image build NAME --dockerfile FILE (cli/cmd_image_dockerfile.c) */
 int image_build_dockerfile(int argc, char **argv);
+/* The image store's cap (cmd_image.c): given when not 0, else
+ * SANDCELL_STORE_MAX, else 0 (none). */
+uint64_t cli_store_max(uint64_t given);
 int cmd_code(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_batch(int argc, char **argv);

@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "../common/parse.h"
 #include "cli.h"
 
 static const char IMAGE_HELP[] =
@@ -61,7 +62,7 @@ static const char IMPORT_HELP[] =
 
 static const char PULL_HELP[] =
 	"usage: sandcell image pull REF NAME [--insecure] [--platform OS/ARCH] [--creds-file FILE]\n"
-	"                           [--max-size SIZE] [--max-files N] [--root DIR]\n"
+	"                           [--max-size SIZE] [--max-files N] [--store-max SIZE] [--root DIR]\n"
 	"\n"
 	"Pull REF from a registry (OCI distribution / Docker registry v2 API) and\n"
 	"store it as image NAME. REF is [HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST];\n"
@@ -101,6 +102,9 @@ static const struct cli_option LIMIT_OPTIONS[] = {
 	 .help = "refuse archives that unpack to more than SIZE (default 8G)"},
 	{"--max-files", NULL, CLI_COUNT, RL(max_files), .min = 1, .max = UINT32_MAX, .metavar = "N",
 	 .help = "refuse archives with more than N entries (default 2000000)"},
+	{"--store-max", NULL, CLI_SIZE, RL(store_max), .metavar = "SIZE",
+	 .help = "then remove least recently used images no cell uses until the store "
+		 "holds SIZE or less (default: SANDCELL_STORE_MAX, else no cap)"},
 	IMAGE_ROOT_OPTION,
 	CLI_HELP_OPTION,
 	{0},
@@ -234,6 +238,43 @@ static void print_report(const char *verb, const char *name, const struct rootfs
 			 (unsigned long long)rep->stripped_setid);
 }
 
+/* --store-max, else SANDCELL_STORE_MAX (0: no cap). */
+uint64_t cli_store_max(uint64_t given)
+{
+	const char *env = getenv("SANDCELL_STORE_MAX");
+	uint64_t v = 0;
+	if (given)
+		return given;
+	if (env && env[0] && sc_parse_size(env, &v) < 0) {
+		cli_warn("SANDCELL_STORE_MAX=%.64s is not a size (like 20G); no store cap", env);
+		return 0;
+	}
+	return v;
+}
+
+static void info_sink(void *ctx, enum sc_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level <= SC_LOG_WARN)
+		cli_warn("%s", msg);
+	else
+		fprintf(stderr, "sandcell: %s\n", msg);
+}
+
+/* After image `name` was stored: the store's cap, never evicting it. */
+static int trim_store(const char *name, uint64_t given)
+{
+	uint64_t max = cli_store_max(given);
+	if (!max)
+		return 0;
+	const char *keep[] = {name, NULL};
+	const struct sc_log log = {.fn = info_sink};
+	struct sc_err err = {0};
+	if (rootfs_store_trim(cell_data_root(), &CLI_CELLS_IN_USE, max, keep, &log, NULL, &err) < 0)
+		return cli_fail(&err);
+	return 0;
+}
+
 static int ensure_data_dir(void)
 {
 	struct sc_err err = {0};
@@ -323,7 +364,7 @@ static int image_build(int argc, char **argv)
 			       &err) < 0)
 		return cli_fail(&err);
 	print_report("built", pos[0], &rep);
-	return 0;
+	return trim_store(pos[0], lim.store_max);
 }
 
 static int image_import(int argc, char **argv)
@@ -342,7 +383,7 @@ static int image_import(int argc, char **argv)
 				&err) < 0)
 		return cli_fail(&err);
 	print_report("imported", pos[1], &rep);
-	return 0;
+	return trim_store(pos[1], lim.store_max);
 }
 
 static int image_pull(int argc, char **argv)
@@ -362,7 +403,7 @@ static int image_pull(int argc, char **argv)
 	if (rootfs_image_pull(cell_data_root(), &CLI_CELLS_IN_USE, pos[0], pos[1], &o, &rep, &err) < 0)
 		return cli_fail(&err);
 	print_report("pulled", pos[1], &rep);
-	return 0;
+	return trim_store(pos[1], o.limits.store_max);
 }
 
 static int image_rm(int argc, char **argv)

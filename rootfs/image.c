@@ -38,6 +38,7 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 		out->env = steal_ptr(&m.env);
 		out->workdir = steal_ptr(&m.workdir);
 		out->user = steal_ptr(&m.user);
+		rootfs_image_note_use(data_root, name);
 	}
 	rootfs_manifest_free(&m);
 	if (rc < 0) {
@@ -149,6 +150,7 @@ int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_us
 		sc_fail(err, errno, "remove %s", path);
 		goto out;
 	}
+	rootfs_store_forget_use(st.root, name);
 	rc = rootfs_store_gc_layers(&st, err);
 out:
 	rootfs_store_unlock(&st);

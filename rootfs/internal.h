@@ -202,6 +202,9 @@ int rootfs_store_gc_layers(struct store *st, struct sc_err *err);
 /* Image names (NULL-terminated, rootfs_strv_free) or NULL with err. */
 char **rootfs_store_list_names(const char *data_root, struct sc_err *err);
 
+/* Forget image name's last use (images/NAME.used), when it is removed. */
+void rootfs_store_forget_use(const char *data_root, const char *name);
+
 bool rootfs_layer_id_valid(const char *id);
 bool rootfs_env_entry_valid(const char *kv);
 

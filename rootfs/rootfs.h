@@ -68,6 +68,8 @@ int rootfs_image_remove(const char *data_root, const struct rootfs_in_use *in_us
 struct rootfs_limits {
 	uint64_t max_size;  /* uncompressed bytes of all layers (0: default) */
 	uint64_t max_files; /* entries (0: default) */
+	uint64_t store_max; /* the store's cap, for the caller's rootfs_store_trim
+			     * once the image is stored (0: none); unused here */
 	/* one line per device node left out (the first 20, then a count);
 	 * NULL: only rootfs_report.skipped_devices counts them */
 	const struct sc_log *log;
@@ -122,6 +124,38 @@ struct rootfs_pull_opts {
 int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *ref,
 		      const char *name, const struct rootfs_pull_opts *opts,
 		      struct rootfs_report *rep, struct sc_err *err);
+
+/* ---- registry references in place of store names, and the store's cap
+ * (evict.c) ---- */
+
+/* Whether s is a registry reference (it has a '/', ':' or '@') rather
+ * than a store name. */
+bool rootfs_is_reference(const char *s);
+/* The store name an image pulled for reference ref is kept under:
+ * HOST_REPO_TAG-HASH (HOST without its port's colon, Docker Hub as
+ * "docker.io", REPO's last component, TAG or the digest's first 12 hex
+ * digits, each cut and with other characters as '_'; HASH: 12 hex digits
+ * of the sha256 of the canonical HOST/REPO:TAG or HOST/REPO@DIGEST).
+ * out holds at least 64 bytes. */
+int rootfs_ref_store_name(const char *ref, char *out, size_t size, struct sc_err *err);
+/* Record that a cell uses image `name` now (the least-recently-used order
+ * of rootfs_store_trim): touches images/NAME.used. Best effort, cheap:
+ * rootfs_image_open calls it. */
+void rootfs_image_note_use(const char *data_root, const char *name);
+
+struct rootfs_trim_report {
+	uint64_t before, after; /* bytes of all images (image ls's sizes) */
+	size_t evicted;
+};
+/* Keep the store at most max bytes (0: no cap): remove images that no
+ * cell uses (in_use), that are not in keep (NULL-terminated, may be NULL)
+ * and that no cell opened in the last 2 s, least recently used first,
+ * until the images' sizes add up to max or less. Each eviction is told to
+ * log (SC_LOG_INFO), and a store that stays over max (SC_LOG_WARN). Under
+ * the store's lock. rep may be NULL. */
+int rootfs_store_trim(const char *data_root, const struct rootfs_in_use *in_use, uint64_t max,
+		      const char *const *keep, const struct sc_log *log,
+		      struct rootfs_trim_report *rep, struct sc_err *err);
 
 /* Make image `name` from image `base` with a cell's writable layer on top:
  * diff_fd is a tar stream of that layer with OCI whiteouts (what
