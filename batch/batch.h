@@ -153,6 +153,10 @@ int batch_report(const char *const *dirs, size_t ndirs, const struct batch_repor
 
 enum batch_mode { BATCH_SANDBOX, BATCH_VANILLA };
 
+/* When a task's "image" reference is pulled: when it is not stored yet,
+ * never, or at every run (once per reference). */
+enum batch_pull { BATCH_PULL_MISSING, BATCH_PULL_NEVER, BATCH_PULL_ALWAYS };
+
 struct batch_options {
 	const char *tasks_path;    /* with benchmark: its data file */
 	const char *benchmark;     /* a benchmark folder (config.yaml, reward.py,
@@ -166,6 +170,11 @@ struct batch_options {
 	unsigned shard_index, shard_count; /* count 0: no sharding */
 	struct batch_scorer scorer; /* for tasks without one */
 	const char *default_input; /* for tasks without input_dir */
+	const char *image;         /* the cell spec's image (recorded in results;
+				    * NULL: "host"); a task's "image" replaces it */
+	enum batch_pull pull;      /* tasks' image references */
+	bool pull_insecure;        /* plain HTTP to registries on loopback */
+	uint64_t store_max;        /* the image store's cap after pulls (0: none) */
 	bool quiet;
 	size_t pool_workers;       /* 0: chosen from the concurrency */
 	const char *command_line;  /* recorded in batch.json */

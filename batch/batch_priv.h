@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 
 #include "../common/strset.h"
+#include "../rootfs/rootfs.h"
 #include "batch.h"
 
 /* ---- scorers (score.c) ---- */
@@ -33,6 +34,7 @@ struct batch_task {
 	char *id;
 	char *problem;
 	char *input_dir;   /* resolved against the task file's directory, or NULL */
+	char *image;       /* "image": a store name or a registry reference, or NULL */
 	char *expected;    /* the task's "answer" as text, or NULL */
 	bool has_scorer;
 	struct batch_scorer scorer;
@@ -70,11 +72,49 @@ const cJSON *batch_task_problem(const cJSON *task, const char *key, char *why, s
 void batch_task_free(struct batch_task *t);
 void batch_tasks_free(struct batch_tasks *ts);
 
+/* A task's "image" as text: 1 to BATCH_MAX_IMAGE bytes, no spaces or
+ * control characters (what it names is checked when the run starts). */
+#define BATCH_MAX_IMAGE 512
+bool batch_image_name_valid(const char *s);
+
 /* FNV-1a, 64 bits: stable across hosts and versions (it decides shards). */
 uint64_t batch_hash(const char *s);
 /* A file-system-safe name for an id: the id when it is [A-Za-z0-9._-]
  * (not . or ..) and at most 100 bytes, else a cleaned prefix plus -HASH. */
 void batch_safe_name(const char *id, char *out, size_t size);
+
+/* ---- tasks' images (images.c) ---- */
+
+/* One image the tasks name, with its own cell spec and pool. */
+struct batch_image {
+	char *named;            /* as the tasks name it */
+	char store[64];         /* the stored image (a reference's store name) */
+	char error[1024];      /* set: the tasks that need it fail with it */
+	bool opened;
+	struct rootfs_image img;
+	struct cell_spec spec;  /* the batch's spec on this image */
+	struct cell_pool *pool;
+	size_t wanted;          /* cells the attempts on it take */
+};
+
+struct batch_images {
+	struct batch_image *v;
+	size_t n, cap;
+};
+
+/* The index of image `named` in is (added when new), or -1 out of memory. */
+long batch_images_add(struct batch_images *is, const char *named);
+/* Make every image usable, once each, in this thread: a store name must
+ * be stored; a reference is pulled under its store name (o->pull); then
+ * the store is trimmed to o->store_max, keeping these images. An image
+ * that cannot be had gets its error (the batch goes on without it); the
+ * others get base's spec on their layers. Pulls and evictions are told to
+ * o->log. */
+void batch_images_resolve(struct batch_images *is, const struct batch_options *o,
+			  const struct cell_spec *base);
+/* Pools are freed (their cells removed) here too, newest first: free
+ * any pool made after these before this call. */
+void batch_images_free(struct batch_images *is);
 
 /* ---- benchmark folders (bench.c) ---- */
 
@@ -138,6 +178,9 @@ struct batch_outcome {
 	const char *files_note;  /* set: the output was copied in part */
 	bool vanilla;
 	const char *dir;         /* the attempt directory, relative */
+	const char *image;       /* the image as the task or --image names it */
+	const char *store_image; /* the stored image it ran on (a pulled
+				  * reference's store name), or NULL */
 };
 /* The result line (malloc'ed, no newline), or NULL out of memory. */
 char *batch_record_format(const struct batch_outcome *o);

@@ -61,6 +61,10 @@ char *batch_record_format(const struct batch_outcome *o)
 	}
 	cJSON_AddStringToObject(j, "mode", o->vanilla ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "dir", o->dir);
+	if (o->image)
+		cJSON_AddStringToObject(j, "image", o->image);
+	if (o->store_image)
+		cJSON_AddStringToObject(j, "store_image", o->store_image);
 	if (t->metadata)
 		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
 	for (const cJSON *f = t->extra ? t->extra->child : NULL; f; f = f->next)

@@ -37,8 +37,10 @@ struct runner {
 	char dir[4096];
 	char bench_cell[300]; /* the benchmark folder in a cell: /testbed/NAME */
 
-	struct cell_pool *pool;
+	struct cell_pool *pool;     /* for tasks without an image of their own */
 	struct cell_spec pool_spec; /* the agent's, with AGENT_CELL_DIRS */
+	struct batch_images images; /* the images tasks name, with their pools */
+	long *task_image;           /* per task: its index in images, or -1 */
 	pthread_mutex_t pool_mu;
 	int results_fd;
 	pthread_mutex_t write_mu;
@@ -124,18 +126,36 @@ static void write_manifest(struct runner *r, size_t ntasks)
 
 /* ---- one attempt ---- */
 
-static int pool_take(struct runner *r, struct cell **c, struct sc_err *err)
+/* The pool of task t's cells (its image's, else the batch's). */
+static struct cell_pool *pool_of(const struct runner *r, const struct batch_task *t)
 {
-	pthread_mutex_lock(&r->pool_mu);
-	int rc = cell_pool_acquire(r->pool, c, err);
-	pthread_mutex_unlock(&r->pool_mu);
+	long i = t && r->task_image ? r->task_image[t - r->tasks.v] : -1;
+	return i >= 0 ? r->images.v[i].pool : r->pool;
+}
+
+static int pool_take(struct runner *r, struct cell_pool *pool, struct cell **c, struct sc_err *err)
+{
+	if (!pool)
+		return sc_fail(err, 0, "no cell pool");
+	int rc = -1;
+	/* The pools of one process name their cells alike (runtime/pool.c:
+	 * "pool-OWNER-WORKER-N", N counted per worker), so with an image's
+	 * pool beside the batch's a name may be taken by a live cell of
+	 * another pool; the next try gets the next name. */
+	for (int i = 0; i < 16 && rc < 0; i++) {
+		pthread_mutex_lock(&r->pool_mu);
+		rc = cell_pool_acquire(pool, c, err);
+		pthread_mutex_unlock(&r->pool_mu);
+		if (rc < 0 && (r->images.n == 0 || !strstr(err->msg, "already exists")))
+			break;
+	}
 	return rc;
 }
 
-static void pool_give(struct runner *r, struct cell *c)
+static void pool_give(struct runner *r, struct cell_pool *pool, struct cell *c)
 {
 	pthread_mutex_lock(&r->pool_mu);
-	cell_pool_release(r->pool, c);
+	cell_pool_release(pool, c);
 	pthread_mutex_unlock(&r->pool_mu);
 }
 
@@ -161,7 +181,7 @@ static void write_exec_log(const char *log, const struct cell_result *res, const
 /* The command scorer: a fresh cell with /testbed/answer.txt,
  * /testbed/expected.txt, the attempt's files in /testbed/output and the
  * scorer's files in /testbed/checker; the command runs in /testbed. */
-static int score_command(struct runner *r, const struct batch_scorer *s, const char *dir,
+static int score_command(struct runner *r, struct cell_pool *pool, const struct batch_scorer *s, const char *dir,
 			 const char *answer, const char *expected, double *score, bool *timed_out,
 			 struct sc_err *err)
 {
@@ -180,7 +200,7 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 		return -1;
 	}
 	struct cell *c;
-	if (pool_take(r, &c, err) < 0) {
+	if (pool_take(r, pool, &c, err) < 0) {
 		sc_remove_tree(stage);
 		return -1;
 	}
@@ -210,7 +230,7 @@ static int score_command(struct runner *r, const struct batch_scorer *s, const c
 	cell_result_free(&res);
 	rc = 0;
 out:
-	pool_give(r, c);
+	pool_give(r, pool, c);
 	sc_remove_tree(stage);
 	return rc;
 }
@@ -229,7 +249,7 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 	if (in < 0)
 		return -1;
 	struct cell *c;
-	if (pool_take(r, &c, err) < 0)
+	if (pool_take(r, r->pool, &c, err) < 0)
 		return -1;
 	int rc = -1;
 	if (cell_copy_in(c, r->o->benchmark, r->bench_cell, CELL_DEFAULT_DISK, err) < 0)
@@ -263,7 +283,7 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 	}
 	cell_result_free(&res);
 out:
-	pool_give(r, c);
+	pool_give(r, r->pool, c);
 	return rc;
 }
 
@@ -383,12 +403,13 @@ static void prepare_problem(struct runner *r, const struct attempt *a, const cha
 }
 
 /* The episode itself, in a cell of the pool (vanilla: none). */
-static void run_episode(struct runner *r, struct attempt_run *ar, struct agent_result *res)
+static void run_episode(struct runner *r, struct cell_pool *pool, struct attempt_run *ar,
+			struct agent_result *res)
 {
 	bool vanilla = r->o->mode == BATCH_VANILLA;
 	struct cell *cell = NULL;
 	struct sc_err err = {0};
-	if (!vanilla && pool_take(r, &cell, &err) < 0) {
+	if (!vanilla && pool_take(r, pool, &cell, &err) < 0) {
 		snprintf(ar->error, sizeof(ar->error), "no cell: %.480s", err.msg);
 		return;
 	}
@@ -398,7 +419,7 @@ static void run_episode(struct runner *r, struct attempt_run *ar, struct agent_r
 	else if (res->status == AGENT_ERROR)
 		snprintf(ar->error, sizeof(ar->error), "%s", res->error);
 	if (cell)
-		pool_give(r, cell);
+		pool_give(r, pool, cell);
 }
 
 /* The task's scorer, with the options' command, files and timeout where
@@ -462,7 +483,7 @@ static int score_attempt(struct runner *r, const struct batch_task *t, const str
 		rc = score_reward(r, t, dir, ans ? ans : res->answer, &sc->score, sc->reward_error,
 				  sizeof(sc->reward_error), &serr);
 	} else {
-		rc = score_command(r, s, dir, res->answer, t->expected, &sc->score,
+		rc = score_command(r, pool_of(r, t), s, dir, res->answer, t->expected, &sc->score,
 				   &sc->checker_timed_out, &serr);
 	}
 	if (rc < 0) {
@@ -532,9 +553,13 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	ar.cfg.cell = NULL;
 	struct agent_result res = {0};
 	double t0 = sc_now();
-	prepare_problem(r, a, safe, dir, &ar);
+	long img = r->task_image ? r->task_image[a->task] : -1;
+	if (img >= 0 && r->images.v[img].error[0])
+		snprintf(ar.error, sizeof(ar.error), "%.500s", r->images.v[img].error);
+	else
+		prepare_problem(r, a, safe, dir, &ar);
 	if (!ar.error[0])
-		run_episode(r, &ar, &res);
+		run_episode(r, pool_of(r, t), &ar, &res);
 	if (ar.stage[0])
 		sc_remove_tree(ar.stage);
 	free(ar.prompt);
@@ -564,6 +589,8 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		.answer_error = res.answer_error[0] ? res.answer_error : NULL,
 		.files_note = res.files_truncated ? res.files_note : NULL,
 		.vanilla = o->mode == BATCH_VANILLA, .dir = rel,
+		.image = img >= 0 ? r->images.v[img].named : o->image ? o->image : "host",
+		.store_image = img >= 0 && r->images.v[img].opened ? r->images.v[img].store : NULL,
 	};
 	record_attempt(r, &out, ar.error);
 	agent_result_free(&res);
@@ -652,12 +679,14 @@ static bool needs_cells(const struct runner *r, const size_t *sel, size_t nsel)
 /* At most how many cells the attempts to run take (the agent's, the
  * benchmark's prompt and reward helpers, a command scorer's) and the
  * reward check: the pool makes no more than that. */
-static size_t cells_wanted(const struct runner *r)
+static size_t cells_wanted(const struct runner *r, long image)
 {
 	const struct batch_options *o = r->o;
-	size_t n = o->benchmark ? 1 : 0;
+	size_t n = o->benchmark && image < 0 ? 1 : 0;
 	for (size_t i = 0; i < r->ntodo; i++) {
 		const struct batch_task *t = &r->tasks.v[r->todo[i].task];
+		if ((r->task_image ? r->task_image[r->todo[i].task] : -1) != image)
+			continue;
 		enum batch_scorer_kind k = t->has_scorer ? t->scorer.kind : o->scorer.kind;
 		n += (o->mode == BATCH_SANDBOX) + (o->benchmark ? 2 : 0) + (k == BATCH_SCORER_COMMAND);
 	}
@@ -907,6 +936,43 @@ static int open_results(struct runner *r, struct sc_err *err)
 
 /* The pool, sized for nthreads episodes and for no more cells than the
  * attempts take. */
+/* The images the attempts to run name (benchmark folders have none),
+ * each fetched once. */
+static int plan_images(struct runner *r, struct sc_err *err)
+{
+	const struct batch_options *o = r->o;
+	if (o->benchmark)
+		return 0;
+	bool any = false;
+	for (size_t i = 0; i < r->ntodo && !any; i++)
+		any = r->tasks.v[r->todo[i].task].image != NULL;
+	if (!any)
+		return 0;
+	if (!(r->task_image = calloc(r->tasks.n, sizeof(*r->task_image))))
+		return sc_fail(err, ENOMEM, "images");
+	for (size_t i = 0; i < r->tasks.n; i++) {
+		const char *named = r->tasks.v[i].image;
+		r->task_image[i] = -1;
+		if (named && (r->task_image[i] = batch_images_add(&r->images, named)) < 0)
+			return sc_fail(err, ENOMEM, "images");
+	}
+	batch_images_resolve(&r->images, o, &r->pool_spec);
+	return 0;
+}
+
+/* A pool of `wanted` cells at most on spec. */
+static int new_pool(size_t nthreads, size_t workers, size_t wanted, const struct cell_spec *spec,
+		    struct cell_pool **out, struct sc_err *err)
+{
+	size_t size = nthreads < 64 ? nthreads : 64;
+	if (wanted && wanted < size)
+		size = wanted;
+	if (cell_pool_new(spec, size, workers, NULL, NULL, out, err) < 0)
+		return -1;
+	cell_pool_limit(*out, wanted);
+	return 0;
+}
+
 static int make_pool(struct runner *r, size_t nthreads, struct sc_err *err)
 {
 	const struct batch_options *o = r->o;
@@ -914,7 +980,6 @@ static int make_pool(struct runner *r, size_t nthreads, struct sc_err *err)
 		return sc_fail(err, 0, "no cell spec");
 	/* ready cells only need to cover the time to make one: each
 	 * running episode holds its own on top of these */
-	size_t size = nthreads < 64 ? nthreads : 64;
 	size_t workers = o->pool_workers ? o->pool_workers : nthreads / 4;
 	if (workers < 2)
 		workers = 2;
@@ -922,13 +987,20 @@ static int make_pool(struct runner *r, size_t nthreads, struct sc_err *err)
 		workers = 16;
 	r->pool_spec = *o->agent.spec;
 	r->pool_spec.make_dirs = AGENT_CELL_DIRS;
-	size_t wanted = cells_wanted(r);
-	if (wanted && wanted < size)
-		size = wanted;
-	if (cell_pool_new(&r->pool_spec, size, workers, NULL, NULL, &r->pool, err) < 0)
+	if (plan_images(r, err) < 0)
 		return -1;
-	cell_pool_limit(r->pool, wanted);
-	return 0;
+	for (size_t i = 0; i < r->images.n; i++) {
+		struct batch_image *im = &r->images.v[i];
+		size_t wanted = cells_wanted(r, (long)i);
+		if (im->error[0] || !wanted)
+			continue;
+		if (new_pool(nthreads, workers, wanted, &im->spec, &im->pool, err) < 0)
+			return sc_err_wrap(err, "image '%s'", im->store);
+	}
+	size_t wanted = cells_wanted(r, -1);
+	if (!wanted && r->images.n)
+		return 0; /* every task names its image */
+	return new_pool(nthreads, workers, wanted, &r->pool_spec, &r->pool, err);
 }
 
 /* The episodes: nthreads workers, watched until they are all done. */
@@ -977,6 +1049,8 @@ static void runner_free(struct runner *r)
 {
 	if (r->pool)
 		cell_pool_free(r->pool); /* removes every cell it made */
+	batch_images_free(&r->images);
+	free(r->task_image);
 	sc_closep(&r->results_fd);
 	free(r->todo);
 	batch_tasks_free(&r->tasks);

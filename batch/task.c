@@ -11,8 +11,20 @@
 /* Fields a task may not carry because results use these names. */
 static const char *const RESERVED[] = {"repeat", "status", "score", "expected", "steps",
 				       "input_tokens", "output_tokens", "wall_s", "error",
-				       "mode", "dir", "shard"};
-static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "scorer", "metadata"};
+				       "mode", "dir", "shard", "store_image"};
+static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "scorer", "metadata",
+				    "image"};
+
+bool batch_image_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > BATCH_MAX_IMAGE)
+		return false;
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
 
 uint64_t batch_hash(const char *s)
 {
@@ -320,6 +332,16 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 			goto out;
 		}
 	}
+	const cJSON *img = cJSON_GetObjectItemCaseSensitive(root, "image");
+	if (img && !cJSON_IsNull(img)) {
+		if (!cJSON_IsString(img) || !batch_image_name_valid(img->valuestring)) {
+			snprintf(why, whysize, "\"image\": expected a store name or a registry reference "
+					       "([HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST]), at most %d bytes",
+				 BATCH_MAX_IMAGE);
+			goto out;
+		}
+		t->image = strdup(img->valuestring);
+	}
 	const cJSON *ans = cJSON_GetObjectItemCaseSensitive(root, "answer");
 	if (ans && !cJSON_IsNull(ans)) {
 		t->expected = answer_text(ans);
@@ -367,6 +389,7 @@ void batch_task_free(struct batch_task *t)
 	free(t->id);
 	free(t->problem);
 	free(t->input_dir);
+	free(t->image);
 	free(t->expected);
 	free(t->scorer_command);
 	free(t->scorer_files);

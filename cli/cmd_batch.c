@@ -20,7 +20,8 @@ static const char USAGE[] =
 	"       sandcell batch report [-o FILE.html] [OPTIONS] DIR...\n"
 	"\n"
 	"Run every task of TASKS.jsonl (one JSON object a line: {\"id\", \"problem\",\n"
-	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"metadata\"?}; see docs/batch.md) as agent\n"
+	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"image\"?, \"metadata\"?}; see docs/batch.md) as\n"
+	"agent "
 	"episodes, score each attempt and append one line per attempt to DIR/results.jsonl.\n"
 	"Rerunning the same command resumes: attempts that have a result are skipped.\n"
 	"--benchmark runs a benchmark folder of the LLM-in-Sandbox harness instead\n"
@@ -46,6 +47,23 @@ struct batch_args {
 	bool shard_given;
 	bool json;
 };
+
+static int parse_pull(void *t, const char *opt, const char *v)
+{
+	struct batch_args *a = t;
+	(void)opt;
+	if (!strcmp(v, "missing"))
+		a->o.pull = BATCH_PULL_MISSING;
+	else if (!strcmp(v, "never"))
+		a->o.pull = BATCH_PULL_NEVER;
+	else if (!strcmp(v, "always"))
+		a->o.pull = BATCH_PULL_ALWAYS;
+	else {
+		cli_error("--pull: expected missing, never or always, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
 
 static int parse_mode(void *t, const char *opt, const char *v)
 {
@@ -146,6 +164,14 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	{"--mode", NULL, CLI_CUSTOM, .parse = parse_mode, .metavar = "sandbox|vanilla",
 	 .help = "sandbox (default): the agent with its cell and tools;\nvanilla: the same model "
 		 "without tools, documents inlined"},
+	{"--pull", NULL, CLI_CUSTOM, .parse = parse_pull, .metavar = "missing|never|always",
+	 .help = "when a task's \"image\" reference is pulled: when not\nstored (default), never, "
+		 "or once per run"},
+	{"--pull-insecure", NULL, CLI_FLAG, BA(o.pull_insecure),
+	 .help = "pull over plain HTTP (registries on loopback only)"},
+	{"--store-max", NULL, CLI_SIZE, BA(o.store_max), .metavar = "SIZE",
+	 .help = "after pulls, remove least recently used images no\ncell uses to keep the store "
+		 "within SIZE\n(default: SANDCELL_STORE_MAX, else no cap)"},
 	{"--retry-errors", NULL, CLI_FLAG, BA(o.retry_errors),
 	 .help = "run again the attempts that ended in error"},
 	{"--shard", NULL, CLI_CUSTOM, .parse = parse_shard, .metavar = "I/N",
@@ -443,6 +469,8 @@ static int run(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	cli_agent_cell_defaults(&a.cell, &cell);
 	cfg->spec = &cell.spec;
+	o->image = a.cell.image;
+	o->store_max = cli_store_max(o->store_max);
 
 	struct sc_err err = {0};
 	int status = run_batch(o, a.json, &err);
