@@ -111,6 +111,13 @@ def spread(ngx, token, state, nodes):
             seen.add((st, h.get("x-sandcell-node"), cid in [c["id"] for c in got.get("cells", [])]))
         check("E2b-Sandbox-Id: %s goes to its node, every time" % cid, seen == {(200, node_of(cid), True)}, seen)
 
+    # and so does the host name of E2B's sandbox addresses, PORT-ID.DOMAIN
+    for cid in (per[n][-1] for n in nodes):
+        st, h, got = request(ngx, token, "GET", "/cells", headers={"Host": "49983-%s.sandbox.test" % cid})
+        check("Host: 49983-%s.sandbox.test goes to its node" % cid, st == 200 and
+              h.get("x-sandcell-node") == node_of(cid) and cid in [c["id"] for c in got.get("cells", [])],
+              (st, h.get("x-sandcell-node"), got))
+
     # an id of a node nginx does not know
     st, h, got = request(ngx, token, "POST", "/cells/nowhere-0123456789abcdef/exec", {"cmd": "true"})
     check("an id of a node that is not behind nginx: 404 naming it", st == 404 and
