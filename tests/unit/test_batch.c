@@ -256,6 +256,16 @@ static void test_task_lines(void **state)
 	assert_string_equal(t.scorer.command, "test -s answer.txt");
 	batch_task_free(&t);
 
+	assert_int_equal(parse("{\"id\":\"i\",\"problem\":\"p\",\"image\":\"ghcr.io/o/env:1\"}", &t, why), 0);
+	assert_string_equal(t.image, "ghcr.io/o/env:1");
+	assert_null(cJSON_GetObjectItem(t.extra, "image")); /* not an extra field */
+	batch_task_free(&t);
+	assert_int_equal(parse("{\"id\":\"i\",\"problem\":\"p\",\"image\":\"a b\"}", &t, why), -1);
+	assert_non_null(strstr(why, "\"image\""));
+	assert_int_equal(parse("{\"id\":\"i\",\"problem\":\"p\",\"image\":3}", &t, why), -1);
+	assert_int_equal(parse("{\"id\":\"i\",\"problem\":\"p\",\"store_image\":\"x\"}", &t, why), -1);
+	assert_non_null(strstr(why, "reserved"));
+
 	assert_int_equal(parse("not json", &t, why), -1);
 	assert_non_null(strstr(why, "JSON"));
 	/* a NUL would cut the id ("nul\\u0000two" taken for "nul"): refused */

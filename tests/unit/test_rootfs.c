@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/parse.h"
 #include "rootfs/internal.h"
 
 static int parse_ref_for_test(const char *in, char *host, char *repo, char *tag, char *digest)
@@ -24,6 +25,36 @@ static int parse_ref_for_test(const char *in, char *host, char *repo, char *tag,
 }
 
 static void hex_of(const char *msg, size_t len, char out[65]) { rootfs_sha256_hex(msg, len, out); }
+
+/* Registry references as store names: valid names, one per canonical
+ * reference, the parts people recognise up front. */
+static void test_ref_store_names(void **state)
+{
+	(void)state;
+	char a[64], b[64], c[64];
+	assert_true(rootfs_is_reference("debian:12") && rootfs_is_reference("a/b") &&
+		    rootfs_is_reference("x@sha256:00") && !rootfs_is_reference("img-alpha"));
+	assert_int_equal(rootfs_ref_store_name("debian:12", a, sizeof(a), NULL), 0);
+	assert_int_equal(rootfs_ref_store_name("docker.io/library/debian:12", b, sizeof(b), NULL), 0);
+	assert_string_equal(a, b);
+	assert_int_equal(strncmp(a, "docker.io_debian_12-", 20), 0);
+	assert_int_equal(rootfs_ref_store_name("debian:11", c, sizeof(c), NULL), 0);
+	assert_string_not_equal(a, c);
+	assert_int_equal(rootfs_ref_store_name("127.0.0.1:5000/test/gamma:1", a, sizeof(a), NULL), 0);
+	assert_int_equal(strncmp(a, "127.0.0.1_5000_gamma_1-", 23), 0);
+	assert_int_equal(rootfs_ref_store_name("[::1]:5000/a/b:1", a, sizeof(a), NULL), 0);
+	assert_true(sc_valid_name(a));
+	/* long parts are cut: still a valid name of at most 63 bytes */
+	assert_int_equal(rootfs_ref_store_name("registry.example.internal.corp:5000/some-org/"
+					       "a-very-long-repository-name-indeed:v1.2.3-"
+					       "with-a-long-suffix", a, sizeof(a), NULL), 0);
+	assert_true(sc_valid_name(a) && strlen(a) <= 63);
+	assert_int_equal(rootfs_ref_store_name("r@sha256:" "0123456789abcdef0123456789abcdef"
+					       "0123456789abcdef0123456789abcdef", a, sizeof(a), NULL), 0);
+	assert_int_equal(strncmp(a, "docker.io_r_0123456789ab-", 25), 0);
+	assert_int_equal(rootfs_ref_store_name("UPPER/Case", a, sizeof(a), NULL), -1);
+	assert_int_equal(rootfs_ref_store_name("debian:12", a, 32, NULL), -1);
+}
 
 static void test_sha256_vectors(void **state)
 {
@@ -375,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_hmac_sha256_vectors),
 		cmocka_unit_test(test_tar_reader),
 		cmocka_unit_test(test_refs),
+		cmocka_unit_test(test_ref_store_names),
 		cmocka_unit_test(test_oci),
 		cmocka_unit_test(test_creds),
 	};
