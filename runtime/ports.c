@@ -276,6 +276,13 @@ int rt_ports_start_relay(const struct cell_plan *plan, struct sc_err *err)
 	const struct cell_spec *spec = plan->spec;
 	if (spec->nports == 0)
 		return 0;
+	/* under the cell's seccomp filter now: a policy that allows no TCP
+	 * socket (strict) would leave a relay that drops every connection */
+	int probe = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return sc_fail(err, errno, "-p: the cell's policy allows no TCP sockets (its "
+					   "seccomp filter), so no port can be relayed into it");
+	close(probe);
 	pid_t pid = fork();
 	if (pid < 0)
 		return sc_fail(err, errno, "fork the port relay");

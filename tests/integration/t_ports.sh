@@ -57,6 +57,8 @@ sc run -p 0.0.0.0:0:80 -- true
 check "a non-loopback host address needs --publish-any-address" bash -c '[ '$RC' -eq 125 ] && grep -q -- "--publish-any-address" <<<"$0"' "$ERR"
 sc run --publish-any-address -- true
 check "--publish-any-address without -p is refused" expect_rc 125
+sc run --policy strict -p "$(free_port):80" -- true
+check "a policy that allows no TCP socket (strict) is refused in one line" bash -c '[ '$RC' -eq 125 ] && grep -q "allows no TCP sockets" <<<"$0" && [ "$(grep -c . <<<"$0")" -eq 1 ]' "$ERR"
 
 # --- a long-lived cell with a free host port ---
 c="pc$$"
@@ -146,5 +148,22 @@ wait "$run_pid"
 RC=$?
 check "the run ends with its command's status" expect_rc 0
 check "after the run the host port is free" port_free "$RP"
+
+# --- Landlock's "connect": "proxy" lets the relay reach the published port ---
+printf '{"description": "t_ports", "landlock": {"connect": "proxy"}}\n' >"$T_WORK/ll.json"
+chmod 644 "$T_WORK/ll.json"
+as_user "$SC_BIN" run --policy "$T_WORK/ll.json" --timeout 30 -p 0:7001 -- python3 -c "$SRV" 7001 1 >/dev/null 2>"$errf" &
+run_pid=$!
+WAIT_S=30 wait_until bash -c '[ -n "$(sed -n "s#^7001/tcp -> .*:##p" "$0")" ]' "$errf"
+RP=$(sed -n 's#^7001/tcp -> 127\.0\.0\.1:\([0-9]*\)$#\1#p' "$errf")
+out=""
+end=$((SECONDS + 30))
+while [ "$SECONDS" -lt "$end" ]; do
+	out=$(client "$RP" 1 1000)
+	[ "$out" = "ok 1" ] && break
+	sleep 0.2
+done
+check "with Landlock connect=proxy the relay still reaches the published cell port" [ "$out" = "ok 1" ]
+wait "$run_pid"
 
 finish
