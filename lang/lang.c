@@ -20,10 +20,16 @@ struct lang_steps {
 	const char *run[8];
 	const char *env[8];      /* KEY=VAL for both steps */
 	const char *debian;      /* the Debian package(s) that bring the tools */
+	bool class_named;        /* the source file is named by its public
+				  * class (java) */
 	const char *open_tag;    /* leading blanks dropped, then this put first
 				  * when the code does not start with it; or
 				  * NULL (as SandboxFusion does for php) */
 };
+
+/* JUnit 5 from Debian's junit5, and every jar of the work directory (a
+ * "*" entry of a class path is the directory's jars). */
+#define JUNIT_CP ".:*:/usr/share/java/junit-platform-console-standalone.jar"
 
 #define GO_ENV "GOCACHE=/tmp/.sandcell-go/cache", "GOPATH=/tmp/.sandcell-go/path", \
 	"GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "CGO_ENABLED=0"
@@ -33,7 +39,8 @@ static const struct lang_def TABLE[] = {
 	{"javascript", {"nodejs", "node", "js", NULL}, "main.js", NULL, "node", "node main.js"},
 	{"typescript", {"ts", NULL}, "main.ts", "tsc", "node", "tsc, then node main.js"},
 	{"java", {NULL}, "Main.java", "javac", "java",
-	 "javac CLASS.java; java CLASS (public class of the source, default Main)"},
+	 "javac CLASS.java; java -ea CLASS (public class of the source, default Main; "
+	 "jars of the work directory on the class path)"},
 	{"cpp", {"c++", "cxx", NULL}, "main.cpp", "g++", NULL, "g++ -O2 -std=c++17, then ./main"},
 	{"c", {NULL}, "main.c", "gcc", NULL, "gcc -O2 -lm, then ./main"},
 	{"go", {"golang", NULL}, "main.go", "go", NULL, "go build (offline, module cache in the cell), then ./main"},
@@ -50,6 +57,10 @@ static const struct lang_def TABLE[] = {
 	 "gdc -O2 -funittest, then ./main: the unittest blocks run, not main"},
 	{"verilog", {"systemverilog", NULL}, "main.sv", "iverilog", "vvp",
 	 "iverilog -g2012 -s tb, then vvp -n (the top module is tb)"},
+	{"pytest", {NULL}, "test_main.py", NULL, "pytest", "pytest test_main.py: the verdict is the tests'"},
+	{"go_test", {NULL}, "main_test.go", NULL, "go", "go test main_test.go (offline): the verdict is the tests'"},
+	{"junit", {NULL}, "Main.java", "javac", "java",
+	 "javac with JUnit 5 on the class path, then its console launcher scans the classes"},
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
@@ -58,8 +69,9 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	{.run = {"node", "{src}"}, .debian = "nodejs"},
 	{.compile = {"tsc", "--outDir", ".", "{src}"}, .run = {"node", "main.js"},
 	 .debian = "node-typescript nodejs"},
-	{.compile = {"javac", "-encoding", "UTF-8", "-d", ".", "{src}"},
-	 .run = {"java", "-cp", ".", "{cls}"}, .debian = "default-jdk-headless"},
+	{.compile = {"javac", "-encoding", "UTF-8", "-cp", ".:*", "-d", ".", "{src}"},
+	 .run = {"java", "-cp", ".:*", "-ea", "{cls}"}, .class_named = true,
+	 .debian = "default-jdk-headless"},
 	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"},
 	 .debian = "g++"},
 	{.compile = {"gcc", "-O2", "-o", "main", "{src}", "-lm"}, .run = {"./main"}, .debian = "gcc"},
@@ -80,6 +92,13 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	{.compile = {"iverilog", "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb", "-o",
 		     "main.vvp", "{src}"},
 	 .run = {"vvp", "-n", "main.vvp"}, .debian = "iverilog"},
+	{.run = {"pytest", "-p", "no:cacheprovider", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"},
+	 .debian = "python3-pytest"},
+	{.run = {"go", "test", "{src}"}, .env = {GO_ENV}, .debian = "golang-go"},
+	{.compile = {"javac", "-encoding", "UTF-8", "-cp", JUNIT_CP, "-d", ".", "{src}"},
+	 .run = {"java", "-cp", JUNIT_CP, "org.junit.platform.console.ConsoleLauncher",
+		 "--disable-banner", "--scan-class-path"},
+	 .class_named = true, .debian = "junit5 default-jdk-headless"},
 };
 
 const struct lang_def *lang_table(size_t *n)
@@ -312,7 +331,7 @@ static void source_name(const struct lang_run_req *req, char *cls, size_t cls_si
 			size_t name_size)
 {
 	snprintf(cls, cls_size, "Main");
-	if (strcmp(req->lang->name, "java") != 0) {
+	if (!STEPS[req->lang - TABLE].class_named) {
 		snprintf(name, name_size, "%s", req->lang->source_file);
 		return;
 	}

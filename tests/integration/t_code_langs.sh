@@ -4,7 +4,9 @@
 # toolchain from Debian's packages: stdin, stdout, stderr and the exit code
 # of one program, a run timeout, a compile error where it compiles, and the
 # language's own details (php's missing <?php, D's unittest blocks,
-# Verilog's tb module).
+# Verilog's tb module). Then the test-framework modes (pytest, go_test,
+# junit: the code is a test file, the verdict the tests'), and Java's
+# assertions and a jar of --files on the class path.
 # ctest-timeout: 300
 . "$(dirname "$0")/../lib.sh"
 
@@ -19,7 +21,8 @@ printf '21\n' | src in.txt
 # LANG TOOL... : each language runs where its tools are (scripts/packages.txt
 # installs them); a missing one is a skip line, not a silent pass.
 declare -A TOOLS=([perl]="perl" [lua]="lua" [php]="php" [csharp]="mcs mono" [d]="gdc"
-	[verilog]="iverilog vvp")
+	[verilog]="iverilog vvp" [pytest]="pytest" [go_test]="go" [junit]="javac java jar"
+	[java]="javac java jar")
 usable() {
 	local t
 	for t in ${TOOLS[$1]}; do have "$t" || { echo "skip - $1 (no $t: scripts/setup.sh installs it)"; return 1; }; done
@@ -107,6 +110,46 @@ if usable verilog; then
 	sc code run --lang verilog --json "$T_DIR/bad.verilog"
 	check "verilog compile error: status Failed, run_result null" bash -c \
 		'[ "$(jget "d[\"status\"], d[\"run_result\"]")" = "[\"Failed\", null]" ]'
+fi
+
+# --- test-framework modes: passing tests succeed, a failing one fails ---
+verdict_checks() { # LANG GOOD BAD WORD: WORD (the failing test's name) is reported
+	sc code run --lang "$1" --json "$T_DIR/$2"
+	check "$1: passing tests are Success" bash -c '[ "$(jget "d[\"status\"]")" = Success ]'
+	sc code run --lang "$1" --json "$T_DIR/$3"
+	check "$1: a failing test is Failed, and named" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stdout\"] + d[\"run_result\"][\"stderr\"]" | grep -q "$0"' "$4"
+}
+if usable pytest; then
+	printf 'def add(a, b):\n    return a + b\n\ndef test_add():\n    assert add(1, 2) == 3\n' | src good_pytest.py
+	printf 'def test_ok():\n    assert True\n\ndef test_broken_sum():\n    assert 1 + 1 == 3\n' | src bad_pytest.py
+	verdict_checks pytest good_pytest.py bad_pytest.py test_broken_sum
+fi
+if usable go_test; then
+	printf 'package main\nimport "testing"\nfunc TestAdd(t *testing.T) { if 1+2 != 3 { t.Fatal("sum") } }\n' | src good_test.go
+	printf 'package main\nimport "testing"\nfunc TestBrokenSum(t *testing.T) { if 1+1 != 3 { t.Fatal("sum") } }\n' | src bad_test.go
+	verdict_checks go_test good_test.go bad_test.go TestBrokenSum
+fi
+if usable junit && [ -r /usr/share/java/junit-platform-console-standalone.jar ]; then
+	printf 'import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\npublic class SumTest {\n  @Test void adds() { assertEquals(3, 1 + 2); }\n}\n' | src GoodTest.java
+	printf 'import org.junit.jupiter.api.Test;\nimport static org.junit.jupiter.api.Assertions.*;\npublic class SumTest {\n  @Test void brokenSum() { assertEquals(3, 1 + 1); }\n}\n' | src BadTest.java
+	verdict_checks junit GoodTest.java BadTest.java brokenSum
+elif usable junit; then
+	echo "skip - junit (no /usr/share/java/junit-platform-console-standalone.jar: junit5)"
+fi
+
+# --- java: assertions on (-ea), and a jar from --files on the class path ---
+if usable java; then
+	mkdir -p "$T_DIR/jar/lib" "$T_DIR/files"
+	printf 'package lib;\npublic class Greet { public static String hi() { return "hi from a jar"; } }\n' >"$T_DIR/jar/lib/Greet.java"
+	(cd "$T_DIR/jar" && javac lib/Greet.java && jar cf "$T_DIR/files/greet.jar" lib/Greet.class)
+	chmod -R a+rX "$T_DIR/files"
+	printf 'public class Main {\n  public static void main(String[] a) {\n    System.out.println(lib.Greet.hi());\n    assert 1 > 2 : "assertions are on";\n  }\n}\n' | src Main.java
+	sc code run --lang java --files "$T_DIR/files" --json "$T_DIR/Main.java"
+	check "java: a jar of --files is on the class path" bash -c \
+		'[ "$(jget "d[\"run_result\"][\"stdout\"]")" = "hi from a jar" ]'
+	check "java: assertions are enabled (-ea), as SandboxFusion runs it" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stderr\"]" | grep -q "assertions are on"'
 fi
 
 finish
