@@ -68,6 +68,15 @@ void rootfs_image_note_use(const char *data_root, const char *name)
 	char path[4096];
 	if (sc_path(path, sizeof(path), "%s/images/%s.used", data_root, name) < 0)
 		return;
+	/* A stat is ~1 us, a time update a journalled inode write (~60 us on
+	 * ext4 under load): many cells started on an image within a second
+	 * (a batch's pool) update it once. Under RECENT_USE_S, so that a cell
+	 * still registering always counts as in use. */
+	struct stat sb;
+	struct timespec now;
+	if (lstat(path, &sb) == 0 && clock_gettime(CLOCK_REALTIME, &now) == 0 &&
+	    now.tv_sec - sb.st_mtim.tv_sec < 1 && now.tv_sec >= sb.st_mtim.tv_sec)
+		return;
 	if (utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 		return;
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
