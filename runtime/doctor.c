@@ -40,10 +40,8 @@ static struct cell_check *check_new(struct doctor *d, const char *name)
 	return c;
 }
 
-static void set(struct cell_check *c, enum cell_check_status st, const char *fix,
-		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void set(struct cell_check *c, enum cell_check_status st, const char *fix,
-		const char *fmt, ...)
+void rt_doctor_set(struct cell_check *c, enum cell_check_status st, const char *fix,
+		   const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -59,24 +57,24 @@ static void check_kernel(struct doctor *d)
 	struct utsname u;
 	unsigned major = 0, minor = 0;
 	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2) {
-		set(c, CELL_CHECK_WARN, "", "cannot read the kernel version");
+		rt_doctor_set(c, CELL_CHECK_WARN, "", "cannot read the kernel version");
 		return;
 	}
 	unsigned v = major * 1000 + minor;
 	if (v < 5003)
-		set(c, CELL_CHECK_FAIL, "upgrade to Linux 5.14 or newer",
+		rt_doctor_set(c, CELL_CHECK_FAIL, "upgrade to Linux 5.14 or newer",
 		    "Linux %s: no clone3(), cells cannot start", u.release);
 	else if (v < 5011)
-		set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
+		rt_doctor_set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
 		    "Linux %s: overlayfs in user namespaces needs 5.11 unless the "
 		    "distribution patched it in, and cgroup.kill 5.14",
 		    u.release);
 	else if (v < 5014)
-		set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
+		rt_doctor_set(c, CELL_CHECK_WARN, "upgrade to Linux 5.14 or newer",
 		    "Linux %s: no cgroup.kill, teardown falls back to killing pid by pid",
 		    u.release);
 	else
-		set(c, CELL_CHECK_OK, "", "Linux %s", u.release);
+		rt_doctor_set(c, CELL_CHECK_OK, "", "Linux %s", u.release);
 }
 
 /* ---- namespaces, id map, overlay: one throwaway child ---- */
@@ -225,34 +223,34 @@ static void report_namespaces(const char *sysctl_root, struct cell_check *cu, st
 	const char *why = r->errnum ? strerror(r->errnum) : "";
 	switch (r->stage) {
 	case NS_USERNS:
-		set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)), "%s%s%s", r->what,
+		rt_doctor_set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)), "%s%s%s", r->what,
 		    r->errnum ? ": " : "", why);
 		return;
 	case NS_OTHERS:
 	case NS_MOUNT:
-		set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)),
+		rt_doctor_set(cu, CELL_CHECK_FAIL, userns_fix(sysctl_root, fixbuf, sizeof(fixbuf)),
 		    "user namespace created but %s failed: %s", r->what, why);
 		return;
 	default:
 		break;
 	}
 	if (map->range)
-		set(cu, CELL_CHECK_OK, "",
+		rt_doctor_set(cu, CELL_CHECK_OK, "",
 		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is host "
 		    "uid %u (range of %u)",
 		    map->uid_start, map->count);
 	else
-		set(cu, CELL_CHECK_OK, "",
+		rt_doctor_set(cu, CELL_CHECK_OK, "",
 		    "user, mount, pid, net, uts, ipc and cgroup namespaces; cell root is "
 		    "your uid %u",
 		    map->uid_start);
 	if (r->stage == NS_OVERLAY)
-		set(co, CELL_CHECK_FAIL,
+		rt_doctor_set(co, CELL_CHECK_FAIL,
 		    r->errnum == ENODEV ? "load the module: modprobe overlay"
 					: "Linux 5.11+ mounts overlayfs in user namespaces; upgrade the kernel",
 		    "%s in a user namespace: %s", r->what, why);
 	else
-		set(co, CELL_CHECK_OK, "", "overlay of /usr with a tmpfs upper layer in a user namespace");
+		rt_doctor_set(co, CELL_CHECK_OK, "", "overlay of /usr with a tmpfs upper layer in a user namespace");
 }
 
 static void check_namespaces(struct doctor *d)
@@ -262,17 +260,17 @@ static void check_namespaces(struct doctor *d)
 	struct sc_err err = {0};
 	struct idmap map;
 
-	set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
+	rt_doctor_set(co, CELL_CHECK_FAIL, "", "not tried: user namespaces failed");
 	if (rt_idmap_for_caller(&map, &err) < 0) {
-		set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
+		rt_doctor_set(cu, CELL_CHECK_FAIL, "", "no id map for this user: %s", err.msg);
 		return;
 	}
 	struct ns_report r;
 	int got = run_ns_probe(&map, &r);
 	if (got < 0)
-		set(cu, CELL_CHECK_FAIL, "", "cannot start the probe: %s", strerror(errno));
+		rt_doctor_set(cu, CELL_CHECK_FAIL, "", "cannot start the probe: %s", strerror(errno));
 	else if (!got)
-		set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
+		rt_doctor_set(cu, CELL_CHECK_FAIL, "", "the probe child died without a report");
 	else
 		report_namespaces(d->sysctl_root, cu, co, &map, &r);
 }
@@ -311,7 +309,7 @@ static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struc
 	struct sc_err err = {0};
 	if (test_cgroup_create(&cg, ctrls, &err) < 0 || !cg.active) {
 		d->cgroup_failed = true;
-		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: cgroup v1 test cgroup: %.250s", mode,
+		rt_doctor_set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: cgroup v1 test cgroup: %.250s", mode,
 		    cg.active ? cg.why : err.msg);
 		return;
 	}
@@ -319,7 +317,7 @@ static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struc
 	snprintf(saved, sizeof(saved), "%s", cg.path);
 	if (rt_cgroup_destroy(&cg, &err) < 0) {
 		d->cgroup_failed = true;
-		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup not removed: %.250s", mode,
+		rt_doctor_set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup not removed: %.250s", mode,
 		    err.msg);
 		return;
 	}
@@ -329,16 +327,16 @@ static void check_cgroups_v1(struct doctor *d, struct cell_check *c, const struc
 			*q++ = '\0';
 		if (access(p, F_OK) == 0) {
 			d->cgroup_failed = true;
-			set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.200s not removed",
+			rt_doctor_set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.200s not removed",
 			    mode, p);
 			return;
 		}
 	}
 	if (ctrls != CG_CTRL_ALL)
-		set(c, CELL_CHECK_WARN, "mount the missing cgroup v1 controller(s) (until then those limits fall back to rlimits)",
+		rt_doctor_set(c, CELL_CHECK_WARN, "mount the missing cgroup v1 controller(s) (until then those limits fall back to rlimits)",
 		    "%s: cgroup v1 for root callers: %s at %.150s (not %s)", mode, have, where, missing);
 	else
-		set(c, CELL_CHECK_OK, "",
+		rt_doctor_set(c, CELL_CHECK_OK, "",
 		    "%s: cgroup v1 for root callers: %s, cells under %.150s (each /sandcell)", mode,
 		    have, where);
 }
@@ -349,7 +347,7 @@ static void check_cgroups(struct doctor *d)
 	_cleanup_free_ struct cg_host *h = malloc(sizeof(*h));
 	char have[64], missing[64];
 	if (!h) {
-		set(c, CELL_CHECK_WARN, "", "out of memory");
+		rt_doctor_set(c, CELL_CHECK_WARN, "", "out of memory");
 		return;
 	}
 	rt_cgroup_host_status(h);
@@ -367,16 +365,16 @@ static void check_cgroups(struct doctor *d)
 		: "boot with systemd.unified_cgroup_hierarchy=1 (pure cgroup v2); until then "
 		  "limits fall back to rlimits";
 	if (h->mode == CG_MODE_NONE || h->mode == CG_MODE_V1) {
-		set(c, CELL_CHECK_WARN, v2_fix, "%s: %s", mode, h->why);
+		rt_doctor_set(c, CELL_CHECK_WARN, v2_fix, "%s: %s", mode, h->why);
 		return;
 	}
 	if (h->mode == CG_MODE_HYBRID && !((h->available | h->delegated) & CG_CTRL_ALL)) {
-		set(c, CELL_CHECK_WARN, v2_fix, "%s: v1 controllers, v2 at %.100s: %s", mode,
+		rt_doctor_set(c, CELL_CHECK_WARN, v2_fix, "%s: v1 controllers, v2 at %.100s: %s", mode,
 		    h->mount, h->why);
 		return;
 	}
 	if (!h->base[0]) {
-		set(c, CELL_CHECK_WARN,
+		rt_doctor_set(c, CELL_CHECK_WARN,
 		    "run sandcell under 'systemd-run --user --scope -p Delegate=yes' or delegate "
 		    "a subtree (docs/cgroups.md); until then limits fall back to rlimits",
 		    "%s at %.100s, own cgroup %.100s: %s", mode, h->mount, h->own, h->why);
@@ -386,7 +384,7 @@ static void check_cgroups(struct doctor *d)
 	rt_cg_ctrl_names(deleg, have, sizeof(have));
 	rt_cg_ctrl_names(CG_CTRL_ALL & ~deleg, missing, sizeof(missing));
 	if (!deleg) {
-		set(c, CELL_CHECK_WARN, h->mode == CG_MODE_HYBRID ? v2_fix : "see docs/cgroups.md",
+		rt_doctor_set(c, CELL_CHECK_WARN, h->mode == CG_MODE_HYBRID ? v2_fix : "see docs/cgroups.md",
 		    "%s at %.100s: %s", mode, h->mount, h->why);
 		return;
 	}
@@ -396,12 +394,12 @@ static void check_cgroups(struct doctor *d)
 	struct sc_err err = {0};
 	if (test_cgroup_create(&cg, deleg, &err) < 0) {
 		d->cgroup_failed = true;
-		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
+		rt_doctor_set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    err.msg);
 		return;
 	}
 	if (!cg.active) {
-		set(c, CELL_CHECK_WARN, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
+		rt_doctor_set(c, CELL_CHECK_WARN, "see docs/cgroups.md", "%s at %.100s: %s", mode, h->mount,
 		    cg.why);
 		return;
 	}
@@ -409,18 +407,18 @@ static void check_cgroups(struct doctor *d)
 	snprintf(path, sizeof(path), "%s", cg.path);
 	if (rt_cgroup_destroy(&cg, &err) < 0 || access(path, F_OK) == 0) {
 		d->cgroup_failed = true;
-		set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.150s not removed: %s",
+		rt_doctor_set(c, CELL_CHECK_FAIL, "see docs/cgroups.md", "%s: test cgroup %.150s not removed: %s",
 		    mode, path, err.msg);
 		return;
 	}
 	if (deleg != CG_CTRL_ALL)
-		set(c, CELL_CHECK_WARN,
+		rt_doctor_set(c, CELL_CHECK_WARN,
 		    "systemd delegates only memory and pids to users by default; add cpu as "
 		    "docs/cgroups.md shows",
 		    "%s at %.100s, cells under %.100s/sandcell, delegated: %s (not %s)", mode,
 		    h->mount, h->base, have, missing);
 	else
-		set(c, CELL_CHECK_OK, "", "%s at %.100s, cells under %.100s/sandcell, delegated: %s",
+		rt_doctor_set(c, CELL_CHECK_OK, "", "%s at %.100s, cells under %.100s/sandcell, delegated: %s",
 		    mode, h->mount, h->base, have);
 }
 
@@ -443,7 +441,7 @@ static void check_limits(struct doctor *d)
 	bool all_cgroup = true;
 	for (int i = 0; i < 3; i++)
 		all_cgroup = all_cgroup && how[i] != CELL_LIMIT_RLIMIT;
-	set(c, all_cgroup && !d->cgroup_failed ? CELL_CHECK_OK : CELL_CHECK_WARN,
+	rt_doctor_set(c, all_cgroup && !d->cgroup_failed ? CELL_CHECK_OK : CELL_CHECK_WARN,
 	    d->cgroup_failed ? "see the cgroup line: cells fall back to rlimits or fail there"
 			     : "see the cgroup line for how to get cgroup limits",
 	    "memory: %s, pids: %s, cpu: %s", what[0][how[0]], what[1][how[1]], what[2][how[2]]);
@@ -463,7 +461,7 @@ static void check_seccomp(struct doctor *d)
 	/* A filter that fails getppid() with a telltale errno. */
 	pid_t pid = fork();
 	if (pid < 0) {
-		set(c, CELL_CHECK_WARN, "", "cannot fork: %s", strerror(errno));
+		rt_doctor_set(c, CELL_CHECK_WARN, "", "cannot fork: %s", strerror(errno));
 		return;
 	}
 	if (pid == 0) {
@@ -485,13 +483,13 @@ static void check_seccomp(struct doctor *d)
 	bool has_errno = strstr(actions, "errno") != NULL;
 	bool has_kill = strstr(actions, "kill_process") != NULL;
 	if (!works)
-		set(c, CELL_CHECK_FAIL, "use a kernel built with CONFIG_SECCOMP_FILTER",
+		rt_doctor_set(c, CELL_CHECK_FAIL, "use a kernel built with CONFIG_SECCOMP_FILTER",
 		    "a seccomp filter could not be loaded (actions: %s)", actions[0] ? actions : "?");
 	else if (!has_errno || !has_kill)
-		set(c, CELL_CHECK_WARN, "upgrade to Linux 4.14 or newer",
+		rt_doctor_set(c, CELL_CHECK_WARN, "upgrade to Linux 4.14 or newer",
 		    "filters load, but actions available are only: %s", actions);
 	else
-		set(c, CELL_CHECK_OK, "", "filters load; actions: %s", actions);
+		rt_doctor_set(c, CELL_CHECK_OK, "", "filters load; actions: %s", actions);
 }
 
 /* ---- id ranges ---- */
@@ -522,11 +520,11 @@ static void check_idmap(struct doctor *d)
 	struct idmap map;
 	struct sc_err err = {0};
 	if (rt_idmap_for_caller(&map, &err) < 0) {
-		set(c, CELL_CHECK_FAIL, "", "%s", err.msg);
+		rt_doctor_set(c, CELL_CHECK_FAIL, "", "%s", err.msg);
 		return;
 	}
 	if (!map.range) {
-		set(c, CELL_CHECK_OK, "",
+		rt_doctor_set(c, CELL_CHECK_OK, "",
 		    "rootless: a cell maps only your uid %u, no subordinate ids needed", map.uid_start);
 		return;
 	}
@@ -536,16 +534,16 @@ static void check_idmap(struct doctor *d)
 	uint32_t s, n;
 	bool own = sc_parse_subid(text, "sandcell", &s, &n) == 0;
 	if (map.count < 65536)
-		set(c, CELL_CHECK_WARN, "give sandcell 65536 ids: 'sandcell:START:65536' in /etc/subuid and /etc/subgid",
+		rt_doctor_set(c, CELL_CHECK_WARN, "give sandcell 65536 ids: 'sandcell:START:65536' in /etc/subuid and /etc/subgid",
 		    "cells map %u ids from %u; programs that use ids above %u will fail", map.count,
 		    map.uid_start, map.count - 1);
 	else if (subid_overlap(text, map.uid_start, map.count, who, sizeof(who)))
-		set(c, CELL_CHECK_WARN,
+		rt_doctor_set(c, CELL_CHECK_WARN,
 		    "add an unused range as 'sandcell:START:65536' to /etc/subuid and /etc/subgid",
 		    "cells map host uids %u-%u, which overlap %s's range in /etc/subuid",
 		    map.uid_start, map.uid_start + map.count - 1, who);
 	else
-		set(c, CELL_CHECK_OK, "", "cells map host uids %u-%u (%s)", map.uid_start,
+		rt_doctor_set(c, CELL_CHECK_OK, "", "cells map host uids %u-%u (%s)", map.uid_start,
 		    map.uid_start + map.count - 1,
 		    own ? "the sandcell entry of /etc/subuid" : "the default range");
 }
@@ -561,11 +559,11 @@ static void check_layers(struct doctor *d)
 	struct sc_err why = {0};
 	const char *dir = cell_data_root();
 	if (sc_idmap_layers_supported(dir, map.uid_start, map.gid_start, map.count, &why) == 1)
-		set(c, CELL_CHECK_OK, "",
+		rt_doctor_set(c, CELL_CHECK_OK, "",
 		    "idmapped: new image layers stay owned by host root, cells see them through "
 		    "idmapped mounts");
 	else
-		set(c, CELL_CHECK_WARN, "Linux 5.19+ and a data directory on ext4, xfs, btrfs or tmpfs",
+		rt_doctor_set(c, CELL_CHECK_WARN, "Linux 5.19+ and a data directory on ext4, xfs, btrfs or tmpfs",
 		    "shifted: new image layers are owned by the cells' host range (%s)", why.msg);
 }
 
@@ -577,23 +575,23 @@ static void check_dir(struct doctor *d, const char *name, const char *dir, const
 	struct sc_err err = {0};
 	char probe[PATH_MAX];
 	if (cell_ensure_private_dir(dir, &err) < 0) {
-		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a directory of your own",
+		rt_doctor_set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a directory of your own",
 		    "%s: %s", what, err.msg);
 		return;
 	}
 	if (sc_path(probe, sizeof(probe), "%s/.doctor-XXXXXX", dir) < 0) {
-		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT to a shorter path", "%s: path too long", what);
+		rt_doctor_set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT to a shorter path", "%s: path too long", what);
 		return;
 	}
 	int fd = mkostemp(probe, O_CLOEXEC);
 	if (fd < 0) {
-		set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a writable directory",
+		rt_doctor_set(c, CELL_CHECK_FAIL, "set SANDCELL_ROOT (or --root) to a writable directory",
 		    "%s %s: cannot write: %s", what, dir, strerror(errno));
 		return;
 	}
 	close(fd);
 	unlink(probe);
-	set(c, CELL_CHECK_OK, "", "%s %s", what, dir);
+	rt_doctor_set(c, CELL_CHECK_OK, "", "%s %s", what, dir);
 }
 
 /* The userns probe's verdict, then what the sysctls say about it. */

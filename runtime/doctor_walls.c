@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +13,6 @@
 #include <unistd.h>
 
 #include "landlock.h"
-
-static void put(struct cell_check *c, enum cell_check_status st, const char *fix, const char *fmt,
-		...) __attribute__((format(printf, 4, 5)));
-static void put(struct cell_check *c, enum cell_check_status st, const char *fix, const char *fmt,
-		...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
-	va_end(ap);
-	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
-	c->status = st;
-}
 
 /* The errno of restricting a child as a cell's init does; 0 on success. */
 static int try_landlock(void)
@@ -54,7 +40,7 @@ void rt_doctor_landlock(struct cell_check *c)
 	c->name = "landlock";
 	int abi = rt_landlock_abi();
 	if (abi < 2) {
-		put(c, CELL_CHECK_WARN,
+		rt_doctor_set(c, CELL_CHECK_WARN,
 		    "boot Linux 5.19 or newer with landlock in the lsm= list (e.g. "
 		    "lsm=landlock,lockdown,yama,integrity,apparmor)",
 		    abi == 1 ? "Landlock ABI 1 only, which refuses renames across directories: cells "
@@ -65,7 +51,7 @@ void rt_doctor_landlock(struct cell_check *c)
 	}
 	int e = try_landlock();
 	if (e) {
-		put(c, CELL_CHECK_WARN, "report it with this line", "Landlock ABI %d, but restricting a child "
+		rt_doctor_set(c, CELL_CHECK_WARN, "report it with this line", "Landlock ABI %d, but restricting a child "
 		    "failed: %s", abi, strerror(e));
 		return;
 	}
@@ -74,7 +60,7 @@ void rt_doctor_landlock(struct cell_check *c)
 	rt_landlock_rules_for(abi, &set, &r);
 	char parts[160];
 	rt_landlock_describe(&r, parts, sizeof(parts));
-	put(c, CELL_CHECK_OK, "", "ABI %d, enforced around every cell: %s%s", abi, parts,
+	rt_doctor_set(c, CELL_CHECK_OK, "", "ABI %d, enforced around every cell: %s%s", abi, parts,
 	    abi >= 4 ? "; tcp connect where the policy says \"connect\": \"proxy\"" : "");
 }
 
@@ -157,14 +143,14 @@ void rt_doctor_userns_sysctls(struct cell_check *c, const char *sysctl_root, boo
 	const char *root = sysctl_root ? sysctl_root : "/proc/sys";
 	enum restriction r = find_restriction(root);
 	if (r == R_NONE) {
-		put(c, CELL_CHECK_OK, "", "no sysctl restricts user namespaces");
+		rt_doctor_set(c, CELL_CHECK_OK, "", "no sysctl restricts user namespaces");
 		return;
 	}
 	char buf[384];
 	const char *fix = fix_for(r, buf, sizeof(buf));
 	if (probe_ok)
-		put(c, CELL_CHECK_WARN, fix, "%s; this caller got through (root, or a profile allows "
+		rt_doctor_set(c, CELL_CHECK_WARN, fix, "%s; this caller got through (root, or a profile allows "
 		    "this binary), other users may not", what[r]);
 	else
-		put(c, CELL_CHECK_FAIL, fix, "%s", what[r]);
+		rt_doctor_set(c, CELL_CHECK_FAIL, fix, "%s", what[r]);
 }
