@@ -103,8 +103,8 @@ static const struct cli_option LIMIT_OPTIONS[] = {
 	{"--max-files", NULL, CLI_COUNT, RL(max_files), .min = 1, .max = UINT32_MAX, .metavar = "N",
 	 .help = "refuse archives with more than N entries (default 2000000)"},
 	{"--store-max", NULL, CLI_SIZE, RL(store_max), .metavar = "SIZE",
-	 .help = "then remove least recently used images no cell uses until the store "
-		 "holds SIZE or less (default: SANDCELL_STORE_MAX, else no cap)"},
+	 .help = "then remove least recently used images no cell uses\nuntil the "
+		 "store holds SIZE or less\n(default: SANDCELL_STORE_MAX, else no cap)"},
 	IMAGE_ROOT_OPTION,
 	CLI_HELP_OPTION,
 	{0},
