@@ -12,14 +12,16 @@ connect PORT     in the cell: connect to 127.0.0.1:PORT; print "connected"
 scope            in the cell: a child connects to its parent's abstract unix
                  socket and signals it (both in the cell's Landlock domain:
                  allowed); print "abstract signal" when both worked.
-abstract-server READY
+abstract-server READY SECRET
                  a host process that entered the cell's user, pid and network
-                 namespaces (outside its Landlock domain): listen on an
-                 abstract unix socket, then write its pid (as the cell sees
-                 it) to READY; answer until killed.
-cross-edge       in the cell: signal (0) the process whose pid is in
-                 /x/edge-ready and connect to its abstract socket; print
-                 "signal:R abstract:R", R being "ok" or the errno's name.
+                 namespaces (outside its Landlock domain, and still in the
+                 host's mount namespace): listen on an abstract unix socket,
+                 then write its pid (as the cell sees it) and the host path
+                 SECRET to READY; answer until killed.
+cross-edge       in the cell: signal (0) that process, connect to its
+                 abstract socket, and read SECRET through its /proc/PID/root
+                 (the host's root); print "signal:R abstract:R root:R", R
+                 being "ok" or the errno's name.
 nested           in the cell: stack a Landlock domain of its own that handles
                  reading files and allows none (as sandboxing tools in the
                  cell do), then read /etc/hostname; print the errno's name.
@@ -93,13 +95,26 @@ def scope():
 EDGE_SOCKET = "\0sandcell-landlock-edge"
 
 
-def abstract_server(ready):
+def drop_capabilities():
+    """capset(2) to nothing, as the cell's own processes run: then only
+    Landlock (not a capability check) keeps them from this process."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = ctypes.create_string_buffer(struct.pack("Ii", 0x20080522, 0))  # v3, self
+    data = ctypes.create_string_buffer(24)  # two zeroed __user_cap_data_struct
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def abstract_server(ready, secret):
+    drop_capabilities()
     ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     ls.bind(EDGE_SOCKET)
     ls.listen(4)
     tmp = ready + ".tmp"
     with open(tmp, "w") as f:
-        f.write(str(os.getpid()))
+        f.write("%d %s" % (os.getpid(), secret))
     os.chmod(tmp, 0o644)
     os.rename(tmp, ready)
     while True:
@@ -116,10 +131,12 @@ def outcome(fn):
 
 
 def cross_edge():
-    pid = int(open("/x/edge-ready").read())
-    sig = outcome(lambda: os.kill(pid, 0))
+    pid, secret = open("/x/edge-ready").read().split(" ", 1)
+    sig = outcome(lambda: os.kill(int(pid), 0))
     c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    print("signal:%s abstract:%s" % (sig, outcome(lambda: c.connect(EDGE_SOCKET))))
+    abstract = outcome(lambda: c.connect(EDGE_SOCKET))
+    root = outcome(lambda: open("/proc/%s/root%s" % (pid, secret)).read())
+    print("signal:%s abstract:%s root:%s" % (sig, abstract, root))
 
 
 def nested():

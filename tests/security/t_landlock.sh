@@ -61,12 +61,13 @@ PROBE=(scope)
 probe
 check "abstract unix sockets and signals between the cell's processes work" out_is "abstract signal"
 
-# Scoping (ABI 6) across the domain's edge: a host process that entered
-# the cell's user, pid and network namespaces (as a host-side helper might)
-# is outside the cell's Landlock domain, so the cell's processes can
-# neither signal it nor reach its abstract unix socket; with "landlock":
-# false they can (same uid in the same namespaces: only Landlock stands in
-# the way).
+# Across the domain's edge: a host process that entered the cell's user,
+# pid and network namespaces (as a host-side helper might) is outside the
+# cell's Landlock domain, so the cell's processes can neither signal it nor
+# reach its abstract unix socket (scoping, ABI 6), nor open the host's
+# files through its /proc/PID/root (Landlock refuses ptrace-like access to
+# a process outside the domain); with "landlock": false they can all three
+# (same uid in the same namespaces: only Landlock stands in the way).
 scope_edge() { # [POLICY-OPTION...]: prints what the cell could do
 	local c="le$$" pid
 	sc create "$@" -v "$SOCKD:/x" "$c"
@@ -74,7 +75,7 @@ scope_edge() { # [POLICY-OPTION...]: prints what the cell could do
 	pid=$(jget "[c['pid'] for c in d if c['name']=='$c'][0]")
 	# host root enters (init is not dumpable, so the test user could not);
 	# in the cell it is uid 0, as the cell's own processes are
-	nsenter -t "$pid" -U -p -n python3 "$SOCKD/probe.py" abstract-server "$SOCKD/edge-ready" &
+	nsenter -t "$pid" -U -p -n python3 "$SOCKD/probe.py" abstract-server "$SOCKD/edge-ready" "$HOST/secret" &
 	local helper=$!
 	WAIT_S=10 wait_until test -e "$SOCKD/edge-ready"
 	sc exec "$c" -- python3 /x/probe.py cross-edge
@@ -86,10 +87,11 @@ scope_edge() { # [POLICY-OPTION...]: prints what the cell could do
 }
 if [ "$abi" -ge 6 ] && command -v nsenter >/dev/null; then
 	edge=$(scope_edge)
-	check "a process that entered the cell from outside cannot be signalled or reached (ABI 6)" \
-		test "$edge" = "signal:EPERM abstract:EPERM"
+	check "a process that entered the cell from outside: no signal, no abstract socket, no /proc/PID/root" \
+		test "$edge" = "signal:EPERM abstract:EPERM root:EACCES"
 	edge=$(scope_edge --policy "$POL/off.json")
-	check "... and with \"landlock\": false it can (the test can fail)" test "$edge" = "signal:ok abstract:ok"
+	check "... and with \"landlock\": false all three work (the host file is read)" \
+		test "$edge" = "signal:ok abstract:ok root:ok"
 else
 	echo "# scoping across the domain's edge not checked: Landlock ABI $abi < 6 or no nsenter"
 fi
