@@ -137,18 +137,9 @@ static int pool_take(struct runner *r, struct cell_pool *pool, struct cell **c, 
 {
 	if (!pool)
 		return sc_fail(err, 0, "no cell pool");
-	int rc = -1;
-	/* The pools of one process name their cells alike (runtime/pool.c:
-	 * "pool-OWNER-WORKER-N", N counted per worker), so with an image's
-	 * pool beside the batch's a name may be taken by a live cell of
-	 * another pool; the next try gets the next name. */
-	for (int i = 0; i < 16 && rc < 0; i++) {
-		pthread_mutex_lock(&r->pool_mu);
-		rc = cell_pool_acquire(pool, c, err);
-		pthread_mutex_unlock(&r->pool_mu);
-		if (rc < 0 && (r->images.n == 0 || !strstr(err->msg, "already exists")))
-			break;
-	}
+	pthread_mutex_lock(&r->pool_mu);
+	int rc = cell_pool_acquire(pool, c, err);
+	pthread_mutex_unlock(&r->pool_mu);
 	return rc;
 }
 

@@ -135,7 +135,10 @@ static void worker_loop(int sock, const struct worker_cfg *w)
 		struct sc_err err = {0};
 		if (m.kind == MSG_MAKE) {
 			char name[64];
-			snprintf(name, sizeof(name), "pool-%d-%d-%lu", (int)owner, w->id, counter++);
+			/* the worker's own pid too: several pools of one owner
+			 * (batch: one per image) have workers of the same ids */
+			snprintf(name, sizeof(name), "pool-%d-%d-%d-%lu", (int)owner, (int)getpid(), w->id,
+				 counter++);
 			struct cell *c;
 			if (cell_create(spec, name, &c, &err) < 0) {
 				send_msg(sock, MSG_FAILED, err.msg);
