@@ -6,7 +6,6 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -38,17 +37,6 @@ static struct cell_check *check_new(struct doctor *d, const char *name)
 	memset(c, 0, sizeof(*c));
 	c->name = name;
 	return c;
-}
-
-void rt_doctor_set(struct cell_check *c, enum cell_check_status st, const char *fix,
-		   const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
-	va_end(ap);
-	snprintf(c->fix, sizeof(c->fix), "%s", fix ? fix : "");
-	c->status = st;
 }
 
 static void check_kernel(struct doctor *d)

@@ -6,10 +6,7 @@
 #include <stddef.h>
 
 #include "cell.h"
-
-/* Fill c: its status, the fix (NULL: none) and the formatted detail. */
-void rt_doctor_set(struct cell_check *c, enum cell_check_status st, const char *fix,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#include "doctor_check.h"
 
 /* Try Landlock in a throwaway child: the ABI and what a cell enforces. */
 void rt_doctor_landlock(struct cell_check *c);
