@@ -469,11 +469,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 	}
 	if (req.nlibraries) {
 		const char *ienv[SC_ARRAY_LEN(st->env) + 2];
-		size_t k = 0;
-		for (; k < SC_ARRAY_LEN(st->env) && st->env[k]; k++)
-			ienv[k] = st->env[k];
-		ienv[k++] = LANG_PY_ENV_PATH;
-		ienv[k] = NULL;
+		with_extra_env(st->env, SC_ARRAY_LEN(st->env), LANG_PY_ENV_PATH, ienv);
 		if (lang_i_install_libraries(c, &req, ienv, &e) < 0) {
 			set_sandbox_error(res, &e);
 			goto done;
