@@ -133,16 +133,20 @@ as_user "$SC_BIN" run --timeout 30 -p 0:7000 -- python3 -c "$SRV" 7000 1 >/dev/n
 run_pid=$!
 run_port() { sed -n 's#^7000/tcp -> 127\.0\.0\.1:\([0-9]*\)$#\1#p' "$errf"; }
 WAIT_S=30 wait_until bash -c '[ -n "$(sed -n "s#^7000/tcp -> .*:##p" "$0")" ]' "$errf"
+# PORT: one client exchange; the relay accepts at once and drops the
+# connection while the command's server is not listening yet, so try again
+# for 30 s at most. Prints the last answer.
+client_when_up() {
+	local out="" end=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$end" ]; do
+		out=$(client "$1" 1 1000)
+		[ "$out" = "ok 1" ] && break
+		sleep 0.2
+	done
+	printf '%s' "$out"
+}
 RP=$(run_port)
-# the relay accepts at once and drops the connection while the command's
-# server is not listening yet: try again, for 30 s at most
-out=""
-end=$((SECONDS + 30))
-while [ "$SECONDS" -lt "$end" ]; do
-	out=$(client "$RP" 1 1000)
-	[ "$out" = "ok 1" ] && break
-	sleep 0.2
-done
+out=$(client_when_up "$RP")
 check "run -p 0:7000 says the picked port and relays to the command's server" [ "$out" = "ok 1" ]
 wait "$run_pid"
 RC=$?
@@ -156,13 +160,7 @@ as_user "$SC_BIN" run --policy "$T_WORK/ll.json" --timeout 30 -p 0:7001 -- pytho
 run_pid=$!
 WAIT_S=30 wait_until bash -c '[ -n "$(sed -n "s#^7001/tcp -> .*:##p" "$0")" ]' "$errf"
 RP=$(sed -n 's#^7001/tcp -> 127\.0\.0\.1:\([0-9]*\)$#\1#p' "$errf")
-out=""
-end=$((SECONDS + 30))
-while [ "$SECONDS" -lt "$end" ]; do
-	out=$(client "$RP" 1 1000)
-	[ "$out" = "ok 1" ] && break
-	sleep 0.2
-done
+out=$(client_when_up "$RP")
 check "with Landlock connect=proxy the relay still reaches the published cell port" [ "$out" = "ok 1" ]
 wait "$run_pid"
 
