@@ -56,6 +56,10 @@ void api_json_base64(FILE *f, const unsigned char *p, size_t n);
 /* A command's result (exit_code, signal, timed_out, stdout, stderr, ...;
  * `run --json`, /cells/{id}/exec), no newline. */
 void api_json_cell_result(FILE *f, const struct cell_result *res);
+/* ,"replay":{"ok":B,"runs":N[,"error":S]} of a fork's child whose
+ * session was replayed; nothing when r->tried is false. */
+struct lang_replay;
+void api_json_replay(FILE *f, const struct lang_replay *r);
 /* The SandboxFusion result object of a lang run (no newline).
  * pod: executor_pod_name, NULL: null; session: add session_restarted. */
 void api_json_lang_result(FILE *f, const struct lang_result *r, const char *pod, bool session);
@@ -73,6 +77,11 @@ struct api_config {
 	const char *token;            /* NULL: no authentication (a unix socket) */
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
 	const char *node_name;        /* the prefix of its cell ids (api_node_name_ok) */
+	/* A server no other takes over (the Python client's private ones):
+	 * no lock on the state root, no records, its cells die with it, and
+	 * it may share the root with others. Else one server per state root,
+	 * whose /cells cells a restarted server adopts (api/restart.c). */
+	bool ephemeral;
 	struct sc_log log;            /* one JSON line per request (SC_LOG_INFO),
 				       * warnings */
 };
@@ -99,6 +108,10 @@ struct api_request {
 	const char *(*query)(void *ctx, const char *name);
 	/* request headers by name, case-insensitive (NULL: absent) */
 	const char *(*header)(void *ctx, const char *name);
+	/* the query parameters again as one %-encoded string ("a=1&b=x%20y",
+	 * "" for none) without `token`, into buf: false when it does not fit
+	 * (NULL: the transport cannot tell) */
+	bool (*query_string)(void *ctx, char *buf, size_t size);
 	void *ctx;
 	const char *body;             /* NUL-terminated, may hold NULs */
 	size_t body_len;

@@ -16,7 +16,11 @@
 #define API_ID_HEX_LEN 16
 #define API_ID_LEN (API_NODE_NAME_MAX + 1 + API_ID_HEX_LEN)
 
+/* E2B's working directory (e2b.c): every cell of the server has it. */
+#define API_E2B_HOME "/home/user"
+
 /* A cell of POST /cells, in the server's table. */
+struct api_e2b;
 struct api_cell {
 	char id[API_ID_LEN + 1]; /* "": a slot a create has reserved */
 	char name[64];
@@ -26,9 +30,21 @@ struct api_cell {
 	struct cell *handle;  /* kept from the create; a request uses a copy (cell_dup) */
 	bool has_user;        /* "user" at create: its execs' default user */
 	uint32_t uid, gid;
+	double memory_mb;     /* memory_limit_MB at create (not positive: the
+			       * server's); its forks' and rollbacks' too */
+	struct api_volume_mount *volumes; /* volume_mounts at create (owned): its
+					   * forks and rollbacks mount them too */
+	size_t nvolumes;
+	bool volumes_unknown; /* adopted after a restart with volumes mounted:
+			       * where is not known, so it is not forked */
 	/* /code's session: known here, not from a file the cell could forge;
 	 * installed once, by one request while the others on the cell wait */
 	bool session, session_starting;
+	/* a fork, checkpoint or rollback runs on it (one at a time; DELETE
+	 * waits for its end: 409); rolling: a rollback, which replaces the
+	 * cell, so no other request may begin on it */
+	bool changing, rolling;
+	struct api_e2b *e2b;  /* an E2B sandbox's (e2b_priv.h), else NULL; owned */
 };
 
 /* A pool cell that a /run_code holds: a second handle, for api_cancel. */
@@ -46,6 +62,7 @@ struct api {
 	struct cell_pool *pool;
 	struct cell_spec pool_spec;  /* cfg.spec, and the cells start with lang's files */
 	struct cell_seed_file seeds[LANG_SEED_FILES];
+	const char *dirs[16];        /* pool_spec.make_dirs: cfg.spec's, and API_E2B_HOME */
 	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
 	pthread_mutex_t mu;          /* guards cells, ncells, holds, cancelled */
 	pthread_cond_t session_cv;   /* with mu: a cell's session_starting ended */
@@ -54,9 +71,27 @@ struct api {
 	struct api_hold *holds;      /* pool cells /run_code holds */
 	bool cancelled;              /* api_cancel was called */
 	int stop_pipe[2];            /* [0] is every run's cancel fd; api_cancel closes [1] */
+	int stream_keepalive_ms;     /* an NDJSON stream's silence before a keepalive
+				      * line: under the transport's idle timeout */
 	atomic_size_t in_flight;
 	struct api_metrics metrics;  /* counters: atomics, no lock (metrics.h) */
+	int lock_fd;                 /* STATE_ROOT/.serve/lock, flock'd (restart.c) */
 };
+
+/* ---- restarts: the record on the state root (restart.c) ---- */
+
+/* The names of the server's pool cells (and so of its /cells ones):
+ * serve-PID-...; every such cell on a root belongs to its one server. */
+#define API_POOL_PREFIX "serve"
+/* Take the state root for this server (a->lock_fd): waits (up to a
+ * minute) for what is left of a server that died, refuses a live one. */
+int api_restart_lock(struct api *a, struct sc_err *err);
+/* Adopt the cells of the records a server before left (into the table),
+ * remove its other cells. Before the pool starts, from one thread. */
+int api_restart_adopt(struct api *a, struct sc_err *err);
+/* Write entry e's record (crash-safe: temp, fsync, rename) / remove it. */
+int api_record_write(struct api *a, const struct api_cell *e, struct sc_err *err);
+void api_record_drop(const char *id);
 
 /* ---- cell ids (node.c) ---- */
 
@@ -112,9 +147,11 @@ void api_put_error_event(FILE *f, const char *msg);
 
 /* ---- the routes: one request, its cell id (routes.c) ---- */
 
+#define API_TAG_SEGMENT 128 /* a {tag} segment's bytes, its NUL included */
 struct api_call {
 	const struct api_request *req;
 	char id[API_ID_LEN + 1]; /* the route's {id}, "" when it has none */
+	char tag[API_TAG_SEGMENT]; /* the route's {tag}, "" when it has none */
 };
 typedef void api_handler(struct api *a, const struct api_call *call, struct api_response *resp);
 
@@ -129,6 +166,9 @@ cJSON *api_call_body(const struct api_call *call, char *id, struct api_bad *bad)
  * SandboxFusion's /run_code, whose clients retry it; else 503). */
 const char *api_given_token(const struct api_request *req);
 bool api_route_is_open(const char *method, const char *path);
+/* Does the route go without the server's token (the open ones, and E2B's
+ * envd routes, which check a sandbox's access token)? */
+bool api_route_skips_token(const char *method, const char *path);
 /* Does the route answer without a concurrency slot (GET /metrics: a
  * scrape must get through while the server is full)? */
 bool api_route_is_ungated(const char *method, const char *path);
@@ -149,22 +189,77 @@ char *api_metrics_text(struct api *a, size_t *len);
 api_handler api_cells_create, api_cells_list, api_cells_delete;
 /* exec.c */
 api_handler api_cells_exec;
+/* fork.c */
+struct api_fork_child {
+	char id[API_ID_LEN + 1];
+	char name[64];
+	bool slot;              /* a table slot is reserved for it */
+	bool full;              /* err: the table had no room (--max-cells) */
+	char err[SC_ERR_MAX];   /* "" while it may be made */
+	struct lang_replay replay; /* replay_sessions: the parent's /code runs again here */
+};
+/* Cell id forked into count children of the table (POST /cells/{id}/fork):
+ * 0 and each kids[i]'s id, or its err; -1 with resp answered when the fork
+ * could not begin (404, 409, 410). e2b: the children are E2B sandboxes,
+ * each with a copy of it (a new access token). */
+int api_fork_cells(struct api *a, const char *id, unsigned count, bool replay,
+		   const struct api_e2b *e2b, struct api_fork_child *kids, struct api_response *resp);
+api_handler api_cells_fork, api_checkpoints_create, api_checkpoints_list,
+	api_checkpoints_delete, api_cells_rollback;
 /* files.c */
 api_handler api_files_get, api_files_put;
 /* code.c */
 api_handler api_run_code, api_cells_run, api_cells_code;
+/* proxy.c: /cells/{id}/ports/{port}[/REST] (id into API_ID_LEN + 1 bytes,
+ * rest "/" when absent), and HTTP to that port in the cell */
+bool api_proxy_path(const char *path, char *id, unsigned *port, const char **rest);
+void api_ports_proxy(struct api *a, const struct api_call *call, unsigned port, const char *rest,
+		     struct api_response *resp);
+/* jupyter.c */
+api_handler api_run_jupyter;
 
 /* ---- the cell table (cells.c) ---- */
+
+/* A new cell from the pool into the table, as asked, with e2b (NULL for
+ * a cell of /cells; the table owns it once this returns 0, the caller
+ * still on -1); *out a copy of its entry; -1 with resp (429, 503, 422). */
+int api_cells_add(struct api *a, const struct api_cell_new *want, struct api_e2b *e2b,
+		  struct api_cell *out, struct api_response *resp);
+
+/* A new cell id (NODE-HEX) into id (API_ID_LEN + 1 bytes); false when
+ * getrandom failed. */
+bool api_cell_new_id(const struct api *a, char *id);
+/* A slot of the table for a cell being made (false: the table is full);
+ * filled with the cell's entry, or given back. */
+bool api_slot_reserve(struct api *a);
+void api_slot_fill(struct api *a, const struct api_cell *nc);
+void api_slot_give_back(struct api *a);
 
 /* A request's own handle on cell id (a copy of the kept one) with the
  * cell marked busy; -1 with resp the error (404, 410, 500). */
 int api_cell_begin(struct api *a, const char *id, struct cell **out, struct api_response *resp);
+/* The same with a copy of its entry (*e, under the lock). */
+int api_cell_begin_entry(struct api *a, const char *id, struct cell **out, struct api_cell *e,
+			 struct api_response *resp);
 void api_cell_end(struct api *a, const char *id, struct cell *c);
+/* An E2B sandbox's part of its entry (e2b.c): freed (its running
+ * commands cancelled), and when its time is up (sc_now() seconds). */
+void api_e2b_free(struct api_e2b *e);
+/* A new sandbox's state like e's (template, metadata, envs, end), with
+ * its own access token and no processes; NULL when out of memory. */
+struct api_e2b *api_e2b_copy(const struct api_e2b *e);
+double api_e2b_end_at(const struct api_e2b *e);
 /* The table's entry of id, under a->mu, or NULL. */
 struct api_cell *api_cell_find_locked(struct api *a, const char *id);
+/* A cell from the pool for one request, counted as a pooled or a cold
+ * start; NULL with a 503 in resp when none is ready (logged under route
+ * unless it is NULL). */
+struct cell *api_pool_take(struct api *a, const char *route, struct api_response *resp);
 /* Take entry i out of the table (under a->mu): its handle, for
  * cell_pool_release once mu is let go. */
 struct cell *api_cell_drop_locked(struct api *a, size_t i);
+/* A malloc'd copy of vs[0..n) (n > 0), NULL when out of memory. */
+struct api_volume_mount *api_volumes_dup(const struct api_volume_mount *vs, size_t n);
 /* The Python session of cell id (c, a request's handle), installed by the
  * first /code while the cell's other /code requests wait. */
 int api_cell_session(struct api *a, const char *id, struct cell *c, struct sc_err *err);
@@ -204,6 +299,18 @@ bool api_stream_truncated(const struct api_stream *s, int k);
  * of an unfinished UTF-8 character goes out first. */
 void api_stream_result(struct api_stream *s, const char *obj, size_t len);
 void api_stream_error(struct api_stream *s, const char *msg);
+/* Bytes as they are (another protocol's framing: Connect's envelopes);
+ * thread: the job's. */
+void api_stream_raw(struct api_stream *s, const void *p, size_t n);
+/* After msg's len bytes (at most 64) when the job has sent nothing for
+ * every_ms: a protocol's keepalive, so that a command that runs long
+ * without output keeps its connection (the transport drops an idle one).
+ * Call from the handler, right after api_stream_start. The job must
+ * write whole messages at once (no keepalive lands inside one). */
+void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms);
+/* Cancel the job (as the client going away does); from any thread while
+ * the job runs. */
+void api_stream_kill(struct api_stream *s);
 /* A zeroed job of size bytes, or NULL with resp answered (500). */
 void *api_job_alloc(size_t size, struct api_response *resp);
 /* A job on a cell (exec, a run), answered either way. */

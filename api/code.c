@@ -123,14 +123,8 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 		cJSON_Delete(j);
 		return;
 	}
-	struct cell *c;
-	struct sc_err err = {0};
-	double t0 = sc_now();
-	int got = cell_pool_acquire(a->pool, &c, &err);
-	api_metrics_observe(&a->metrics.cell_acquire, sc_now() - t0);
-	if (got < 0) {
-		sc_log(&a->cfg.log, SC_LOG_WARN, "run_code: %s", err.msg);
-		api_errorf(resp, 503, "no cell ready: %s", err.msg);
+	struct cell *c = api_pool_take(a, "run_code", resp);
+	if (!c) {
 		cJSON_Delete(j);
 		return;
 	}

@@ -44,6 +44,7 @@ static const struct sc_dl_sym mhd_syms[] = {
 	{"MHD_stop_daemon", (void **)&api_mhd.stop_daemon},
 	{"MHD_quiesce_daemon", (void **)&api_mhd.quiesce_daemon},
 	{"MHD_lookup_connection_value", (void **)&api_mhd.lookup},
+	{"MHD_get_connection_values", (void **)&api_mhd.get_values},
 	{"MHD_create_response_from_buffer", (void **)&api_mhd.response_from_buffer},
 	{"MHD_add_response_header", (void **)&api_mhd.add_header},
 	{"MHD_queue_response", (void **)&api_mhd.queue_response},
@@ -290,6 +291,10 @@ int api_http_serve(struct api *a, const struct api_http_opts *o,
 	}
 	struct server s;
 	server_init(&s, a, o);
+	/* a silent command's stream must outlive the idle timeout: a
+	 * keepalive line at a third of it, at most every 10 s */
+	double ka = o->connection_timeout_s / 3;
+	a->stream_keepalive_ms = (int)((ka > 10 ? 10 : ka < 0.3 ? 0.3 : ka) * 1000);
 	struct MHD_Daemon *d = start_daemon(&s, &r);
 	if (!d) {
 		pthread_mutex_destroy(&s.mu);

@@ -15,6 +15,7 @@ struct mhd_dl {
 	__typeof__(MHD_stop_daemon) *stop_daemon;
 	__typeof__(MHD_quiesce_daemon) *quiesce_daemon;
 	__typeof__(MHD_lookup_connection_value) *lookup;
+	__typeof__(MHD_get_connection_values) *get_values;
 	__typeof__(MHD_create_response_from_buffer) *response_from_buffer;
 	__typeof__(MHD_add_response_header) *add_header;
 	__typeof__(MHD_queue_response) *queue_response;

@@ -44,6 +44,71 @@ static const char *lookup_header(void *ctx, const char *name)
 	return api_mhd.lookup(ctx, MHD_HEADER_KIND, name);
 }
 
+struct qs_build {
+	char *buf;
+	size_t size, len;
+	bool over;
+};
+
+static void qs_put(struct qs_build *q, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *c = (const unsigned char *)s; c && *c && !q->over; c++) {
+		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			     (*c >= '0' && *c <= '9') || strchr("-._~", *c);
+		size_t need = plain ? 1 : 3;
+		if (q->len + need >= q->size) {
+			q->over = true;
+			return;
+		}
+		if (plain) {
+			q->buf[q->len++] = (char)*c;
+		} else {
+			q->buf[q->len++] = '%';
+			q->buf[q->len++] = hex[*c >> 4];
+			q->buf[q->len++] = hex[*c & 15];
+		}
+	}
+	q->buf[q->len] = '\0';
+}
+
+static void qs_raw(struct qs_build *q, char c)
+{
+	if (q->over || q->len + 1 >= q->size) {
+		q->over = true;
+		return;
+	}
+	q->buf[q->len++] = c;
+	q->buf[q->len] = '\0';
+}
+
+static enum MHD_Result qs_each(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *value)
+{
+	(void)kind;
+	struct qs_build *q = cls;
+	if (!key || !strcmp(key, "token")) /* the server's, not the cell's */
+		return MHD_YES;
+	if (q->len)
+		qs_raw(q, '&');
+	qs_put(q, key);
+	if (value) {
+		qs_raw(q, '=');
+		qs_put(q, value);
+	}
+	return MHD_YES;
+}
+
+static bool query_string(void *ctx, char *buf, size_t size)
+{
+	if (size == 0)
+		return false;
+	struct qs_build q = {.buf = buf, .size = size};
+	buf[0] = '\0';
+	api_mhd.get_values(ctx, MHD_GET_ARGUMENT_KIND, qs_each, &q);
+	return !q.over;
+}
+
 /* A streamed body: the api's stream, called from the connection's thread
  * (one per connection, so it may block), with the client's socket. */
 struct stream_box {
@@ -178,7 +243,8 @@ static void head_verdict(struct server *s, struct MHD_Connection *conn, struct r
 		st->pending = api_busy_status(url);
 		st->pending_msg = "too many connections from your address (or to the server): "
 				  "retry";
-	} else if (st->ping ? tok && !api_token_ok(s->a, tok) : !api_token_ok(s->a, tok)) {
+	} else if (api_route_skips_token(method, url) ? tok && !api_token_ok(s->a, tok)
+							: !api_token_ok(s->a, tok)) {
 		st->pending = 401;
 		st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
 	} else if (!st->ungated && api_in_flight(s->a) >= api_get_config(s->a)->max_concurrency) {
@@ -289,6 +355,7 @@ static enum MHD_Result req_run(struct server *s, struct MHD_Connection *conn,
 		.path = url,
 		.query = lookup_query,
 		.header = lookup_header,
+		.query_string = query_string,
 		.ctx = conn,
 		.body = st->body ? st->body : "",
 		.body_len = st->len,

@@ -142,6 +142,18 @@ static void json_exec(FILE *f, const struct lang_exec *ex)
 		ex->out_truncated ? "true" : "false", ex->err_truncated ? "true" : "false");
 }
 
+void api_json_replay(FILE *f, const struct lang_replay *r)
+{
+	if (!r->tried)
+		return;
+	fprintf(f, ",\"replay\":{\"ok\":%s,\"runs\":%zu", r->ok ? "true" : "false", r->runs);
+	if (!r->ok) {
+		fputs(",\"error\":", f);
+		api_json_string(f, r->why, strlen(r->why));
+	}
+	fputc('}', f);
+}
+
 void api_json_lang_result(FILE *f, const struct lang_result *r, const char *pod, bool session)
 {
 	fputs("{\"status\":", f);

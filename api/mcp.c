@@ -171,6 +171,17 @@ static const struct mcp_tool MCP_TOOLS[] = {
 	 "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"}},"
 	 "\"required\":[\"session_id\"]}",
 	 mcp_tool_close_session},
+	{"fork_cell",
+	 "\"description\":\"Copy a session's files (not its processes) into count new "
+	 "sessions of its language, each on its own from then on. A Python child starts "
+	 "with an empty interpreter, or with replay_sessions with one that ran the parent's "
+	 "code again, in order. Returns JSON {sessions: [{session_id[, replay: {ok, runs, "
+	 "error}]} or {error}, ...]}, one entry per child.\",\"inputSchema\":{\"type\":"
+	 "\"object\",\"properties\":{\"session_id\":{\"type\":\"string\"},\"count\":"
+	 "{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"default\":1},"
+	 "\"replay_sessions\":{\"type\":\"boolean\",\"default\":false}},"
+	 "\"required\":[\"session_id\"]}",
+	 mcp_tool_fork_cell},
 	{"run_command",
 	 "\"description\":\"Run a shell command (bash -c) in a session's cell, or in a "
 	 "fresh cell. Returns JSON {exit_code, stdout, stderr, timed_out, limit_hit, "

@@ -14,6 +14,7 @@ struct mcp_session {
 	struct cell *c;
 	const struct lang_def *lang;
 	bool python;                 /* a kept interpreter (lang_session_*) */
+	double memory_mb;            /* limits.memory_mb (0: the server's); its forks' too */
 };
 
 struct mcp {
@@ -39,6 +40,8 @@ mcp_handler mcp_tool_execute_code, mcp_tool_languages, mcp_tool_language_details
 /* mcp_sessions.c */
 mcp_handler mcp_tool_create_session, mcp_tool_close_session, mcp_tool_run_command,
 	mcp_tool_write_file, mcp_tool_read_file;
+/* mcp_fork.c */
+mcp_handler mcp_tool_fork_cell;
 
 /* ---- sessions (mcp_sessions.c) ---- */
 

@@ -163,6 +163,7 @@ void mcp_tool_create_session(struct mcp *m, const cJSON *id, const cJSON *args)
 		return;
 	}
 	s->used = true;
+	s->memory_mb = mem_mb;
 	if (api_op_memory(s->c, &m->lim, mem_mb, &err) < 0) {
 		mcp_tool_error(m, id, "limits.memory_mb cannot be enforced here (%s); omit it", err.msg);
 		drop_session(s);

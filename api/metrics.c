@@ -52,6 +52,11 @@ void api_metrics_observe(struct api_hist *h, double seconds)
 	atomic_fetch_add_explicit(&h->sum_us, seconds > 0 ? (uint64_t)(seconds * 1e6) : 0, RLX);
 }
 
+void api_metrics_cell_start(struct api_metrics *m, bool ready, double seconds)
+{
+	api_metrics_observe(&m->cell_acquire[ready ? API_START_POOLED : API_START_COLD], seconds);
+}
+
 void api_metrics_request(struct api_metrics *m, size_t route, int status, double seconds)
 {
 	if (route >= API_METRICS_ROUTES)
@@ -213,14 +218,19 @@ static void render_runs(struct out *o, const struct api_metrics *m)
 	put(o, "sandcell_egress_decisions_total{decision=\"denied\"} %llu\n",
 	    (unsigned long long)ld(&m->egress[1]));
 	head(o, "sandcell_cell_acquire_seconds", "histogram",
-	     "seconds to take a ready cell from the pool (a wait here is a cold start)");
-	hist(o, "sandcell_cell_acquire_seconds", "", &m->cell_acquire);
+	     "seconds to take a cell from the pool, by start: pooled (one was ready), cold (made "
+	     "for the request)");
+	hist(o, "sandcell_cell_acquire_seconds", "start=\"pooled\",",
+	     &m->cell_acquire[API_START_POOLED]);
+	hist(o, "sandcell_cell_acquire_seconds", "start=\"cold\",", &m->cell_acquire[API_START_COLD]);
 }
 
 static void render_gauges(struct out *o, const struct api_metrics_gauges *g)
 {
 	head(o, "sandcell_cells", "gauge",
-	     "cells by state: busy and idle cells of POST /cells, run_code: pool cells a /run_code holds");
+	     "cells by state: pooled (ready, waiting for a request), busy and idle cells of "
+	     "POST /cells, run_code: pool cells a /run_code holds");
+	put(o, "sandcell_cells{state=\"pooled\"} %zu\n", g->cells_pooled);
 	put(o, "sandcell_cells{state=\"busy\"} %zu\n", g->cells_busy);
 	put(o, "sandcell_cells{state=\"idle\"} %zu\n", g->cells_idle);
 	put(o, "sandcell_cells{state=\"run_code\"} %zu\n", g->run_code_cells);
@@ -305,6 +315,7 @@ static void gauges_of(struct api *a, struct api_metrics_gauges *g)
 		.max_concurrency = a->cfg.max_concurrency,
 		.in_flight = api_in_flight(a),
 		.run_code_cells = ld(&a->metrics.run_code_in_flight),
+		.cells_pooled = a->pool ? cell_pool_ready_count(a->pool) : 0,
 	};
 	/* at most --max-cells entries, a few ns each */
 	pthread_mutex_lock(&a->mu);

@@ -11,14 +11,17 @@
  * Threads: every api_metrics_* call but init is thread-safe. */
 #pragma once
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define API_METRICS_ROUTES 32  /* route rows + /metrics + "unmatched" */
+#define API_METRICS_ROUTES 64  /* route rows + /metrics + "unmatched" */
 #define API_METRICS_CODES 16   /* the fixed status codes + "other" */
 #define API_METRICS_LANGS 48   /* languages of lang's table */
 #define API_METRICS_BUCKETS 14 /* finite buckets of a latency histogram */
 #define API_METRICS_OUT_MAX (128u << 10) /* bytes of one rendering, at most */
+
+enum api_start_kind { API_START_POOLED, API_START_COLD };
 
 enum api_limit_kind { API_LIMIT_MEMORY, API_LIMIT_PIDS, API_LIMIT_TIMEOUT, API_LIMIT_DISK,
 		      API_LIMIT_KINDS };
@@ -37,7 +40,8 @@ struct api_metrics {
 	atomic_uint_fast64_t run_code[API_METRICS_LANGS][3]; /* by lang_status */
 	atomic_uint_fast64_t limit_hits[API_LIMIT_KINDS];
 	atomic_uint_fast64_t egress[2];                   /* allowed, denied */
-	struct api_hist cell_acquire;                     /* a ready cell from the pool */
+	struct api_hist cell_acquire[2];                  /* a cell from the pool:
+							   * [API_START_POOLED], [API_START_COLD] */
 	atomic_uint_fast64_t run_code_in_flight;
 };
 
@@ -53,10 +57,14 @@ void api_metrics_run_code(struct api_metrics *m, const void *lang, int status);
 void api_metrics_limit_hit(struct api_metrics *m, const char *what);
 void api_metrics_egress(struct api_metrics *m, uint64_t allowed, uint64_t denied);
 void api_metrics_observe(struct api_hist *h, double seconds);
+/* A cell taken from the pool (cell_pool_acquire_how): seconds, and
+ * whether one was ready. */
+void api_metrics_cell_start(struct api_metrics *m, bool ready, double seconds);
 
 /* What is read at scrape time (gauges). */
 struct api_metrics_gauges {
 	size_t cells_busy, cells_idle; /* cells of POST /cells */
+	size_t cells_pooled;           /* ready in the pool */
 	size_t run_code_cells;         /* pool cells a /run_code holds now */
 	size_t pool_target, max_cells, max_concurrency;
 	size_t in_flight;              /* requests holding a concurrency slot */

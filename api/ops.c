@@ -11,6 +11,15 @@ int api_op_memory(struct cell *c, const struct api_limits *l, double mb, struct 
 	return l->memory && l->memory <= want ? 0 : -1;
 }
 
+int api_op_volumes(struct cell *c, const struct api_volume_mount *vs, size_t n,
+		   struct sc_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cell_mount_volume(c, vs[i].name, vs[i].path, vs[i].read_only, err) < 0)
+			return -1;
+	return 0;
+}
+
 int api_op_write_file(struct cell *c, const char *path, const void *data, size_t len,
 		      struct sc_err *err)
 {

@@ -10,6 +10,10 @@
  * 0 when none was asked for, when it is set, and when it cannot be set
  * but the cell's own limit is already that tight; else -1 (err). */
 int api_op_memory(struct cell *c, const struct api_limits *l, double mb, struct sc_err *err);
+/* The volumes vs[0..n) mounted in c (volume_mounts); -1 with err, whose
+ * errnum says why: ENOENT no such volume, ENOTSUP not here. */
+int api_op_volumes(struct cell *c, const struct api_volume_mount *vs, size_t n,
+		   struct sc_err *err);
 /* data as c's file path (an absolute cell path): a new file (its parent
  * directories made) or the old one's contents replaced. */
 int api_op_write_file(struct cell *c, const char *path, const void *data, size_t len,

@@ -257,6 +257,7 @@ int api_parse_run(const cJSON *j, enum api_run_kind kind, const struct api_limit
 		}
 		out->run.fetch[out->run.nfetch++] = p->valuestring;
 	}
+	out->run.fetch_files_only = true; /* SandboxFusion leaves those out */
 	out->lang = lg;
 	out->stdin_len = out->stdin_s ? strlen(out->stdin_s) : 0;
 	struct lang_run_req *r = &out->run;
@@ -374,6 +375,46 @@ void api_exec_free(struct api_exec *x)
 	x->nenv = 0;
 }
 
+static bool parse_volume_mount(const cJSON *m, struct api_volume_mount *out, struct api_bad *bad)
+{
+	const char *name, *path;
+	const cJSON *ro;
+	if (!cJSON_IsObject(m))
+		return api_bad(bad, 422, "volume_mounts", "volume_mounts: a list of objects");
+	if (!api_req_str(m, "name", &name, bad) || !api_req_str(m, "path", &path, bad) ||
+	    !api_req_typed(m, "read_only", cJSON_True | cJSON_False, "a boolean", &ro, bad))
+		return false;
+	if (!name || !sc_valid_name(name))
+		return api_bad(bad, 422, "volume_mounts",
+			       "volume_mounts: name: a volume name (letters, digits, '_', '.', '-')");
+	if (!path || path[0] != '/' || !api_cell_path(path, out->path, sizeof(out->path)))
+		return api_bad(bad, 422, "volume_mounts",
+			       "volume_mounts: path: an absolute cell path without '..'");
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->read_only = ro && cJSON_IsTrue(ro);
+	return true;
+}
+
+static bool parse_volume_mounts(const cJSON *j, struct api_cell_new *out, struct api_bad *bad)
+{
+	const cJSON *list;
+	if (!api_req_typed(j, "volume_mounts", cJSON_Array, "a list", &list, bad))
+		return false;
+	if (!list)
+		return true;
+	if (cJSON_GetArraySize(list) > CELL_MAX_VOLUMES)
+		return api_bad(bad, 422, "volume_mounts", "volume_mounts: at most %d",
+			       CELL_MAX_VOLUMES);
+	const cJSON *m;
+	cJSON_ArrayForEach(m, list)
+	{
+		if (!parse_volume_mount(m, &out->volumes[out->nvolumes], bad))
+			return false;
+		out->nvolumes++;
+	}
+	return true;
+}
+
 int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_max,
 		       struct api_cell_new *out, struct api_bad *bad)
 {
@@ -383,9 +424,45 @@ int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_m
 	    !api_req_num(j, "memory_limit_MB", -1, &out->memory_mb, bad) ||
 	    !api_req_num(j, "idle_timeout", idle_max, &out->idle_s, bad) ||
 	    !api_image_ok(l, image, bad) ||
-	    !api_req_user(j, &out->has_user, &out->uid, &out->gid, bad))
+	    !api_req_user(j, &out->has_user, &out->uid, &out->gid, bad) ||
+	    !parse_volume_mounts(j, out, bad))
 		return -1;
 	if (!(out->idle_s > 0) || out->idle_s > idle_max)
 		out->idle_s = idle_max;
 	return 0;
+}
+
+int api_parse_fork(const cJSON *j, unsigned *count, bool *replay, struct api_bad *bad)
+{
+	double n;
+	const cJSON *r;
+	if (!api_req_typed(j, "replay_sessions", cJSON_True | cJSON_False, "a boolean", &r, bad))
+		return -1;
+	*replay = r && cJSON_IsTrue(r);
+	if (!api_req_num(j, "count", 1, &n, bad))
+		return -1;
+	if (!(n >= 1 && n <= API_FORK_MAX) || n != (double)(unsigned)n) {
+		api_bad(bad, 422, "count", "count: an integer from 1 to %d", API_FORK_MAX);
+		return -1;
+	}
+	*count = (unsigned)n;
+	return 0;
+}
+
+bool api_tag_ok(const char *s, bool required, char tag[64], struct api_bad *bad)
+{
+	tag[0] = '\0';
+	if (!s)
+		return !required || api_bad(bad, 422, "tag", "tag: required");
+	if (!sc_valid_name(s))
+		return api_bad(bad, 422, "tag", "tag: letters, digits, '.', '_' and '-' (1 to 63, "
+						"the first a letter or digit)");
+	snprintf(tag, 64, "%s", s);
+	return true;
+}
+
+int api_parse_tag(const cJSON *j, bool required, char tag[64], struct api_bad *bad)
+{
+	const char *s;
+	return api_req_str(j, "tag", &s, bad) && api_tag_ok(s, required, tag, bad) ? 0 : -1;
 }

@@ -156,12 +156,33 @@ int api_parse_exec(const cJSON *j, const struct api_exec_style *style, const str
 void api_exec_free(struct api_exec *x);
 
 /* POST /cells: image (the server's), memory_limit_MB, idle_timeout (cut
- * to, and by default, idle_max), user. */
+ * to, and by default, idle_max), user, volume_mounts ([{"name": VOLUME,
+ * "path": "/abs", "read_only": false}], at most CELL_MAX_VOLUMES). */
+struct api_volume_mount {
+	char name[64];
+	char path[API_CELL_PATH];
+	bool read_only;
+};
 struct api_cell_new {
 	double memory_mb;
 	double idle_s;
 	bool has_user;
 	uint32_t uid, gid;
+	struct api_volume_mount volumes[CELL_MAX_VOLUMES];
+	size_t nvolumes;
 };
 int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_max,
 		       struct api_cell_new *out, struct api_bad *bad);
+
+/* ---- fork, checkpoints (POST /cells/{id}/fork, .../checkpoints,
+ * .../rollback; MCP's fork_cell) ---- */
+
+#define API_FORK_MAX 100 /* children of one fork (CELL_POOL_FORK_MAX) */
+/* {"count": N, "replay_sessions": B}: N 1 to API_FORK_MAX, an integer
+ * (absent or null: 1); B a boolean (absent: false). */
+int api_parse_fork(const cJSON *j, unsigned *count, bool *replay, struct api_bad *bad);
+/* A checkpoint tag (a cell name's characters, at most 63) into tag (64
+ * bytes); NULL: required is refused, else tag "" (the caller makes one). */
+bool api_tag_ok(const char *s, bool required, char tag[64], struct api_bad *bad);
+/* {"tag": "t1"} through api_tag_ok. */
+int api_parse_tag(const cJSON *j, bool required, char tag[64], struct api_bad *bad);

@@ -1,11 +1,12 @@
 /* The routes: one table of {method, pattern, handler}, the token, and
  * api_handle, which finds the row of a request. A pattern is the path
- * itself, with {id} standing for a cell id (NODE-HEX, node.c). */
+ * itself, with {id} standing for a cell id (NODE-HEX, node.c) and {tag}
+ * for one more path segment (a checkpoint's tag, checked by its handler). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "api_priv.h"
+#include "e2b_priv.h"
 
 static void ping(struct api *a, const struct api_call *call, struct api_response *resp)
 {
@@ -22,26 +23,66 @@ struct api_route {
 	/* a health probe's (a kubelet's httpGet cannot carry a secret): it
 	 * answers anyone, but a token given must be right */
 	bool open;
+	/* E2B's envd (E2B_SANDBOX_URL): no server token, the sandbox's
+	 * access token instead (X-Access-Token, checked by the handler) */
+	bool envd;
 };
 
 static const struct api_route ROUTES[] = {
-	{"GET", "/v1/ping", ping, true},
-	{"HEAD", "/v1/ping", ping, true},
-	{"GET", "/ping", ping, true},
-	{"HEAD", "/ping", ping, true},
-	{"POST", "/run_code", api_run_code, false},
-	{"POST", "/v1/run_code", api_run_code, false},
-	{"POST", "/cells", api_cells_create, false},
-	{"GET", "/cells", api_cells_list, false},
-	{"POST", "/cells/", api_cells_create, false},
-	{"GET", "/cells/", api_cells_list, false},
-	{"DELETE", "/cells/{id}", api_cells_delete, false},
-	{"POST", "/cells/{id}/exec", api_cells_exec, false},
-	{"POST", "/cells/{id}/run", api_cells_run, false},
-	{"POST", "/cells/{id}/code", api_cells_code, false},
-	{"GET", "/cells/{id}/files", api_files_get, false},
-	{"PUT", "/cells/{id}/files", api_files_put, false},
-	{"GET", "/metrics", api_metrics_get, false},
+	{"GET", "/v1/ping", ping, true, false},
+	{"HEAD", "/v1/ping", ping, true, false},
+	{"GET", "/ping", ping, true, false},
+	{"HEAD", "/ping", ping, true, false},
+	{"POST", "/run_code", api_run_code, false, false},
+	{"POST", "/v1/run_code", api_run_code, false, false},
+	{"POST", "/run_jupyter", api_run_jupyter, false, false},
+	{"POST", "/v1/run_jupyter", api_run_jupyter, false, false},
+	{"POST", "/cells", api_cells_create, false, false},
+	{"GET", "/cells", api_cells_list, false, false},
+	{"POST", "/cells/", api_cells_create, false, false},
+	{"GET", "/cells/", api_cells_list, false, false},
+	{"DELETE", "/cells/{id}", api_cells_delete, false, false},
+	{"POST", "/cells/{id}/exec", api_cells_exec, false, false},
+	{"POST", "/cells/{id}/run", api_cells_run, false, false},
+	{"POST", "/cells/{id}/code", api_cells_code, false, false},
+	{"GET", "/cells/{id}/files", api_files_get, false, false},
+	{"PUT", "/cells/{id}/files", api_files_put, false, false},
+	{"POST", "/cells/{id}/fork", api_cells_fork, false, false},
+	{"POST", "/cells/{id}/checkpoints", api_checkpoints_create, false, false},
+	{"GET", "/cells/{id}/checkpoints", api_checkpoints_list, false, false},
+	{"DELETE", "/cells/{id}/checkpoints/{tag}", api_checkpoints_delete, false, false},
+	{"POST", "/cells/{id}/rollback", api_cells_rollback, false, false},
+	{"GET", "/metrics", api_metrics_get, false, false},
+	/* E2B's control plane (E2B_API_URL, X-API-KEY: the token) */
+	{"POST", "/sandboxes", api_e2b_create, false, false},
+	{"POST", "/v2/sandboxes", api_e2b_create, false, false},
+	{"GET", "/sandboxes", api_e2b_list, false, false},
+	{"GET", "/v2/sandboxes", api_e2b_list, false, false},
+	{"GET", "/sandboxes/{id}", api_e2b_get, false, false},
+	{"DELETE", "/sandboxes/{id}", api_e2b_kill, false, false},
+	{"POST", "/sandboxes/{id}/timeout", api_e2b_timeout, false, false},
+	{"POST", "/sandboxes/{id}/connect", api_e2b_connect, false, false},
+	{"POST", "/sandboxes/{id}/fork", api_e2b_fork, false, false},
+	{"POST", "/v2/sandboxes/{id}/connect", api_e2b_connect, false, false},
+	/* E2B's envd (E2B_SANDBOX_URL, E2b-Sandbox-Id, X-Access-Token) */
+	{"GET", "/health", api_e2b_health, true, false},
+	{"POST", "/process.Process/Start", api_e2b_process_start, false, true},
+	{"POST", "/process.Process/List", api_e2b_process_list, false, true},
+	{"POST", "/process.Process/SendSignal", api_e2b_process_signal, false, true},
+	{"POST", "/process.Process/Connect", api_e2b_process_unimplemented, false, true},
+	{"POST", "/process.Process/SendInput", api_e2b_process_unimplemented, false, true},
+	{"POST", "/process.Process/StreamInput", api_e2b_process_unimplemented, false, true},
+	{"POST", "/process.Process/CloseStdin", api_e2b_process_unimplemented, false, true},
+	{"POST", "/process.Process/Update", api_e2b_process_unimplemented, false, true},
+	{"POST", "/filesystem.Filesystem/Stat", api_e2b_fs_stat, false, true},
+	{"POST", "/filesystem.Filesystem/ListDir", api_e2b_fs_list, false, true},
+	{"POST", "/filesystem.Filesystem/MakeDir", api_e2b_fs_mkdir, false, true},
+	{"POST", "/filesystem.Filesystem/Move", api_e2b_fs_move, false, true},
+	{"POST", "/filesystem.Filesystem/Remove", api_e2b_fs_remove, false, true},
+	{"GET", "/files", api_e2b_files_get, false, true},
+	{"POST", "/files", api_e2b_files_post, false, true},
+	/* E2B's code interpreter (port 49999, the same URL) */
+	{"POST", "/execute", api_e2b_execute, false, true},
 };
 _Static_assert(SC_ARRAY_LEN(ROUTES) + 1 <= API_METRICS_ROUTES, "API_METRICS_ROUTES too small");
 
@@ -67,11 +108,12 @@ static bool valid_id(const char *s, size_t n)
 	return api_id_parse(s, n, &node_len);
 }
 
-/* Does path match pat ({id}: a valid cell id, copied into id)? */
-static bool match(const char *pat, const char *path, char id[API_ID_LEN + 1])
+/* Does path match pat ({id}: a valid cell id, copied into call->id;
+ * {tag}: a segment of 1 to API_TAG_SEGMENT - 1 bytes, into call->tag)? */
+static bool match(const char *pat, const char *path, struct api_call *call)
 {
 	for (;;) {
-		const char *hole = strstr(pat, "{id}");
+		const char *hole = strchr(pat, '{');
 		size_t lit = hole ? (size_t)(hole - pat) : strlen(pat);
 		if (strncmp(pat, path, lit) != 0)
 			return false;
@@ -79,30 +121,32 @@ static bool match(const char *pat, const char *path, char id[API_ID_LEN + 1])
 		if (!hole)
 			return !*path;
 		size_t n = strcspn(path, "/");
-		if (!valid_id(path, n))
+		bool tag = !strncmp(hole, "{tag}", 5);
+		if (tag ? n == 0 || n >= sizeof(call->tag) : !valid_id(path, n))
 			return false;
-		memcpy(id, path, n);
-		id[n] = '\0';
+		char *into = tag ? call->tag : call->id;
+		memcpy(into, path, n);
+		into[n] = '\0';
 		path += n;
-		pat = hole + 4;
+		pat = hole + (tag ? 5 : 4);
 	}
 }
 
 size_t api_route_index(const char *method, const char *path)
 {
-	char id[API_ID_LEN + 1];
+	struct api_call call;
 	for (size_t i = 0; method && path && i < SC_ARRAY_LEN(ROUTES); i++)
-		if (!strcmp(ROUTES[i].method, method) && match(ROUTES[i].pattern, path, id))
+		if (!strcmp(ROUTES[i].method, method) && match(ROUTES[i].pattern, path, &call))
 			return i;
 	return SC_ARRAY_LEN(ROUTES);
 }
 
 static const struct api_route *open_route(const char *method, const char *path)
 {
-	char id[API_ID_LEN + 1];
+	struct api_call call;
 	for (size_t i = 0; path && i < SC_ARRAY_LEN(ROUTES); i++)
 		if (ROUTES[i].open && !strcmp(ROUTES[i].method, method) &&
-		    match(ROUTES[i].pattern, path, id))
+		    match(ROUTES[i].pattern, path, &call))
 			return &ROUTES[i];
 	return NULL;
 }
@@ -110,6 +154,21 @@ static const struct api_route *open_route(const char *method, const char *path)
 bool api_route_is_open(const char *method, const char *path)
 {
 	return open_route(method, path) != NULL;
+}
+
+static bool is_envd(const char *method, const char *path)
+{
+	struct api_call call;
+	for (size_t i = 0; path && i < SC_ARRAY_LEN(ROUTES); i++)
+		if (ROUTES[i].envd && !strcmp(ROUTES[i].method, method) &&
+		    match(ROUTES[i].pattern, path, &call))
+			return true;
+	return false;
+}
+
+bool api_route_skips_token(const char *method, const char *path)
+{
+	return open_route(method, path) || is_envd(method, path);
 }
 
 bool api_route_is_ungated(const char *method, const char *path)
@@ -134,6 +193,10 @@ const char *api_given_token(const struct api_request *req)
 			h++;
 		return h;
 	}
+	/* E2B's SDKs send their API key so */
+	const char *key = req->header ? req->header(req->ctx, "X-API-KEY") : NULL;
+	if (key)
+		return key;
 	return req->query ? req->query(req->ctx, "token") : NULL;
 }
 
@@ -185,7 +248,8 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 	const char *m = req->method, *p = req->path, *tok = api_given_token(req);
 	const struct api_route *open = open_route(m, p);
 	struct api_call call = {.req = req};
-	if (open ? tok && !api_token_ok(a, tok) : !api_token_ok(a, tok)) {
+	bool skip = open || is_envd(m, p);
+	if (skip ? tok && !api_token_ok(a, tok) : !api_token_ok(a, tok)) {
 		api_response_error(resp, 401, "a token is required (Authorization: Bearer TOKEN)");
 		return;
 	}
@@ -197,9 +261,16 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 		api_response_error(resp, 400, "bad path");
 		return;
 	}
+	unsigned port;
+	const char *rest;
+	if (api_proxy_path(p, call.id, &port, &rest)) {
+		if (id_is_ours(a, call.id, resp))
+			api_ports_proxy(a, &call, port, rest, resp);
+		return;
+	}
 	bool known = false;
 	for (size_t i = 0; i < SC_ARRAY_LEN(ROUTES); i++) {
-		if (!match(ROUTES[i].pattern, p, call.id))
+		if (!match(ROUTES[i].pattern, p, &call))
 			continue;
 		if (!strcmp(ROUTES[i].method, m)) {
 			if (call.id[0] && !id_is_ours(a, call.id, resp))
@@ -211,6 +282,8 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 	}
 	if (known) {
 		api_errorf(resp, 405, "method %.16s is not allowed on %.200s", m, p);
+	} else if (!strncmp(p, "/sandboxes/", 11) || !strncmp(p, "/v2/sandboxes/", 14)) {
+		api_e2b_error(resp, 404, "no such sandbox or route");
 	} else if (!strncmp(p, "/cells/", 7)) {
 		/* a cell id that is not one names no cell; a cell's unknown
 		 * resource is no route */

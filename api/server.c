@@ -56,6 +56,13 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->session_cv, NULL);
+	a->lock_fd = -1;
+	/* the root is ours before anything in it is read or made */
+	if (!cfg->ephemeral && (api_restart_lock(a, err) < 0 || api_restart_adopt(a, err) < 0)) {
+		a->stop_pipe[0] = a->stop_pipe[1] = -1;
+		api_free(a);
+		return -1;
+	}
 	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
 		int e = errno;
 		a->stop_pipe[0] = a->stop_pipe[1] = -1;
@@ -64,11 +71,24 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	}
 	size_t workers = cfg->pool < 4 ? cfg->pool : 4;
 	a->pool_spec = *cfg->spec;
+	/* E2B's working directory in every cell (e2b.c): made with the
+	 * cell, not by an exec at each create */
+	size_t nd = 0;
+	for (const char *const *d = cfg->spec->make_dirs; d && *d && nd + 2 < SC_ARRAY_LEN(a->dirs); d++)
+		a->dirs[nd++] = *d;
+	a->dirs[nd++] = API_E2B_HOME;
+	a->dirs[nd] = NULL;
+	a->pool_spec.make_dirs = a->dirs;
 	a->pool_spec.seed_files = a->seeds;
 	a->pool_spec.nseed_files = lang_seed_files(a->seeds);
 	a->prep.seeded = true;
-	if (cell_pool_new(&a->pool_spec, cfg->pool, workers ? workers : 1, lang_prepare_cell, &a->prep,
-			  &a->pool, err) < 0) {
+	/* keepable: a server killed leaves the cells of POST /cells for the
+	 * next one on its root (restart.c) */
+	const struct cell_pool_opts po = {.size = cfg->pool, .workers = workers ? workers : 1,
+					  .prepare = lang_prepare_cell, .prepare_ctx = &a->prep,
+					  .prefix = cfg->ephemeral ? "pool" : API_POOL_PREFIX,
+					  .keepable = !cfg->ephemeral};
+	if (cell_pool_new_opts(&a->pool_spec, &po, &a->pool, err) < 0) {
 		api_free(a);
 		return sc_err_wrap(err, "the cell pool");
 	}
@@ -84,10 +104,20 @@ void api_free(struct api *a)
 		/* Each table cell goes back to be destroyed; freeing the pool
 		 * waits until its workers removed everything they made. */
 		for (size_t i = 0; i < a->ncells; i++)
-			if (a->cells[i].handle)
+			if (a->cells[i].handle) {
+				api_e2b_free(a->cells[i].e2b);
+				free(a->cells[i].volumes);
+				if (!a->cfg.ephemeral)
+					api_record_drop(a->cells[i].id);
 				cell_pool_release(a->pool, a->cells[i].handle);
+			}
 		cell_pool_free(a->pool);
+	} else {
+		for (size_t i = 0; i < a->ncells; i++) /* adopted before the pool failed */
+			if (a->cells[i].handle)
+				cell_close(a->cells[i].handle);
 	}
+	sc_closep(&a->lock_fd);
 	lang_prep_cache_free(&a->prep);
 	sc_closep(&a->stop_pipe[0]);
 	sc_closep(&a->stop_pipe[1]);
@@ -169,9 +199,12 @@ void api_tick(struct api *a)
 	pthread_mutex_lock(&a->mu);
 	for (size_t i = 0; i < a->ncells && n < SC_ARRAY_LEN(gone);) {
 		struct api_cell *e = &a->cells[i];
-		if (e->id[0] && !e->busy && now - e->last_used > e->idle_s) {
+		bool expired = e->e2b && now >= api_e2b_end_at(e->e2b);
+		if (e->id[0] && !e->changing &&
+		    ((!e->busy && now - e->last_used > e->idle_s) || expired)) {
 			sc_log(&a->cfg.log, SC_LOG_INFO,
-			       "{\"event\":\"cell_idle_removed\",\"id\":\"%s\"}", e->id);
+			       "{\"event\":\"%s\",\"id\":\"%s\"}",
+			       expired ? "e2b_sandbox_timeout" : "cell_idle_removed", e->id);
 			gone[n++] = api_cell_drop_locked(a, i);
 			continue; /* entry i is now another cell */
 		}

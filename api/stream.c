@@ -40,6 +40,9 @@ struct api_stream {
 	void *ctx;
 	pthread_t th;
 	bool running;       /* th started, not joined */
+	char ka[64];        /* a keepalive message, sent after ka_ms of silence */
+	size_t ka_len;
+	int ka_ms;
 };
 
 static void send_all(struct api_stream *s, const char *p, size_t n)
@@ -149,6 +152,11 @@ void api_stream_error(struct api_stream *s, const char *msg)
 	send_line(s, &jb);
 }
 
+void api_stream_raw(struct api_stream *s, const void *p, size_t n)
+{
+	send_all(s, p, n);
+}
+
 static void *stream_main(void *arg)
 {
 	struct api_stream *s = arg;
@@ -163,6 +171,20 @@ static void stream_cancel(struct api_stream *s)
 		(void)!write(s->pc[1], "x", 1);
 }
 
+void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms)
+{
+	if (len > sizeof(s->ka) || every_ms <= 0)
+		return;
+	memcpy(s->ka, msg, len);
+	s->ka_len = len;
+	s->ka_ms = every_ms;
+}
+
+void api_stream_kill(struct api_stream *s)
+{
+	stream_cancel(s);
+}
+
 /* The transport's side: the next lines, until the job closed its end. */
 static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
 {
@@ -173,9 +195,15 @@ static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
 			{.fd = client_fd, .events = POLLRDHUP},
 			{.fd = s->stop_seen ? -1 : s->a->stop_pipe[0], .events = POLLIN},
 		};
-		int n = poll(p, 3, -1);
+		int n = poll(p, 3, s->ka_len ? s->ka_ms : -1);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0) { /* silence: the keepalive (between whole messages: none is half sent) */
+			if (max < s->ka_len)
+				continue;
+			memcpy(buf, s->ka, s->ka_len);
+			return (ssize_t)s->ka_len;
+		}
 		if (n < 0 || (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
 			return API_STREAM_ERROR; /* the client is gone: free cancels */
 		if (p[2].revents) { /* the server stops: cancel, then end as the job ends */
@@ -233,6 +261,8 @@ void api_stream_start(struct api *a, struct api_response *resp, uint64_t limit,
 		return;
 	}
 	s->running = true;
+	static const char KA[] = "{\"type\":\"keepalive\"}\n";
+	api_stream_keepalive(s, KA, sizeof(KA) - 1, a->stream_keepalive_ms);
 	resp->status = 200;
 	resp->content_type = "application/x-ndjson";
 	resp->stream = stream_read;

@@ -22,6 +22,7 @@
 
 #include "../agent/agent.h"
 #include "../common/sc.h"
+#include "../rootfs/rootfs.h"
 
 #define BATCH_MAX_LINE (8U << 20)   /* bytes in one task or result line */
 #define BATCH_MAX_ID 256            /* bytes in a task id */
@@ -29,6 +30,7 @@
 /* what the option takes; the open-file limit is checked against it at start */
 #define BATCH_MAX_CONCURRENCY 65536
 #define BATCH_MAX_REPEAT 10000
+#define BATCH_MAX_GROUP 64          /* attempts forked from one task setup */
 #define BATCH_DEFAULT_TOLERANCE 1e-6
 #define BATCH_DEFAULT_CHECKER_TIMEOUT 60.0
 
@@ -43,6 +45,8 @@ enum batch_scorer_kind {
 	BATCH_SCORER_COMMAND,  /* a checker program in a fresh cell decides */
 	BATCH_SCORER_REWARD,   /* a benchmark folder's reward.py in a fresh cell
 				* (--benchmark only; not a name tasks can use) */
+	BATCH_SCORER_SWE,      /* a SWE-bench row's tests on the model's patch
+				* (--swe only; not a name tasks can use) */
 };
 
 struct batch_scorer {
@@ -95,6 +99,10 @@ struct batch_summary {
 	double p50_s, p95_s, total_wall_s;
 	uint64_t input_tokens, output_tokens;
 	size_t expected_attempts;  /* from batch.json, 0 when unknown */
+	/* task setups (groups): each counted once, however many attempts
+	 * were forked from it */
+	size_t grouped, setups;    /* attempts in groups; setups they came from */
+	double setup_total_s, setup_max_s;
 };
 
 void batch_summarize(const struct batch_records *rs, struct batch_summary *s);
@@ -103,11 +111,13 @@ double batch_pass_at_k(unsigned n, unsigned c, unsigned k);
 void batch_summary_print(FILE *f, const struct batch_summary *s, const char *title);
 void batch_summary_json(FILE *f, const struct batch_summary *s);
 
-enum batch_export_format { BATCH_EXPORT_SFT, BATCH_EXPORT_RL };
+enum batch_export_format { BATCH_EXPORT_SFT, BATCH_EXPORT_RL, BATCH_EXPORT_PREDICTIONS };
 
 /* One JSON line per attempt to f: sft = attempts that scored 1, as OpenAI
  * fine-tuning chat ({"messages", "tools"}); rl = every attempt with its
- * reward. Returns lines written, or -1. */
+ * reward; predictions = every attempt of a --swe run with its patch.diff,
+ * as SWE-bench's harness reads predictions ({"instance_id",
+ * "model_name_or_path", "model_patch"}). Returns lines written, or -1. */
 long batch_export(const struct batch_records *rs, enum batch_export_format fmt, FILE *f,
 		  size_t *skipped, struct sc_err *err);
 
@@ -153,17 +163,19 @@ int batch_report(const char *const *dirs, size_t ndirs, const struct batch_repor
 
 enum batch_mode { BATCH_SANDBOX, BATCH_VANILLA };
 
-/* When a task's "image" reference is pulled: when it is not stored yet,
- * never, or at every run (once per reference). */
-enum batch_pull { BATCH_PULL_MISSING, BATCH_PULL_NEVER, BATCH_PULL_ALWAYS };
-
 struct batch_options {
 	const char *tasks_path;    /* with benchmark: its data file */
 	const char *benchmark;     /* a benchmark folder (config.yaml, reward.py,
 				    * vanilla_llm_prompt.py), or NULL */
+	bool swe;                  /* tasks_path holds SWE-bench rows */
+	const char *swe_image;     /* their image when a row names none: a
+				    * template with {instance_id}/{swebench_id} */
 	const char *out_dir;       /* the run directory (a shard's own, when sharded) */
 	unsigned concurrency;
 	unsigned repeat;
+	unsigned group_size;       /* a task with a setup: its repeats in groups
+				    * of this many (0, 1: each on its own), each
+				    * group forked from one set-up cell */
 	size_t max_tasks;          /* 0: all */
 	enum batch_mode mode;
 	bool retry_errors;
@@ -172,7 +184,8 @@ struct batch_options {
 	const char *default_input; /* for tasks without input_dir */
 	const char *image;         /* the cell spec's image (recorded in results;
 				    * NULL: "host"); a task's "image" replaces it */
-	enum batch_pull pull;      /* tasks' image references */
+	enum rootfs_pull_when pull; /* tasks' image references: when not stored
+				     * yet, never, or once per run */
 	bool pull_insecure;        /* plain HTTP to registries on loopback */
 	uint64_t store_max;        /* the image store's cap after pulls (0: none) */
 	bool quiet;

@@ -30,6 +30,26 @@ double batch_score_from_checker(int exit_code, const char *out, size_t len);
 
 /* ---- tasks (task.c) ---- */
 
+/* A task's "setup": files written, then a command run, once in a cell
+ * that the group's attempts are forks of (group.c). */
+#define BATCH_MAX_SETUP_FILES 256
+#define BATCH_MAX_SETUP_BYTES (16U << 20) /* of the files together */
+#define BATCH_MAX_SETUP_PATH 1024
+#define BATCH_DEFAULT_SETUP_TIMEOUT 1800.0
+struct batch_setup_file {
+	char *path; /* absolute in the cell (a relative one is under /testbed) */
+	char *data;
+	size_t len;
+};
+struct batch_setup {
+	char *command; /* /bin/sh -c in /testbed, or NULL */
+	struct batch_setup_file *files;
+	size_t nfiles;
+	double timeout_s;
+};
+
+void batch_setup_free(struct batch_setup *s);
+
 struct batch_task {
 	char *id;
 	char *problem;
@@ -43,6 +63,8 @@ struct batch_task {
 	cJSON *extra;      /* unknown fields, kept in results (an object) */
 	cJSON *record;     /* a benchmark problem as read (bench.c), or NULL */
 	cJSON *input_files; /* its input_files: name -> text, or NULL */
+	struct batch_swe *swe; /* a SWE-bench row's tests (swe.c), or NULL */
+	struct batch_setup *setup; /* its "setup", or NULL */
 	unsigned line;
 	uint64_t hash;     /* batch_hash(id) */
 };
@@ -60,14 +82,57 @@ typedef void (*batch_bad_line_fn)(void *arg, unsigned line, const char *why);
  * to report and are skipped; -1 only when the file cannot be read. */
 int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
 		     void *arg, struct sc_err *err);
+/* The same for a file of SWE-bench rows (batch_swe_task_parse). */
+int batch_swe_load(const char *path, const char *image_template, struct batch_tasks *out,
+		   batch_bad_line_fn report, void *arg, struct sc_err *err);
 /* One line; -1 with why filled when it is not a valid task. */
 int batch_task_parse(const char *line, size_t len, const char *base_dir, struct batch_task *t,
 		     char *why, size_t whysize);
+/* ---- SWE-bench-shaped tasks (swe.c) ---- */
+
+struct batch_swe {
+	char *test_patch;    /* the diff that adds the task's tests */
+	char **f2p, **p2p;   /* FAIL_TO_PASS, PASS_TO_PASS test names */
+	size_t n_f2p, n_p2p;
+	char *eval_script;   /* runs the tests instead of pytest, or NULL */
+	char *base_commit;   /* hex, or NULL: HEAD */
+};
+void batch_swe_free(struct batch_swe *s);
+/* One row of SWE-bench's format (instance_id, problem_statement, image or
+ * image_template's image, test_patch, FAIL_TO_PASS, PASS_TO_PASS,
+ * eval_script, base_commit) as a task scored by BATCH_SCORER_SWE. */
+int batch_swe_task_parse(const char *line, size_t len, const char *image_template,
+			 struct batch_task *t, char *why, size_t whysize);
+/* tmpl with {instance_id} (as it is) and {swebench_id} (lower case, "__"
+ * as "_1776_", as SWE-bench names its images) replaced; -1 when the
+ * result is no valid image name or does not fit. */
+int batch_swe_image_name(const char *tmpl, const char *id, char *out, size_t size);
+/* Whether pytest's -rA summary in out says test passed (PASSED or XFAIL,
+ * the last line naming it winning); a test it does not name did not. */
+bool batch_swe_test_passed(const char *out, size_t len, const char *test);
+/* SWE-bench's report of one run: {"FAIL_TO_PASS": {"success", "failure",
+ * "passed", "failed"}, "PASS_TO_PASS": ..., "resolved"}, names cut at limit
+ * per list (0: all). Resolved: every test of both lists passed; with no
+ * test named, the eval script exited 0. */
+cJSON *batch_swe_verdict(const struct batch_swe *s, int exit_code, const char *out, size_t len,
+			 size_t limit, bool *resolved);
+/* The episode's changes under /testbed (git diff against base_commit,
+ * new files included) into DIR/patch.diff. */
+int batch_swe_capture_patch(struct cell *c, const struct batch_task *t, const char *dir,
+			    struct sc_err *err);
+/* In a fresh cell of the task's image: DIR/patch.diff applied, the test
+ * files reset and the test patch applied, the tests run (timeout_s);
+ * DIR/eval.log and DIR/report.json written, *tests the report for the
+ * result line. */
+int batch_swe_evaluate(struct cell *c, const struct batch_task *t, double timeout_s,
+		       const char *dir, cJSON **tests, bool *resolved, bool *timed_out,
+		       struct sc_err *err);
+
 /* The fields every task format shares, each refused with why filled:
  * "id" (a non-empty string or an integer; at most BATCH_MAX_ID bytes, no
  * control characters) as a malloc'd string, and the problem text under
  * key (non-empty, at most AGENT_MAX_PROBLEM bytes). */
-int batch_task_id(const cJSON *task, char **out, char *why, size_t whysize);
+int batch_task_id(const cJSON *task, const char *key, char **out, char *why, size_t whysize);
 const cJSON *batch_task_problem(const cJSON *task, const char *key, char *why, size_t whysize);
 void batch_task_free(struct batch_task *t);
 void batch_tasks_free(struct batch_tasks *ts);
@@ -132,6 +197,33 @@ extern const char BATCH_BENCH_HELPER[];
  * line), or NULL. */
 cJSON *batch_bench_parse_result(const char *out, size_t len);
 
+/* A command's log (run.c): "exit N[ (timed out)]NOTE", its stdout and
+ * its stderr (best effort: nothing fails for want of it). */
+void batch_write_exec_log(const char *log, const struct cell_result *res, const char *note);
+
+/* ---- setups and groups (group.c) ---- */
+
+/* Write s's files into cell c, then run its command there (/bin/sh -c,
+ * in /testbed, s->timeout_s), its output to log (when not NULL). -1 with
+ * err saying why: a file that cannot be written, a command that exits
+ * non-zero (its last line of stderr) or times out. Thread-safe. */
+int batch_setup_run(struct cell *c, const struct batch_setup *s, const char *log,
+		    struct sc_err *err);
+/* The helper process that forks cells for a threaded runner: start it
+ * before the first thread (it is forked), with the specs the children may
+ * be made from (copied). A killed runner's helper removes what it made. */
+struct batch_forker;
+int batch_forker_start(const struct cell_spec *const *specs, size_t nspecs,
+		       struct batch_forker **out, struct sc_err *err);
+/* Fork cell `parent` into n (1 to BATCH_MAX_GROUP) cells of specs[spec]:
+ * names[i] is the i-th child's name, or "" with errors[i] saying why it
+ * failed. Returns how many were made, or -1 (err). Thread-safe (one fork
+ * at a time). */
+int batch_forker_fork(struct batch_forker *f, size_t spec, const char *parent, size_t n,
+		      char (*names)[64], char (*errors)[192], struct sc_err *err);
+/* End the helper: it removes the cells it made that are still there. */
+void batch_forker_stop(struct batch_forker *f);
+
 /* ---- results (results.c) ---- */
 
 struct batch_record {
@@ -145,6 +237,9 @@ struct batch_record {
 	double wall_s;
 	bool answer_error;    /* the answer file was not kept (answer_error) */
 	bool files_truncated; /* output over --files-limit, copied in part */
+	long group;           /* -1: none */
+	double setup_s;
+	char *setup_run;      /* or NULL */
 	char *dir;        /* attempt directory, relative to the run directory */
 	char *run;        /* the run directory it came from (summaries), or NULL */
 	cJSON *json;      /* the whole line */
@@ -181,6 +276,12 @@ struct batch_outcome {
 	const char *image;       /* the image as the task or --image names it */
 	const char *store_image; /* the stored image it ran on (a pulled
 				  * reference's store name), or NULL */
+	const cJSON *tests;      /* SWE: the tests' report, or NULL */
+	long group;              /* its group (repeat / group size), or -1 */
+	unsigned group_size;     /* the group's attempts */
+	double setup_s;          /* the group's setup, once for all of them */
+	const char *setup_run;   /* which setup made its cell (attempts that
+				  * share one share its name), or NULL */
 };
 /* The result line (malloc'ed, no newline), or NULL out of memory. */
 char *batch_record_format(const struct batch_outcome *o);

@@ -213,7 +213,7 @@ static int problem_task(const cJSON *p, struct batch_task *t, char *why, size_t 
 		return -1;
 	}
 	const cJSON *ps;
-	if (batch_task_id(p, &t->id, why, whysize) < 0 ||
+	if (batch_task_id(p, "id", &t->id, why, whysize) < 0 ||
 	    !(ps = batch_task_problem(p, "problem_statement", why, whysize)))
 		goto bad;
 	const cJSON *gt = cJSON_GetObjectItemCaseSensitive(p, "ground_truth");
@@ -325,24 +325,7 @@ int batch_bench_load(const char *path, struct batch_tasks *out, batch_bad_line_f
 
 static int write_beneath(int root, const char *name, const char *data, struct sc_err *err)
 {
-	char copy[BENCH_MAX_FILE_NAME + 1];
-	snprintf(copy, sizeof(copy), "%s", name);
-	_cleanup_fd_ int dir = dup(root);
-	if (dir < 0)
-		return sc_fail(err, errno, "dup");
-	char *p = copy;
-	for (char *slash; (slash = strchr(p, '/')); p = slash + 1) {
-		*slash = '\0';
-		if (mkdirat(dir, p, 0755) < 0 && errno != EEXIST)
-			return sc_fail(err, errno, "input file %s", name);
-		int sub = openat(dir, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
-			return sc_fail(err, errno, "input file %s", name);
-		close(dir);
-		dir = sub;
-	}
-	_cleanup_fd_ int fd = openat(dir, p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				     0644);
+	_cleanup_fd_ int fd = sc_create_beneath(root, name);
 	if (fd < 0 || sc_write_all(fd, data, strlen(data)) < 0)
 		return sc_fail(err, errno, "input file %s", name);
 	return 0;

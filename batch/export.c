@@ -243,6 +243,67 @@ static cJSON *rl_line(const struct batch_record *r, cJSON *messages, cJSON *tool
 	return o;
 }
 
+#define PATCH_MAX (16U << 20)
+
+/* The model a run directory's batch.json names, or "sandcell". */
+static char *run_model(const char *run)
+{
+	char path[SC_PATH_BUF];
+	_cleanup_free_ char *buf = NULL;
+	size_t n = 0;
+	cJSON *j = NULL;
+	if (run && sc_path(path, sizeof(path), "%s/batch.json", run) == 0 &&
+	    sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, 1U << 20, &buf,
+				&n, NULL) == 0)
+		j = cJSON_ParseWithLength(buf, n);
+	const char *m = sc_json_str(j, "model");
+	char *out = strdup(m && *m ? m : "sandcell");
+	cJSON_Delete(j);
+	return out;
+}
+
+/* A SWE attempt's line; NULL when it left no patch.diff. */
+static cJSON *prediction(const struct batch_record *r)
+{
+	char path[8400];
+	if (!r->dir || !r->run || strstr(r->dir, "..") || r->dir[0] == '/' ||
+	    sc_path(path, sizeof(path), "%s/%s/patch.diff", r->run, r->dir) < 0)
+		return NULL;
+	_cleanup_free_ char *patch = NULL;
+	size_t n = 0;
+	if (sc_read_small_alloc(AT_FDCWD, path, SC_READ_NOFOLLOW | SC_READ_REGULAR, PATCH_MAX, &patch,
+				&n, NULL) < 0)
+		return NULL;
+	_cleanup_free_ char *model = run_model(r->run);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "instance_id", r->id);
+	cJSON_AddStringToObject(o, "model_name_or_path", model ? model : "sandcell");
+	cJSON_AddStringToObject(o, "model_patch", patch);
+	cJSON_AddNumberToObject(o, "repeat", r->repeat);
+	return o;
+}
+
+/* An sft or rl line of one attempt; NULL when its conversation is
+ * missing or too short. */
+static cJSON *conversation_line(const struct batch_record *r, enum batch_export_format fmt)
+{
+	cJSON *conv = batch_load_conversation(r, CONVERSATION_MAX);
+	cJSON *tools = NULL;
+	cJSON *msgs = conv ? batch_conversation_openai(conv, &tools) : NULL;
+	cJSON_Delete(conv);
+	if (!msgs || cJSON_GetArraySize(msgs) < 2) {
+		cJSON_Delete(msgs);
+		cJSON_Delete(tools);
+		return NULL;
+	}
+	if (fmt == BATCH_EXPORT_RL)
+		return rl_line(r, msgs, tools);
+	cJSON *line = cJSON_CreateObject();
+	cJSON_AddItemToObject(line, "messages", msgs);
+	cJSON_AddItemToObject(line, "tools", tools);
+	return line;
+}
+
 long batch_export(const struct batch_records *rs, enum batch_export_format fmt, FILE *f,
 		  size_t *skipped, struct sc_err *err)
 {
@@ -252,23 +313,10 @@ long batch_export(const struct batch_records *rs, enum batch_export_format fmt, 
 		const struct batch_record *r = &rs->v[i];
 		if (fmt == BATCH_EXPORT_SFT && !(r->scored && r->score >= 1.0 - 1e-9))
 			continue;
-		cJSON *conv = batch_load_conversation(r, CONVERSATION_MAX);
-		cJSON *tools = NULL;
-		cJSON *msgs = conv ? batch_conversation_openai(conv, &tools) : NULL;
-		cJSON_Delete(conv);
-		if (!msgs || cJSON_GetArraySize(msgs) < 2) {
-			cJSON_Delete(msgs);
-			cJSON_Delete(tools);
+		cJSON *line = fmt == BATCH_EXPORT_PREDICTIONS ? prediction(r) : conversation_line(r, fmt);
+		if (!line) {
 			(*skipped)++;
 			continue;
-		}
-		cJSON *line;
-		if (fmt == BATCH_EXPORT_SFT) {
-			line = cJSON_CreateObject();
-			cJSON_AddItemToObject(line, "messages", msgs);
-			cJSON_AddItemToObject(line, "tools", tools);
-		} else {
-			line = rl_line(r, msgs, tools);
 		}
 		agent_json_scrub(line, NULL); /* valid UTF-8, whatever the files held */
 		char *text = cJSON_PrintUnformatted(line);

@@ -29,57 +29,25 @@ long batch_images_add(struct batch_images *is, const char *named)
 	return (long)is->n++;
 }
 
-static bool stored(const char *name)
-{
-	struct rootfs_image_info *list;
-	size_t n;
-	bool found = false;
-	if (rootfs_image_list(cell_data_root(), &list, &n, NULL) < 0)
-		return false;
-	for (size_t i = 0; i < n && !found; i++)
-		found = !strcmp(list[i].name, name);
-	rootfs_image_list_free(list, n);
-	return found;
-}
-
 static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
 
 /* Its store name, pulled when o->pull says so; the error set otherwise. */
 static void fetch(struct batch_image *im, const struct batch_options *o)
 {
 	struct sc_err err = {0};
-	if (!rootfs_is_reference(im->named)) {
-		if (!sc_valid_name(im->named))
-			snprintf(im->error, sizeof(im->error), "image '%.150s' is neither a store name nor "
-				 "a registry reference ([HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST])", im->named);
-		else
-			snprintf(im->store, sizeof(im->store), "%s", im->named);
-		return; /* a store name: opened (or not found) next */
-	}
-	if (rootfs_ref_store_name(im->named, im->store, sizeof(im->store), &err) < 0) {
-		snprintf(im->error, sizeof(im->error), "image '%.150s': %.520s", im->named, err.msg);
-		return;
-	}
-	bool have = stored(im->store);
-	if (o->pull == BATCH_PULL_NEVER || (have && o->pull == BATCH_PULL_MISSING)) {
-		if (!have)
-			snprintf(im->error, sizeof(im->error), "image '%.150s' is not in the store and "
-				 "--pull never forbids pulling it (pull it first: sandcell image pull "
-				 "%.150s %s, or use --pull missing)", im->named, im->named, im->store);
-		return;
-	}
-	sc_log(&o->log, SC_LOG_INFO, "batch: pulling %s as image '%s'", im->named, im->store);
 	struct rootfs_pull_opts po = {.insecure = o->pull_insecure};
-	struct rootfs_report rep;
-	double t0 = sc_now();
-	if (rootfs_image_pull(cell_data_root(), &CELLS_IN_USE, im->named, im->store, &po, &rep, &err) < 0) {
-		snprintf(im->error, sizeof(im->error), "pulling image '%.150s' failed: %.520s", im->named,
-			 err.msg);
+	struct rootfs_resolved r;
+	if (cell_ensure_private_dir(cell_data_root(), &err) < 0 ||
+	    rootfs_image_resolve(cell_data_root(), &CELLS_IN_USE, im->named, o->pull, &po, &o->log,
+				 &r, &err) < 0) {
+		snprintf(im->error, sizeof(im->error), "%s", err.msg);
 		sc_log(&o->log, SC_LOG_WARN, "batch: %s; the tasks that need it fail", im->error);
 		return;
 	}
-	sc_log(&o->log, SC_LOG_INFO, "batch: pulled %s as image '%s' (%.1f MB) in %.1fs", im->named,
-	       im->store, (double)rep.size / 1e6, sc_now() - t0);
+	snprintf(im->store, sizeof(im->store), "%s", r.store);
+	if (r.pulled)
+		sc_log(&o->log, SC_LOG_INFO, "batch: pulled %s as image '%s' (%.1f MB) in %.1fs",
+		       im->named, im->store, (double)r.report.size / 1e6, r.pull_s);
 }
 
 /* The batch's spec on the image's layers, its env and workdir. */

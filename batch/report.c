@@ -461,6 +461,12 @@ static cJSON *attempt_detail(struct ctx *c, const struct batch_record *r, size_t
 	add_cut(c, d, "error", sc_json_str(r->json, "error"), o->max_text);
 	cJSON_AddNumberToObject(d, "steps_n", r->steps);
 	cJSON_AddNumberToObject(d, "wall_s", r->wall_s);
+	if (r->group >= 0) {
+		cJSON_AddNumberToObject(d, "group", (double)r->group);
+		cJSON_AddNumberToObject(d, "group_size", sc_json_num(r->json, "group_size", 0));
+		cJSON_AddNumberToObject(d, "setup_s", r->setup_s);
+		add_cut(c, d, "setup_run", r->setup_run, 64);
+	}
 	cJSON_AddNumberToObject(d, "input_tokens", (double)r->input_tokens);
 	cJSON_AddNumberToObject(d, "output_tokens", (double)r->output_tokens);
 	if (r->run)

@@ -199,6 +199,7 @@
 				row('pass@k', Object.keys(s.pass_at_k).map(function (k4) { return 'pass@' + k4 + ' ' + s.pass_at_k[k4].toFixed(4); }).join(', '));
 			}
 			row('wall time', secs(s.total_wall_s) + ' in all; per episode p50 ' + secs(s.p50_s) + ', p95 ' + secs(s.p95_s));
+			if (s.setups) row('setup', num(s.setups) + ' setups for ' + num(s.grouped_attempts) + ' attempts in groups: ' + secs(s.setup_s) + ' in all, at most ' + secs(s.setup_max_s) + ' (once per group)');
 			row('tokens', 'in ' + count(s.input_tokens) + ', out ' + count(s.output_tokens));
 		});
 	}
@@ -438,6 +439,7 @@
 		var meta = add(box, el('p', 'meta'));
 		add(meta, el('span', 'st st-' + str(d.status).replace(/[^a-z_]/g, ''), d.status));
 		add(meta, el('span', null, ' · score ' + (typeof d.score === 'number' ? d.score.toFixed(3) : 'none') + (d.scorer ? ' (' + d.scorer + ')' : '') + ' · ' + d.steps_n + ' steps · ' + secs(d.wall_s) + ' · tokens in ' + count(d.input_tokens) + ', out ' + count(d.output_tokens)));
+		if (typeof d.group === 'number') add(box, el('p', 'muted', 'group ' + d.group + ' of ' + d.group_size + ' attempts, forked from setup ' + str(d.setup_run) + ' (' + secs(d.setup_s) + ', once for the group)'));
 		if (d.run) add(box, el('p', 'muted', str(d.run) + '/' + str(d.dir)));
 		(d.notes || []).forEach(function (n) { add(box, el('p', 'note', n)); });
 		if (d.error) add(box, pre('error', d.error));

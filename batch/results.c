@@ -65,6 +65,14 @@ char *batch_record_format(const struct batch_outcome *o)
 		cJSON_AddStringToObject(j, "image", o->image);
 	if (o->store_image)
 		cJSON_AddStringToObject(j, "store_image", o->store_image);
+	if (o->tests)
+		cJSON_AddItemToObject(j, "tests", cJSON_Duplicate(o->tests, true));
+	if (o->group >= 0) {
+		cJSON_AddNumberToObject(j, "group", (double)o->group);
+		cJSON_AddNumberToObject(j, "group_size", o->group_size);
+		cJSON_AddNumberToObject(j, "setup_s", round(o->setup_s * 1000) / 1000);
+		add_string_or_null(j, "setup_run", o->setup_run);
+	}
 	if (t->metadata)
 		cJSON_AddItemToObject(j, "metadata", cJSON_Duplicate(t->metadata, true));
 	for (const cJSON *f = t->extra ? t->extra->child : NULL; f; f = f->next)
@@ -104,6 +112,16 @@ int batch_record_parse(const char *line, size_t len, struct batch_record *r)
 	const char *d = sc_json_str(j, "dir");
 	if (d)
 		r->dir = strdup(d);
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "group");
+	r->group = cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble <= BATCH_MAX_REPEAT
+			   ? (long)g->valuedouble
+			   : -1;
+	r->setup_s = sc_json_num(j, "setup_s", 0);
+	if (!isfinite(r->setup_s) || r->setup_s < 0)
+		r->setup_s = 0;
+	const char *sr = sc_json_str(j, "setup_run");
+	if (sr && strlen(sr) < 64)
+		r->setup_run = strdup(sr);
 	if (!r->id) {
 		batch_record_free(r);
 		return -1;
@@ -116,6 +134,7 @@ void batch_record_free(struct batch_record *r)
 	free(r->id);
 	free(r->dir);
 	free(r->run);
+	free(r->setup_run);
 	cJSON_Delete(r->json);
 	*r = (struct batch_record){0};
 }

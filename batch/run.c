@@ -27,6 +27,22 @@
 struct attempt {
 	size_t task;
 	unsigned repeat;
+	long group;    /* index in runner.groups, or -1 */
+	unsigned slot; /* its place among the group's attempts to run */
+};
+
+/* A task's setup run once, for `n` attempts forked from its cell. */
+enum group_state { GROUP_PENDING, GROUP_SETTING_UP, GROUP_READY, GROUP_FAILED };
+struct group {
+	size_t task;
+	unsigned index, size; /* repeats [index * G, + size) */
+	unsigned n;           /* of them to run */
+	enum group_state state;
+	char (*cells)[64];    /* per slot: its forked cell, "" once taken */
+	char (*errors)[192];  /* why a slot has no cell */
+	char error[SC_ERR_MAX]; /* the setup failed: every attempt fails so */
+	double setup_s;
+	char run[64];         /* which setup made the cells (its cell's name) */
 };
 
 struct runner {
@@ -41,6 +57,10 @@ struct runner {
 	struct cell_spec pool_spec; /* the agent's, with AGENT_CELL_DIRS */
 	struct batch_images images; /* the images tasks name, with their pools */
 	long *task_image;           /* per task: its index in images, or -1 */
+	struct group *groups;       /* guarded by mu */
+	size_t ngroups;
+	pthread_cond_t group_cv;    /* a group's setup ended */
+	struct batch_forker *forker;
 	pthread_mutex_t pool_mu;
 	int results_fd;
 	pthread_mutex_t write_mu;
@@ -102,6 +122,8 @@ static void write_manifest(struct runner *r, size_t ntasks)
 	cJSON_AddNumberToObject(j, "tasks", (double)ntasks);
 	cJSON_AddNumberToObject(j, "repeat", o->repeat);
 	cJSON_AddNumberToObject(j, "attempts", (double)r->total);
+	if (o->group_size > 1)
+		cJSON_AddNumberToObject(j, "group_size", o->group_size);
 	if (o->shard_count) {
 		char s[32];
 		snprintf(s, sizeof(s), "%u/%u", o->shard_index, o->shard_count);
@@ -112,6 +134,7 @@ static void write_manifest(struct runner *r, size_t ntasks)
 	cJSON_AddStringToObject(j, "mode", o->mode == BATCH_VANILLA ? "vanilla" : "sandbox");
 	cJSON_AddStringToObject(j, "model", o->agent.model ? o->agent.model : "");
 	cJSON_AddStringToObject(j, "scorer", batch_scorer_name(o->benchmark ? BATCH_SCORER_REWARD
+							       : o->swe     ? BATCH_SCORER_SWE
 									    : o->scorer.kind));
 	if (o->benchmark)
 		cJSON_AddStringToObject(j, "benchmark", o->benchmark);
@@ -150,9 +173,7 @@ static void pool_give(struct runner *r, struct cell_pool *pool, struct cell *c)
 	pthread_mutex_unlock(&r->pool_mu);
 }
 
-/* A checker's log: "exit N[ (timed out)]NOTE", its stdout and its stderr
- * (best effort: the score stands without it). */
-static void write_exec_log(const char *log, const struct cell_result *res, const char *note)
+void batch_write_exec_log(const char *log, const struct cell_result *res, const char *note)
 {
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
@@ -217,7 +238,7 @@ static int score_command(struct runner *r, struct cell_pool *pool, const struct 
 		*score = 0, *timed_out = true;
 	char score_s[48];
 	snprintf(score_s, sizeof(score_s), ", score %g", *score);
-	write_exec_log(log, &res, score_s);
+	batch_write_exec_log(log, &res, score_s);
 	cell_result_free(&res);
 	rc = 0;
 out:
@@ -255,7 +276,7 @@ static int bench_python(struct runner *r, const char *mode, const cJSON *request
 		goto out;
 	*out = batch_bench_parse_result(res.out, res.out_len);
 	if (log)
-		write_exec_log(log, &res, "");
+		batch_write_exec_log(log, &res, "");
 	if (!*out) {
 		/* python3 missing, killed, timed out: the last stderr line says why */
 		const char *e = res.err ? res.err : "";
@@ -393,14 +414,16 @@ static void prepare_problem(struct runner *r, const struct attempt *a, const cha
 	}
 }
 
-/* The episode itself, in a cell of the pool (vanilla: none). */
-static void run_episode(struct runner *r, struct cell_pool *pool, struct attempt_run *ar,
-			struct agent_result *res)
+/* The episode itself, in `own` (a group's forked cell, removed after it)
+ * or a cell of the pool (vanilla: none). */
+static void run_episode(struct runner *r, const struct batch_task *t, struct cell *own,
+			struct attempt_run *ar, struct agent_result *res)
 {
+	struct cell_pool *pool = pool_of(r, t);
 	bool vanilla = r->o->mode == BATCH_VANILLA;
-	struct cell *cell = NULL;
+	struct cell *cell = own;
 	struct sc_err err = {0};
-	if (!vanilla && pool_take(r, pool, &cell, &err) < 0) {
+	if (!vanilla && !own && pool_take(r, pool, &cell, &err) < 0) {
 		snprintf(ar->error, sizeof(ar->error), "no cell: %.480s", err.msg);
 		return;
 	}
@@ -409,8 +432,88 @@ static void run_episode(struct runner *r, struct cell_pool *pool, struct attempt
 		snprintf(ar->error, sizeof(ar->error), "%s", err.msg);
 	else if (res->status == AGENT_ERROR)
 		snprintf(ar->error, sizeof(ar->error), "%s", res->error);
-	if (cell)
+	/* the model's patch, before the cell goes */
+	if (cell && t->swe && !ar->error[0] && batch_swe_capture_patch(cell, t, ar->cfg.out_dir, &err) < 0)
+		snprintf(ar->error, sizeof(ar->error), "patch: %.480s", err.msg);
+	if (own)
+		cell_destroy(own, &err);
+	else if (cell)
 		pool_give(r, pool, cell);
+}
+
+/* ---- groups: a task's setup once, its attempts in forks ---- */
+
+/* The group's setup, in a cell of the task's pool, forked into a cell
+ * per attempt to run; its output in attempts/SAFE/setup-K.log. Only the
+ * thread that set the group GROUP_SETTING_UP writes it meanwhile. */
+static void setup_group(struct runner *r, struct group *g)
+{
+	const struct batch_task *t = &r->tasks.v[g->task];
+	long img = r->task_image ? r->task_image[g->task] : -1;
+	struct cell_pool *pool = pool_of(r, t);
+	char safe[160], log[SC_PATH_BUF], dir[SC_PATH_BUF];
+	struct sc_err err = {0};
+	struct cell *parent;
+	double t0 = sc_now();
+	if (img >= 0 && r->images.v[img].error[0]) {
+		snprintf(g->error, sizeof(g->error), "%.500s", r->images.v[img].error);
+		return;
+	}
+	batch_safe_name(t->id, safe, sizeof(safe));
+	bool have_log = sc_path(dir, sizeof(dir), "%s/attempts/%s", r->dir, safe) == 0 &&
+			sc_path(log, sizeof(log), "%s/setup-%u.log", dir, g->index) == 0 &&
+			sc_mkdir_p(dir, 0755, &err) == 0;
+	if (pool_take(r, pool, &parent, &err) < 0) {
+		snprintf(g->error, sizeof(g->error), "setup: no cell: %.480s", err.msg);
+		return;
+	}
+	snprintf(g->run, sizeof(g->run), "%s", cell_name(parent));
+	int rc = batch_setup_run(parent, t->setup, have_log ? log : NULL, &err);
+	if (rc == 0 && batch_forker_fork(r->forker, (size_t)(img + 1), cell_name(parent), g->n,
+					 g->cells, g->errors, &err) < 0) {
+		sc_err_wrap(&err, "fork of the set-up cell");
+		rc = -1;
+	}
+	pool_give(r, pool, parent);
+	g->setup_s = sc_now() - t0;
+	if (rc < 0)
+		snprintf(g->error, sizeof(g->error), "setup: %.490s", err.msg);
+}
+
+/* The forked cell of attempt a: its group set up first, by the first of
+ * its attempts to come (the others wait). -1 with error filled. */
+static int group_cell(struct runner *r, const struct attempt *a, struct cell **c, char *error,
+		      size_t size)
+{
+	struct group *g = &r->groups[a->group];
+	char name[64] = "";
+	pthread_mutex_lock(&r->mu);
+	while (g->state == GROUP_SETTING_UP)
+		pthread_cond_wait(&r->group_cv, &r->mu);
+	if (g->state == GROUP_PENDING) {
+		g->state = GROUP_SETTING_UP;
+		pthread_mutex_unlock(&r->mu);
+		setup_group(r, g);
+		pthread_mutex_lock(&r->mu);
+		g->state = g->error[0] ? GROUP_FAILED : GROUP_READY;
+		pthread_cond_broadcast(&r->group_cv);
+	}
+	if (g->state == GROUP_FAILED)
+		snprintf(error, size, "%s", g->error);
+	else if (!g->cells[a->slot][0])
+		snprintf(error, size, "fork of the set-up cell: %s", g->errors[a->slot]);
+	snprintf(name, sizeof(name), "%s", g->cells[a->slot]);
+	g->cells[a->slot][0] = '\0';
+	pthread_mutex_unlock(&r->mu);
+	if (!name[0])
+		return -1;
+	struct sc_err err = {0};
+	if (cell_open(name, c, &err) < 0) {
+		snprintf(error, size, "forked cell: %.480s", err.msg);
+		cell_remove(name, true, &err);
+		return -1;
+	}
+	return 0;
 }
 
 /* The task's scorer, with the options' command, files and timeout where
@@ -418,6 +521,8 @@ static void run_episode(struct runner *r, struct cell_pool *pool, struct attempt
 static struct batch_scorer scorer_of(const struct batch_options *o, const struct batch_task *t)
 {
 	struct batch_scorer s = t->has_scorer ? t->scorer : o->scorer;
+	if (s.kind == BATCH_SCORER_SWE)
+		s.timeout_s = o->scorer.timeout_s;
 	if (s.kind == BATCH_SCORER_COMMAND) {
 		if (!s.command)
 			s.command = o->scorer.command;
@@ -447,7 +552,24 @@ struct attempt_score {
 	bool scored, checker_timed_out;
 	double score;
 	char reward_error[1000];
+	cJSON *tests; /* SWE: the tests' report */
 };
+
+/* SWE: the task's tests on the model's patch, in a fresh cell. */
+static int score_swe(struct runner *r, const struct batch_task *t, const struct batch_scorer *s,
+		     const char *dir, struct attempt_score *sc, struct sc_err *err)
+{
+	struct cell_pool *pool = pool_of(r, t);
+	struct cell *c;
+	bool resolved;
+	if (pool_take(r, pool, &c, err) < 0)
+		return -1;
+	int rc = batch_swe_evaluate(c, t, s->timeout_s, dir, &sc->tests, &resolved,
+				    &sc->checker_timed_out, err);
+	pool_give(r, pool, c);
+	sc->score = rc == 0 && resolved && !sc->checker_timed_out ? 1 : 0;
+	return rc;
+}
 
 /* Score what the episode left; -1 when the run was interrupted meanwhile
  * (no result then). */
@@ -455,7 +577,8 @@ static int score_attempt(struct runner *r, const struct batch_task *t, const str
 			 const char *dir, const struct agent_result *res, char *error, size_t error_size,
 			 struct attempt_score *sc)
 {
-	bool external = s->kind == BATCH_SCORER_REWARD || s->kind == BATCH_SCORER_COMMAND;
+	bool external = s->kind == BATCH_SCORER_REWARD || s->kind == BATCH_SCORER_COMMAND ||
+			s->kind == BATCH_SCORER_SWE;
 	if (error[0]) {
 		sc->scored = t->expected || external;
 		return 0;
@@ -469,7 +592,9 @@ static int score_attempt(struct runner *r, const struct batch_task *t, const str
 	}
 	struct sc_err serr = {0};
 	int rc;
-	if (s->kind == BATCH_SCORER_REWARD) {
+	if (s->kind == BATCH_SCORER_SWE) {
+		rc = score_swe(r, t, s, dir, sc, &serr);
+	} else if (s->kind == BATCH_SCORER_REWARD) {
 		_cleanup_free_ char *ans = reward_answer(res->answer, r->o->mode == BATCH_VANILLA);
 		rc = score_reward(r, t, dir, ans ? ans : res->answer, &sc->score, sc->reward_error,
 				  sizeof(sc->reward_error), &serr);
@@ -543,14 +668,22 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 	ar.cfg.log = (struct sc_log){0};
 	ar.cfg.cell = NULL;
 	struct agent_result res = {0};
-	double t0 = sc_now();
+	struct cell *own = NULL;
+	const struct group *g = a->group >= 0 ? &r->groups[a->group] : NULL;
+	if (g)
+		(void)group_cell(r, a, &own, ar.error, sizeof(ar.error));
+	double t0 = sc_now(); /* a group's setup is counted once, in setup_s */
 	long img = r->task_image ? r->task_image[a->task] : -1;
-	if (img >= 0 && r->images.v[img].error[0])
+	if (ar.error[0])
+		; /* the group's setup failed */
+	else if (img >= 0 && r->images.v[img].error[0])
 		snprintf(ar.error, sizeof(ar.error), "%.500s", r->images.v[img].error);
 	else
 		prepare_problem(r, a, safe, dir, &ar);
 	if (!ar.error[0])
-		run_episode(r, pool_of(r, t), &ar, &res);
+		run_episode(r, t, own, &ar, &res);
+	else if (own)
+		cell_destroy(own, &(struct sc_err){0});
 	if (ar.stage[0])
 		sc_remove_tree(ar.stage);
 	free(ar.prompt);
@@ -582,8 +715,12 @@ static void run_attempt(struct runner *r, const struct attempt *a)
 		.vanilla = o->mode == BATCH_VANILLA, .dir = rel,
 		.image = img >= 0 ? r->images.v[img].named : o->image ? o->image : "host",
 		.store_image = img >= 0 && r->images.v[img].opened ? r->images.v[img].store : NULL,
+		.tests = sc.tests,
+		.group = g ? (long)g->index : -1, .group_size = g ? g->size : 0,
+		.setup_s = g ? g->setup_s : 0, .setup_run = g && g->run[0] ? g->run : NULL,
 	};
 	record_attempt(r, &out, ar.error);
+	cJSON_Delete(sc.tests);
 	agent_result_free(&res);
 }
 
@@ -679,7 +816,10 @@ static size_t cells_wanted(const struct runner *r, long image)
 		if ((r->task_image ? r->task_image[r->todo[i].task] : -1) != image)
 			continue;
 		enum batch_scorer_kind k = t->has_scorer ? t->scorer.kind : o->scorer.kind;
-		n += (o->mode == BATCH_SANDBOX) + (o->benchmark ? 2 : 0) + (k == BATCH_SCORER_COMMAND);
+		/* a group takes one cell for its setup; its attempts, forks */
+		bool agent = o->mode == BATCH_SANDBOX && (r->todo[i].group < 0 || !r->todo[i].slot);
+		n += agent + (o->benchmark ? 2 : 0) +
+		     (k == BATCH_SCORER_COMMAND || k == BATCH_SCORER_SWE);
 	}
 	return n;
 }
@@ -799,6 +939,49 @@ static int select_tasks(struct runner *r, size_t **sel_out, size_t *nsel)
 	return 0;
 }
 
+/* Does task i run in groups forked from its setup? */
+static bool grouped(const struct runner *r, size_t i)
+{
+	return r->tasks.v[i].setup && r->o->mode == BATCH_SANDBOX;
+}
+
+static unsigned group_size(const struct runner *r)
+{
+	return r->o->group_size > 1 ? r->o->group_size : 1;
+}
+
+/* At a group's first repeat `rep`: the group of task i, with its
+ * attempts that have no result yet (none: no group). */
+static int plan_group(struct runner *r, const struct batch_keyset *have, size_t i, unsigned rep)
+{
+	const struct batch_task *t = &r->tasks.v[i];
+	unsigned gs = group_size(r);
+	if (rep % gs)
+		return 0;
+	unsigned size = r->o->repeat - rep < gs ? r->o->repeat - rep : gs, n = 0;
+	struct group *grown = realloc(r->groups, (r->ngroups + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	r->groups = grown;
+	struct group *g = &r->groups[r->ngroups];
+	*g = (struct group){.task = i, .index = rep / gs, .size = size};
+	for (unsigned k = rep; k < rep + size; k++) {
+		if (batch_keyset_has(have, t->id, k)) {
+			r->done++;
+			continue;
+		}
+		r->todo[r->ntodo++] = (struct attempt){.task = i, .repeat = k,
+						       .group = (long)r->ngroups, .slot = n++};
+	}
+	if (!n)
+		return 0;
+	g->n = n;
+	g->cells = calloc(n, sizeof(*g->cells));
+	g->errors = calloc(n, sizeof(*g->errors));
+	r->ngroups++; /* counted now: freed with the runner */
+	return g->cells && g->errors ? 0 : -1;
+}
+
 static int plan_attempts(struct runner *r, const size_t *sel, size_t nsel,
 			 const struct batch_records *prior)
 {
@@ -810,15 +993,21 @@ static int plan_attempts(struct runner *r, const size_t *sel, size_t nsel,
 	r->todo = calloc(r->total + 1, sizeof(*r->todo));
 	if (!r->todo)
 		goto oom;
-	/* repeat-major: every task's first attempt before any second one */
+	/* repeat-major: every task's first attempt before any second one;
+	 * a group's attempts together, at its first repeat */
 	for (unsigned rep = 0; rep < r->o->repeat; rep++)
 		for (size_t i = 0; i < nsel; i++) {
+			if (grouped(r, sel[i])) {
+				if (plan_group(r, &have, sel[i], rep) < 0)
+					goto oom;
+				continue;
+			}
 			const struct batch_task *t = &r->tasks.v[sel[i]];
 			if (batch_keyset_has(&have, t->id, rep)) {
 				r->done++;
 				continue;
 			}
-			r->todo[r->ntodo++] = (struct attempt){.task = sel[i], .repeat = rep};
+			r->todo[r->ntodo++] = (struct attempt){.task = sel[i], .repeat = rep, .group = -1};
 		}
 	/* running figures include what earlier runs recorded for these tasks */
 	struct batch_keyset wanted = {0};
@@ -870,6 +1059,8 @@ static int open_run(struct runner *r, int *lock, struct sc_err *err)
 		return sc_fail(err, ENAMETOOLONG, "--out");
 	if (sc_mkdir_p(r->dir, 0755, err) < 0 || (*lock = lock_dir(r->dir, err)) < 0)
 		return -1;
+	if (o->swe)
+		return batch_swe_load(o->tasks_path, o->swe_image, &r->tasks, report_bad, (void *)o, err);
 	if (!o->benchmark)
 		return batch_tasks_load(o->tasks_path, &r->tasks, report_bad, (void *)o, err);
 	char real[PATH_MAX];
@@ -1013,6 +1204,19 @@ static int run_workers(struct runner *r, size_t nthreads, struct sc_err *err)
 	return 0;
 }
 
+/* The helper that forks set-up cells (group.c), on the batch's spec and
+ * on each task image's: forked here, before any thread. */
+static int start_forker(struct runner *r, struct sc_err *err)
+{
+	_cleanup_free_ const struct cell_spec **specs = calloc(r->images.n + 1, sizeof(*specs));
+	if (!specs)
+		return sc_fail(err, ENOMEM, "specs");
+	specs[0] = &r->pool_spec;
+	for (size_t i = 0; i < r->images.n; i++)
+		specs[i + 1] = &r->images.v[i].spec;
+	return batch_forker_start(specs, r->images.n + 1, &r->forker, err);
+}
+
 /* Everything before the first episode, then the episodes. */
 static int run_attempts(struct runner *r, const size_t *sel, size_t nsel, struct sc_err *err)
 {
@@ -1031,6 +1235,8 @@ static int run_attempts(struct runner *r, const size_t *sel, size_t nsel, struct
 		return -1;
 	if (o->benchmark && check_reward(r, err) < 0)
 		return -1;
+	if (r->ngroups && start_forker(r, err) < 0)
+		return -1;
 	if (!sc_curl_load(err))
 		return -1;
 	return run_workers(r, nthreads, err);
@@ -1038,6 +1244,14 @@ static int run_attempts(struct runner *r, const size_t *sel, size_t nsel, struct
 
 static void runner_free(struct runner *r)
 {
+	/* the forked cells no attempt took (the run stopped) go with it */
+	batch_forker_stop(r->forker);
+	for (size_t i = 0; i < r->ngroups; i++) {
+		free(r->groups[i].cells);
+		free(r->groups[i].errors);
+	}
+	free(r->groups);
+	pthread_cond_destroy(&r->group_cv);
 	if (r->pool)
 		cell_pool_free(r->pool); /* removes every cell it made */
 	batch_images_free(&r->images);
@@ -1058,6 +1272,7 @@ int batch_run(const struct batch_options *o, struct batch_summary *summary, enum
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_mutex_init(&r.pool_mu, NULL);
 	pthread_mutex_init(&r.write_mu, NULL);
+	pthread_cond_init(&r.group_cv, NULL);
 	int rc = -1;
 	_cleanup_fd_ int lock = -1;
 	_cleanup_free_ size_t *sel = NULL;

@@ -11,7 +11,7 @@
 static const char *const BATCH_SCORER_NAMES[] = {
 	[BATCH_SCORER_EXACT] = "exact",   [BATCH_SCORER_NUMERIC] = "numeric",   [BATCH_SCORER_CHOICE] = "choice",
 	[BATCH_SCORER_BOXED] = "boxed",   [BATCH_SCORER_CONTAINS] = "contains", [BATCH_SCORER_COMMAND] = "command",
-	[BATCH_SCORER_REWARD] = "reward",
+	[BATCH_SCORER_REWARD] = "reward", [BATCH_SCORER_SWE] = "swe",
 };
 
 const char *batch_scorer_name(enum batch_scorer_kind k)

@@ -280,6 +280,28 @@ static void pass_at_ks(struct batch_summary *s, const struct tally *t, size_t m)
 	}
 }
 
+/* Setups once each: attempts forked from one setup share its setup_run. */
+static void count_setups(struct batch_summary *s, const struct batch_records *rs)
+{
+	struct sc_strset seen = {0};
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct batch_record *r = &rs->v[i];
+		if (r->group < 0)
+			continue;
+		s->grouped++;
+		char key[BATCH_MAX_ID + 80];
+		snprintf(key, sizeof(key), "%s\x1f%ld\x1f%s", r->id, r->group,
+			 r->setup_run ? r->setup_run : "");
+		if (sc_strset_has(&seen, key) || sc_strset_add(&seen, key) < 0)
+			continue;
+		s->setups++;
+		s->setup_total_s += r->setup_s;
+		if (r->setup_s > s->setup_max_s)
+			s->setup_max_s = r->setup_s;
+	}
+	sc_strset_free(&seen);
+}
+
 void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 {
 	*s = (struct batch_summary){0};
@@ -309,6 +331,7 @@ void batch_summarize(const struct batch_records *rs, struct batch_summary *s)
 	}
 	free(walls);
 	free(t);
+	count_setups(s, rs);
 }
 
 void batch_human_count(char *buf, size_t size, uint64_t v)
@@ -373,6 +396,11 @@ void batch_summary_print(FILE *f, const struct batch_summary *s, const char *tit
 			"(over --files-limit: raise it to keep them)\n",
 			s->answer_errors, s->files_truncated);
 	fprintf(f, "  time     p50 %.2f s, p95 %.2f s per episode\n", s->p50_s, s->p95_s);
+	if (s->setups)
+		fprintf(f, "  setup    %zu setups for %zu attempts in groups: %.2f s in all, mean "
+			   "%.2f s, max %.2f s (once per group)\n",
+			s->setups, s->grouped, s->setup_total_s, s->setup_total_s / (double)s->setups,
+			s->setup_max_s);
 	char in[32], out[32], pin[32], pout[32];
 	batch_human_count(in, sizeof(in), s->input_tokens);
 	batch_human_count(out, sizeof(out), s->output_tokens);
@@ -424,6 +452,12 @@ void batch_summary_json(FILE *f, const struct batch_summary *s)
 	cJSON_AddNumberToObject(o, "files_truncated", (double)s->files_truncated);
 	cJSON_AddNumberToObject(o, "p50_s", s->p50_s);
 	cJSON_AddNumberToObject(o, "p95_s", s->p95_s);
+	if (s->setups) {
+		cJSON_AddNumberToObject(o, "grouped_attempts", (double)s->grouped);
+		cJSON_AddNumberToObject(o, "setups", (double)s->setups);
+		cJSON_AddNumberToObject(o, "setup_s", round(s->setup_total_s * 1000) / 1000);
+		cJSON_AddNumberToObject(o, "setup_max_s", round(s->setup_max_s * 1000) / 1000);
+	}
 	cJSON_AddNumberToObject(o, "input_tokens", (double)s->input_tokens);
 	cJSON_AddNumberToObject(o, "output_tokens", (double)s->output_tokens);
 	char *text = cJSON_PrintUnformatted(o);

@@ -11,9 +11,10 @@
 /* Fields a task may not carry because results use these names. */
 static const char *const RESERVED[] = {"repeat", "status", "score", "expected", "steps",
 				       "input_tokens", "output_tokens", "wall_s", "error",
-				       "mode", "dir", "shard", "store_image"};
+				       "mode", "dir", "shard", "store_image", "group",
+				       "group_size", "setup_s", "setup_run"};
 static const char *const KNOWN[] = {"id", "problem", "input_dir", "answer", "scorer", "metadata",
-				    "image"};
+				    "image", "setup"};
 
 bool batch_image_name_valid(const char *s)
 {
@@ -246,9 +247,152 @@ static int parse_scorer(const cJSON *v, const char *base_dir, struct batch_task 
 	return 0; /* a command scorer without command takes the run's --checker */
 }
 
-int batch_task_id(const cJSON *task, char **out, char *why, size_t whysize)
+/* A setup file's path: at most BATCH_MAX_SETUP_PATH bytes, no control
+ * characters, no "." or ".." component, no empty one; relative paths are
+ * under /testbed. NULL when refused. */
+static char *setup_path(const char *p)
 {
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task, "id");
+	size_t n = strlen(p);
+	if (!n || n > BATCH_MAX_SETUP_PATH)
+		return NULL;
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return NULL;
+	const char *c = p + (p[0] == '/');
+	for (;;) {
+		const char *e = strchrnul(c, '/');
+		size_t len = (size_t)(e - c);
+		if (!len || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return NULL;
+		if (!*e)
+			break;
+		c = e + 1;
+	}
+	char *out = NULL;
+	if (asprintf(&out, "%s%s", p[0] == '/' ? "" : "/testbed/", p) < 0)
+		return NULL;
+	return out;
+}
+
+void batch_setup_free(struct batch_setup *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].data);
+	}
+	free(s->files);
+	free(s->command);
+	free(s);
+}
+
+static int setup_command(const cJSON *cmd, struct batch_setup *s, char *why, size_t whysize)
+{
+	if (!cmd || cJSON_IsNull(cmd))
+		return 0;
+	if (!cJSON_IsString(cmd) || !*cmd->valuestring || strlen(cmd->valuestring) > 65536) {
+		snprintf(why, whysize, "\"setup\".\"command\": expected a shell command of at most "
+				       "65536 bytes");
+		return -1;
+	}
+	s->command = strdup(cmd->valuestring);
+	return s->command ? 0 : -1;
+}
+
+static int setup_files(const cJSON *files, struct batch_setup *s, char *why, size_t whysize)
+{
+	if (!files || cJSON_IsNull(files))
+		return 0;
+	size_t n = (size_t)cJSON_GetArraySize(files), total = 0;
+	if (!cJSON_IsObject(files) || n > BATCH_MAX_SETUP_FILES) {
+		snprintf(why, whysize, "\"setup\".\"files\": expected an object of at most %u "
+				       "paths to their text", BATCH_MAX_SETUP_FILES);
+		return -1;
+	}
+	if (!(s->files = calloc(n + 1, sizeof(*s->files))))
+		return -1;
+	for (const cJSON *f = files->child; f; f = f->next) {
+		struct batch_setup_file *sf = &s->files[s->nfiles];
+		if (!cJSON_IsString(f) || !(sf->path = setup_path(f->string))) {
+			snprintf(why, whysize, "\"setup\".\"files\": \"%.100s\" is no file path (at "
+					       "most %u bytes, no \".\" or \"..\" parts) with text",
+				 f->string, BATCH_MAX_SETUP_PATH);
+			return -1;
+		}
+		s->nfiles++;
+		sf->len = strlen(f->valuestring);
+		if ((total += sf->len) > BATCH_MAX_SETUP_BYTES) {
+			snprintf(why, whysize, "\"setup\".\"files\": more than %u bytes together",
+				 BATCH_MAX_SETUP_BYTES);
+			return -1;
+		}
+		if (!(sf->data = strdup(f->valuestring)))
+			return -1;
+	}
+	return 0;
+}
+
+static int setup_timeout(const cJSON *to, struct batch_setup *s, char *why, size_t whysize)
+{
+	s->timeout_s = BATCH_DEFAULT_SETUP_TIMEOUT;
+	if (!to)
+		return 0;
+	if (!cJSON_IsNumber(to) || !(to->valuedouble > 0) || to->valuedouble > 86400) {
+		snprintf(why, whysize, "\"setup\".\"timeout\": expected seconds (at most 86400)");
+		return -1;
+	}
+	s->timeout_s = to->valuedouble;
+	return 0;
+}
+
+/* "setup": a command, or {"command"?, "files"?, "timeout"?} with one of
+ * the first two. */
+static int parse_setup(const cJSON *v, struct batch_task *t, char *why, size_t whysize)
+{
+	struct batch_setup *s = calloc(1, sizeof(*s));
+	why[0] = '\0';
+	if (!s)
+		goto oom;
+	t->setup = s;
+	if (cJSON_IsString(v)) {
+		if (setup_command(v, s, why, whysize) < 0)
+			goto fail;
+		s->timeout_s = BATCH_DEFAULT_SETUP_TIMEOUT;
+		return 0;
+	}
+	if (!cJSON_IsObject(v)) {
+		snprintf(why, whysize, "\"setup\": expected a command or {\"command\", \"files\", "
+				       "\"timeout\"}");
+		return -1;
+	}
+	for (const cJSON *f = v->child; f; f = f->next)
+		if (strcmp(f->string, "command") && strcmp(f->string, "files") &&
+		    strcmp(f->string, "timeout")) {
+			snprintf(why, whysize, "\"setup\": unknown field \"%.100s\" (command, files, "
+					       "timeout)", f->string);
+			return -1;
+		}
+	if (setup_command(cJSON_GetObjectItemCaseSensitive(v, "command"), s, why, whysize) < 0 ||
+	    setup_files(cJSON_GetObjectItemCaseSensitive(v, "files"), s, why, whysize) < 0 ||
+	    setup_timeout(cJSON_GetObjectItemCaseSensitive(v, "timeout"), s, why, whysize) < 0)
+		goto fail;
+	if (!s->command && !s->nfiles) {
+		snprintf(why, whysize, "\"setup\": give a \"command\" or \"files\"");
+		return -1;
+	}
+	return 0;
+fail:
+	if (why[0])
+		return -1;
+oom:
+	snprintf(why, whysize, "out of memory");
+	return -1;
+}
+
+int batch_task_id(const cJSON *task, const char *key, char **out, char *why, size_t whysize)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task, key);
 	*out = NULL;
 	if (cJSON_IsString(id) && *id->valuestring)
 		*out = strdup(id->valuestring);
@@ -256,14 +400,15 @@ int batch_task_id(const cJSON *task, char **out, char *why, size_t whysize)
 		 fabs(id->valuedouble) < 1e15)
 		(void)!asprintf(out, "%.0f", id->valuedouble);
 	if (!*out) {
-		snprintf(why, whysize, "no \"id\" (a non-empty string or an integer)");
+		snprintf(why, whysize, "no \"%s\" (a non-empty string or an integer)", key);
 		return -1;
 	}
 	bool ctl = false;
 	for (const char *p = *out; *p; p++)
 		ctl = ctl || (unsigned char)*p < 0x20 || *p == 0x7f;
 	if (strlen(*out) > BATCH_MAX_ID || ctl) {
-		snprintf(why, whysize, "\"id\": at most %u bytes, no control characters", BATCH_MAX_ID);
+		snprintf(why, whysize, "\"%s\": at most %u bytes, no control characters", key,
+			 BATCH_MAX_ID);
 		free(*out);
 		*out = NULL;
 		return -1;
@@ -312,7 +457,7 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 		goto out;
 	}
 	const cJSON *pr;
-	if (batch_task_id(root, &t->id, why, whysize) < 0 ||
+	if (batch_task_id(root, "id", &t->id, why, whysize) < 0 ||
 	    !(pr = batch_task_problem(root, "problem", why, whysize)))
 		goto out;
 	t->problem = strdup(pr->valuestring);
@@ -352,6 +497,9 @@ int batch_task_parse(const char *line, size_t len, const char *base_dir, struct 
 	}
 	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "scorer");
 	if (sc && !cJSON_IsNull(sc) && parse_scorer(sc, base_dir, t, why, whysize) < 0)
+		goto out;
+	const cJSON *su = cJSON_GetObjectItemCaseSensitive(root, "setup");
+	if (su && !cJSON_IsNull(su) && parse_setup(su, t, why, whysize) < 0)
 		goto out;
 	const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
 	if (md)
@@ -397,6 +545,8 @@ void batch_task_free(struct batch_task *t)
 	cJSON_Delete(t->extra);
 	cJSON_Delete(t->record);
 	cJSON_Delete(t->input_files);
+	batch_swe_free(t->swe);
+	batch_setup_free(t->setup);
 	*t = (struct batch_task){0};
 }
 
@@ -424,8 +574,12 @@ int batch_tasks_push(struct batch_tasks *ts, size_t *cap, struct batch_task *t)
 	return 0;
 }
 
-int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
-		     void *arg, struct sc_err *err)
+typedef int (*line_parse_fn)(const char *line, size_t len, const char *base_dir, const void *ctx,
+			     struct batch_task *t, char *why, size_t whysize);
+
+static int load_lines(const char *path, line_parse_fn parse, const void *ctx,
+		      struct batch_tasks *out, batch_bad_line_fn report, void *arg,
+		      struct sc_err *err)
 {
 	*out = (struct batch_tasks){0};
 	FILE *f = fopen(path, "re");
@@ -463,7 +617,7 @@ int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_f
 			continue;
 		}
 		struct batch_task t;
-		if (batch_task_parse(line, len, base, &t, why, sizeof(why)) < 0) {
+		if (parse(line, len, base, ctx, &t, why, sizeof(why)) < 0) {
 			report(arg, lineno, why);
 			out->bad++;
 			continue;
@@ -490,4 +644,30 @@ int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_f
 	if (rc < 0)
 		batch_tasks_free(out);
 	return rc;
+}
+
+static int parse_task(const char *line, size_t len, const char *base_dir, const void *ctx,
+		      struct batch_task *t, char *why, size_t whysize)
+{
+	(void)ctx;
+	return batch_task_parse(line, len, base_dir, t, why, whysize);
+}
+
+static int parse_swe(const char *line, size_t len, const char *base_dir, const void *ctx,
+		     struct batch_task *t, char *why, size_t whysize)
+{
+	(void)base_dir;
+	return batch_swe_task_parse(line, len, ctx, t, why, whysize);
+}
+
+int batch_tasks_load(const char *path, struct batch_tasks *out, batch_bad_line_fn report,
+		     void *arg, struct sc_err *err)
+{
+	return load_lines(path, parse_task, NULL, out, report, arg, err);
+}
+
+int batch_swe_load(const char *path, const char *image_template, struct batch_tasks *out,
+		   batch_bad_line_fn report, void *arg, struct sc_err *err)
+{
+	return load_lines(path, parse_swe, image_template, out, report, arg, err);
 }

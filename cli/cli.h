@@ -155,6 +155,8 @@ struct cli_cell_opts {
 	char *bind_args[CELL_MAX_BINDS]; /* "HOST:CELL[:ro]" copies */
 	size_t nbinds;
 	size_t nbinds_owned; /* bind_args[0..n) were copied by cli_cell_build */
+	char *volume_paths[CELL_MAX_VOLUMES]; /* the volumes' directories (malloc'd) */
+	size_t nvolume_paths;
 	bool require_cgroups;
 	bool require_landlock;
 	const char *net;
@@ -162,8 +164,12 @@ struct cli_cell_opts {
 				      * (malloc'd on first use) */
 	bool net_hosts_given;
 	const char *user;        /* --user, else the image's USER */
+	enum rootfs_pull_when pull; /* --pull: when an image reference is pulled */
+	bool pull_insecure;
 	struct rootfs_image img; /* resolved by cli_cell_build */
 };
+/* --pull's value (missing|never|always) into *out; -1 said why. */
+int cli_parse_pull(const char *v, enum rootfs_pull_when *out);
 
 /* --memory, --timeout, --output-limit, ... (opt, as typed) into l by the
  * policy's validator and ranges: 0, or -1 after a one-line error. */
@@ -214,13 +220,33 @@ struct net_summary *cli_net_summary_since(int fd);
 
 int cmd_run(int argc, char **argv);
 int cmd_create(int argc, char **argv);
+int cmd_start(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_volume(int argc, char **argv);
 int cmd_commit(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_fork(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_rollback(int argc, char **argv);
+/* create's options as typed (argv[1..argc), without the name operand,
+ * --root, binds, ports and --persist), each ended by a NUL: the note a
+ * cell keeps so that fork and rollback make their cells the same way
+ * (cmd_fork.c). malloc'd, NULL when out of memory. */
+char *cli_create_note(int argc, char **argv, const char *name, size_t *len);
+/* The options cell `name` was made with (its note) parsed into opts; the
+ * image alone for a cell without one. The strings point into like, freed
+ * after opts. 0, or the exit status after a one-line error. */
+struct cli_made_like {
+	char *note; /* NULL: none */
+	size_t len;
+	char **note_argv;
+};
+int cli_cell_opts_of(const char *name, struct cli_cell_opts *opts, struct cli_made_like *like);
+void cli_made_like_free(struct cli_made_like *m);
 int cmd_doctor(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_image(int argc, char **argv);

@@ -15,17 +15,26 @@
 static const char USAGE[] =
 	"usage: sandcell batch TASKS.jsonl [OPTIONS]\n"
 	"       sandcell batch --benchmark DIR [--data FILE] [OPTIONS]\n"
+	"       sandcell batch --swe FILE.jsonl [--swe-image TEMPLATE] [OPTIONS]\n"
 	"       sandcell batch summarize [--json] DIR...\n"
-	"       sandcell batch export [--format sft|rl] [-o FILE] DIR...\n"
+	"       sandcell batch export [--format sft|rl|predictions] [-o FILE] DIR...\n"
 	"       sandcell batch report [-o FILE.html] [OPTIONS] DIR...\n"
 	"\n"
 	"Run every task of TASKS.jsonl (one JSON object a line: {\"id\", \"problem\",\n"
-	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"image\"?, \"metadata\"?}; see docs/batch.md)\n"
+	"\"input_dir\"?, \"answer\"?, \"scorer\"?, \"image\"?, \"setup\"?, \"metadata\"?};\n"
+	"see docs/batch.md)\n"
 	"as agent episodes, score each attempt and append one line per attempt to\n"
 	"DIR/results.jsonl.\n"
 	"Rerunning the same command resumes: attempts that have a result are skipped.\n"
 	"--benchmark runs a benchmark folder of the LLM-in-Sandbox harness instead\n"
 	"(config.yaml, reward.py, vanilla_llm_prompt.py; see docs/lis.md).\n"
+	"--swe runs rows of SWE-bench's format, each in its image, and resolves a task\n"
+	"when its FAIL_TO_PASS and PASS_TO_PASS tests pass on the model's patch\n"
+	"(see docs/batch.md).\n"
+	"A task's \"setup\" (a command, or {\"command\", \"files\", \"timeout\"}) runs once\n"
+	"per group of --group-size G attempts (default 1), which run in forks of the\n"
+	"set-up cell: with --group-size 8, `pip install` runs once for 8 attempts.\n"
+	"e.g. sandcell batch tasks.jsonl --model M --group-size 8 --repeat 16\n"
 	"\n"
 	"Batch:\n"
 	"%s"
@@ -43,6 +52,7 @@ struct batch_args {
 	const char *key_env;
 	const char *shard;
 	const char *data; /* --data */
+	const char *swe;  /* --swe */
 	uint64_t shards;
 	bool shard_given;
 	bool json;
@@ -50,19 +60,8 @@ struct batch_args {
 
 static int parse_pull(void *t, const char *opt, const char *v)
 {
-	struct batch_args *a = t;
 	(void)opt;
-	if (!strcmp(v, "missing"))
-		a->o.pull = BATCH_PULL_MISSING;
-	else if (!strcmp(v, "never"))
-		a->o.pull = BATCH_PULL_NEVER;
-	else if (!strcmp(v, "always"))
-		a->o.pull = BATCH_PULL_ALWAYS;
-	else {
-		cli_error("--pull: expected missing, never or always, got '%.64s'", v);
-		return -1;
-	}
-	return 0;
+	return cli_parse_pull(v, &((struct batch_args *)t)->o.pull);
 }
 
 static int parse_mode(void *t, const char *opt, const char *v)
@@ -152,6 +151,13 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	{"--benchmark", NULL, CLI_STRING, BA(o.benchmark), .metavar = "DIR",
 	 .help = "a benchmark folder: DIR/config.yaml's prompts and data,\nscored by "
 		 "DIR/reward.py's compute_score in a fresh cell"},
+	{"--swe", NULL, CLI_STRING, BA(swe), .metavar = "FILE",
+	 .help = "SWE-bench rows (JSONL: instance_id, problem_statement,\nimage, test_patch, "
+		 "FAIL_TO_PASS, PASS_TO_PASS, eval_script?):\nthe model's patch is saved as "
+		 "patch.diff and scored by\nthe tests in a fresh cell of the task's image"},
+	{"--swe-image", NULL, CLI_STRING, BA(o.swe_image), .metavar = "TEMPLATE",
+	 .help = "--swe: the image of a row that names none, with\n{instance_id} or {swebench_id} "
+		 "(SWE-bench's own image\nnames: swebench/sweb.eval.x86_64.{swebench_id})"},
 	{"--data", NULL, CLI_STRING, BA(data), .metavar = "FILE",
 	 .help = "--benchmark: the problems (JSON array or JSONL) instead\nof config.yaml's "
 		 "data_files"},
@@ -159,6 +165,10 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	 .max = BATCH_MAX_CONCURRENCY, .metavar = "N", .help = "episodes at once (default 8)"},
 	{"--repeat", NULL, CLI_COUNT, BA(o.repeat), .min = 1, .max = BATCH_MAX_REPEAT,
 	 .metavar = "K", .help = "independent attempts per task (default 1)"},
+	{"--group-size", NULL, CLI_COUNT, BA(o.group_size), .min = 1, .max = BATCH_MAX_GROUP,
+	 .metavar = "G", .help = "a task with a \"setup\" runs it once per G of its attempts\n(a "
+				 "GRPO group), each attempt in a fork of the\nset-up cell; "
+				 "--repeat defaults to G"},
 	{"--max-tasks", NULL, CLI_COUNT, BA(o.max_tasks), .min = 1, .max = 100000000,
 	 .metavar = "N", .help = "only the first N tasks of the file"},
 	{"--mode", NULL, CLI_CUSTOM, .parse = parse_mode, .metavar = "sandbox|vanilla",
@@ -189,7 +199,7 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	{"--checker-dir", NULL, CLI_CUSTOM, .parse = parse_checker_dir, .metavar = "DIR",
 	 .help = "command: copied to /testbed/checker"},
 	{"--checker-timeout", NULL, CLI_CUSTOM, .parse = parse_checker_timeout, .metavar = "S",
-	 .help = "command: seconds (default 60)"},
+	 .help = "command and --swe: seconds (default 60)"},
 	{"--pool-workers", NULL, CLI_COUNT, BA(o.pool_workers), .min = 1, .max = 16,
 	 .metavar = "N", .help = "processes that make cells (default concurrency/4, 2..16)"},
 	{"--json", NULL, CLI_FLAG, BA(json), .help = "print the summary as one JSON object"},
@@ -225,9 +235,17 @@ static int parse_run_args(struct batch_args *a, int argc, char **argv)
 		}
 		a->o.tasks_path = opt;
 	}
-	if (a->o.benchmark && a->o.tasks_path) {
-		cli_error("batch: give either TASKS.jsonl or --benchmark DIR, not both");
+	if (!!a->o.benchmark + !!a->o.tasks_path + !!a->swe > 1) {
+		cli_error("batch: give one of TASKS.jsonl, --benchmark DIR or --swe FILE");
 		return -1;
+	}
+	if (a->o.swe_image && !a->swe) {
+		cli_error("batch: --swe-image goes with --swe FILE");
+		return -1;
+	}
+	if (a->swe) {
+		a->o.tasks_path = a->swe;
+		a->o.swe = true;
 	}
 	if (a->data && !a->o.benchmark) {
 		cli_error("batch: --data goes with --benchmark DIR");
@@ -416,7 +434,7 @@ static int run(int argc, char **argv)
 	__attribute__((cleanup(free_prompts), unused)) struct agent_config *prompts_owner = &a.o.agent;
 	agent_config_init(&a.o.agent);
 	a.o.concurrency = 8;
-	a.o.repeat = 1;
+	a.o.repeat = 0; /* not given: 1, or the group size */
 	a.o.scorer = (struct batch_scorer){.kind = BATCH_SCORER_EXACT, .tolerance = BATCH_DEFAULT_TOLERANCE,
 				     .timeout_s = BATCH_DEFAULT_CHECKER_TIMEOUT};
 	int r = parse_run_args(&a, argc, argv);
@@ -424,6 +442,8 @@ static int run(int argc, char **argv)
 		return r > 0 ? 0 : CLI_EXIT_USAGE;
 	struct batch_options *o = &a.o;
 	struct agent_config *cfg = &o->agent;
+	if (!o->repeat)
+		o->repeat = o->group_size > 1 ? o->group_size : 1;
 	o->quiet = cfg->quiet;
 	o->default_input = cfg->input_dir;
 	_cleanup_free_ char *data_path = NULL;
@@ -492,18 +512,19 @@ struct export_args {
 	const char *out;
 };
 
+static const char *const EXPORT_FORMATS[] = {
+	[BATCH_EXPORT_SFT] = "sft", [BATCH_EXPORT_RL] = "rl", [BATCH_EXPORT_PREDICTIONS] = "predictions"};
+
 static int parse_format(void *t, const char *opt, const char *v)
 {
 	struct export_args *a = t;
-	if (!strcmp(v, "sft"))
-		a->fmt = BATCH_EXPORT_SFT;
-	else if (!strcmp(v, "rl"))
-		a->fmt = BATCH_EXPORT_RL;
-	else {
-		cli_error("--format: expected sft or rl, got '%.64s'", v);
-		return -1;
-	}
-	return 0;
+	for (size_t i = 0; i < SC_ARRAY_LEN(EXPORT_FORMATS); i++)
+		if (!strcmp(v, EXPORT_FORMATS[i])) {
+			a->fmt = (enum batch_export_format)i;
+			return 0;
+		}
+	cli_error("--format: expected sft, rl or predictions, got '%.64s'", v);
+	return -1;
 }
 
 static const struct cli_option EXPORT_OPTIONS[] = {
@@ -572,10 +593,13 @@ static int export(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i];
 		if (cli_is_help(o)) {
-			printf("usage: sandcell batch export [--format sft|rl] [-o FILE] DIR...\n\n"
+			printf("usage: sandcell batch export [--format sft|rl|predictions] [-o FILE] DIR...\n\n"
 			       "sft (default): the attempts that scored 1 as OpenAI fine-tuning chat\n"
 			       "JSONL ({\"messages\", \"tools\"} with tool calls); rl: every attempt with\n"
-			       "its reward, prompt and ground truth. See docs/batch.md.\n");
+			       "its reward, prompt and ground truth; predictions: every attempt of a\n"
+			       "--swe run with its patch.diff, as SWE-bench's harness reads them\n"
+			       "({\"instance_id\", \"model_name_or_path\", \"model_patch\"}). See\n"
+			       "docs/batch.md.\n");
 			free(dirs);
 			return 0;
 		}
@@ -619,9 +643,10 @@ static int export(int argc, char **argv)
 		lines = sc_fail(&err, errno, "cannot write %s", ea.out);
 	if (lines < 0)
 		return cli_fail(&err);
-	fprintf(stderr, "sandcell: batch export: %ld %s lines", lines, ea.fmt == BATCH_EXPORT_SFT ? "sft" : "rl");
+	fprintf(stderr, "sandcell: batch export: %ld %s lines", lines, EXPORT_FORMATS[ea.fmt]);
 	if (skipped)
-		fprintf(stderr, " (%zu attempts without a conversation skipped)", skipped);
+		fprintf(stderr, " (%zu attempts without a %s skipped)", skipped,
+			ea.fmt == BATCH_EXPORT_PREDICTIONS ? "patch.diff" : "conversation");
 	fprintf(stderr, "\n");
 	return 0;
 }

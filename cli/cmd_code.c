@@ -20,10 +20,10 @@ static const char CODE_HELP[] =
 	"       sandcell code session ls [--json]\n"
 	"\n"
 	"Run a program given as source in a fresh cell: write it, compile it\n"
-	"where the language needs it, run it. 'languages' lists the languages\n"
-	"and which of them the image has. A session keeps a Python interpreter\n"
-	"alive in a long-lived cell: state, imports and functions persist from\n"
-	"one 'session run' to the next.\n";
+	"where the language needs it, run it. 'languages' lists the languages,\n"
+	"which of them the image has, and their versions (its Debian packages').\n"
+	"A session keeps a Python interpreter alive in a long-lived cell: state,\n"
+	"imports and functions persist from one 'session run' to the next.\n";
 
 static const char RUN_HELP[] =
 	"usage: sandcell code run --lang L [OPTIONS] [FILE|-]\n"
@@ -89,7 +89,8 @@ static const struct cli_option CODE_OPTIONS[] = {
 	{"--libraries", NULL, CLI_STRING, CD(libraries), .metavar = "A,B",
 	 .help = "install these with the language's tool first (needs --allow-net)"},
 	{"--out", NULL, CLI_STRING, CD(out_dir), .metavar = "DIR",
-	 .help = "also write the plots as DIR/plot-0001.png (.html), ..."},
+	 .help = "also write the plots as DIR/plot-0001.png (.html), ... and the\n"
+		 "--fetch files under their paths; each is named on stderr"},
 	{"--json", NULL, CLI_FLAG, CD(json), .help = "print one JSON result object"},
 	{"--stream", NULL, CLI_FLAG, CD(stream),
 	 .help = "print NDJSON events (stdout, stderr, plot, result) as they come"},
@@ -113,6 +114,20 @@ static const struct cli_option LANGUAGES_OPTIONS[] = {
 	{0},
 };
 
+/* A Debian version's upstream part ("2:1.17-74" -> "1.17"), or "-". */
+static const char *upstream_version(const char *v, char *buf, size_t size)
+{
+	if (!v)
+		return "-";
+	const char *colon = strchr(v, ':');
+	if (colon && strspn(v, "0123456789") == (size_t)(colon - v))
+		v = colon + 1;
+	const char *dash = strrchr(v, '-');
+	size_t n = dash ? (size_t)(dash - v) : strlen(v);
+	snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), v);
+	return buf;
+}
+
 static int cmd_languages(int argc, char **argv)
 {
 	struct languages_args a = {0};
@@ -128,12 +143,19 @@ static int cmd_languages(int argc, char **argv)
 	struct sc_err err = {0};
 	if (rootfs_image_open(cell_data_root(), a.image, &img, &err) < 0)
 		return cli_fail(&err);
+	struct lang_dpkg *dpkg;
+	if (lang_dpkg_open((const char *const *)img.layers, img.nlayers, &dpkg, &err) < 0) {
+		rootfs_image_free(&img);
+		return cli_fail(&err);
+	}
 	size_t n;
 	const struct lang_def *t = lang_table(&n);
 	if (json)
 		fputs("[", stdout);
 	for (size_t i = 0; i < n; i++) {
 		bool have = lang_available(&t[i], (const char *const *)img.layers, img.nlayers);
+		char pkg[64];
+		const char *version = lang_version(&t[i], dpkg, pkg, sizeof(pkg));
 		if (json) {
 			printf("%s{\"name\":", i ? "," : "");
 			cli_json_string(stdout, t[i].name, strlen(t[i].name));
@@ -145,9 +167,18 @@ static int cmd_languages(int argc, char **argv)
 			}
 			fputs("],\"how\":", stdout);
 			cli_json_string(stdout, t[i].how, strlen(t[i].how));
-			printf(",\"compiled\":%s,\"available\":%s,\"libraries\":%s}",
+			printf(",\"compiled\":%s,\"available\":%s,\"libraries\":%s",
 			       t[i].compiler ? "true" : "false", have ? "true" : "false",
 			       lang_has_libraries(&t[i]) ? "true" : "false");
+			if (version) {
+				fputs(",\"package\":", stdout);
+				cli_json_string(stdout, pkg, strlen(pkg));
+				fputs(",\"version\":", stdout);
+				cli_json_string(stdout, version, strlen(version));
+			} else {
+				fputs(",\"package\":null,\"version\":null", stdout);
+			}
+			fputc('}', stdout);
 		} else {
 			char aliases[64] = "";
 			size_t used = 0;
@@ -158,12 +189,15 @@ static int cmd_languages(int argc, char **argv)
 					break;
 				used += (size_t)w;
 			}
-			printf("%-11s %-18s %-4s %-4s %s\n", t[i].name, used ? aliases : "-",
-			       have ? "yes" : "no", lang_has_libraries(&t[i]) ? "yes" : "no", t[i].how);
+			char upstream[32];
+			printf("%-13s %-16s %-4s %-4s %-14s %s\n", t[i].name, used ? aliases : "-",
+			       have ? "yes" : "no", lang_has_libraries(&t[i]) ? "yes" : "no",
+			       upstream_version(version, upstream, sizeof(upstream)), t[i].how);
 		}
 	}
 	if (json)
 		fputs("]\n", stdout);
+	lang_dpkg_free(dpkg);
 	rootfs_image_free(&img);
 	return 0;
 }
@@ -272,11 +306,42 @@ static void stream_sink(void *ctx, const struct lang_event *ev)
 	fflush(stdout);
 }
 
-/* --out DIR: the plots as DIR/plot-0001.png, plot-0002.html, ... (names
- * of our own, the format's extension; no links followed). */
-static int write_plots(const char *dir, const struct lang_result *r)
+/* One file of --out: name (relative, no '.' or '..' part) under dfd, its
+ * parent directories made, no link followed; said on stderr. */
+static int write_out_file(int dfd, const char *dir, const char *name, const void *data, size_t len,
+			  bool truncated)
 {
-	if (!dir || !r->nplots)
+	_cleanup_fd_ int fd = sc_create_beneath(dfd, name);
+	if (fd < 0 || sc_write_all(fd, data, len) < 0) {
+		cli_error("--out %.200s/%s: %s", dir, name, strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "sandcell: wrote %s/%s (%zu bytes%s)\n", dir, name, len,
+		truncated ? ", cut at --files-limit" : "");
+	return 0;
+}
+
+/* A --fetch path as a name under --out: its leading '/' dropped; NULL
+ * when a part of it is empty, '.' or '..'. */
+static const char *out_name(const char *path)
+{
+	while (*path == '/')
+		path++;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return NULL;
+		p += n + (p[n] == '/');
+	}
+	return *path ? path : NULL;
+}
+
+/* --out DIR: the plots as DIR/plot-0001.png, plot-0002.html, ... (names
+ * of our own, the format's extension) and the --fetch files under their
+ * paths; each said on stderr. No link is followed under DIR. */
+static int write_outputs(const char *dir, const struct lang_result *r)
+{
+	if (!dir || (!r->nplots && !r->nfiles))
 		return 0;
 	struct sc_err err = {0};
 	if (sc_mkdir_p(dir, 0755, &err) < 0)
@@ -287,17 +352,21 @@ static int write_plots(const char *dir, const struct lang_result *r)
 		return -1;
 	}
 	int rc = 0;
-	for (size_t i = 0; i < r->nplots && rc == 0; i++) {
+	for (size_t i = 0; i < r->nplots; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "plot-%04zu.%s", i + 1,
 			 !strcmp(r->plots[i].format, "html") ? "html" : "png");
-		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || sc_write_all(fd, r->plots[i].data, r->plots[i].len) < 0) {
-			cli_error("--out %.200s/%s: %s", dir, name, strerror(errno));
+		rc |= write_out_file(dfd, dir, name, r->plots[i].data, r->plots[i].len, false);
+	}
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const char *name = out_name(r->files[i].path);
+		if (!name) {
+			cli_error("--out: '%.200s' is no path to write under %.200s", r->files[i].path, dir);
 			rc = -1;
+			continue;
 		}
-		if (fd >= 0)
-			close(fd);
+		rc |= write_out_file(dfd, dir, name, r->files[i].data, r->files[i].len,
+				     r->files[i].truncated);
 	}
 	close(dfd);
 	return rc;
@@ -378,7 +447,7 @@ static int show_result(const struct show *sh, struct lang_result *res)
 		cli_warn("%s", res->message);
 	}
 	int rc = result_rc(res);
-	if (write_plots(sh->out_dir, res) < 0)
+	if (write_outputs(sh->out_dir, res) < 0)
 		rc = CLI_EXIT_USAGE;
 	lang_result_free(res);
 	return rc;
@@ -433,6 +502,11 @@ static int code_run_args(struct code_opts *o, struct cli_cell_opts *co, int argc
 	}
 	if (!(*l = lang_find(o->lang))) {
 		cli_error("code run: unknown language '%.64s' (see 'sandcell code languages')", o->lang);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->nfetch && !o->json && !o->stream && !o->out_dir) {
+		cli_error("code run: --fetch needs --out DIR (to write the files) or --json or "
+			  "--stream (to print them)");
 		return CLI_EXIT_USAGE;
 	}
 	return -1;

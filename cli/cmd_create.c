@@ -49,6 +49,14 @@ int cmd_create(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	if (a.persist)
 		built.spec.upper_dir = "persist";
+	size_t note_len = 0;
+	_cleanup_free_ char *note = cli_create_note(argc, argv, name, &note_len);
+	if (!note) {
+		cli_error("create: out of memory");
+		return CLI_EXIT_USAGE;
+	}
+	built.spec.note = note;
+	built.spec.note_len = note_len;
 	int rc = cli_ports_open(&ports, &built.spec);
 	if (rc != 0)
 		return rc;

@@ -7,7 +7,8 @@ static const char PS_HELP[] =
 	"usage: sandcell ps [--json] [--root DIR]\n"
 	"\n"
 	"List long-lived cells: name, state (running, or gone when its init\n"
-	"died), age, image, limits and the number of processes. The limits are\n"
+	"died), age, image, limits and the number of processes (--json: also the\n"
+	"published ports and the named volumes mounted). The limits are\n"
 	"those the cell has, defaults included; one that does not apply (lifted\n"
 	"with 0, or memory where only rlimits hold limits and none was asked)\n"
 	"shows as unlimited (null in --json).\n";
@@ -56,6 +57,13 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 		json_limit(pids, sizeof(pids), s->limits.pids);
 		fputs(",\"ports\":", stdout);
 		cli_ports_json(stdout, s->ports, s->nports);
+		fputs(",\"volumes\":[", stdout);
+		for (size_t v = 0; v < s->nvolumes; v++) {
+			if (v)
+				fputc(',', stdout);
+			cli_json_string(stdout, s->volumes[v], strlen(s->volumes[v]));
+		}
+		fputc(']', stdout);
 		printf(",\"pid\":%d,\"processes\":%u,\"running_commands\":%u,\"persist\":%s,"
 		       "\"limits\":{\"memory\":%s,\"pids\":%s,\"cpus\":%g,\"disk\":%llu}}",
 		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false", mem, pids,

@@ -6,12 +6,16 @@
 
 static const char RUN_HELP[] =
 	"usage: sandcell run [OPTIONS] [--] CMD [ARG...]\n"
+	"       sandcell run [OPTIONS] --image NAME\n"
 	"\n"
 	"Run CMD in a fresh one-shot cell and exit with its status: 128+N when\n"
 	"killed by signal N, 124 on --timeout, 125 when sandcell failed, 126 when\n"
 	"CMD cannot be executed, 127 when it is not found. stdin is passed through;\n"
 	"a terminal never enters the cell: with -t CMD gets a pty of its own, without\n"
 	"it CMD reads a pipe that sandcell fills with what you type (^D ends it).\n"
+	"Without CMD, the image's ENTRYPOINT and CMD run, as Docker runs them\n"
+	"(its WORKDIR, ENV and USER apply to any command); a CMD given replaces\n"
+	"both.\n"
 	"\n"
 	"Options:\n"
 	"%s%s%s";
@@ -38,6 +42,29 @@ static const struct cli_option RUN_OPTIONS[] = {
 	{0},
 };
 
+/* The image's ENTRYPOINT then CMD, as Docker runs them without a command
+ * (malloc'd array of the image's strings), or NULL when it has neither. */
+static size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+static char **image_command(const struct rootfs_image *img)
+{
+	size_t ne = strv_len(img->entrypoint), nc = strv_len(img->cmd);
+	char **argv = ne + nc ? calloc(ne + nc + 1, sizeof(*argv)) : NULL;
+	if (!argv)
+		return NULL;
+	for (size_t k = 0; k < ne; k++)
+		argv[k] = img->entrypoint[k];
+	for (size_t k = 0; k < nc; k++)
+		argv[ne + k] = img->cmd[k];
+	return argv;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_cli_cell_opts_ struct cli_cell_opts opts = {0};
@@ -53,17 +80,23 @@ int cmd_run(int argc, char **argv)
 	int done = cli_parse_args(&cmd, argc, argv, &nop, &i);
 	if (done >= 0)
 		return done;
-	if (i >= argc) {
+	if (i >= argc && !opts.image) {
 		cli_error("run: no command given (usage: sandcell run [OPTIONS] -- CMD [ARG...])");
 		return CLI_EXIT_USAGE;
 	}
 
 	_cleanup_cli_cell_ struct cli_cell cell;
+	_cleanup_free_ char **image_argv = NULL;
 	int rc = CLI_EXIT_USAGE;
 	if (cli_cell_build(&cell, &opts) < 0)
 		goto out;
 	struct cell_spec *spec = &cell.spec;
 	spec->argv = argv + i;
+	if (i >= argc && !(spec->argv = image_argv = image_command(&opts.img))) {
+		cli_error("run: no command given, and image '%s' has no ENTRYPOINT or CMD (usage: "
+			  "sandcell run [OPTIONS] -- CMD [ARG...])", opts.image);
+		goto out;
+	}
 	if (a.net_log) {
 		if (!spec->egress) {
 			cli_error("--net-log: the cell has no allowlist (add --allow-net or a policy "

@@ -15,12 +15,17 @@ static const char SERVE_HELP[] =
 	"usage: sandcell serve [--listen ADDR] [--token-file FILE] [OPTIONS]\n"
 	"\n"
 	"Serve the HTTP API (docs/api.md) in the foreground: SandboxFusion's\n"
-	"/run_code and /v1/ping, and /cells for long-lived cells. Requests run in\n"
-	"ready cells of a pool (the cell options below are their defaults); a\n"
-	"cell serves one /run_code request and is then destroyed. One JSON line\n"
-	"per request goes to stdout. SIGTERM or SIGINT: stop listening, let the\n"
-	"requests in flight finish (for --drain-timeout; then stop what still\n"
-	"runs), remove every cell made, exit 0.\n"
+	"/run_code and /v1/ping, /cells for long-lived cells, and E2B's API\n"
+	"(/v2/sandboxes, envd; docs/e2b.md: the E2B SDKs' key is the token,\n"
+	"given as X-API-KEY). Requests run in ready cells of a pool (the cell\n"
+	"options below are their defaults); a cell serves one /run_code request\n"
+	"and is then destroyed. One JSON line per request goes to stdout.\n"
+	"SIGTERM or SIGINT: stop listening, let the requests in flight finish\n"
+	"(for --drain-timeout; then stop what still runs), remove every cell\n"
+	"made, exit 0. Killed (SIGKILL), it leaves the cells of POST /cells to\n"
+	"the next server on the state root, which adopts them (same ids, token\n"
+	"and timeouts) and removes the others; one server per state root but\n"
+	"--ephemeral ones (docs/api.md, \"Restarts\").\n"
 	"\n"
 	"A TCP listener needs --token-file (clients send 'Authorization: Bearer\n"
 	"TOKEN' or ?token=TOKEN; GET /v1/ping, a health probe, needs none); an\n"
@@ -41,7 +46,7 @@ struct serve_opts {
 	const char *pod_name;
 	const char *node_name;
 	const char *metrics_listen;
-	bool insecure_plaintext, metrics_public;
+	bool insecure_plaintext, metrics_public, ephemeral;
 	size_t pool, max_concurrency, max_cells;
 	uint64_t max_body, max_header, max_connections, max_per_peer;
 	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
@@ -104,6 +109,10 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "1 to 32 of a-z, 0-9 and '-', starting and\n"
 		 "ending with a letter or digit (default: the\n"
 		 "host name up to its first '.', lower-cased)"},
+	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
+	 .help = "a server of its own (a client's private one):\n"
+		 "no lock on the state root, which it may share,\n"
+		 "and its cells die with it, never adopted"},
 	CLI_HELP_OPTION,
 	{0},
 };
@@ -285,6 +294,7 @@ static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 	if (o->max_body)
 		cfg->max_body = o->max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o->max_body;
 	cfg->token = token;
+	cfg->ephemeral = o->ephemeral;
 	cfg->pod_name = o->pod_name ? o->pod_name : getenv("HOSTNAME");
 	cfg->log = (struct sc_log){.fn = serve_log};
 }

@@ -103,6 +103,27 @@ static int parse_workdir(void *t, const char *opt, const char *v)
 	return 0;
 }
 
+int cli_parse_pull(const char *v, enum rootfs_pull_when *out)
+{
+	if (!strcmp(v, "missing"))
+		*out = ROOTFS_PULL_MISSING;
+	else if (!strcmp(v, "never"))
+		*out = ROOTFS_PULL_NEVER;
+	else if (!strcmp(v, "always"))
+		*out = ROOTFS_PULL_ALWAYS;
+	else {
+		cli_error("--pull: expected missing, never or always, got '%.64s'", v);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_pull(void *t, const char *opt, const char *v)
+{
+	(void)opt;
+	return cli_parse_pull(v, &((struct cli_cell_opts *)t)->pull);
+}
+
 static int parse_env(void *t, const char *opt, const char *v)
 {
 	struct cli_cell_opts *o = t;
@@ -126,7 +147,13 @@ const struct rootfs_in_use CLI_CELLS_IN_USE = {.fn = cell_image_in_use};
 #define CO(member) CLI_FIELD(struct cli_cell_opts, member)
 
 const struct cli_option CLI_CELL_OPTIONS[] = {
-	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME", .help = "image (default: host)"},
+	{"--image", NULL, CLI_STRING, CO(image), .metavar = "NAME|REF",
+	 .help = "image: a stored one, or a registry reference such as\n"
+		 "python:3.11-slim, pulled as --pull says (default: host)"},
+	{"--pull", NULL, CLI_CUSTOM, .parse = parse_pull, .metavar = "missing|never|always",
+	 .help = "when an --image reference is pulled: when not stored\n(default), never, always"},
+	{"--pull-insecure", NULL, CLI_FLAG, CO(pull_insecure),
+	 .help = "pull over plain HTTP (registries on loopback only)"},
 	{"--policy", NULL, CLI_STRING, CO(policy), .metavar = "NAME|FILE",
 	 .help = "policy: built-in name or JSON file (default: default)"},
 	{"--memory", NULL, CLI_CUSTOM, .parse = parse_limit, .metavar = "SIZE",
@@ -150,8 +177,9 @@ const struct cli_option CLI_CELL_OPTIONS[] = {
 		 "443; repeatable; implies --net allowlist)"},
 	{"--net-host", NULL, CLI_CUSTOM, .parse = parse_net_rule, .metavar = "NAME=ADDR",
 	 .help = "send NAME to ADDR, never looked up (a trusted mirror)"},
-	{"-v", "--volume", CLI_CUSTOM, .parse = parse_bind, .metavar = "HOST:CELL[:ro]",
-	 .help = "bind a host path into the cell (read-only with :ro)"},
+	{"-v", "--volume", CLI_CUSTOM, .parse = parse_bind, .metavar = "SRC:CELL[:ro]",
+	 .help = "bind a host path (/SRC) or named volume (SRC, see 'sandcell\n"
+		 "volume') into the cell (read-only with :ro)"},
 	{"-w", "--workdir", CLI_CUSTOM, .parse = parse_workdir, .metavar = "DIR",
 	 .help = "working directory in the cell (default /testbed)"},
 	{"-e", "--env", CLI_CUSTOM, .parse = parse_env, .metavar = "KEY=VAL",
@@ -184,6 +212,32 @@ const char *cli_cell_opts_help(void)
 	return help ? help : "";
 }
 
+/* -v NAME:/CELL: the source is named volume NAME, whose directory (its
+ * filesystem mounted, for root) replaces it; the path is kept in o. */
+static int add_volume_source(struct cli_cell_opts *o, struct sc_bind_arg *b,
+			     const char **volume)
+{
+	struct sc_err err = {0};
+	char path[4096];
+	if (o->nvolume_paths >= CELL_MAX_VOLUMES) {
+		cli_error("too many volumes (at most %d)", CELL_MAX_VOLUMES);
+		return -1;
+	}
+	if (cell_volume_source(b->host, path, sizeof(path), &err) < 0) {
+		cli_error("-v %s:%s: %s", b->host, b->cell, err.msg);
+		return -1;
+	}
+	char *copy = strdup(path);
+	if (!copy) {
+		cli_error("-v: out of memory");
+		return -1;
+	}
+	o->volume_paths[o->nvolume_paths++] = copy;
+	*volume = b->host;
+	b->host = copy;
+	return 0;
+}
+
 static int add_binds(struct cli_cell_opts *o, const struct policy *pol, struct cell_spec *spec)
 {
 	for (size_t i = 0; i < o->nbinds; i++) {
@@ -197,7 +251,8 @@ static int add_binds(struct cli_cell_opts *o, const struct policy *pol, struct c
 		o->nbinds_owned = i + 1;
 		struct sc_bind_arg b;
 		if (sc_parse_bind(copy, &b) < 0) {
-			cli_error("-v: expected /HOST/PATH:/CELL/PATH[:ro], got '%.200s'", given);
+			cli_error("-v: expected /HOST/PATH:/CELL/PATH[:ro] or VOLUME:/CELL/PATH[:ro], "
+				  "got '%.200s'", given);
 			return -1;
 		}
 		if (pol->no_writable_binds && !b.readonly) {
@@ -209,8 +264,11 @@ static int add_binds(struct cli_cell_opts *o, const struct policy *pol, struct c
 			cli_error("too many binds (at most %d)", CELL_MAX_BINDS);
 			return -1;
 		}
-		spec->binds[spec->nbinds++] =
-			(struct cell_bind){.host = b.host, .cell = b.cell, .readonly = b.readonly};
+		const char *volume = NULL;
+		if (b.volume && add_volume_source(o, &b, &volume) < 0)
+			return -1;
+		spec->binds[spec->nbinds++] = (struct cell_bind){
+			.host = b.host, .cell = b.cell, .readonly = b.readonly, .volume = volume};
 	}
 	return 0;
 }
@@ -291,6 +349,24 @@ static int set_user(struct cli_cell_opts *o, const char *image, struct cell_spec
 	return 0;
 }
 
+/* An image reference as its store name, pulled as --pull says (its
+ * progress on stderr). */
+static int resolve_reference(const struct cli_cell_opts *o, const char *image,
+			     struct rootfs_resolved *ref)
+{
+	struct cli_log state = {0};
+	const struct sc_log log = cli_log_sink(&state);
+	struct rootfs_pull_opts po = {.insecure = o->pull_insecure, .log = &log};
+	struct sc_err err = {0};
+	if (cell_ensure_private_dir(cell_data_root(), &err) < 0 ||
+	    rootfs_image_resolve(cell_data_root(), &CLI_CELLS_IN_USE, image, o->pull, &po, &log, ref,
+				 &err) < 0) {
+		cli_fail(&err);
+		return -1;
+	}
+	return 0;
+}
+
 static int build_spec(struct cli_cell_opts *o, struct policy *pol, struct policy_filter *filter,
 		      struct cell_spec *spec)
 {
@@ -303,6 +379,12 @@ static int build_spec(struct cli_cell_opts *o, struct policy *pol, struct policy
 	/* The image's env and workdir are defaults: the policy and then the
 	 * command line override them. */
 	const char *image = o->image ? o->image : pol->image;
+	struct rootfs_resolved ref;
+	if (image && rootfs_is_reference(image)) {
+		if (resolve_reference(o, image, &ref) < 0)
+			return -1;
+		image = ref.store;
+	}
 	if (rootfs_image_open(cell_data_root(), image, &o->img, &err) < 0) {
 		cli_fail(&err);
 		return -1;
@@ -362,6 +444,9 @@ void cli_cell_opts_free(struct cli_cell_opts *o)
 	for (size_t i = 0; i < o->nbinds_owned; i++)
 		free(o->bind_args[i]);
 	o->nbinds_owned = 0;
+	for (size_t i = 0; i < o->nvolume_paths; i++)
+		free(o->volume_paths[i]);
+	o->nvolume_paths = 0;
 	free(o->net_rules);
 	o->net_rules = NULL;
 	rootfs_image_free(&o->img);

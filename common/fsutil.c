@@ -177,6 +177,30 @@ int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsi
 	return (int)syscall(SYS_openat2, dir_fd, path, &oh, sizeof(oh));
 }
 
+int sc_create_beneath(int dir_fd, const char *rel)
+{
+	_cleanup_free_ char *copy = strdup(rel);
+	int dir = copy ? dup(dir_fd) : -1;
+	char *p = copy;
+	for (char *slash; dir >= 0 && (slash = strchr(p, '/')); p = slash + 1) {
+		*slash = '\0';
+		int sub = mkdirat(dir, p, 0755) < 0 && errno != EEXIST
+				  ? -1
+				  : openat(dir, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(dir);
+		dir = sub;
+		errno = e;
+	}
+	if (dir < 0)
+		return -1;
+	int fd = openat(dir, p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int e = errno;
+	close(dir);
+	errno = e;
+	return fd;
+}
+
 int sc_openat_in_root(int root_fd, const char *path, int flags, mode_t mode)
 {
 	struct open_how oh = {

@@ -200,7 +200,11 @@ int sc_parse_bind(char *buf, struct sc_bind_arg *out)
 		else if (strcmp(second + 1, "rw") != 0)
 			return -1;
 	}
-	if (out->host[0] != '/' || out->cell[0] != '/')
+	if (out->cell[0] != '/')
+		return -1;
+	/* a source that is not a path names a volume, as Docker's -v does */
+	out->volume = out->host[0] != '/';
+	if (out->volume && !sc_valid_name(out->host))
 		return -1;
 	return 0;
 }

@@ -31,10 +31,12 @@ bool sc_valid_name(const char *s);
 /* "KEY=VAL" with a valid env key: [A-Za-z_][A-Za-z0-9_]*. */
 bool sc_valid_env(const char *s);
 
-/* "HOST:CELL[:ro|:rw]" split into parts (pointers into buf, a copy). */
+/* "HOST:CELL[:ro|:rw]" split into parts (pointers into buf, a copy).
+ * HOST is an absolute path, or a volume name (sc_valid_name). */
 struct sc_bind_arg {
 	char *host;
 	char *cell;
 	bool readonly;
+	bool volume; /* HOST is a volume name */
 };
 int sc_parse_bind(char *buf, struct sc_bind_arg *out);

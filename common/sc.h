@@ -149,6 +149,10 @@ int sc_openat_beneath(int dir_fd, const char *path, int flags, mode_t mode, unsi
  * wherever the resolving process's fds lead. O_CLOEXEC is added. An fd
  * or -1 with errno. */
 int sc_openat_in_root(int root_fd, const char *path, int flags, mode_t mode);
+/* A new or truncated file rel (relative, '/'-separated) beneath dir_fd,
+ * opened for writing (mode 0644 when made): its missing parents made
+ * (0755), no symlink followed in any part. An fd or -1 with errno. */
+int sc_create_beneath(int dir_fd, const char *rel);
 
 /* Remove the tree `name` (a file, symlink or directory) under dir without
  * ever following a symlink (common/fsutil.c). Directories of ours that are

@@ -1,5 +1,5 @@
 /* Java's class: the public class of the source names its file and what
- * `java` runs. */
+ * `java` runs; Scala's object: what `scala` runs. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,4 +70,25 @@ void lang_java_class(const char *src, size_t len, char *out, size_t size)
 	}
 	memcpy(out, src + b, n);
 	out[n] = '\0';
+}
+
+void lang_scala_object(const char *src, size_t len, char *out, size_t size)
+{
+	for (size_t p = 0; p + 6 < len; p++) {
+		if (memcmp(src + p, "object", 6) != 0 || ident_char(src[p + 6]) ||
+		    (p > 0 && ident_char(src[p - 1])) || !isspace((unsigned char)src[p + 6]))
+			continue;
+		size_t q = p + 6;
+		while (q < len && isspace((unsigned char)src[q]))
+			q++;
+		size_t b = q;
+		while (q < len && (isalnum((unsigned char)src[q]) || src[q] == '_'))
+			q++;
+		if (q > b && q - b < size && !isdigit((unsigned char)src[b])) {
+			memcpy(out, src + b, q - b);
+			out[q - b] = '\0';
+			return;
+		}
+	}
+	snprintf(out, size, "%s", "Main");
 }

@@ -20,16 +20,50 @@ struct lang_steps {
 	const char *run[8];
 	const char *env[8];      /* KEY=VAL for both steps */
 	const char *debian;      /* the Debian package(s) that bring the tools */
+	const char *versioned;   /* the packages whose version is the tools'
+				  * (Debian 12's), asked before debian's */
 	bool class_named;        /* the source file is named by its public
 				  * class (java) */
+	bool object_named;       /* {cls} is the source's first object (scala) */
 	const char *open_tag;    /* leading blanks dropped, then this put first
 				  * when the code does not start with it; or
 				  * NULL (as SandboxFusion does for php) */
+	const char *prelude;     /* put before the source's first line, on it
+				  * (line numbers stay), unless that line is
+				  * a '#' directive; or NULL */
 };
 
 /* JUnit 5 from Debian's junit5, and every jar of the work directory (a
  * "*" entry of a class path is the directory's jars). */
 #define JUNIT_CP ".:*:/usr/share/java/junit-platform-console-standalone.jar"
+
+/* TypeScript as SandboxFusion's tsx runs it: transpiled without a type
+ * check (CommonJS, ES2020, esModuleInterop), by Debian's node-typescript;
+ * a syntax error is a compile error, as tsc reports it. */
+#define TS_TRANSPILE \
+	"let ts;try{ts=require('typescript')}catch(e){process.stderr.write(" \
+	"'typescript: the typescript module (Debian: node-typescript) is not installed\\n');" \
+	"process.exit(1)}const fs=require('fs'),f=process.argv[1];" \
+	"const r=ts.transpileModule(fs.readFileSync(f,'utf8'),{fileName:f,reportDiagnostics:true," \
+	"compilerOptions:{module:ts.ModuleKind.CommonJS,target:ts.ScriptTarget.ES2020," \
+	"esModuleInterop:true}});const d=r.diagnostics||[];for(const x of d){" \
+	"const p=x.file&&x.start!==undefined?x.file.getLineAndCharacterOfPosition(x.start):null;" \
+	"process.stderr.write(f+(p?'('+(p.line+1)+','+(p.character+1)+')':'')+': error TS'+" \
+	"x.code+': '+ts.flattenDiagnosticMessageText(x.messageText,'\\n')+'\\n')}" \
+	"if(d.length)process.exit(1);fs.writeFileSync(f.replace(/\\.ts$/,'.js'),r.outputText)"
+
+/* go_test in GOPATH mode over Debian's Go sources (/usr/share/gocode:
+ * golang-github-stretchr-testify-dev and the like), as SandboxFusion's
+ * tests import testify; offline */
+#define GO_TEST_ENV "GOCACHE=/tmp/.sandcell-go/cache", \
+	"GOPATH=/tmp/.sandcell-go/path:/usr/share/gocode", "GO111MODULE=off", "GOPROXY=off", \
+	"GOTOOLCHAIN=local", "CGO_ENABLED=0"
+
+/* SandboxFusion's C# is a .NET 6+ console project, whose implicit usings
+ * Mono's mcs lacks (a using twice is a warning only) */
+#define CS_IMPLICIT_USINGS \
+	"using System; using System.IO; using System.Collections.Generic; using System.Linq; " \
+	"using System.Threading; using System.Threading.Tasks; "
 
 #define GO_ENV "GOCACHE=/tmp/.sandcell-go/cache", "GOPATH=/tmp/.sandcell-go/path", \
 	"GOPROXY=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local", "CGO_ENABLED=0"
@@ -37,7 +71,8 @@ struct lang_steps {
 static const struct lang_def TABLE[] = {
 	{"python", {"python3", "py", NULL}, "main.py", NULL, "python3", "python3 main.py"},
 	{"javascript", {"nodejs", "node", "js", NULL}, "main.js", NULL, "node", "node main.js"},
-	{"typescript", {"ts", NULL}, "main.ts", "tsc", "node", "tsc, then node main.js"},
+	{"typescript", {"ts", NULL}, "main.ts", "tsc", "node",
+	 "TypeScript's transpileModule (syntax errors only, no type check, as tsx), then node main.js"},
 	{"java", {NULL}, "Main.java", "javac", "java",
 	 "javac CLASS.java; java -ea CLASS (public class of the source, default Main; "
 	 "jars of the work directory on the class path)"},
@@ -61,17 +96,23 @@ static const struct lang_def TABLE[] = {
 	{"go_test", {NULL}, "main_test.go", NULL, "go", "go test main_test.go (offline): the verdict is the tests'"},
 	{"junit", {NULL}, "Main.java", "javac", "java",
 	 "javac with JUnit 5 on the class path, then its console launcher scans the classes"},
+	{"scala", {NULL}, "main.scala", "scalac", "scala",
+	 "scalac, then scala OBJECT (the first object of the source)"},
+	{"racket", {"rkt", NULL}, "main.rkt", NULL, "racket", "racket main.rkt"},
+	{"kotlin_script", {"kts", NULL}, "main.kts", NULL, "kotlinc",
+	 "kotlinc -script main.kts"},
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	{.run = {"python3", "-u", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"},
 	 .debian = "python3"},
-	{.run = {"node", "{src}"}, .debian = "nodejs"},
-	{.compile = {"tsc", "--outDir", ".", "{src}"}, .run = {"node", "main.js"},
-	 .debian = "node-typescript nodejs"},
+	{.run = {"node", "{src}"}, .env = {"NODE_PATH=/usr/share/nodejs"}, /* Debian's node-* */
+	 .debian = "nodejs"},
+	{.compile = {"node", "-e", TS_TRANSPILE, "{src}"}, .run = {"node", "main.js"},
+	 .env = {"NODE_PATH=/usr/share/nodejs"}, .debian = "node-typescript nodejs"},
 	{.compile = {"javac", "-encoding", "UTF-8", "-cp", ".:*", "-d", ".", "{src}"},
 	 .run = {"java", "-cp", ".:*", "-ea", "{cls}"}, .class_named = true,
-	 .debian = "default-jdk-headless"},
+	 .debian = "default-jdk-headless", .versioned = "openjdk-17-jdk-headless"},
 	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"},
 	 .debian = "g++"},
 	{.compile = {"gcc", "-O2", "-o", "main", "{src}", "-lm"}, .run = {"./main"}, .debian = "gcc"},
@@ -79,13 +120,14 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	 .debian = "golang-go"},
 	{.compile = {"rustc", "-O", "-o", "main", "{src}"}, .run = {"./main"}, .debian = "rustc"},
 	{.run = {"Rscript", "{src}"}, .env = {LANG_R_ENV_LIBS}, .debian = "r-base-core"},
-	{.run = {"ruby", "{src}"}, .debian = "ruby"},
+	{.run = {"ruby", "{src}"}, .debian = "ruby", .versioned = "ruby3.1"},
 	{.run = {"bash", "{src}"}, .debian = "bash"},
 	{.run = {"perl", "{src}"}, .debian = "perl"},
 	{.run = {"lua", "{src}"}, .debian = "lua5.4"},
-	{.run = {"php", "-f", "{src}"}, .open_tag = "<?php", .debian = "php-cli"},
+	{.run = {"php", "-f", "{src}"}, .open_tag = "<?php", .debian = "php-cli",
+	 .versioned = "php8.2-cli"},
 	{.compile = {"mcs", "-out:main.exe", "{src}"}, .run = {"mono", "main.exe"},
-	 .debian = "mono-mcs mono-runtime"},
+	 .prelude = CS_IMPLICIT_USINGS, .debian = "mono-mcs mono-runtime"},
 	{.compile = {"gdc", "-O2", "-o", "main", "{src}"}, .run = {"./main"}, .debian = "gdc"},
 	{.compile = {"gdc", "-O2", "-funittest", "-o", "main", "{src}"}, .run = {"./main"},
 	 .debian = "gdc"},
@@ -94,11 +136,19 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	 .run = {"vvp", "-n", "main.vvp"}, .debian = "iverilog"},
 	{.run = {"pytest", "-p", "no:cacheprovider", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"},
 	 .debian = "python3-pytest"},
-	{.run = {"go", "test", "{src}"}, .env = {GO_ENV}, .debian = "golang-go"},
+	{.run = {"go", "test", "{src}"}, .env = {GO_TEST_ENV},
+	 .debian = "golang-go golang-github-stretchr-testify-dev"},
 	{.compile = {"javac", "-encoding", "UTF-8", "-cp", JUNIT_CP, "-d", ".", "{src}"},
 	 .run = {"java", "-cp", JUNIT_CP, "org.junit.platform.console.ConsoleLauncher",
 		 "--disable-banner", "--scan-class-path"},
 	 .class_named = true, .debian = "junit5 default-jdk-headless"},
+	{.compile = {"scalac", "-d", ".", "{src}"}, .run = {"scala", "-cp", ".", "{cls}"},
+	 .object_named = true, .debian = "scala"},
+	{.run = {"racket", "{src}"}, .debian = "racket"},
+	{.run = {"kotlinc", "-script", "{src}"},
+	 /* kotlinc's script passes -noverify, which JDK 17 warns about on
+	  * stderr; the launcher's default heap */
+	 .env = {"JAVA_OPTS=-Xmx256M -Xms32M -XX:-PrintWarnings"}, .debian = "kotlin"},
 };
 
 const struct lang_def *lang_table(size_t *n)
@@ -131,16 +181,27 @@ static bool tool_in(const char *tool, const char *const *roots, size_t nroots)
 		roots = host;
 		nroots = 1;
 	}
-	for (size_t r = 0; r < nroots; r++)
-		for (size_t d = 0; d < SC_ARRAY_LEN(dirs); d++) {
-			char path[4096];
-			int n = snprintf(path, sizeof(path), "%s/%s/%s", roots[r], dirs[d], tool);
+	bool found = false;
+	for (size_t r = 0; r < nroots && !found; r++) {
+		/* an image's links (a /bin -> /usr/bin) are never followed on
+		 * the host: "usr/bin" is there in every image that has "bin" */
+		int root = open(roots[r], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		for (size_t d = 0; root >= 0 && d < SC_ARRAY_LEN(dirs) && !found; d++) {
+			char path[512];
+			int n = snprintf(path, sizeof(path), "%s/%s", dirs[d], tool);
+			int fd = n > 0 && (size_t)n < sizeof(path)
+					 ? sc_openat_beneath(root, path, O_PATH | O_NOFOLLOW, 0, 0)
+					 : -1;
 			struct stat st;
-			if (n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) == 0 &&
-			    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
-				return true;
+			found = fd >= 0 && fstat(fd, &st) == 0 &&
+				(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+			if (fd >= 0)
+				close(fd);
 		}
-	return false;
+		if (root >= 0)
+			close(root);
+	}
+	return found;
 }
 
 bool lang_available(const struct lang_def *l, const char *const *roots, size_t nroots)
@@ -148,6 +209,24 @@ bool lang_available(const struct lang_def *l, const char *const *roots, size_t n
 	if (l->compiler && !tool_in(l->compiler, roots, nroots))
 		return false;
 	return !l->runner || tool_in(l->runner, roots, nroots);
+}
+
+const char *lang_version(const struct lang_def *l, const struct lang_dpkg *d, char *package,
+			 size_t psize)
+{
+	const struct lang_steps *st = &STEPS[l - TABLE];
+	const char *lists[] = {st->versioned, st->debian};
+	for (size_t i = 0; i < SC_ARRAY_LEN(lists); i++)
+		for (const char *p = lists[i]; p && *p;) {
+			size_t n = strcspn(p, " ");
+			const char *v = n ? lang_dpkg_version(d, p, n) : NULL;
+			if (v) {
+				snprintf(package, psize, "%.*s", (int)n, p);
+				return v;
+			}
+			p += n + (p[n] == ' ');
+		}
+	return NULL;
 }
 
 const char *lang_status_name(enum lang_status s)
@@ -331,6 +410,8 @@ static void source_name(const struct lang_run_req *req, char *cls, size_t cls_si
 			size_t name_size)
 {
 	snprintf(cls, cls_size, "Main");
+	if (STEPS[req->lang - TABLE].object_named)
+		lang_scala_object(req->source ? req->source : "", req->source_len, cls, cls_size);
 	if (!STEPS[req->lang - TABLE].class_named) {
 		snprintf(name, name_size, "%s", req->lang->source_file);
 		return;
@@ -368,6 +449,19 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		memcpy(tagged + tl + 1, src, len);
 		src = tagged;
 		len += tl + 1;
+	}
+	const char *pre = STEPS[req->lang - TABLE].prelude;
+	size_t lead = 0; /* a directive ("#nullable", "#define") must start its line */
+	while (lead < len && (src[lead] == ' ' || src[lead] == '\t'))
+		lead++;
+	if (pre && !tagged && !(lead < len && src[lead] == '#')) {
+		size_t pl = strlen(pre);
+		if (!(tagged = malloc(pl + len)))
+			return sc_fail(e, ENOMEM, "the source");
+		memcpy(tagged, pre, pl);
+		memcpy(tagged + pl, src, len);
+		src = tagged;
+		len += pl;
 	}
 	if (cell_write_file(c, srcpath, src, len, CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
 		return sc_err_wrap(e, "writing the source to %s", srcpath);
@@ -422,6 +516,11 @@ static bool run_env(struct cell *c, const struct lang_run_req *req, const struct
 	return true;
 }
 
+static bool not_a_file(int errnum)
+{
+	return errnum == ENOENT || errnum == ENOTDIR || errnum == EISDIR || errnum == EINVAL;
+}
+
 /* --fetch: each file read back into res->files. */
 static int fetch_files(struct cell *c, const struct lang_run_req *req, struct lang_result *res,
 		       struct sc_err *e)
@@ -430,9 +529,15 @@ static int fetch_files(struct cell *c, const struct lang_run_req *req, struct la
 		struct lang_file *f = &res->files[res->nfiles];
 		char path[LANG_MAX_PATH + 200];
 		struct cell_file cf;
-		if (cell_path(req, req->fetch[i], path, sizeof(path), e) < 0 ||
-		    cell_read_file(c, path, req->fetch_limit, 30, &cf, e) < 0)
+		if (cell_path(req, req->fetch[i], path, sizeof(path), e) < 0)
 			return sc_err_wrap(e, "--fetch %.200s", req->fetch[i]);
+		if (cell_read_file(c, path, req->fetch_limit, 30, &cf, e) < 0) {
+			if (req->fetch_files_only && not_a_file(e->errnum)) {
+				*e = (struct sc_err){0};
+				continue;
+			}
+			return sc_err_wrap(e, "--fetch %.200s", req->fetch[i]);
+		}
 		snprintf(f->path, sizeof(f->path), "%s", req->fetch[i]);
 		f->data = cf.data;
 		f->len = cf.len;

@@ -66,11 +66,26 @@ const struct lang_def *lang_find(const char *name);
  * under /usr/local/bin, /usr/bin or /bin? Links count as present; nothing
  * is executed. */
 bool lang_available(const struct lang_def *l, const char *const *roots, size_t nroots);
+/* The Debian packages an image has installed, for `code languages`: its
+ * dpkg status, from the top one of roots (as lang_available) that has
+ * one. Nothing is executed and no link followed; an image without one
+ * has none (not an error). */
+struct lang_dpkg;
+int lang_dpkg_open(const char *const *roots, size_t nroots, struct lang_dpkg **out,
+		   struct sc_err *err);
+void lang_dpkg_free(struct lang_dpkg *d);
+/* The language's version: that of the first of its Debian packages d has
+ * installed (its name into package, a buffer of psize bytes), or NULL. */
+const char *lang_version(const struct lang_def *l, const struct lang_dpkg *d, char *package,
+			 size_t psize);
 /* Does the language take --libraries (an install step of its own)? */
 bool lang_has_libraries(const struct lang_def *l);
 /* Java: the class name a source declares public (or its first class), in
  * out (size >= 2); "Main" when none is found. Only [A-Za-z0-9_$]. */
 void lang_java_class(const char *src, size_t len, char *out, size_t size);
+/* Scala: the first object the source declares (what `scala` runs), in out
+ * (size >= 2); "Main" when none is found. Only [A-Za-z0-9_]. */
+void lang_scala_object(const char *src, size_t len, char *out, size_t size);
 
 /* SandboxFusion's statuses. */
 enum lang_status { LANG_SUCCESS, LANG_FAILED, LANG_SANDBOX_ERROR };
@@ -158,6 +173,9 @@ struct lang_run_req {
 	const char *fetch[LANG_MAX_FETCH]; /* cell paths read back after the run
 					    * (relative: to the work directory) */
 	size_t nfetch;
+	bool fetch_files_only;         /* a fetch path that is missing or no
+				        * regular file is left out (as
+				        * SandboxFusion does), not an error */
 	uint64_t fetch_limit;          /* bytes per fetched file (and the
 				        * --files copy); 0: default */
 	double compile_timeout_s, run_timeout_s; /* 0: none */
@@ -281,5 +299,48 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 /* The same for the session's name. */
 int lang_session_run(const char *name, const struct lang_session_req *req,
 		     struct lang_result *res, struct sc_err *err);
+/* A fork's child c (cell_fork) whose parent was a session: start a
+ * session in c and run again, in order, the code the parent's session
+ * ran (its history, kept in the cell and copied with its files; one
+ * that passed LANG_HISTORY_MAX bytes is refused). Each run gets
+ * LANG_REPLAY_RUN_TIMEOUT seconds and
+ * its output is dropped. r says what happened: 0 when every run that
+ * succeeded in the parent succeeded again (r->runs: how many ran); 1
+ * when one did not (r->runs: its number, from 1; r->why: which and its
+ * stderr's end); -1 (r->why too) when no session could be started or
+ * the history cannot be read. Not a session's child: 0, nothing
+ * started, r->tried false. */
+#define LANG_HISTORY_MAX (16u << 20)
+#define LANG_REPLAY_RUN_TIMEOUT 300.0
+struct lang_replay {
+	bool tried, ok;
+	size_t runs;
+	char why[512];
+};
+int lang_session_replay(struct cell *c, struct lang_replay *r);
 /* Stop and remove a session's cell; refuses a cell that is not one. */
 int lang_session_rm(const char *name, struct sc_err *err);
+
+/* ---- notebooks: cells run as a Jupyter kernel runs them ----
+ * SandboxFusion's /run_jupyter over a session: lang/py/sc_jupyter.py is
+ * written into the session's cell, and each cell is one session run that
+ * leaves, besides its stdout, stderr and plots, a record: JSON text
+ * {"display": [{MIME: data}, ...], "error": [{"ename", "evalue",
+ * "traceback": [lines]}]} (the value of the cell's last expression and its
+ * display() calls; the exception that ended it). lang does not decode the
+ * record: the caller does, and must treat it as the cell's own words (the
+ * cell's code could have written anything there). Threads: as the
+ * session calls. */
+#define LANG_NOTEBOOK_MAX_CELL ((LANG_MAX_SOURCE - 256) / 2) /* bytes of one cell */
+#define LANG_NOTEBOOK_MAX_RECORD (96u << 20)                 /* bytes of one record */
+
+/* Start a Python session in c (lang_session_install) with the notebook's
+ * runner, its working directory workdir (absolute; the cells' files). */
+int lang_notebook_start(struct cell *c, const char *workdir, struct sc_err *err);
+/* Run cell number n (from 1, once each) of req->source (clear_plots is
+ * implied: res has this cell's plots). As lang_session_run_in; *record:
+ * malloc'd NUL-terminated JSON text of *record_len bytes, or NULL when the
+ * cell left none (its interpreter died, or it was stopped before). */
+int lang_notebook_cell(struct cell *c, unsigned n, const struct lang_session_req *req,
+		       struct lang_result *res, char **record, size_t *record_len,
+		       struct sc_err *err);

@@ -332,6 +332,112 @@ int lang_session_run_in(struct cell *c, const struct lang_session_req *req,
 	return session_done(req, res, t0);
 }
 
+/* One record of the history at *p (end: its end): "LENGTH EXIT\n" CODE
+ * "\n". 1 with the code and exit, 0 at the end, -1 when malformed, 2 at
+ * "full". */
+static int history_next(const char **p, const char *end, const char **code, size_t *len,
+			int *exit_code)
+{
+	if (*p >= end)
+		return 0;
+	const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+	if (!nl || nl - *p > 40)
+		return -1;
+	char head[48];
+	memcpy(head, *p, (size_t)(nl - *p));
+	head[nl - *p] = '\0';
+	if (!strcmp(head, "full"))
+		return 2;
+	unsigned long long n;
+	int ex, used = 0;
+	if (sscanf(head, "%llu %d%n", &n, &ex, &used) != 2 || head[used] != '\0' ||
+	    n > LANG_MAX_SOURCE || n + 1 > (unsigned long long)(end - nl - 1) || nl[1 + n] != '\n')
+		return -1;
+	*code = nl + 1;
+	*len = (size_t)n;
+	*exit_code = ex;
+	*p = nl + 2 + n;
+	return 1;
+}
+
+#define HISTORY LANG_SESSION_DIR "/history"
+
+static int replay_runs(struct cell *c, const char *h, size_t hlen, size_t *nrun,
+		       char *why, size_t why_size, struct sc_err *err)
+{
+	const char *p = h, *end = h + hlen, *code;
+	size_t len;
+	int parent_exit, r;
+	while ((r = history_next(&p, end, &code, &len, &parent_exit)) == 1) {
+		struct lang_session_req req;
+		lang_session_req_init(&req);
+		req.source = code;
+		req.source_len = len;
+		req.timeout_s = LANG_REPLAY_RUN_TIMEOUT;
+		struct lang_result res;
+		if (lang_session_run_in(c, &req, &res, err) < 0)
+			return sc_err_wrap(err, "replaying run %zu", *nrun + 1);
+		++*nrun;
+		bool ok = res.status == LANG_SUCCESS;
+		if (parent_exit == 0 && !ok) {
+			size_t n = res.run.err_len;
+			while (n && res.run.err[n - 1] == '\n')
+				n--;
+			size_t tail = n > 200 ? n - 200 : 0;
+			snprintf(why, why_size, "run %zu succeeded in the parent; here: %.200s%s%.*s", *nrun,
+				 res.message[0] ? res.message : lang_status_name(res.status),
+				 n ? ": " : "", (int)(n - tail), n ? res.run.err + tail : "");
+			lang_result_free(&res);
+			return 1;
+		}
+		lang_result_free(&res);
+	}
+	if (r == 2)
+		return sc_fail(err, EFBIG, "the session's history passed %u MiB: not replayed",
+			       LANG_HISTORY_MAX >> 20);
+	if (r < 0)
+		return sc_fail(err, EINVAL, "the session's history is malformed after run %zu", *nrun);
+	return 0;
+}
+
+static int replay(struct cell *c, struct lang_replay *r, struct sc_err *err)
+{
+	bool fast;
+	if (!session_marker(c, &fast, NULL))
+		return 0;
+	r->tried = true;
+	bool net = session_has_network(c);
+	struct cell_file cf = {0};
+	struct sc_err e = {0};
+	if (cell_read_file(c, HISTORY, LANG_HISTORY_MAX + 8, 30, &cf, &e) < 0 && e.errnum != ENOENT) {
+		*err = e;
+		return sc_err_wrap(err, "the session's history");
+	}
+	int rc = 0;
+	if (cf.truncated)
+		rc = sc_fail(err, EFBIG, "the session's history passed %u MiB: not replayed",
+			     LANG_HISTORY_MAX >> 20);
+	/* the replay records its runs afresh */
+	else if (lang_i_put_file(c, HISTORY, (const unsigned char *)"", 0, err) < 0 ||
+		 session_install(c, lang_find("python"), net, err) < 0)
+		rc = sc_err_wrap(err, "the child's session");
+	else if (cf.data)
+		rc = replay_runs(c, cf.data, cf.len, &r->runs, r->why, sizeof(r->why), err);
+	free(cf.data);
+	return rc;
+}
+
+int lang_session_replay(struct cell *c, struct lang_replay *r)
+{
+	*r = (struct lang_replay){0};
+	struct sc_err err = {0};
+	int rc = replay(c, r, &err);
+	if (rc < 0)
+		snprintf(r->why, sizeof(r->why), "%s", err.msg);
+	r->ok = rc == 0;
+	return rc;
+}
+
 int lang_session_run(const char *name, const struct lang_session_req *req,
 		     struct lang_result *res, struct sc_err *err)
 {

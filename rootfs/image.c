@@ -38,6 +38,8 @@ int rootfs_image_open(const char *data_root, const char *name, struct rootfs_ima
 		out->env = steal_ptr(&m.env);
 		out->workdir = steal_ptr(&m.workdir);
 		out->user = steal_ptr(&m.user);
+		out->entrypoint = steal_ptr(&m.entrypoint);
+		out->cmd = steal_ptr(&m.cmd);
 		rootfs_image_note_use(data_root, name);
 	}
 	rootfs_manifest_free(&m);
@@ -53,6 +55,8 @@ void rootfs_image_free(struct rootfs_image *img)
 	for (size_t i = 0; i < img->nlayers; i++)
 		free(img->layers[i]);
 	rootfs_strv_free(img->env);
+	rootfs_strv_free(img->entrypoint);
+	rootfs_strv_free(img->cmd);
 	free(img->workdir);
 	free(img->user);
 	memset(img, 0, sizeof(*img));

@@ -10,6 +10,7 @@
  * interruption, skipped when complete, and removed once the image is made. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -184,20 +185,21 @@ static int http_once(struct http *hp, const char *url, const char *accept, const
 				  .low_speed_time_s = 60,
 				  .max_body = max,
 				  .download = dl};
+	const char *method = post ? "POST" : "GET";
 	int rc = sc_http_perform(&hp->http, &req, r, err);
 	if (rc == 0)
 		return 0;
 	switch (r->failure) {
 	case SC_HTTP_TOO_LARGE:
-		return sc_fail(err, 0, "GET %s: the response is larger than expected", url);
+		return sc_fail(err, 0, "%s %s: the response is larger than expected", method, url);
 	case SC_HTTP_WRITE:
 	case SC_HTTP_SETUP:
-		return sc_err_wrap(err, "GET %s", url);
+		return sc_err_wrap(err, "%s %s", method, url);
 	default:
 		/* Errors after a 4xx/5xx status are reported by the caller. */
 		if (r->status >= 400)
 			return 0;
-		return sc_fail(err, 0, "GET %s: %s", url, r->reason);
+		return sc_fail(err, 0, "%s %s: %s", method, url, r->reason);
 	}
 }
 
@@ -545,6 +547,105 @@ static int download_blob(struct http *hp, struct store *st, const char *base, co
 	return 0;
 }
 
+/* ---- the layers at once ---- */
+
+/* Layers downloaded at once: a registry serves each blob from its own
+ * connection, and one slow blob no longer holds up the others. */
+#define PULL_PARALLEL 4
+
+struct fetch_all {
+	pthread_mutex_t mu;
+	size_t next;
+	const struct oci_manifest *man;
+	const struct http *lead; /* authenticated: its token and credentials */
+	struct store *st;
+	const char *base;
+	const struct ref *ref;
+	uint64_t max;
+	const struct sc_log *progress; /* the caller's: called under mu */
+	struct sc_log serial;          /* what the workers log through */
+	bool failed;
+	struct sc_err err;
+};
+
+static void serial_log(void *ctx, enum sc_log_level level, const char *msg)
+{
+	struct fetch_all *f = ctx;
+	pthread_mutex_lock(&f->mu);
+	sc_log(f->progress, level, "%s", msg);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Whether layer i's blob is an earlier layer's too (images repeat empty
+ * layers): one thread downloads it, the others would share its file. */
+static bool repeated_layer(const struct oci_manifest *man, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (!strcmp(man->layers[j].digest, man->layers[i].digest))
+			return true;
+	return false;
+}
+
+static void *fetch_worker(void *arg)
+{
+	struct fetch_all *f = arg;
+	struct http hp;
+	struct sc_err err = {0};
+	int rc = http_init(&hp, f->lead->insecure, &err);
+	if (rc == 0) {
+		/* the lead's state: its token, credentials and what they answer */
+		struct sc_http own = hp.http;
+		hp = *f->lead;
+		hp.http = own;
+	}
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		bool stop = f->failed || f->next >= f->man->nlayers || rc < 0;
+		size_t i = f->next++;
+		pthread_mutex_unlock(&f->mu);
+		if (stop)
+			break;
+		if (repeated_layer(f->man, i))
+			continue;
+		rc = download_blob(&hp, f->st, f->base, f->ref, &f->man->layers[i], f->max, &f->serial,
+				   &err);
+	}
+	pthread_mutex_lock(&f->mu);
+	if (rc < 0 && !f->failed) {
+		f->failed = true;
+		f->err = err;
+	}
+	pthread_mutex_unlock(&f->mu);
+	http_free(&hp);
+	return NULL;
+}
+
+/* Every layer of man into the store's blobs, PULL_PARALLEL at once. */
+static int fetch_layers(const struct http *lead, struct store *st, const char *base,
+			const struct ref *ref, const struct oci_manifest *man, uint64_t max,
+			const struct sc_log *progress, struct sc_err *err)
+{
+	struct fetch_all f = {.man = man, .lead = lead, .st = st, .base = base, .ref = ref,
+			      .max = max, .progress = progress};
+	f.serial = (struct sc_log){.fn = progress ? serial_log : NULL, .ctx = &f};
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_t th[PULL_PARALLEL];
+	size_t n = 0, want = man->nlayers < PULL_PARALLEL ? man->nlayers : PULL_PARALLEL;
+	for (; n < want; n++)
+		if (pthread_create(&th[n], NULL, fetch_worker, &f) != 0)
+			break;
+	if (n == 0) /* no thread: this one does it all */
+		fetch_worker(&f);
+	for (size_t i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&f.mu);
+	if (f.failed) {
+		*err = f.err;
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the layers as a layer_source ---- */
 
 struct pull_ctx {
@@ -668,8 +769,18 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	hp.have_creds = found == 1;
 	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out;
-	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0)
+	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0) {
+		/* a registry of one's own on loopback often speaks plain
+		 * HTTP: a failure with no HTTP status says how to reach it */
+		if (!o->insecure && host_is_loopback(ref.host) && err && !strstr(err->msg, "(HTTP ")) {
+			char was[SC_ERR_MAX];
+			snprintf(was, sizeof(was), "%s", err->msg);
+			snprintf(err->msg, sizeof(err->msg), "%.300s (a plain-HTTP registry on "
+				 "loopback? pull with --insecure; run, create, batch: --pull-insecure)",
+				 was);
+		}
 		goto out;
+	}
 	if (get_json(&hp, base, ref.repo, "blobs", man->config.digest, man->config.digest, &r, err) < 0 ||
 	    rootfs_oci_parse_config(r.body, r.len, cfg, err) < 0)
 		goto out;
@@ -682,9 +793,8 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	rootfs_oci_chain_id(cfg->diff_ids, man->nlayers, id, sizeof(id));
 	struct stat sb;
 	bool have = sc_path(path, sizeof(path), "%s/layers/%s", st.root, id) == 0 && stat(path, &sb) == 0;
-	for (size_t i = 0; !have && i < man->nlayers; i++)
-		if (download_blob(&hp, &st, base, &ref, &man->layers[i], max, progress, err) < 0)
-			goto out;
+	if (!have && fetch_layers(&hp, &st, base, &ref, man, max, progress, err) < 0)
+		goto out;
 	if (rootfs_store_work_begin(&st, &w, err) < 0)
 		goto out;
 	struct pull_ctx ctx = {.st = &st, .man = man, .cfg = cfg, .fd = -1};

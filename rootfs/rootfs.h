@@ -24,6 +24,7 @@ struct rootfs_image {
 	char **env;       /* image default env (KEY=VAL), NULL-terminated or NULL */
 	char *workdir;    /* image default workdir or NULL */
 	char *user;       /* image default user (USER) or NULL */
+	char **entrypoint, **cmd; /* ENTRYPOINT and CMD, NULL-terminated or NULL */
 };
 
 /* Resolve an image name under data_root (NULL or "host": the host image). */
@@ -115,7 +116,9 @@ struct rootfs_pull_opts {
 	/* A docker config.json or podman auth.json with the registry's
 	 * credentials; NULL: the files docker and podman login write. */
 	const char *creds_file;
-	/* Progress, one SC_LOG_PROGRESS message per blob, or NULL. */
+	/* Progress, one SC_LOG_PROGRESS message per blob, or NULL. Layers
+	 * download at once: it is called from the downloading threads, one
+	 * call at a time, while rootfs_image_pull runs. */
 	const struct sc_log *log;
 	struct rootfs_limits limits;
 };
@@ -138,6 +141,21 @@ bool rootfs_is_reference(const char *s);
  * of the sha256 of the canonical HOST/REPO:TAG or HOST/REPO@DIGEST).
  * out holds at least 64 bytes. */
 int rootfs_ref_store_name(const char *ref, char *out, size_t size, struct sc_err *err);
+enum rootfs_pull_when { ROOTFS_PULL_MISSING, ROOTFS_PULL_NEVER, ROOTFS_PULL_ALWAYS };
+struct rootfs_resolved {
+	char store[64];             /* the image's store name */
+	bool pulled;                /* it was pulled now: report and time */
+	struct rootfs_report report;
+	double pull_s;
+};
+/* An image as a user names it (--image, a task's "image"): a store name
+ * as it is; a registry reference as its store name, pulled per `when`
+ * with po (log, when not NULL, gets a line before a pull). A store name
+ * that is not stored is not an error here (opening it is). */
+int rootfs_image_resolve(const char *data_root, const struct rootfs_in_use *in_use,
+			 const char *named, enum rootfs_pull_when when,
+			 const struct rootfs_pull_opts *po, const struct sc_log *log,
+			 struct rootfs_resolved *out, struct sc_err *err);
 /* Record that a cell uses image `name` now (the least-recently-used order
  * of rootfs_store_trim): touches images/NAME.used. Best effort, cheap:
  * rootfs_image_open calls it. */

@@ -343,7 +343,9 @@ int rootfs_manifest_load(const char *data_root, const char *name, struct image_m
 	struct sc_err e = {0};
 	if (dir < 0 || sc_read_small_alloc(dir, file, SC_READ_NOFOLLOW | SC_READ_REGULAR, MANIFEST_MAX, &text, &len, &e) < 0) {
 		if (dir < 0 || e.errnum == ENOENT)
-			return sc_fail(err, 0, "image '%s' not found (see 'sandcell image ls')", name);
+			return sc_fail(err, 0, "image '%s' not found (see 'sandcell image ls'; a "
+				       "registry image is named with its tag, e.g. '%s:latest')",
+				       name, name);
 		return sc_fail(err, 0, "image '%s': %s", name, e.msg);
 	}
 	if (manifest_parse(text, len, name, m, &e) < 0)

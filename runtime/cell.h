@@ -21,7 +21,9 @@
  *    cell_read_file, cell_write_file, cell_export_layer, cell_name,
  *    cell_set_memory_limit,
  *    cell_status_get, cell_list, cell_remove, cell_close, cell_destroy,
- *    cell_pool_acquire and cell_pool_release on one shared pool. One
+ *    cell_checkpoint_list, cell_checkpoint_remove,
+ *    cell_pool_acquire, cell_pool_release, cell_pool_fork,
+ *    cell_pool_checkpoint and cell_pool_rollback on one shared pool. One
  *    struct cell is used by one thread at a time (or by several with the
  *    caller's lock); the cell's init serves many connections at once.
  *  - not from a multi-threaded process: cell_create, cell_run
@@ -53,6 +55,7 @@
 #define CELL_MAX_LAYERS 64
 #define CELL_MAX_ENV 256
 #define CELL_MAX_PORTS 16
+#define CELL_MAX_VOLUMES 16
 
 /* A published port (run/create -p): TCP on the host's host_addr:host_port
  * relayed to 127.0.0.1:cell_port in the cell's own network namespace. The
@@ -92,6 +95,8 @@ struct cell_bind {
 	const char *cell; /* absolute path in the cell */
 	bool readonly;
 	uint64_t size;
+	const char *volume; /* the named volume host is the source of (recorded
+			     * for ps and volume rm), or NULL */
 };
 
 struct cell_spec {
@@ -105,6 +110,15 @@ struct cell_spec {
 	const char *upper_dir; /* persistent writable layer (a directory that
 				* create fills with upper/ and work/), NULL: tmpfs */
 	const char *image_name; /* recorded for ps and image rm; NULL: "host" */
+	/* A snapshot layer of another cell's files (cell_fork, rollback):
+	 * its id; the layer (and those it stands on) go above the image's
+	 * layers, under the cell's own writable layer. NULL: none. */
+	const char *snapshot;
+	/* Bytes the caller keeps with a long-lived cell (the CLI: the options
+	 * it was made with, so that a fork or rollback can make its kind
+	 * again), at most CELL_NOTE_MAX; read back with cell_note_get. */
+	const void *note;
+	size_t note_len;
 	bool die_with_creator;  /* long-lived cell killed when its creator dies */
 
 	char *const *argv;     /* command (cell_run, create's first exec) */
@@ -279,6 +293,13 @@ int cell_user_check(uint32_t uid, uint32_t gid, struct sc_err *err);
 
 int cell_create(const struct cell_spec *spec, const char *name,
 		struct cell **out, struct sc_err *err);
+/* Start cell `name` again: a --persist cell whose init died, on the files
+ * it kept (and the snapshot layer it stood on), made from spec (whose
+ * upper_dir and snapshot are ignored). A cell that runs, or kept no
+ * files, is refused. On failure the cell stays as it was: gone, its files
+ * kept. Not from a multi-threaded process. */
+int cell_start_again(const char *name, const struct cell_spec *spec, struct cell **out,
+		     struct sc_err *err);
 int cell_open(const char *name, struct cell **out, struct sc_err *err);
 int cell_exec(struct cell *c, const struct cell_exec_req *req,
 	      struct cell_result *res, struct sc_err *err);
@@ -327,6 +348,14 @@ int cell_read_file(struct cell *c, const char *cell_path, size_t max, double tim
 #define CELL_FILE_REPLACE 4u
 int cell_write_file(struct cell *c, const char *cell_path, const void *data, size_t len,
 		    unsigned flags, double timeout_s, struct sc_err *err);
+/* One exchange with TCP port `port` on the cell's own loopback, made by
+ * a worker of its init (the cell needs no network, and its policy's
+ * Landlock "connect" must allow the port): req is sent, the cell side is
+ * half-closed, and the answer is read until the cell's server closes, at
+ * most max bytes (out->truncated beyond). ECONNREFUSED when nothing
+ * listens there. Thread-safe, as cell_read_file. */
+int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t len, size_t max,
+		       double timeout_s, struct cell_file *out, struct sc_err *err);
 const char *cell_name(const struct cell *c);
 /* The egress decision log of a cell made with an allowlist (egress.jsonl
  * in its state directory: one JSON line per decision, see net.h), opened
@@ -354,6 +383,8 @@ struct cell_status {
 	unsigned nexecs; /* requests in flight */
 	struct cell_port ports[CELL_MAX_PORTS]; /* published (fd -1) */
 	size_t nports;
+	char volumes[CELL_MAX_VOLUMES][64]; /* named volumes mounted */
+	size_t nvolumes;
 };
 int cell_status_get(const char *name, struct cell_status *st, struct sc_err *err);
 /* Every cell under the state root (malloc'd array). */
@@ -375,6 +406,91 @@ int cell_remove(const char *name, bool force, struct sc_err *err);
 /* Remove what crashed cells left behind (state, cgroups, layers). */
 int cell_gc(size_t *removed, struct sc_err *err);
 
+/* ---- named volumes ----
+ * A volume is a directory under <data root>/volumes/NAME/ that outlives
+ * cells and is bound into several at once (cell_bind.volume), owned by the
+ * cells' root (the caller for a rootless caller; for root, host id 0, which
+ * a writable bind's idmapped mount shows to each cell as its root). Its
+ * size cap: for a root caller the volume is an
+ * ext4 filesystem in a sparse image file of that size, loop-mounted on the
+ * host, so the kernel refuses writes past it (ENOSPC); a rootless caller
+ * can mount no such filesystem, so its volume is a plain directory whose
+ * use is measured when a cell mounts it (refused when over the cap) and
+ * by cell_volume_get, not while cells write. Thread-safe; create and
+ * remove may fork mkfs.ext4 (root): not from a multi-threaded process. */
+#define CELL_VOLUME_DEFAULT_SIZE (1ULL << 30)
+struct cell_volume {
+	char name[64];
+	uint64_t size;  /* the cap, bytes */
+	uint64_t used;  /* bytes in use now (blocks) */
+	bool enforced;  /* the kernel holds the cap (ext4 image, root) */
+	double created; /* epoch seconds */
+	char path[4096]; /* the directory bound into cells */
+	char users[256]; /* live cells that mount it, comma-separated ("" none) */
+	size_t nusers;
+};
+int cell_volume_create(const char *name, uint64_t size, struct sc_err *err);
+int cell_volume_get(const char *name, struct cell_volume *v, struct sc_err *err);
+/* Every volume (malloc'd array, sorted by name). */
+int cell_volume_list(struct cell_volume **out, size_t *n, struct sc_err *err);
+/* Refused (EBUSY, naming the cell) while a live long-lived cell mounts it. */
+int cell_volume_remove(const char *name, struct sc_err *err);
+/* Mount volume name at cell_path (made if missing, never through a
+ * symlink) in the running cell c, read-only or writable by the cell's
+ * root, and record it for ps and volume rm: a pool cell given a volume by
+ * the request that takes it. Root only (ENOTSUP otherwise: an unprivileged
+ * caller can neither clone a host mount nor join a running cell's
+ * namespaces). Forks a helper that makes system calls only: callable from
+ * a multi-threaded process. Thread-safe, one c per thread. */
+int cell_mount_volume(struct cell *c, const char *volume, const char *cell_path, bool readonly,
+		      struct sc_err *err);
+/* The host directory to bind for volume name (its filesystem mounted
+ * again when a reboot took it away); ENOENT for no such volume, ENOSPC
+ * for a rootless volume already over its cap. */
+int cell_volume_source(const char *name, char *buf, size_t size, struct sc_err *err);
+
+/* ---- fork, checkpoint, rollback ----
+ * A long-lived cell's files (every writable place: the overlays over the
+ * image, /testbed, /tmp, /root; not -v binds) are read once, the cell held
+ * still (the cgroup v2 freezer where it has a leaf, else SIGSTOP of every
+ * process under its init, then SIGCONT), into a shared read-only snapshot
+ * layer under the state root. A child is a new cell whose root is an
+ * overlay of that layer over the image's layers with an empty writable
+ * layer of its own: its --disk counts only its own writes. Processes are
+ * never copied: a child starts with a fresh init. A layer is removed with
+ * its last user (cell, checkpoint, or a snapshot above it); cell_gc
+ * removes what a killed process left. Not from a multi-threaded process
+ * (they call cell_create). */
+struct cell_fork_stats {
+	double hold_s;   /* until every process was held */
+	double frozen_s; /* the parent held still: hold + copy */
+	double total_s;  /* the whole fork, children made */
+};
+/* Fork cell `parent` into cells names[0..n), made from spec (its image,
+ * limits, policy...: the caller's; spec->snapshot is set here). cells
+ * (may be NULL) gets each child's handle or NULL, errs (may be NULL) why
+ * a child failed. Returns how many children were made, or -1 when the
+ * parent's files could not be read (err). */
+int cell_fork(const char *parent, const struct cell_spec *spec, const char *const *names, size_t n,
+	      struct cell **cells, struct sc_err *errs, struct cell_fork_stats *stats,
+	      struct sc_err *err);
+#define CELL_NOTE_MAX (64 * 1024)
+/* The note a cell was made with (malloc'd, *len bytes; NULL and 0 when
+ * none). Thread-safe. */
+int cell_note_get(const char *name, char **note, size_t *len, struct sc_err *err);
+/* Save cell name's files as checkpoint `tag` (a cell name's characters). */
+int cell_checkpoint(const char *name, const char *tag, struct cell_fork_stats *stats,
+		    struct sc_err *err);
+/* The checkpoints' tags (malloc'd array). */
+int cell_checkpoint_list(const char *name, char (**tags)[64], size_t *n, struct sc_err *err);
+int cell_checkpoint_remove(const char *name, const char *tag, struct sc_err *err);
+/* Kill every process of cell `name` and restore its files exactly as they
+ * were at checkpoint `tag`: the cell is replaced by a new one (a fresh
+ * init, made from spec) on the checkpoint's layer, under the same name.
+ * Its other checkpoints stay; cell_remove drops them all. */
+int cell_rollback(const char *name, const char *tag, const struct cell_spec *spec,
+		  struct sc_err *err);
+
 /* ---- a pool of ready cells ----
  * `size` cells of one spec are kept ready by `workers` background
  * processes (make the pool before starting threads: workers are forked).
@@ -389,12 +505,55 @@ typedef int (*cell_prepare_fn)(struct cell *c, void *ctx, struct sc_err *err);
 int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		  cell_prepare_fn prepare, void *prepare_ctx, struct cell_pool **out,
 		  struct sc_err *err);
+/* cell_pool_new with options: cell names PREFIX-OWNERPID-... (default
+ * "pool"; 1 to 16 characters of a cell name), and keepable: its cells do
+ * not die with their worker (the init would, else, at the worker's end),
+ * so that cell_pool_keep can hand one to the acquirer for good. Its
+ * workers still remove every other cell when the owner dies; were they
+ * killed too, the cells stay (ps shows them) until removed by name. */
+struct cell_pool_opts {
+	size_t size, workers;
+	cell_prepare_fn prepare;
+	void *prepare_ctx;
+	const char *prefix;
+	bool keepable;
+};
+int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts *o,
+		       struct cell_pool **out, struct sc_err *err);
 int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err);
+/* The same, and how: *ready true when a ready cell was there at the
+ * caller's turn (a pooled start), false when it waited for one to be
+ * made (a cold start). */
+int cell_pool_acquire_how(struct cell_pool *p, struct cell **out, bool *ready,
+			  struct sc_err *err);
+/* How many made cells wait in the pool now (a gauge: it changes as soon
+ * as it is read). Thread-safe. */
+size_t cell_pool_ready_count(struct cell_pool *p);
+/* An acquired cell of a keepable pool is the acquirer's from now on: the
+ * pool's end (or its owner's death) leaves it running. cell_pool_release
+ * still removes it. A mark in its state directory (kept), written here. */
+int cell_pool_keep(struct cell_pool *p, const struct cell *c, struct sc_err *err);
 /* At most `cells` more acquires are expected (a batch knows how many cells
  * its attempts take): the pool makes no more than that, so a run's end
  * does not make (and remove) a full pool of cells nobody takes. A hint: an
  * acquire beyond it still gets a cell, made for it. Thread-safe. */
 void cell_pool_limit(struct cell_pool *p, size_t cells);
+/* Fork, checkpoint and rollback for a multi-threaded caller (which may
+ * not call cell_fork, cell_checkpoint or cell_rollback: they clone): one
+ * of the pool's workers does it, with the pool's spec, while the calling
+ * thread waits for its answer alone (other threads' acquires go on; the
+ * worker makes no new cells meanwhile). The cells made are the pool's as
+ * an acquired one is: cell_pool_keep and cell_pool_release take them, and
+ * the pool's end removes those not kept. A rolled-back cell is a new one
+ * (its kept mark gone: keep it again). cell_pool_fork makes at most
+ * CELL_POOL_FORK_MAX children: as cell_fork, how many were made (errs[i]
+ * .msg "" for child i made), or -1 (err). Thread-safe. */
+#define CELL_POOL_FORK_MAX 100
+int cell_pool_fork(struct cell_pool *p, const char *parent, const char *const *names, size_t n,
+		   struct sc_err *errs, struct sc_err *err);
+int cell_pool_checkpoint(struct cell_pool *p, const char *name, const char *tag,
+			 struct sc_err *err);
+int cell_pool_rollback(struct cell_pool *p, const char *name, const char *tag, struct sc_err *err);
 void cell_pool_release(struct cell_pool *p, struct cell *c);
 void cell_pool_free(struct cell_pool *p);
 /* Stop and remove the cell; frees c. */

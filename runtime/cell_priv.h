@@ -19,3 +19,7 @@ struct cell {
 
 /* client.c */
 int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);
+/* fork.c: cell_remove without dropping the cell's checkpoints (rollback). */
+int rt_cell_remove_keep_checkpoints(const char *name, struct sc_err *err);
+/* init's fd of the cell's writable state (REQ_STATE_FD), O_CLOEXEC. */
+int rt_query_state_fd(struct cell *c, struct sc_err *err);

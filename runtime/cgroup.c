@@ -33,17 +33,30 @@ enum rt_cg_mech rt_cgroup_mechanism(unsigned need)
 	return geteuid() == 0 && !(need & ~h->v1_writable) ? RT_CG_V1 : RT_CG_NONE;
 }
 
+/* Two state roots may hold cells of one name, and the cgroup hierarchy is
+ * the host's: a cell's leaf is its id and a short hash of its state root
+ * ("NAME.1a2b3c4d"), so that the two do not meet there. */
+static bool scoped_leaf(char *out, size_t n, const char *cell_id)
+{
+	uint32_t h = 2166136261u; /* FNV-1a: disambiguation, not secrecy */
+	for (const char *p = cell_state_root(); *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	int len = snprintf(out, n, "%s.%08x", cell_id, (unsigned)h);
+	return len > 0 && (size_t)len < n && rt_cg_valid_leaf_name(out);
+}
+
 int rt_cgroup_create(struct cell_cgroup *cg, const char *cell_id,
 		  const struct cell_spec *spec, const struct policy_limits *limits,
 		  struct sc_err *err)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->dir_fd = -1;
-	if (!rt_cg_valid_leaf_name(cell_id))
+	char leaf[160];
+	if (!scoped_leaf(leaf, sizeof(leaf), cell_id))
 		return sc_fail(err, EINVAL, "bad cell id '%.64s' for a cgroup", cell_id);
 	const struct cg_host *h = rt_cg_host();
-	int rc = v1_instead(h) ? rt_cg1_create(cg, h, cell_id, limits, err)
-			       : rt_cg2_create(cg, h, cell_id, limits, err);
+	int rc = v1_instead(h) ? rt_cg1_create(cg, h, leaf, limits, err)
+			       : rt_cg2_create(cg, h, leaf, limits, err);
 	if (rc <= 0)
 		return rc;
 	cg->active = false;
@@ -113,11 +126,12 @@ int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err)
 
 int rt_cgroup_remove_dead(const char *name)
 {
-	if (!sc_valid_name(name))
+	char leaf[160];
+	if (!sc_valid_name(name) || !scoped_leaf(leaf, sizeof(leaf), name))
 		return 0;
 	const struct cg_host *h = rt_cg_host();
-	int v1 = rt_cg1_remove_dead(h, name);
-	int v2 = rt_cg2_remove_dead(h, name);
+	int v1 = rt_cg1_remove_dead(h, leaf);
+	int v2 = rt_cg2_remove_dead(h, leaf);
 	return v1 || v2;
 }
 

@@ -294,13 +294,15 @@ static int make_seed_files(const struct cell_spec *spec, struct sc_err *err)
  * exec is not enough, because a long-lived init never execs. */
 static void close_inherited_fds(const struct cell_plan *plan)
 {
-	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS + CELL_MAX_PORTS];
+	int keep[4 + CELL_MAX_LAYERS + CELL_MAX_BINDS + CELL_MAX_PORTS + 16];
 	size_t n = 0;
 	int fixed[] = {plan->status_fd, plan->sync_fd, plan->serve_fd, plan->upper_fd};
 	for (size_t i = 0; i < SC_ARRAY_LEN(fixed); i++)
 		keep[n++] = fixed[i];
 	for (size_t i = 0; i < plan->nlowers; i++)
 		keep[n++] = plan->lower_fds[i];
+	for (size_t i = 0; i < plan->nsnaps; i++)
+		keep[n++] = plan->snap_fds[i];
 	for (size_t i = 0; i < plan->spec->nbinds && i < CELL_MAX_BINDS; i++)
 		keep[n++] = plan->bind_fds[i];
 	for (size_t i = 0; i < plan->spec->nports && i < CELL_MAX_PORTS; i++)
@@ -320,6 +322,8 @@ static void close_host_fds(struct cell_plan *plan)
 		sc_closep(&plan->lower_fds[i]);
 	plan->nlowers = 0;
 	sc_closep(&plan->upper_fd);
+	for (size_t i = 0; i < plan->nsnaps; i++)
+		sc_closep(&plan->snap_fds[i]);
 }
 
 /* After no_new_privs, before seccomp (which may refuse the landlock

@@ -171,6 +171,45 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 	return 0;
 }
 
+int rt_query_state_fd(struct cell *c, struct sc_err *err)
+{
+	struct proto_req h = {.kind = REQ_STATE_FD};
+	size_t len;
+	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
+	if (!buf)
+		return sc_fail(err, errno, "request");
+	_cleanup_fd_ int sock = send_to_cell(c, buf, len, NULL, 0, err);
+	if (sock < 0)
+		return -1;
+	struct proto_rsp r;
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b)};
+	ssize_t n;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(r))
+		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
+	r.text[sizeof(r.text) - 1] = '\0';
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	int fd = -1;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (r.kind != RSP_EXIT || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return r.kind == RSP_ERROR ? rsp_error(c, &r, err)
+					   : sc_fail(err, 0, "cell '%s' sent no state", c->name);
+	}
+	return fd;
+}
+
 int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
 {
 	if (!bytes)
@@ -478,7 +517,9 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
 {
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	/* REQ_CONNECT's worker relays both ways: a stream socket pair */
+	if ((j->kind == REQ_CONNECT ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p)
+				    : pipe2(p, O_CLOEXEC)) < 0)
 		return sc_fail(err, errno, "pipe");
 	int theirs = j->cell_reads ? p[0] : p[1];
 	_cleanup_fd_ int mine = j->cell_reads ? p[1] : p[0];
@@ -731,4 +772,59 @@ int cell_copy_out_flags(struct cell *c, const char *cell_path, const char *host_
 			struct sc_err *err)
 {
 	return copy_request(c, REQ_COPY_OUT, 0, cell_path, host_path, max_size, flags, log, err);
+}
+
+struct exchange_ctx {
+	const void *req;
+	size_t len;
+	struct read_ctx answer;
+};
+
+static int exchange(int fd, void *ctx, struct sc_err *err)
+{
+	struct exchange_ctx *x = ctx;
+	/* EPIPE: the worker is gone (nothing listened); its status says why */
+	if (sc_write_all(fd, x->req, x->len) < 0 && errno != EPIPE)
+		return sc_fail(err, errno, "send the request");
+	shutdown(fd, SHUT_WR);
+	struct sc_err local = {0};
+	if (read_all_of(fd, &x->answer, &local) == 0)
+		return 0;
+	/* reset: the worker left with our bytes unread (nothing listened);
+	 * its status says why */
+	if (local.errnum == ECONNRESET)
+		return 0;
+	*err = local;
+	return -1;
+}
+
+int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t len, size_t max,
+		       double timeout_s, struct cell_file *out, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (port == 0 || max >= SIZE_MAX / 2)
+		return sc_fail(err, EINVAL, "port exchange: bad port or bound");
+	struct exchange_ctx x = {.req = req, .len = len, .answer = {.limit = max + 1}};
+	struct pipe_job j = {.kind = REQ_CONNECT, .path = "", .max_size = port,
+			     .timeout_s = timeout_s, .ours = exchange, .ctx = &x,
+			     .what = "the connection"};
+	int wstatus;
+	if (run_pipe_job(c, &j, &wstatus, err) < 0) {
+		free(x.answer.buf);
+		return -1;
+	}
+	int e = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : EIO;
+	if (e != 0) {
+		free(x.answer.buf);
+		if (e == ECONNREFUSED)
+			return sc_fail(err, e, "nothing listens on port %u in cell '%s'", port, c->name);
+		return sc_fail(err, e, "connect to port %u in cell '%s'", port, c->name);
+	}
+	if (!x.answer.buf && !(x.answer.buf = malloc(1)))
+		return sc_fail(err, ENOMEM, "answer buffer");
+	out->truncated = x.answer.len > max;
+	out->len = out->truncated ? max : x.answer.len;
+	out->data = x.answer.buf;
+	out->data[out->len] = '\0';
+	return 0;
 }

@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "egress.h"
 #include "pidinfo.h"
+#include "snapshot.h"
 #include "start.h"
 
 #define READY_TIMEOUT_MS 30000
@@ -61,6 +62,18 @@ static int make_persist_dir(const char *name, const struct idmap *map, char *out
 	}
 	if (map->range && chown(out, map->uid_start, map->gid_start) < 0)
 		return sc_fail(err, errno, "chown %s", out);
+	return 0;
+}
+
+/* The on-disk layer a persistent cell left (cell_start_again): there, a
+ * directory and not a link. */
+static int find_persist_dir(const char *name, char *out, size_t size, struct sc_err *err)
+{
+	struct stat st;
+	if (sc_path(out, size, "%s/cells/%s", cell_data_root(), name) < 0)
+		return sc_fail(err, ENAMETOOLONG, "persistent layer path");
+	if (lstat(out, &st) < 0 || !S_ISDIR(st.st_mode))
+		return sc_fail(err, 0, "the persistent layer of cell '%s' (%s) is gone", name, out);
 	return 0;
 }
 
@@ -122,17 +135,68 @@ static int make_state_dir(const char *name, char *dir, size_t size, struct sc_er
 	return 0;
 }
 
+/* The caller's note (cell_spec.note), 0600 beside the info file. */
+static int write_note(const char *dir, const struct cell_spec *spec, struct sc_err *err)
+{
+	char path[SC_PATH_BUF];
+	if (spec->note_len > CELL_NOTE_MAX)
+		return sc_fail(err, E2BIG, "the cell's note is larger than %d bytes", CELL_NOTE_MAX);
+	if (sc_path(path, sizeof(path), "%s/note", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "note path");
+	_cleanup_fd_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || sc_write_all(fd, spec->note, spec->note_len) < 0)
+		return sc_fail(err, errno, "write %s", path);
+	return 0;
+}
+
+int cell_note_get(const char *name, char **note, size_t *len, struct sc_err *err)
+{
+	char dir[SC_PATH_BUF];
+	*note = NULL;
+	*len = 0;
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	if (access(dir, F_OK) < 0)
+		return sc_fail(err, ENOENT, "no cell named '%s'", name);
+	_cleanup_fd_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return sc_fail(err, errno, "%s", dir);
+	char *buf = malloc(CELL_NOTE_MAX + 1);
+	if (!buf)
+		return sc_fail(err, ENOMEM, "note");
+	struct sc_err e = {0};
+	ssize_t n = sc_read_small(dfd, "note", SC_READ_NOFOLLOW | SC_READ_REGULAR, buf,
+				  CELL_NOTE_MAX + 1, &e);
+	if (n < 0) {
+		free(buf);
+		if (e.errnum == ENOENT)
+			return 0;
+		if (err)
+			*err = e;
+		return sc_err_wrap(err, "the note of '%s'", name);
+	}
+	*note = buf;
+	*len = (size_t)n;
+	return 0;
+}
+
 /* What is known of the cell before it starts. */
 static void info_init(struct cell_info *info, const char *name, const struct cell_spec *spec)
 {
 	snprintf(info->name, sizeof(info->name), "%s", name);
 	snprintf(info->image, sizeof(info->image), "%s", spec->image_name ? spec->image_name : "host");
 	info->limits = spec->limits;
+	if (spec->snapshot)
+		snprintf(info->snapshot, sizeof(info->snapshot), "%s", spec->snapshot);
 	for (size_t i = 0; i < spec->nports && i < CELL_MAX_PORTS; i++) {
 		info->ports[i] = spec->ports[i];
 		info->ports[i].fd = -1;
 	}
 	info->nports = spec->nports < CELL_MAX_PORTS ? spec->nports : CELL_MAX_PORTS;
+	for (size_t i = 0; i < spec->nbinds && info->nvolumes < CELL_MAX_VOLUMES; i++)
+		if (spec->binds[i].volume)
+			snprintf(info->volumes[info->nvolumes++], sizeof(info->volumes[0]), "%s",
+				 spec->binds[i].volume);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	info->created = (double)now.tv_sec + now.tv_nsec / 1e9;
@@ -194,8 +258,10 @@ static int detach_init(struct rt_start *st, const struct cell_spec *spec, const 
 	return 0;
 }
 
-int cell_create(const struct cell_spec *spec_in, const char *name, struct cell **out,
-		struct sc_err *err)
+/* cell_create; again: on the persistent layer the cell left (whose loss
+ * a failure must not cause: the cell's old info is put back). */
+static int create(const struct cell_spec *spec_in, const char *name, const struct cell_info *again,
+		  struct cell **out, struct sc_err *err)
 {
 	char dir[4096];
 	struct cell_spec spec = *spec_in;
@@ -206,11 +272,17 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 	if (make_state_dir(name, dir, sizeof(dir), err) < 0)
 		return -1;
 	info_init(&info, name, &spec);
+	if (spec.note && write_note(dir, &spec, err) < 0)
+		goto fail;
 	/* info is written once, when init is ready: until then the directory
 	 * has none, and ps skips it */
 	if (rt_state_make_token(st.plan.token, err) < 0 || (lfd = listen_at(dir, err)) < 0)
 		goto fail;
-	if (spec.upper_dir) {
+	if (again) {
+		if (find_persist_dir(name, info.persist_dir, sizeof(info.persist_dir), err) < 0)
+			goto fail;
+		spec.upper_dir = info.persist_dir;
+	} else if (spec.upper_dir) {
 		/* "persist": the caller asks for an on-disk layer; we place it. */
 		struct idmap map;
 		if (rt_idmap_for_caller(&map, err) < 0 ||
@@ -237,8 +309,50 @@ int cell_create(const struct cell_spec *spec_in, const char *name, struct cell *
 fail:;
 	struct sc_err ignored;
 	rt_start_cleanup(&st);
+	if (again) { /* the files and the layer below them stay; so does the cell, gone */
+		info.persist_dir[0] = info.snapshot[0] = '\0';
+		rt_teardown_remove(dir, &info, &ignored);
+		if (mkdir(dir, 0700) == 0)
+			(void)rt_state_write_info(dir, again, &ignored);
+		return -1;
+	}
 	rt_teardown_remove(dir, &info, &ignored);
 	return -1;
+}
+
+int cell_create(const struct cell_spec *spec, const char *name, struct cell **out,
+		struct sc_err *err)
+{
+	return create(spec, name, NULL, out, err);
+}
+
+int cell_start_again(const char *name, const struct cell_spec *spec_in, struct cell **out,
+		     struct sc_err *err)
+{
+	char dir[SC_PATH_BUF];
+	struct cell_info old;
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	if (access(dir, F_OK) < 0)
+		return sc_fail(err, 0, "no cell named '%s'", name);
+	if (rt_state_read_info(dir, &old, err) < 0)
+		return sc_err_wrap(err, "cell '%s'", name);
+	if (rt_state_alive(&old))
+		return sc_fail(err, 0, "cell '%s' is running", name);
+	if (!old.persist_dir[0])
+		return sc_fail(err, 0, "cell '%s' was not made with --persist: its files went with its "
+				       "init (remove it: sandcell rm %s)", name, name);
+	struct cell_spec spec = *spec_in;
+	char snapshot[sizeof(old.snapshot)];
+	snprintf(snapshot, sizeof(snapshot), "%s", old.snapshot);
+	spec.snapshot = snapshot[0] ? snapshot : NULL; /* its user c@NAME is kept */
+	/* what the dead init left (its cgroup, the state directory), not its
+	 * files nor the layer they stand on */
+	struct cell_info rest = old;
+	rest.persist_dir[0] = rest.snapshot[0] = '\0';
+	if (rt_teardown_remove(dir, &rest, err) < 0)
+		return -1;
+	return create(&spec, name, &old, out, err);
 }
 
 int cell_open(const char *name, struct cell **out, struct sc_err *err)
@@ -338,7 +452,7 @@ int cell_destroy(struct cell *c, struct sc_err *err)
 	return rc;
 }
 
-int cell_remove(const char *name, bool force, struct sc_err *err)
+static int remove_cell(const char *name, bool force, struct sc_err *err)
 {
 	char dir[4096];
 	struct cell_info info;
@@ -361,6 +475,19 @@ int cell_remove(const char *name, bool force, struct sc_err *err)
 	return rt_teardown_remove(dir, &info, err);
 }
 
+int rt_cell_remove_keep_checkpoints(const char *name, struct sc_err *err)
+{
+	return remove_cell(name, true, err);
+}
+
+int cell_remove(const char *name, bool force, struct sc_err *err)
+{
+	if (remove_cell(name, force, err) < 0)
+		return -1;
+	rt_snapshot_drop_checkpoints(name);
+	return 0;
+}
+
 static void status_from_info(const struct cell_info *info, struct cell_status *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -373,6 +500,8 @@ static void status_from_info(const struct cell_info *info, struct cell_status *s
 	s->pid = s->alive ? info->pid : 0;
 	memcpy(s->ports, info->ports, sizeof(s->ports));
 	s->nports = info->nports;
+	memcpy(s->volumes, info->volumes, sizeof(s->volumes));
+	s->nvolumes = info->nvolumes;
 }
 
 int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
@@ -487,5 +616,8 @@ int cell_gc(size_t *removed, struct sc_err *err)
 	int n = rt_cgroup_gc(&ignored);
 	if (n > 0)
 		*removed += (size_t)n;
+	/* And snapshot layers nobody keeps (a fork killed half-way, the
+	 * layers of cells removed above). */
+	*removed += rt_snapshot_gc();
 	return rc;
 }

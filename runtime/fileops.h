@@ -17,3 +17,7 @@ int rt_fileop_read(int out, const char *path, uint64_t max);
  * made (0755); else an existing regular file, truncated first. Both with
  * PROTO_FILE_REPLACE: the new file, else the existing one. */
 int rt_fileop_write(int in, const char *path, uint64_t max, unsigned flags);
+
+/* REQ_CONNECT's worker (portconnect.c): relay host_fd <-> 127.0.0.1:port;
+ * 0, or the errno of the failed connect. */
+int rt_port_relay(int host_fd, uint16_t port);

@@ -52,6 +52,14 @@ struct cell_plan {
 	int tramp_fd;     /* the exec trampoline's memfd, or -1 (child side) */
 	int layer_fd;     /* the image overlay's upper dir, kept by init for
 			   * commit; -1 for the host image (child side) */
+	int state_fd;     /* all of the cell's writable state (its tmpfs or
+			   * persistent directory), kept by init for fork and
+			   * checkpoint; -1 for a one-shot cell (child side) */
+	/* spec->snapshot and the snapshots below it, top first (parent
+	 * side), and their tree/ dirs opened O_PATH (child side) */
+	char snap_ids[16][33];
+	size_t nsnaps;
+	int snap_fds[16];
 	int oom_fd;       /* init's own /proc/self/oom_score_adj, or -1 */
 	char oom_base[8]; /* its value when opened, restored after each fork */
 	/* The signals init ignores (bit N-1 for signal N): an ignored

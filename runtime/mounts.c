@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "safepath.h"
+#include "snapshot.h"
 
 /* Where the cell's tmpfs is mounted in the cell's private mount namespace.
  * Host paths under it are hidden afterwards, so everything the cell needs
@@ -147,9 +148,52 @@ static int mask_host_secrets(struct sc_err *err)
 	return rc;
 }
 
+/* The snapshot layers' directories `sub` (e.g. "upper/usr"), top first,
+ * each followed by ':', into buf at *used; a layer without it is left
+ * out. They go above the image's layers: a whiteout or opaque marker in
+ * one keeps hiding what it hid below. */
+static int add_snapshot_lowers(const struct cell_plan *plan, const char *sub, char *buf,
+			       size_t size, size_t *used, struct sc_err *err)
+{
+	for (size_t i = 0; i < plan->nsnaps; i++) {
+		struct stat st;
+		if (fstatat(plan->snap_fds[i], sub, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int n = snprintf(buf + *used, size - *used, "/proc/self/fd/%d/%s:", plan->snap_fds[i], sub);
+		if (n < 0 || (size_t)n >= size - *used)
+			return sc_fail(err, 0, "too many snapshot layers");
+		*used += (size_t)n;
+	}
+	return 0;
+}
+
+/* lower (a host dir or image layers) under the snapshot layers' `sub`. */
+static int snapshot_lower(const struct cell_plan *plan, const char *sub, const char *lower,
+			  char *buf, size_t size, struct sc_err *err)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	if (add_snapshot_lowers(plan, sub, buf, size, &used, err) < 0)
+		return -1;
+	if (sc_path(buf + used, size - used, "%s", lower) < 0)
+		return sc_fail(err, 0, "too many layers");
+	return 0;
+}
+
+/* Whether path is a symlink to target already. */
+static bool same_link(const char *path, const char *target)
+{
+	char have[256];
+	ssize_t n = readlink(path, have, sizeof(have) - 1);
+	if (n < 0)
+		return false;
+	have[n] = '\0';
+	return !strcmp(have, target);
+}
+
 static int mount_host_image(const struct cell_plan *plan, struct sc_err *err)
 {
-	char target[256], lower[64], link[64];
+	char target[256], lower[64], link[64], lowers[4096], sub[64];
 	for (size_t i = 0; i < SC_ARRAY_LEN(HOST_DIRS); i++) {
 		snprintf(lower, sizeof(lower), "/%s", HOST_DIRS[i]);
 		snprintf(target, sizeof(target), ROOT "/%s", HOST_DIRS[i]);
@@ -158,7 +202,9 @@ static int mount_host_image(const struct cell_plan *plan, struct sc_err *err)
 				return -1;
 			continue;
 		}
-		if (mount_overlay(plan, lower, HOST_DIRS[i], target, err) < 0)
+		snprintf(sub, sizeof(sub), "upper/%s", HOST_DIRS[i]);
+		if (snapshot_lower(plan, sub, lower, lowers, sizeof(lowers), err) < 0 ||
+		    mount_overlay(plan, lowers, HOST_DIRS[i], target, err) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < SC_ARRAY_LEN(USR_LINKS); i++) {
@@ -172,10 +218,15 @@ static int mount_host_image(const struct cell_plan *plan, struct sc_err *err)
 			if (n <= 0)
 				continue;
 			link[n] = '\0';
-			if (symlink(link, target) < 0)
+			/* a fork's root has it from its parent already, a
+			 * persistent root from its last start */
+			if (symlink(link, target) < 0 && (errno != EEXIST || !same_link(target, link)))
 				return sc_fail(err, errno, "symlink /%s", USR_LINKS[i]);
-		} else if (S_ISDIR(st.st_mode) && mount_overlay(plan, lower, USR_LINKS[i], target, err) < 0) {
-			return -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			snprintf(sub, sizeof(sub), "upper/%s", USR_LINKS[i]);
+			if (snapshot_lower(plan, sub, lower, lowers, sizeof(lowers), err) < 0 ||
+			    mount_overlay(plan, lowers, USR_LINKS[i], target, err) < 0)
+				return -1;
 		}
 	}
 	return mask_host_secrets(err);
@@ -185,6 +236,25 @@ static int mount_host_image(const struct cell_plan *plan, struct sc_err *err)
  * persistent cell on disk. pivot_root needs it to be a mount point. */
 static int mount_host_root(const struct cell_plan *plan, struct sc_err *err)
 {
+	if (plan->nsnaps > 0) {
+		/* a fork: the snapshot's root (its files, then what an
+		 * earlier fork kept in upper/root) under a writable layer */
+		char lowers[4096];
+		size_t used = 0;
+		lowers[0] = '\0';
+		for (size_t i = 0; i < plan->nsnaps; i++) {
+			struct cell_plan one = *plan;
+			one.nsnaps = 1;
+			one.snap_fds[0] = plan->snap_fds[i];
+			if (add_snapshot_lowers(&one, "upper/root", lowers, sizeof(lowers), &used, err) < 0 ||
+			    add_snapshot_lowers(&one, "root", lowers, sizeof(lowers), &used, err) < 0)
+				return -1;
+		}
+		if (used == 0)
+			return sc_fail(err, ENOENT, "the snapshot layer has no root");
+		lowers[used - 1] = '\0'; /* the last ':' */
+		return mount_overlay(plan, lowers, "root", ROOT, err);
+	}
 	if (plan->upper_fd < 0)
 		return do_mount(ROOT, ROOT, NULL, MS_BIND, NULL, err);
 	char src[64];
@@ -236,6 +306,8 @@ static int mount_layers(struct cell_plan *plan, struct sc_err *err)
 	char lower[8192], path[64];
 	size_t used = 0;
 	lower[0] = '\0';
+	if (add_snapshot_lowers(plan, "upper/root", lower, sizeof(lower), &used, err) < 0)
+		return -1;
 	for (size_t i = 0; i < plan->nlowers; i++) {
 		if (plan->idmap_layers && attach_layer(plan, i, path, sizeof(path), err) < 0)
 			return -1;
@@ -385,6 +457,30 @@ static int open_layers(struct cell_plan *plan, struct sc_err *err)
 		if (plan->upper_fd < 0)
 			return sc_fail(err, errno, "writable layer %s", spec->upper_dir);
 	}
+	for (size_t i = 0; i < plan->nsnaps; i++) {
+		char path[SC_PATH_BUF];
+		if (rt_snapshot_tree_path(plan->snap_ids[i], path, sizeof(path)) < 0)
+			return sc_fail(err, ENAMETOOLONG, "snapshot layer");
+		plan->snap_fds[i] = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (plan->snap_fds[i] < 0)
+			return sc_fail(err, errno, "snapshot layer %s", path);
+	}
+	return 0;
+}
+
+/* A long-lived cell's init keeps all of its writable state reachable for
+ * fork and checkpoint: a detached clone of the tmpfs (or of the
+ * persistent directory), whose root ".." cannot climb above. */
+static int keep_state(struct cell_plan *plan, struct sc_err *err)
+{
+	char src[64];
+	if (plan->upper_fd >= 0)
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", plan->upper_fd);
+	else
+		snprintf(src, sizeof(src), BASE);
+	plan->state_fd = (int)open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (plan->state_fd < 0)
+		return sc_fail(err, errno, "keep the writable state");
 	return 0;
 }
 
@@ -401,7 +497,7 @@ int rt_mount_root(struct cell_plan *plan, struct sc_err *err)
 	if (rc == 0 && plan->host_image)
 		rc = mount_host_image(plan, err);
 	if (rc < 0 || make_skeleton(err) < 0 || mount_proc(err) < 0 || mount_dev(err) < 0 ||
-	    mount_binds(plan, err) < 0)
+	    mount_binds(plan, err) < 0 || (plan->serve && keep_state(plan, err) < 0))
 		return -1;
 	return pivot_into_root(err);
 }

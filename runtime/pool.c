@@ -14,17 +14,55 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <stdlib.h>
 
+#include "../common/names.h"
 #include "cell_priv.h"
 
 #define POOL_MAX 256
 #define POOL_MAX_WORKERS 16
 
-enum { MSG_MAKE = 1, MSG_DESTROY = 2, MSG_READY = 3, MSG_FAILED = 4 };
+enum {
+	MSG_MAKE = 1,
+	MSG_DESTROY = 2,
+	MSG_READY = 3,
+	MSG_FAILED = 4,
+	MSG_FORK = 5,       /* pool_job: fork job.name into job.names */
+	MSG_CHECKPOINT = 6, /* pool_job: checkpoint job.name as job.tag */
+	MSG_ROLLBACK = 7,   /* pool_job: roll job.name back to job.tag */
+};
 
 struct pool_msg {
 	int32_t kind;
 	char text[448]; /* a cell name, or an error */
+};
+
+/* A job a caller's thread waits for (cell_pool_fork, _checkpoint,
+ * _rollback): sent on the shared socket with the write end of a socket
+ * pair of the caller's own (SCM_RIGHTS), on which the worker that took
+ * it answers one pool_job_answer; so no other thread's answers mix in. */
+struct pool_job {
+	int32_t kind;
+	uint32_t n;
+	char name[64], tag[64];
+	char names[CELL_POOL_FORK_MAX][64];
+};
+
+struct pool_job_answer {
+	int32_t rc;     /* cell_fork's: children made, or -1 */
+	int32_t errnum;
+	char msg[448];
+	struct {
+		int32_t errnum;
+		char msg[256]; /* "" for a child made */
+	} child[CELL_POOL_FORK_MAX];
+};
+
+/* What a worker reads: either message. */
+union pool_in {
+	struct pool_msg m;
+	struct pool_job j;
 };
 
 struct cell_pool {
@@ -38,6 +76,7 @@ struct cell_pool {
 	size_t size;
 	bool limited;     /* cell_pool_limit: at most `left` more cells are wanted */
 	size_t left;
+	bool keepable;
 	char last_error[448];
 };
 
@@ -50,40 +89,28 @@ static int send_msg(int fd, int kind, const char *text)
 
 /* ---- worker side ---- */
 
-struct made {
-	char (*names)[64];
-	size_t n, cap;
-};
-
-static void remember(struct made *m, const char *name)
-{
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		char(*grown)[64] = realloc(m->names, cap * sizeof(*grown));
-		if (!grown)
-			return;
-		m->names = grown;
-		m->cap = cap;
-	}
-	snprintf(m->names[m->n++], 64, "%s", name);
-}
-
-static void forget(struct made *m, const char *name)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->names[i], name)) {
-			memcpy(m->names[i], m->names[--m->n], 64);
-			return;
-		}
-}
-
 /* Reap what has exited, then wait for the next message; a child that exits
  * meanwhile (the init of a cell this worker made, which any worker may
  * have removed) is reaped at once instead of staying a zombie until then.
  * SIGCHLD is blocked only while waiting (a blocked signal is queued even
  * when its default action is to ignore it: the signalfd sees it), so the
  * cells' processes never inherit a blocked mask. */
-static ssize_t recv_reaping(int sock, int sigfd, const sigset_t *chld, struct pool_msg *m)
+static ssize_t recv_with_fd(int sock, union pool_in *in, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = in, .iov_len = sizeof(*in)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	*fd = -1;
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return n;
+}
+
+static ssize_t recv_reaping(int sock, int sigfd, const sigset_t *chld, union pool_in *m, int *fd)
 {
 	for (;;) {
 		sigset_t old;
@@ -103,7 +130,7 @@ static ssize_t recv_reaping(int sock, int sigfd, const sigset_t *chld, struct po
 		if (n < 0 && errno != EINTR)
 			return -1;
 		if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			return recv(sock, m, sizeof(*m), 0);
+			return recv_with_fd(sock, m, fd);
 	}
 }
 
@@ -111,58 +138,161 @@ struct worker_cfg {
 	const struct cell_spec *spec;
 	cell_prepare_fn prepare;
 	void *ctx;
+	const char *prefix;
 	int id;
 };
 
+/* The mark of a kept cell (cell_pool_keep): a file in its state
+ * directory, which only the caller writes; any worker may be told to
+ * keep a cell, but only its maker's list has it, so the mark is what the
+ * maker looks at before removing its cells. */
+static int kept_path(const char *name, char *buf, size_t size, struct sc_err *err)
+{
+	char dir[SC_PATH_BUF];
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0)
+		return -1;
+	if (sc_path(buf, size, "%s/kept", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "state directory of %s", name);
+	return 0;
+}
+
+static bool is_kept(const char *name)
+{
+	char path[SC_PATH_BUF];
+	struct sc_err ignored;
+	return kept_path(name, path, sizeof(path), &ignored) == 0 && access(path, F_OK) == 0;
+}
+
+/* A MAKE: a new cell, prepared, its name told to the owner. */
+static void worker_make(int sock, const struct worker_cfg *w, const char *name, struct sc_names *made)
+{
+	struct sc_err err = {0};
+	struct cell *c;
+	if (cell_create(w->spec, name, &c, &err) < 0) {
+		send_msg(sock, MSG_FAILED, err.msg);
+		return;
+	}
+	if (w->prepare && w->prepare(c, w->ctx, &err) < 0) {
+		struct sc_err ignored;
+		cell_destroy(c, &ignored);
+		send_msg(sock, MSG_FAILED, err.msg);
+		return;
+	}
+	sc_names_add(made, name);
+	cell_close(c);
+	send_msg(sock, MSG_READY, name);
+}
+
+/* The cells a fork or rollback made are the worker's as a MAKE's are:
+ * removed at its end unless kept. */
+static void job_fork(const struct worker_cfg *w, const struct pool_job *j, struct sc_names *made,
+		     struct pool_job_answer *a)
+{
+	const char *names[CELL_POOL_FORK_MAX];
+	struct sc_err *errs = calloc(CELL_POOL_FORK_MAX, sizeof(*errs));
+	struct sc_err err = {0};
+	if (!errs) {
+		a->rc = -1;
+		a->errnum = ENOMEM;
+		snprintf(a->msg, sizeof(a->msg), "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < j->n; i++)
+		names[i] = j->names[i];
+	a->rc = cell_fork(j->name, w->spec, names, j->n, NULL, errs, NULL, &err);
+	a->errnum = err.errnum;
+	snprintf(a->msg, sizeof(a->msg), "%.440s", err.msg);
+	for (size_t i = 0; a->rc >= 0 && i < j->n; i++) {
+		a->child[i].errnum = errs[i].errnum;
+		snprintf(a->child[i].msg, sizeof(a->child[i].msg), "%.250s", errs[i].msg);
+		if (!errs[i].msg[0])
+			sc_names_add(made, j->names[i]);
+	}
+	free(errs);
+}
+
+static void worker_job(const struct worker_cfg *w, const struct pool_job *j, int fd,
+		       struct sc_names *made)
+{
+	struct pool_job_answer *a = calloc(1, sizeof(*a));
+	if (!a)
+		return; /* the caller sees the fd close: no answer */
+	struct sc_err err = {0};
+	bool names_ok = sc_valid_name(j->name) && j->n <= CELL_POOL_FORK_MAX;
+	for (size_t i = 0; names_ok && j->kind == MSG_FORK && i < j->n; i++)
+		names_ok = sc_valid_name(j->names[i]);
+	if (!names_ok) {
+		a->rc = sc_fail(&err, EINVAL, "pool job: bad cell name");
+	} else if (j->kind == MSG_FORK) {
+		job_fork(w, j, made, a);
+	} else if (j->kind == MSG_CHECKPOINT) {
+		a->rc = cell_checkpoint(j->name, j->tag, NULL, &err);
+	} else {
+		a->rc = cell_rollback(j->name, j->tag, w->spec, &err);
+		if (a->rc == 0) {
+			sc_names_drop(made, j->name);
+			sc_names_add(made, j->name);
+		}
+	}
+	if (j->kind != MSG_FORK || !names_ok) {
+		a->errnum = err.errnum;
+		snprintf(a->msg, sizeof(a->msg), "%.440s", err.msg);
+	}
+	(void)!send(fd, a, sizeof(*a), MSG_NOSIGNAL);
+	free(a);
+}
+
 static void worker_loop(int sock, const struct worker_cfg *w)
 {
-	const struct cell_spec *spec = w->spec;
-	struct made made = {0};
+	struct sc_names made = {0};
 	unsigned long counter = 0;
 	pid_t owner = getppid();
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK); /* -1: reaped per message */
+	union pool_in *in = malloc(sizeof(*in));
 	for (;;) {
-		struct pool_msg m;
-		ssize_t n = recv_reaping(sock, sigfd, &chld, &m);
+		int fd = -1;
+		ssize_t n = in ? recv_reaping(sock, sigfd, &chld, in, &fd) : -1;
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != (ssize_t)sizeof(m))
+		if (n == (ssize_t)sizeof(in->j) && fd >= 0 &&
+		    (in->j.kind == MSG_FORK || in->j.kind == MSG_CHECKPOINT ||
+		     in->j.kind == MSG_ROLLBACK)) {
+			in->j.name[63] = in->j.tag[63] = '\0';
+			for (size_t i = 0; i < CELL_POOL_FORK_MAX; i++)
+				in->j.names[i][63] = '\0';
+			worker_job(w, &in->j, fd, &made);
+			close(fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (n != (ssize_t)sizeof(in->m))
 			break; /* the pool's owner is gone */
-		m.text[sizeof(m.text) - 1] = '\0';
-		struct sc_err err = {0};
-		if (m.kind == MSG_MAKE) {
+		struct pool_msg *m = &in->m;
+		m->text[sizeof(m->text) - 1] = '\0';
+		if (m->kind == MSG_MAKE) {
 			char name[64];
 			/* the worker's own pid too: several pools of one owner
 			 * (batch: one per image) have workers of the same ids */
-			snprintf(name, sizeof(name), "pool-%d-%d-%d-%lu", (int)owner, (int)getpid(), w->id,
-				 counter++);
-			struct cell *c;
-			if (cell_create(spec, name, &c, &err) < 0) {
-				send_msg(sock, MSG_FAILED, err.msg);
-				continue;
-			}
-			if (w->prepare && w->prepare(c, w->ctx, &err) < 0) {
-				struct sc_err ignored;
-				cell_destroy(c, &ignored);
-				send_msg(sock, MSG_FAILED, err.msg);
-				continue;
-			}
-			remember(&made, name);
-			cell_close(c);
-			send_msg(sock, MSG_READY, name);
-		} else if (m.kind == MSG_DESTROY && sc_valid_name(m.text)) {
-			forget(&made, m.text);
-			cell_remove(m.text, true, &err);
+			snprintf(name, sizeof(name), "%.16s-%d-%d-%d-%lu", w->prefix, (int)owner,
+				 (int)getpid(), w->id, counter++);
+			worker_make(sock, w, name, &made);
+		} else if (m->kind == MSG_DESTROY && sc_valid_name(m->text)) {
+			struct sc_err err = {0};
+			sc_names_drop(&made, m->text);
+			cell_remove(m->text, true, &err);
 		}
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
+	free(in);
 	for (size_t i = 0; i < made.n; i++) {
 		struct sc_err ignored;
-		cell_remove(made.names[i], true, &ignored);
+		if (!is_kept(made.names[i]))
+			cell_remove(made.names[i], true, &ignored);
 	}
 	_exit(0);
 }
@@ -211,6 +341,19 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		  cell_prepare_fn prepare, void *prepare_ctx, struct cell_pool **out,
 		  struct sc_err *err)
 {
+	const struct cell_pool_opts o = {.size = size, .workers = workers, .prepare = prepare,
+					 .prepare_ctx = prepare_ctx};
+	return cell_pool_new_opts(spec, &o, out, err);
+}
+
+int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts *o,
+		       struct cell_pool **out, struct sc_err *err)
+{
+	size_t size = o->size, workers = o->workers;
+	const char *prefix = o->prefix ? o->prefix : "pool";
+	if (!sc_valid_name(prefix) || strlen(prefix) > 16)
+		return sc_fail(err, EINVAL, "pool name prefix '%.40s' is no name of 1 to 16 characters",
+			       prefix);
 	if (size == 0 || size > POOL_MAX)
 		return sc_fail(err, 0, "pool size must be 1 to %d", POOL_MAX);
 	if (workers == 0 || workers > POOL_MAX_WORKERS)
@@ -226,7 +369,10 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		return sc_fail(err, errno, "socketpair");
 	}
 	struct cell_spec wspec = *spec;
-	wspec.die_with_creator = true; /* a killed pool takes its cells along */
+	/* A killed pool takes its cells along: its workers remove them, and
+	 * where cells may be kept (which then must outlive the workers) an
+	 * init killed with its worker would do it even if that was killed too */
+	wspec.die_with_creator = !o->keepable;
 	for (size_t i = 0; i < workers; i++) {
 		pid_t pid = fork();
 		if (pid < 0) {
@@ -239,8 +385,8 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 		if (pid == 0) {
 			/* The owner's death closes the socket: then we clean up. */
 			close(sv[0]);
-			struct worker_cfg w = {.spec = &wspec, .prepare = prepare,
-					       .ctx = prepare_ctx, .id = (int)i};
+			struct worker_cfg w = {.spec = &wspec, .prepare = o->prepare,
+					       .ctx = o->prepare_ctx, .prefix = prefix, .id = (int)i};
 			worker_loop(sv[1], &w);
 		}
 		p->workers[p->nworkers++] = pid;
@@ -248,6 +394,7 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 	close(sv[1]);
 	p->sock = sv[0];
 	p->size = size;
+	p->keepable = o->keepable;
 	if (request_more(p) < 0) {
 		sc_fail(err, errno, "start the pool");
 		cell_pool_free(p);
@@ -257,9 +404,13 @@ int cell_pool_new(const struct cell_spec *spec, size_t size, size_t workers,
 	return 0;
 }
 
-/* Take the next ready cell's name, under p->mu. */
-static int take_ready(struct cell_pool *p, char name[64], struct sc_err *err)
+/* Take the next ready cell's name, under p->mu; *ready: one was ready
+ * (else the taker waited for one to be made). */
+static int take_ready(struct cell_pool *p, char name[64], bool *ready, struct sc_err *err)
 {
+	if (pump(p, false) < 0)
+		return sc_fail(err, 0, "the pool's workers are gone");
+	*ready = p->nready > 0;
 	for (;;) {
 		/* beyond the limit: a cell made for this taker */
 		if (p->nready == 0 && p->in_flight == 0) {
@@ -288,9 +439,16 @@ static int take_ready(struct cell_pool *p, char name[64], struct sc_err *err)
 
 int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err)
 {
+	bool ready;
+	return cell_pool_acquire_how(p, out, &ready, err);
+}
+
+int cell_pool_acquire_how(struct cell_pool *p, struct cell **out, bool *ready,
+			  struct sc_err *err)
+{
 	char name[64];
 	pthread_mutex_lock(&p->mu);
-	int rc = take_ready(p, name, err);
+	int rc = take_ready(p, name, ready, err);
 	pthread_mutex_unlock(&p->mu);
 	return rc < 0 ? -1 : cell_open(name, out, err);
 }
@@ -303,6 +461,29 @@ void cell_pool_limit(struct cell_pool *p, size_t cells)
 	pthread_mutex_unlock(&p->mu);
 }
 
+int cell_pool_keep(struct cell_pool *p, const struct cell *c, struct sc_err *err)
+{
+	if (!p->keepable)
+		return sc_fail(err, EINVAL, "the pool's cells die with it: it was not made keepable");
+	char path[SC_PATH_BUF];
+	if (kept_path(c->name, path, sizeof(path), err) < 0)
+		return -1;
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sc_fail(err, errno, "mark %s kept", c->name);
+	close(fd);
+	return 0;
+}
+
+size_t cell_pool_ready_count(struct cell_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	(void)pump(p, false); /* the cells made since the last take */
+	size_t n = p->nready;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
 void cell_pool_release(struct cell_pool *p, struct cell *c)
 {
 	send_msg(p->sock, MSG_DESTROY, c->name);
@@ -313,11 +494,142 @@ void cell_pool_free(struct cell_pool *p)
 {
 	if (!p)
 		return;
+	/* The workers read what is queued for them (a release's DESTROY),
+	 * then an end of file, remove their cells and exit. Not a close: a
+	 * socket closed with answers it never read (a refill's READY) resets
+	 * the workers' end, and they would stop before the DESTROY. */
 	if (p->sock >= 0)
-		close(p->sock); /* workers remove their cells and exit */
+		shutdown(p->sock, SHUT_WR);
 	for (size_t i = 0; i < p->nworkers; i++)
 		while (waitpid(p->workers[i], NULL, 0) < 0 && errno == EINTR)
 			;
+	if (p->sock >= 0)
+		close(p->sock);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
+}
+
+/* ---- jobs a caller's thread waits for ---- */
+
+static int send_job(int sock, const struct pool_job *j, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = (void *)j, .iov_len = sizeof(*j)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(*j) ? 0 : -1;
+}
+
+/* Send j to a worker and wait for its answer (a, filled): 0, or -1 with
+ * err when no worker answered. The pool's lock is not taken: the
+ * send is one atomic message, the answer comes on our own socket. */
+static int run_job(struct cell_pool *p, const struct pool_job *j, struct pool_job_answer *a,
+		   struct sc_err *err)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sc_fail(err, errno, "socketpair");
+	int rc = send_job(p->sock, j, sv[1]);
+	int e = errno;
+	close(sv[1]);
+	if (rc < 0) {
+		close(sv[0]);
+		return sc_fail(err, e, "the pool's workers are gone");
+	}
+	ssize_t n;
+	do
+		n = recv(sv[0], a, sizeof(*a), 0);
+	while (n < 0 && errno == EINTR);
+	close(sv[0]);
+	if (n != (ssize_t)sizeof(*a))
+		return sc_fail(err, 0, "the pool's worker gave no answer (it died?)");
+	a->msg[sizeof(a->msg) - 1] = '\0';
+	return 0;
+}
+
+static int job_of(struct pool_job *j, int kind, const char *name, const char *tag,
+		  struct sc_err *err)
+{
+	memset(j, 0, sizeof(*j));
+	j->kind = kind;
+	if (!sc_valid_name(name))
+		return sc_fail(err, EINVAL, "bad cell name '%.64s'", name);
+	if (tag && !sc_valid_name(tag))
+		return sc_fail(err, EINVAL, "bad checkpoint tag '%.64s': use letters, digits, '.', "
+					    "'_' and '-' (at most 63)", tag);
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	snprintf(j->tag, sizeof(j->tag), "%s", tag ? tag : "");
+	return 0;
+}
+
+int cell_pool_fork(struct cell_pool *p, const char *parent, const char *const *names, size_t n,
+		   struct sc_err *errs, struct sc_err *err)
+{
+	if (n == 0 || n > CELL_POOL_FORK_MAX)
+		return sc_fail(err, EINVAL, "fork: 1 to %d new cells", CELL_POOL_FORK_MAX);
+	struct pool_job *j = malloc(sizeof(*j));
+	struct pool_job_answer *a = malloc(sizeof(*a));
+	int rc = j && a ? job_of(j, MSG_FORK, parent, NULL, err) : sc_fail(err, ENOMEM, "fork");
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!sc_valid_name(names[i]))
+			rc = sc_fail(err, EINVAL, "fork: bad cell name '%.64s'", names[i]);
+		else
+			snprintf(j->names[i], 64, "%s", names[i]);
+	}
+	if (rc == 0) {
+		j->n = (uint32_t)n;
+		rc = run_job(p, j, a, err);
+	}
+	if (rc == 0 && a->rc < 0) {
+		rc = sc_fail(err, 0, "%s", a->msg);
+		err->errnum = a->errnum;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		errs[i].errnum = a->child[i].errnum;
+		a->child[i].msg[sizeof(a->child[i].msg) - 1] = '\0';
+		snprintf(errs[i].msg, sizeof(errs[i].msg), "%s", a->child[i].msg);
+	}
+	if (rc == 0)
+		rc = a->rc;
+	free(j);
+	free(a);
+	return rc;
+}
+
+/* A checkpoint or rollback job: 0, or -1 with the worker's error. */
+static int tag_job(struct cell_pool *p, int kind, const char *name, const char *tag,
+		   struct sc_err *err)
+{
+	struct pool_job *j = malloc(sizeof(*j));
+	struct pool_job_answer *a = malloc(sizeof(*a));
+	int rc = j && a ? job_of(j, kind, name, tag, err) : sc_fail(err, ENOMEM, "pool job");
+	if (rc == 0)
+		rc = run_job(p, j, a, err);
+	if (rc == 0 && a->rc < 0) {
+		rc = sc_fail(err, 0, "%s", a->msg);
+		err->errnum = a->errnum;
+	}
+	free(j);
+	free(a);
+	return rc;
+}
+
+int cell_pool_checkpoint(struct cell_pool *p, const char *name, const char *tag,
+			 struct sc_err *err)
+{
+	return tag_job(p, MSG_CHECKPOINT, name, tag, err);
+}
+
+int cell_pool_rollback(struct cell_pool *p, const char *name, const char *tag, struct sc_err *err)
+{
+	return tag_job(p, MSG_ROLLBACK, name, tag, err);
 }

@@ -26,6 +26,9 @@ enum proto_req_kind {
 	REQ_FILE_READ = 6,  /* fds: write end for a regular file's bytes; path */
 	REQ_FILE_WRITE = 7, /* fds: read end of the new contents; path, flags */
 	REQ_SET_MEMORY = 8, /* max_size = the memory limit (rlimit) of later commands */
+	REQ_CONNECT = 9,    /* fds: a stream socket relayed to 127.0.0.1:max_size */
+	REQ_STATE_FD = 10,  /* answered by RSP_EXIT carrying (SCM_RIGHTS) init's fd of the
+			     * cell's writable state, for fork and checkpoint */
 };
 
 /* proto_req.flags */

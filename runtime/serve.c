@@ -55,6 +55,25 @@ static void send_rsp(int fd, const struct proto_rsp *r)
 	(void)send(fd, r, sizeof(*r), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* The answer with one fd passed along. */
+static void send_rsp_fd(int fd, const struct proto_rsp *r, int pass)
+{
+	struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof(*r)};
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	(void)sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void send_error(int fd, const char *fmt, const char *arg)
 {
 	struct proto_rsp r = {.kind = RSP_ERROR};
@@ -194,6 +213,8 @@ static pid_t start_worker(const struct server *s, const struct proto_request *q,
 		_exit(rt_fileop_read(q->fds[0], q->path, q->h.max_size));
 	if (q->h.kind == REQ_FILE_WRITE)
 		_exit(rt_fileop_write(q->fds[0], q->path, q->h.max_size, q->h.flags));
+	if (q->h.kind == REQ_CONNECT)
+		_exit(rt_port_relay(q->fds[0], (uint16_t)q->h.max_size));
 	struct sc_err err = {0};
 	struct tarw_opts tar = {.overlay = true, .max_bytes = q->h.max_size};
 	int rc;
@@ -257,6 +278,15 @@ static void handle_request(struct server *s, size_t i)
 		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
 				      .nexecs = (uint32_t)s->nconns - 1};
 		send_rsp(c->fd, &r);
+	} else if (q.h.kind == REQ_STATE_FD && q.nfds == 0) {
+		/* only to the creator (token checked above): it is the host
+		 * side of the cell, which reads the files as the cell is held
+		 * still */
+		struct proto_rsp r = {.kind = RSP_EXIT};
+		if (s->plan->state_fd < 0)
+			send_error(c->fd, "%s", "this cell keeps no writable state to fork");
+		else
+			send_rsp_fd(c->fd, &r, s->plan->state_fd);
 	} else if (q.h.kind == REQ_SET_MEMORY && q.nfds == 0 && q.h.max_size) {
 		s->memory = q.h.max_size;
 		struct proto_rsp r = {.kind = RSP_EXIT};
@@ -265,7 +295,9 @@ static void handle_request(struct server *s, size_t i)
 		if (!user_unmapped(s, &q, c->fd))
 			pid = start_exec(s, &q);
 	} else if (q.nfds == 1 && ((takes_path_and_fd(q.h.kind) && q.path[0]) ||
-				   q.h.kind == REQ_LAYER_OUT)) {
+				   q.h.kind == REQ_LAYER_OUT ||
+				   (q.h.kind == REQ_CONNECT && q.h.max_size >= 1 &&
+				    q.h.max_size <= 65535))) {
 		pid = start_worker(s, &q, c->fd);
 	} else {
 		send_error(c->fd, "%s", "malformed request");

@@ -16,6 +16,7 @@
 #include "channel.h"
 #include "egress.h"
 #include "start.h"
+#include "snapshot.h"
 
 #define CELL_NS_FLAGS                                                                          \
 	(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS |              \
@@ -28,6 +29,8 @@ static void plan_close(struct cell_plan *plan)
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		sc_closep(&plan->bind_fds[i]);
 	sc_closep(&plan->upper_fd);
+	for (size_t i = 0; i < plan->nsnaps; i++)
+		sc_closep(&plan->snap_fds[i]);
 }
 
 /* Check what the child will open: it opens layers itself, since overlayfs
@@ -41,6 +44,13 @@ static int plan_check_paths(struct cell_plan *plan, struct sc_err *err)
 			return sc_fail(err, errno, "image layer %s", spec->layers[i]);
 	if (spec->upper_dir && access(spec->upper_dir, F_OK) < 0)
 		return sc_fail(err, errno, "writable layer %s", spec->upper_dir);
+	if (spec->snapshot) {
+		char ids[RT_SNAP_MAX_DEPTH][RT_SNAP_ID_LEN];
+		_Static_assert(sizeof(plan->snap_ids) == sizeof(ids), "snapshot chain sizes");
+		if (rt_snapshot_chain(spec->snapshot, ids, &plan->nsnaps, err) < 0)
+			return -1;
+		memcpy(plan->snap_ids, ids, sizeof(ids));
+	}
 	for (size_t i = 0; i < spec->nbinds; i++) {
 		if (spec->binds[i].host && access(spec->binds[i].host, F_OK) < 0)
 			return sc_fail(err, errno, "bind source %s", spec->binds[i].host);
@@ -236,7 +246,9 @@ void rt_start_init(struct rt_start *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = st->plan.upper_fd = -1;
-	st->plan.layer_fd = st->plan.tramp_fd = st->plan.oom_fd = -1;
+	st->plan.layer_fd = st->plan.tramp_fd = st->plan.oom_fd = st->plan.state_fd = -1;
+	for (size_t i = 0; i < SC_ARRAY_LEN(st->plan.snap_fds); i++)
+		st->plan.snap_fds[i] = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
 		st->plan.bind_fds[i] = -1;
 	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = st->tty_master = -1;

@@ -49,6 +49,8 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 	fprintf(f, "name=%s\npid=%d\nstarttime=%llu\ncreated=%.3f\nimage=%s\ncgroup=%s\npersist=%s\n",
 		in->name, (int)in->pid, (unsigned long long)in->starttime, in->created, in->image,
 		in->cgroup, in->persist_dir);
+	if (in->snapshot[0])
+		fprintf(f, "snapshot=%s\n", in->snapshot);
 	fprintf(f, "memory=%llu\npids=%llu\ncpus=%.3f\ntimeout=%.3f\ndisk=%llu\n",
 		(unsigned long long)l->memory, (unsigned long long)l->pids, l->cpus, l->timeout_s,
 		(unsigned long long)l->disk);
@@ -56,6 +58,8 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 	for (size_t i = 0; i < in->nports && i < CELL_MAX_PORTS; i++)
 		fprintf(f, "port=%u %u %s\n", in->ports[i].cell_port, in->ports[i].host_port,
 			in->ports[i].host_addr);
+	for (size_t i = 0; i < in->nvolumes && i < CELL_MAX_VOLUMES; i++)
+		fprintf(f, "volume=%s\n", in->volumes[i]);
 	if (in->has_token) {
 		fputs("token=", f);
 		for (size_t i = 0; i < RT_TOKEN_LEN; i++)
@@ -153,7 +157,7 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 		close(fd);
 		return sc_fail(err, errno, "%s", path);
 	}
-	for (int n = 0; n < 64 + CELL_MAX_PORTS && fgets(line, sizeof(line), f); n++) {
+	for (int n = 0; n < 64 + CELL_MAX_PORTS + CELL_MAX_VOLUMES && fgets(line, sizeof(line), f); n++) {
 		line[strcspn(line, "\n")] = '\0';
 		char *eq = strchr(line, '=');
 		if (!eq)
@@ -175,6 +179,8 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 			copy_value(in->cgroup, sizeof(in->cgroup), v);
 		else if (!strcmp(k, "persist"))
 			copy_value(in->persist_dir, sizeof(in->persist_dir), v);
+		else if (!strcmp(k, "snapshot"))
+			copy_value(in->snapshot, sizeof(in->snapshot), v);
 		else if (!strcmp(k, "memory"))
 			in->limits.memory = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "pids"))
@@ -187,6 +193,9 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 			in->limits.disk = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "port"))
 			read_port(v, in);
+		else if (!strcmp(k, "volume") && in->nvolumes < CELL_MAX_VOLUMES &&
+			 sc_valid_name(v))
+			copy_value(in->volumes[in->nvolumes++], sizeof(in->volumes[0]), v);
 		else if (!strcmp(k, "token") && strlen(v) == 2 * RT_TOKEN_LEN)
 			in->has_token = parse_token(v, strlen(v), in->token);
 	}

@@ -18,11 +18,14 @@ struct cell_info {
 	char image[64];
 	char cgroup[4096];       /* cgroup leaf or "" */
 	char persist_dir[4096];  /* on-disk writable layer or "" */
+	char snapshot[33];       /* the snapshot layer it was forked from, or "" */
 	struct policy_limits limits;
 	bool has_token;
 	uint8_t token[32];       /* RT_TOKEN_LEN */
 	struct cell_port ports[CELL_MAX_PORTS]; /* published, fd -1 */
 	size_t nports;
+	char volumes[CELL_MAX_VOLUMES][64]; /* named volumes bound in */
+	size_t nvolumes;
 };
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);

@@ -14,6 +14,7 @@
 #include "../common/parse.h"
 #include "../common/subid.h"
 #include "cgroup.h"
+#include "snapshot.h"
 #include "state.h"
 
 int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
@@ -29,6 +30,16 @@ int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_
 		rt_cgroup_from_saved(&cg, info->cgroup);
 		if (rt_cgroup_destroy(&cg, err) < 0)
 			return -1;
+	}
+	/* The shared layer it stood on goes with its last user. Before the
+	 * state directory, whose info names the layer: a removal killed
+	 * half-way and done again still finds it (dropping a user twice is
+	 * harmless). Nothing of the cell uses the layer now: its init and
+	 * mounts are gone. */
+	if (info->snapshot[0]) {
+		char who[RT_SNAP_WHO_LEN];
+		snprintf(who, sizeof(who), "c@%s", info->name);
+		rt_snapshot_unref(info->snapshot, who);
 	}
 	/* the message names the tree; errno is the first failure's inside it */
 	struct sc_err inner = {0};

@@ -24,6 +24,9 @@
 #  11. density: DENSITY (default 300) idle long-lived cells at once: create
 #      and remove rates, host memory per cell, an exec into the last one
 #      against a host spawn (scripts/bench_density.sh; #20 asks for 2,000).
+#  12. e2b: commands.run('true') through the E2B SDK against POST
+#      /cells/{id}/exec of the same command, and create-to-first-command
+#      (scripts/bench_e2b.sh; needs node and npm).
 # usage: scripts/bench.sh [ROUNDS]   (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -107,6 +110,9 @@ if [ -x scripts/bench_code.sh ]; then
 fi
 if [ -x scripts/bench_python.sh ]; then
 	scripts/bench_python.sh "$rounds"
+fi
+if [ -x scripts/bench_e2b.sh ] && command -v node >/dev/null && command -v npm >/dev/null; then
+	scripts/bench_e2b.sh "$rounds"
 fi
 if [ -x scripts/bench_density.sh ]; then
 	scripts/bench_density.sh "${DENSITY:-300}"

@@ -28,6 +28,11 @@ D = os.environ.get("SANDCELL_SESSION_DIR", "/tmp/.sandcell/session")
 K = None  # the session's own directory (argv)
 PLOTS = os.path.join(D, "plots")
 MAX_SRC = 4 << 20
+# every run's code and exit code, in order, for a fork's replay
+# (lang_session_replay): "LENGTH EXIT\n" CODE "\n" each, then "full\n"
+# once it would pass HISTORY_MAX bytes (nothing more is kept then)
+HISTORY = os.path.join(D, "history")
+HISTORY_MAX = 16 << 20
 FLAG_CLEAR = 1
 GRACE = 5.0  # seconds a run has to stop after SIGINT (as client.py's)
 
@@ -122,7 +127,14 @@ class IPythonSession:
         sh = self.sh
 
         def to_stderr(etype, evalue, stb):
+            # sys.exit() ends the run with its status, as in `python3
+            # main.py`: no "An exception has occurred" note
+            if isinstance(etype, type) and issubclass(etype, SystemExit):
+                return
             print(sh.InteractiveTB.stb2text(stb), file=sys.stderr)
+
+        import warnings
+        warnings.filterwarnings("ignore", message="To exit: use 'exit'", category=UserWarning)
 
         sh._showtraceback = to_stderr
         self.count = 0
@@ -191,6 +203,25 @@ def watch_client(connfd, done_r):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def record(code, rc):
+    data = code.encode("utf-8", "replace")
+    try:
+        fd = os.open(HISTORY, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return
+    try:
+        size = os.fstat(fd).st_size
+        rec = b"%d %d\n" % (len(data), rc) + data + b"\n"
+        if size + len(rec) <= HISTORY_MAX:
+            os.write(fd, rec)
+        elif size < 5 or os.pread(fd, 5, size - 5) != b"full\n":
+            os.write(fd, b"full\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def serve_one(conn, sess, devnull):
     conn.settimeout(30)
     send_msg(conn, {"pid": os.getpid()})
@@ -221,6 +252,7 @@ def serve_one(conn, sess, devnull):
             clear_plots()
         try:
             rc, interrupted = sess.run(code)
+            record(code, rc)
         finally:
             os.close(done_w)
             watcher.join()

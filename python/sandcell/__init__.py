@@ -8,7 +8,7 @@ stopped at exit); SANDCELL_URL (and SANDCELL_TOKEN) name a running server."""
 
 from ._client import stop_private_servers
 from .e2b import (CommandResult, EntryInfo, Execution, ExecutionError, Logs, Result, Sandbox)
-from .exceptions import (CommandEmptyError, CommandExitException, CommandFailedError,
+from .exceptions import (CommandEmptyError, CommandExitException, CommandFailedError, ForkError,
                          LanguageNotSupportedError, LanguageNotSupportPlotError,
                          LibraryInstallationNotSupportedError, NotOpenSessionError, SandboxError,
                          SandboxTimeoutError, SecurityError, UnsupportedBackendError)

@@ -326,7 +326,10 @@ class PrivateServer:
         os.chmod(self.dir, 0o700)
         self.sock = os.path.join(self.dir, "s")
         self.errpath = os.path.join(self.dir, "serve.err")
-        argv = [find_binary(), "serve", "--listen", "unix:" + self.sock, "--pool", str(pool)] + list(args)
+        # --ephemeral: one of many private servers on the user's state
+        # root, whose cells die with it (docs/api.md, "Restarts")
+        argv = [find_binary(), "serve", "--listen", "unix:" + self.sock, "--ephemeral",
+                "--pool", str(pool)] + list(args)
         with _servers_lock:
             if _launcher is None:
                 _launcher = _Launcher()

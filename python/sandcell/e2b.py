@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from .exceptions import CommandExitException, SandboxError, SandboxTimeoutError
+from .exceptions import CommandExitException, ForkError, SandboxError, SandboxTimeoutError
 from .session import HTTP_SLACK, InteractiveSandboxSession, check_cell_path
 
 
@@ -359,11 +359,16 @@ class Sandbox:
             raise TypeError("Sandbox(allow_internet_access=True): not supported; cells have no network "
                             "but loopback (give runtime_configs={'allow_net': [HOST, ...]} for an "
                             "egress allowlist)")
+        session = InteractiveSandboxSession(lang="python", image=template, workdir=workdir,
+                                            default_timeout=60, **kwargs)
+        session.open()
+        self._start(session, envs, metadata, timeout)
+
+    def _start(self, session, envs, metadata, timeout):
+        """Self on an open session: its envs set, its lifetime started."""
         self._envs = {str(k): str(v) for k, v in (envs or {}).items()}
         self.metadata = dict(metadata or {})
-        self._session = InteractiveSandboxSession(lang="python", image=template, workdir=workdir,
-                                                  default_timeout=60, **kwargs)
-        self._session.open()
+        self._session = session
         self.commands = Commands(self)
         self.files = Files(self)
         self._count = 0
@@ -381,6 +386,38 @@ class Sandbox:
     @classmethod
     def create(cls, template=None, timeout=300, **kwargs):
         return cls(template=template, timeout=timeout, **kwargs)
+
+    def fork(self, count=1, timeout=300, replay_sessions=False):
+        """count (1..100) new sandboxes whose files equal this one's at one
+        instant. This one keeps running. A child's Python starts fresh (no
+        variable of this sandbox's run_code is copied), or with
+        replay_sessions has run this sandbox's run_code calls again, in
+        order; its envs and metadata are this one's. Raises ForkError (its
+        .children are the sandboxes that were made) when some could not be
+        made or replayed."""
+        try:
+            sessions = self._session.fork(count, replay_sessions=replay_sessions)
+        except ForkError as e:
+            e.children = self._adopt(e.children, timeout)
+            raise
+        return self._adopt(sessions, timeout)
+
+    def _adopt(self, sessions, timeout):
+        """Sandboxes on sessions (forks of this one's); none left open on
+        failure."""
+        out = []
+        try:
+            for s in sessions:
+                child = type(self).__new__(type(self))
+                out.append(child)
+                child._start(s, self._envs, self.metadata, timeout)
+        except BaseException:
+            for c in out[:-1]:
+                c.kill()
+            for s in sessions[len(out) - 1:]:
+                s.close()
+            raise
+        return out
 
     def set_timeout(self, timeout):
         """The sandbox is killed timeout seconds from now (0 or None: never)."""

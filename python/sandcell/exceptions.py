@@ -44,6 +44,16 @@ class CommandFailedError(SandboxError):
     """A command of execute_commands failed."""
 
 
+class ForkError(SandboxError):
+    """Some children of a fork were not made: .children holds the ones that
+    were (still open: close them, or use them), .errors each failure."""
+
+    def __init__(self, children, errors):
+        super().__init__("%d of %d children not made: %s"
+                         % (len(errors), len(children) + len(errors), "; ".join(errors)[:500]))
+        self.children, self.errors = children, errors
+
+
 class CommandExitException(SandboxError):
     """E2B: a command exited non-zero (stdout, stderr, exit_code are kept)."""
 

@@ -7,6 +7,7 @@ InteractiveSandboxSession keeps a Python interpreter (POST /cells/{id}/code)."""
 
 import ast
 import base64
+import copy
 import io
 import os
 import posixpath
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 from . import _client
-from .exceptions import (CommandEmptyError, LanguageNotSupportedError, LanguageNotSupportPlotError,
+from .exceptions import (CommandEmptyError, ForkError, LanguageNotSupportedError, LanguageNotSupportPlotError,
                          LibraryInstallationNotSupportedError, NotOpenSessionError, SandboxError,
                          SandboxTimeoutError, SecurityError, UnsupportedBackendError)
 from .security import check as _check_policy
@@ -282,6 +283,50 @@ class SandboxSession:
                 self._client.json("DELETE", "/cells/" + cid, timeout=HTTP_SLACK, ok=(200, 404))
             except SandboxError:
                 pass
+
+    def fork(self, n=1, replay_sessions=False):
+        """n (1..100) new sessions whose cells' files equal this one's at one
+        instant (the server's POST /cells/{id}/fork). This cell keeps running;
+        the children start with fresh processes: no kept interpreter state of
+        this session is copied, only files; with replay_sessions, a child's
+        kept Python interpreter runs this one's code again, in order. Raises
+        ForkError (with the children that were made) when some could not be
+        made or their replay failed."""
+        self._need_open()
+        n = int(n)
+        if not 1 <= n <= 100:
+            raise ValueError("fork(n): n must be 1 to 100")
+        body = {"count": n}
+        if replay_sessions:
+            body["replay_sessions"] = True
+        got = self._client.json("POST", "/cells/%s/fork" % self.cell_id, body,
+                                timeout=HTTP_SLACK + (600.0 if replay_sessions else 10.0) * n)
+        children, errors = [], []
+        for entry in got.get("cells", [])[:n]:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                children.append(self._child(entry["id"]))
+                replay = entry.get("replay")
+                if isinstance(replay, dict) and replay.get("ok") is False:
+                    errors.append("%s: replay: %s" % (entry["id"], str(replay.get("error"))[:300]))
+            else:
+                errors.append(str(entry.get("error", entry) if isinstance(entry, dict) else entry)[:300])
+        if len(children) + len(errors) < n:
+            errors.append("the server answered %d entries for %d children"
+                          % (len(children) + len(errors), n))
+        if errors:
+            raise ForkError(children, errors)
+        return children
+
+    def _child(self, cell_id):
+        """A session of the same kind and settings on cell cell_id."""
+        child = copy.copy(self)
+        child._lock = threading.Lock()
+        child.cell_id = cell_id
+        child._fresh_child()
+        return child
+
+    def _fresh_child(self):
+        """What a child of fork must not share with its parent (subclasses)."""
 
     def __enter__(self):
         return self.open()
@@ -580,6 +625,9 @@ class ArtifactSandboxSession(SandboxSession):
 
     def clear_plots(self):
         self._plots = []
+
+    def _fresh_child(self):
+        self._plots = list(self._plots)  # the parent's so far, not shared
 
 
 # a line of IPython syntax: a line or cell magic, or a shell escape

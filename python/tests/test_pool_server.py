@@ -106,13 +106,21 @@ class TestRemoteServer(unittest.TestCase):
         with open(tok, "w") as f:
             f.write(cls.token + "\n")
         cls.portfile = os.path.join(cls.dir, "port")
-        cls.proc = subprocess.Popen([_client.find_binary(), "serve", "--listen", "127.0.0.1:0",
-                                     "--token-file", tok, "--port-file", cls.portfile, "--pool", "1"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ok = _util.wait_for(lambda: os.path.exists(cls.portfile) and os.path.getsize(cls.portfile) > 0, 120)
-        if not ok:
+        # --ephemeral: the suite may run twice at once (t_python_client
+        # runs it under two interpreters) on one state root, which only one
+        # restartable server may hold
+        cls.log = os.path.join(cls.dir, "serve.log")
+        with open(cls.log, "wb") as log:
+            cls.proc = subprocess.Popen([_client.find_binary(), "serve", "--listen", "127.0.0.1:0",
+                                         "--token-file", tok, "--port-file", cls.portfile, "--pool", "1",
+                                         "--ephemeral"],
+                                        stdout=subprocess.DEVNULL, stderr=log)
+        ok = _util.wait_for(lambda: cls.proc.poll() is not None or
+                            (os.path.exists(cls.portfile) and os.path.getsize(cls.portfile) > 0), 120)
+        if not ok or cls.proc.poll() is not None:
             cls.proc.kill()
-            raise AssertionError("the test server did not start")
+            with open(cls.log, errors="replace") as f:
+                raise AssertionError("the test server did not start: " + f.read()[-2000:])
         with open(cls.portfile) as f:
             cls.url = "http://127.0.0.1:%s" % f.read().strip()
 

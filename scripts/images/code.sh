@@ -2,8 +2,8 @@
 # (bookworm) packages: python3 with numpy, scipy, sympy, pandas,
 # matplotlib, plotly, ipython3 and pip; node, npm and TypeScript (tsc);
 # OpenJDK 17 (headless); gcc and g++; Go; Rust; R with its recommended
-# packages and ggplot2; Ruby; Perl, Lua, PHP, C# (Mono), D (gdc) and
-# Verilog (Icarus); pytest and JUnit 5 for the test modes. (Every name checked with apt-cache show
+# packages and ggplot2; Ruby; Perl, Lua, PHP, C# (Mono), D (gdc),
+# Verilog (Icarus), Scala, Racket and Kotlin (scripts); pytest and JUnit 5 for the test modes. (Every name checked with apt-cache show
 # against Debian 12.) Cells start in
 # /testbed. pip may install into the system (the cell is the sandbox).
 # Not built by the test suite (several GB; the host image's toolchains are
@@ -15,6 +15,8 @@ pkgs=$pkgs,python3-matplotlib,python3-pandas,python3-plotly,ipython3
 pkgs=$pkgs,nodejs,npm,node-typescript,openjdk-17-jdk-headless,build-essential,golang-go,rustc
 pkgs=$pkgs,r-base-core,r-recommended,r-cran-ggplot2,ruby
 pkgs=$pkgs,perl,lua5.4,php-cli,mono-mcs,mono-runtime,gdc,iverilog,python3-pytest,junit5
+pkgs=$pkgs,scala,racket,kotlin,lua-unit,libtest-deep-perl,libdata-compare-perl,node-lodash
+pkgs=$pkgs,golang-github-stretchr-testify-dev
 pkgs=$pkgs,git,curl,ca-certificates,procps,less,unzip,xz-utils
 
 sc_code_image "$pkgs"

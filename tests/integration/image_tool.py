@@ -79,6 +79,45 @@ CONFIG = {"Env": ["PATH=/bin", "IMAGE_VAR=from-image"], "WorkingDir": "/work",
           "Cmd": ["/bin/sh"]}
 
 
+def many_layers(n):
+    """n layers: busybox, then /layers/NN in each (each layer's file shows
+    it was applied in order: /layers/last is overwritten by every one),
+    with the same empty-directory layer repeated twice in the middle, as
+    images built by Dockerfiles repeat empty layers."""
+    layers = [tar_bytes(busybox_base())]
+    empty = tar_bytes([("layers", "dir", None, 0o755)])
+    for i in range(1, n - 2):
+        layers.append(tar_bytes([("layers", "dir", None, 0o755),
+                                 ("layers/%02d" % i, "file", b"%d\n" % i, 0o644),
+                                 ("layers/last", "file", b"%d\n" % i, 0o644)]))
+        if i == n // 2:
+            layers += [empty, empty]
+    return layers
+
+
+def flat(layers):
+    """One layer holding what the layers give, applied in order (no
+    whiteouts among them)."""
+    entries = {}
+    for data in layers:
+        with tarfile.open(fileobj=io.BytesIO(data)) as t:
+            for m in t.getmembers():
+                body = t.extractfile(m).read() if m.isfile() else None
+                entries[m.name] = (m, body)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for m, body in entries.values():
+            t.addfile(m, io.BytesIO(body) if body is not None else None)
+    return [buf.getvalue()]
+
+
+def big_layers(n, mb):
+    """n layers of incompressible data, mb MiB in all (a bench's image)."""
+    per = mb * 1024 * 1024 // n
+    return [tar_bytes([("data", "dir", None, 0o755),
+                       ("data/%02d" % i, "file", os.urandom(per), 0o644)]) for i in range(n)]
+
+
 def owners(marker):
     """One layer whose files belong to root and to uid/gid 1000 (and a
     root-only file); marker makes the layer's content (its id) unique."""
@@ -98,6 +137,21 @@ def config_json(layers_plain, extra=None):
     cfg = {"architecture": "amd64", "os": "linux", "config": extra or CONFIG,
            "rootfs": {"type": "layers", "diff_ids": diff_ids}}
     return json.dumps(cfg).encode()
+
+
+DPKG_STATUS = (b"Package: python3\nStatus: install ok installed\nVersion: 9.9.9-1\n\n"
+               b"Package: ruby\nStatus: deinstall ok config-files\nVersion: 1:7.0-1\n\n"
+               b"Package: perl\nVersion: 5.99-2\nStatus: install ok installed\n")
+
+
+def dpkg_image(link):
+    """busybox with a dpkg status (python3 9.9.9 installed, ruby removed,
+    perl installed), or with /var a link to the host's `link`."""
+    if link:
+        return busybox_base() + [("var", "sym", link, 0o777)]
+    return busybox_base() + [("var", "dir", None, 0o755), ("var/lib", "dir", None, 0o755),
+                             ("var/lib/dpkg", "dir", None, 0o755),
+                             ("var/lib/dpkg/status", "file", DPKG_STATUS, 0o644)]
 
 
 def add_member(t, name, data, mode=0o644):
@@ -361,10 +415,25 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "docker":
         write_docker(args[0], two_layers())
+    elif cmd == "dpkg":
+        write_docker(args[0], [tar_bytes(dpkg_image(args[1] if len(args) > 1 else None))])
+    elif cmd == "docker-cmd":  # OUT [none]: ENTRYPOINT and CMD, or neither
+        cfg = {"Env": ["PATH=/bin", "GREETING=hello"], "WorkingDir": "/etc"}
+        if len(args) < 2:
+            cfg.update(Entrypoint=["/bin/sh", "-c"], Cmd=['echo "$GREETING from $(pwd) as $(id -u)"'])
+        ls = [tar_bytes(busybox_base())]
+        write_docker(args[0], ls, config_json(ls, cfg))
     elif cmd == "owners":
         write_docker(args[0], owners(args[1]))
     elif cmd == "oci":
         write_oci(args[0], two_layers(), compress=True)
+    elif cmd == "oci-many":
+        write_oci(args[0], many_layers(int(args[1])), compress=True)
+    elif cmd == "oci-many-flat":
+        write_oci(args[0], flat(many_layers(int(args[1]))), compress=True)
+    elif cmd == "oci-big":
+        write_oci(args[0], big_layers(int(args[1]), int(args[2])),
+                  compress=lambda x: (gzip.compress(x, compresslevel=1), "+gzip"))
     elif cmd == "oci-zstd":
         write_oci(args[0], two_layers(), compress="zstd")
     elif cmd == "hostile":

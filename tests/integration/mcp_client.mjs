@@ -30,9 +30,9 @@ check("the server names itself sandcell", client.getServerVersion()?.name === "s
 // tools/list: every tool, each with an object schema
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-const want = ["close_session", "create_session", "execute_code", "get_language_details",
+const want = ["close_session", "create_session", "execute_code", "fork_cell", "get_language_details",
 	"get_supported_languages", "read_file", "run_command", "write_file"];
-check("tools/list has the eight tools", JSON.stringify(names) === JSON.stringify(want), names);
+check("tools/list has the nine tools", JSON.stringify(names) === JSON.stringify(want), names);
 check("each tool has an object inputSchema",
 	tools.every((t) => t.inputSchema && t.inputSchema.type === "object"), tools);
 const ex = tools.find((t) => t.name === "execute_code");
@@ -118,6 +118,46 @@ check("the session's code sees the file", json(r)?.stdout === "world\n", r);
 r = await call("run_command", { command: "echo fresh; test ! -e /testbed/hello.txt" });
 check("run_command without a session runs in a fresh cell",
 	!r.isError && json(r)?.exit_code === 0 && json(r)?.stdout === "fresh\n", r);
+// fork_cell: the session's files in new sessions, each on its own
+r = await call("fork_cell", { session_id: sid, count: 2 });
+const kids = (json(r)?.sessions || []).map((k) => k.session_id);
+check("fork_cell gives two new session ids",
+	!r.isError && kids.length === 2 && kids.every((k) => typeof k === "string" && k !== sid), r);
+r = await call("read_file", { session_id: kids[0], path: "hello.txt" });
+check("a forked session has the parent's file", !r.isError && text(r) === "héllo\nworld\n", r);
+r = await call("run_command", { session_id: kids[0], command: "echo k0 > only.txt" });
+r = await call("run_command", { session_id: kids[1], command: "test -e only.txt; echo $?" });
+check("a write in one child is not in its sibling", json(r)?.stdout === "1\n", r);
+r = await call("run_command", { session_id: sid, command: "test -e only.txt; echo $?" });
+check("... nor in the parent", json(r)?.stdout === "1\n", r);
+r = await call("execute_code", { code: "print(1 + 1)", session_id: kids[1] });
+check("a forked Python session runs code", !r.isError && json(r)?.stdout === "2\n", r);
+r = await call("fork_cell", { session_id: sid, replay_sessions: true });
+const rk = json(r)?.sessions?.[0];
+check("fork_cell with replay_sessions replays the parent's runs",
+	!r.isError && rk?.replay?.ok === true && rk?.replay?.runs >= 2, r);
+r = await call("execute_code", { code: "print(x + 1)", session_id: rk?.session_id });
+check("... and the child has the parent's variables", !r.isError && json(r)?.stdout === "42\n", r);
+if (rk?.session_id) await call("close_session", { session_id: rk.session_id });
+r = await call("fork_cell", { session_id: sid, count: 0 });
+check("fork_cell with count 0 is a tool error", r.isError === true && /count/.test(text(r)), r);
+r = await call("fork_cell", { session_id: "mcp-no-such" });
+check("fork_cell of an unknown session is a tool error", r.isError === true, r);
+for (const k of kids) await call("close_session", { session_id: k });
+// a session's memory limit goes to its forks
+const BIG = "python3 -c 'b = bytearray(300 << 20); print(len(b) >> 20)' 2>/dev/null; echo rc=$?";
+r = await call("create_session", { limits: { memory_mb: 100 } });
+const msid = json(r)?.session_id;
+r = await call("run_command", { session_id: msid, command: BIG });
+check("a session with limits.memory_mb 100 cannot take 300 MiB", json(r)?.stdout !== "300\nrc=0\n", r);
+r = await call("fork_cell", { session_id: msid });
+const mk = json(r)?.sessions?.[0]?.session_id;
+r = await call("run_command", { session_id: mk, command: BIG });
+check("... nor can its fork", typeof mk === "string" && json(r)?.stdout !== undefined &&
+	json(r)?.stdout !== "300\nrc=0\n", r);
+r = await call("run_command", { session_id: sid, command: BIG });
+check("... which a session without the limit can", json(r)?.stdout === "300\nrc=0\n", r);
+for (const k of [msid, mk]) await call("close_session", { session_id: k });
 r = await call("create_session", { image: "no-such-image" });
 check("create_session with another image is a tool error", r.isError === true && /image/.test(text(r)), r);
 r = await call("close_session", { session_id: sid });

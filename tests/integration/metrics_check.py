@@ -252,6 +252,11 @@ def parse(murl):
                  "sandcell_cells", "sandcell_pool_target", "process_resident_memory_bytes",
                  "process_open_fds", "sandcell_build_info"):
         check("family %s is there" % name, name in fams)
+    starts = {s[1].get("start") for s in fams.get("sandcell_cell_acquire_seconds", [])}
+    check("cell starts are split pooled vs cold, and only so", starts == {"pooled", "cold"}, starts)
+    started = sum(s[2] for s in fams.get("sandcell_cell_acquire_seconds", [])
+                  if s[0].endswith("_count"))
+    check("... and counted (the /run_code requests took cells)", started > 0, started)
     routes = {s[1].get("route") for s in fams.get("sandcell_http_requests_total", [])}
     check("route labels are templates (no ids, no paths)",
           routes and all(r == "unmatched" or r.startswith("/") and not re.search(r"[0-9a-f]{16}", r)
@@ -310,6 +315,14 @@ def prom(purl, wait_s):
     check("histogram_quantile of /run_code's latency is a number", v is not None and v > 0, v)
     v = prom_value(purl, 'sandcell_pool_target')
     check("the pool's target is there", v is not None and v >= 1, v)
+    # idle, the pool refills to its target: its ready cells are a state
+    pooled = None
+    while time.monotonic() < deadline:
+        pooled = prom_value(purl, 'sandcell_cells{state="pooled"}')
+        if pooled is not None and pooled == v:
+            break
+        time.sleep(0.2)
+    check("cells by state: the pool's ready cells (pooled) reach its target", pooled == v, (pooled, v))
     v = prom_value(purl, 'sandcell_build_info')
     check("build info is 1", v == 1, v)
 

@@ -129,6 +129,30 @@ def spread(ngx, token, state, nodes):
           set(answered) == set(nodes) and "failed" not in answered, answered)
 
 
+def e2b_sandboxes(ngx, token):
+    """E2B's control plane names a sandbox in its path (/sandboxes/{id},
+    /v2/sandboxes/{id}/connect): those reach its server too."""
+    bad, ids = [], []
+    for _ in range(6):
+        st, h, got = request(ngx, token, "POST", "/sandboxes", {"templateID": "base", "timeout": 300})
+        if st not in (200, 201) or not isinstance(got, dict) or "sandboxID" not in got:
+            bad.append(("create", st, got))
+            continue
+        ids.append(got["sandboxID"])
+    for sid in ids:
+        for method, path, body in (("GET", "/sandboxes/%s" % sid, None),
+                                   ("POST", "/v2/sandboxes/%s/connect" % sid, {"timeout": 300}),
+                                   ("POST", "/sandboxes/%s/timeout" % sid, {"timeout": 300})):
+            st, h, got = request(ngx, token, method, path, body)
+            if st >= 300 or h.get("x-sandcell-node") != node_of(sid):
+                bad.append((method, path, st, got, h.get("x-sandcell-node")))
+        st, h, got = request(ngx, token, "DELETE", "/sandboxes/%s" % sid)
+        if st >= 300 or h.get("x-sandcell-node") != node_of(sid):
+            bad.append(("DELETE", sid, st, got))
+    check("E2B sandboxes made through nginx are reached by id in the path, and killed (%d)" % len(ids),
+          len(ids) == 6 and not bad, bad)
+
+
 def run_codes(ngx, token, n):
     """n /run_code print(1) on 4 threads: {node: count} (and "failed": count)"""
     out, lock = {}, threading.Lock()
@@ -196,6 +220,7 @@ def main():
     nodes = dict(a.split("=", 1) for a in rest)
     if cmd == "spread":
         spread(ngx, token, state, nodes)
+        e2b_sandboxes(ngx, token)
     else:
         down(ngx, token, state, gone, nodes)
     sys.exit(1 if FAILS else 0)

@@ -147,6 +147,9 @@ def golden(c, file, no_cpp):
             continue
         m = matches(want, got)
         ok(m is None, "golden %s: the response matches" % name, "%s; got %s" % (m, json.dumps(got)))
+        if "files_keys" in case:
+            ok(isinstance(got.get("files"), dict) and sorted(got["files"]) == case["files_keys"],
+               "golden %s: files holds %s only" % (name, case["files_keys"]), got.get("files"))
         if st == 200:
             ok(RESULT_KEYS <= set(got), "golden %s: every SandboxFusion key is there" % name, got)
             for step in ("compile_result", "run_result"):
@@ -314,6 +317,17 @@ def stream(c):
     conn.close()
     ok(seen and seen[0] == {"type": "stdout", "data": "a\n"} and seen[-1].get("type") == "result"
        and seen[-1].get("timed_out") is True, "a streamed command's timeout ends in a timed-out result", seen)
+
+    # a command silent for longer than the idle timeout (t_serve.sh: 3 s)
+    conn, r = stream_open(c, cid, {"cmd": "sleep 7; echo woke", "timeout": 60})
+    seen = list(stream_events(r))
+    conn.close()
+    kinds = [e.get("type") for e in seen]
+    ok(kinds and kinds[-1] == "result" and seen[-1].get("exit_code") == 0 and
+       {"type": "stdout", "data": "woke\n"} in seen,
+       "a stream outlives a silence longer than the connection timeout", seen)
+    ok("keepalive" in kinds and set(kinds) <= {"keepalive", "stdout", "result"},
+       "the silence is filled with keepalive events", kinds)
 
     st, _, got = c.request("POST", "/cells/%s/exec" % cid, {"cmd": "echo plain"},
                            headers={"Accept": "application/json"})

@@ -135,29 +135,32 @@ name="v1cell$$"
 marker="sleep 4545.$$"
 sc create --memory 64M --pids 16 ${CPU:+--cpus 0.5} "${BINDS[@]}" "$name"
 check "create works" expect_rc 0
-check "memory.limit_in_bytes is 64M" [ "$(cat "$MEM/sandcell/$name/memory.limit_in_bytes" 2>/dev/null)" = 67108864 ]
-if [ -e "$MEM/sandcell/$name/memory.memsw.limit_in_bytes" ]; then
+# The leaf is the cell's name and a hash of its state root.
+leaf=$(cd "$MEM/sandcell" 2>/dev/null && ls -d "$name".* 2>/dev/null | head -1)
+check "the cell's cgroup is named after it ($leaf)" [ -n "$leaf" ]
+check "memory.limit_in_bytes is 64M" [ "$(cat "$MEM/sandcell/$leaf/memory.limit_in_bytes" 2>/dev/null)" = 67108864 ]
+if [ -e "$MEM/sandcell/$leaf/memory.memsw.limit_in_bytes" ]; then
 	check "memory.memsw.limit_in_bytes is 64M too (no swap past it)" \
-		[ "$(cat "$MEM/sandcell/$name/memory.memsw.limit_in_bytes")" = 67108864 ]
+		[ "$(cat "$MEM/sandcell/$leaf/memory.memsw.limit_in_bytes")" = 67108864 ]
 fi
-check "pids.max is 16" [ "$(cat "$PIDS/sandcell/$name/pids.max" 2>/dev/null)" = 16 ]
+check "pids.max is 16" [ "$(cat "$PIDS/sandcell/$leaf/pids.max" 2>/dev/null)" = 16 ]
 if [ -n "$CPU" ]; then
 	check "cpu.cfs_quota_us is 50000 of 100000" \
-		[ "$(cat "$CPU/sandcell/$name/cpu.cfs_quota_us" 2>/dev/null)/$(cat "$CPU/sandcell/$name/cpu.cfs_period_us" 2>/dev/null)" = 50000/100000 ]
+		[ "$(cat "$CPU/sandcell/$leaf/cpu.cfs_quota_us" 2>/dev/null)/$(cat "$CPU/sandcell/$leaf/cpu.cfs_period_us" 2>/dev/null)" = 50000/100000 ]
 fi
 as_user "$SC_BIN" exec "$name" -- sh -c "exec $marker" </dev/null >/dev/null 2>&1 &
 execer=$!
 wait_until has_command "$marker"
 cmd_pid=$(pgrep -f -- "^$marker" | head -1)
 check "an exec'd command is in the cell's memory and pids cgroups" \
-	bash -c 'grep -q ":memory:/sandcell/$1\$" "/proc/$0/cgroup" && grep -q ":pids:/sandcell/$1\$" "/proc/$0/cgroup"' "${cmd_pid:-0}" "$name"
+	bash -c 'grep -q ":memory:/sandcell/$1\$" "/proc/$0/cgroup" && grep -q ":pids:/sandcell/$1\$" "/proc/$0/cgroup"' "${cmd_pid:-0}" "$leaf"
 sc exec "$name" -- python3 /t/forks.py 64
 check "pids: held across the cell's processes (init, the sleeper, these: fewer than 16)" \
 	bash -c '[ "$(sed -n "s/^started //p" <<<"$0")" -lt 14 ]' "$OUT"
 sc rm -f "$name"
 check "rm works" expect_rc 0
 wait "$execer" 2>/dev/null
-check "rm: the cell's v1 cgroups are gone" none_like "$name"
+check "rm: the cell's v1 cgroups are gone" none_like "$name.*"
 
 # --- a run leaves nothing ---
 as_user_exec "$SC_BIN" run --memory 64M --pids 32 -- true </dev/null >/dev/null 2>&1 &

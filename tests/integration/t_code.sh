@@ -15,13 +15,46 @@ sc code languages
 check "languages lists python" out_has "^python "
 check "languages lists the SandboxFusion alias nodejs" out_has "nodejs"
 sc code languages --json
-check "languages --json is a JSON list with 21 rows" bash -c \
-	'printf "%s" "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); assert len(d)==21 and all(\"available\" in x for x in d)"'
+check "languages --json is a JSON list with 24 rows" bash -c \
+	'printf "%s" "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); assert len(d)==24 and all(\"available\" in x for x in d)"'
 check "languages --json says which languages take --libraries" bash -c \
 	'printf "%s" "$OUT" | python3 -c "import json,sys; d={x[\"name\"]:x[\"libraries\"] for x in json.load(sys.stdin)}; assert d[\"go\"] is True and d[\"r\"] is True and d[\"python\"] is True and d[\"bash\"] is False"'
 if have bash; then
 	check "languages --json says bash is available here" bash -c \
 		'printf "%s" "$OUT" | python3 -c "import json,sys; d={x[\"name\"]:x for x in json.load(sys.stdin)}; assert d[\"bash\"][\"available\"] is True"'
+fi
+
+# versions: the image's Debian packages, read from its dpkg status
+lang_field() { # LANG KEY: from $OUT (languages --json)
+	printf '%s' "$OUT" | python3 -c 'import json,sys; print({x["name"]: x for x in json.load(sys.stdin)}[sys.argv[1]][sys.argv[2]])' "$1" "$2"
+}
+sc code languages --json
+if want=$(dpkg-query -W -f='${Version}' python3 2>/dev/null) && [ -n "$want" ]; then
+	check "languages --json gives the host's python3 package version" 		test "$(lang_field python version)" = "$want"
+	check "languages names the package it read" test "$(lang_field python package)" = python3
+fi
+if [ -x /bin/busybox ]; then
+	python3 "$SRCDIR/tests/integration/image_tool.py" dpkg "$T_DIR/dpkg.tar"
+	mkdir -p "$T_DIR/hostvar/lib/dpkg"
+	printf 'Package: python3\nStatus: install ok installed\nVersion: 66.6-hostile\n' \
+		>"$T_DIR/hostvar/lib/dpkg/status"
+	python3 "$SRCDIR/tests/integration/image_tool.py" dpkg "$T_DIR/dpkg-link.tar" "$T_DIR/hostvar"
+	chmod a+rx "$T_DIR/hostvar" "$T_DIR/hostvar/lib" "$T_DIR/hostvar/lib/dpkg"
+	chmod a+r "$T_DIR/dpkg.tar" "$T_DIR/dpkg-link.tar" "$T_DIR/hostvar/lib/dpkg/status"
+	sc image import "$T_DIR/dpkg.tar" dpkgimg
+	check "an image with a dpkg status imports" expect_rc 0
+	sc code languages --json --image dpkgimg
+	check "an image's versions come from its own dpkg status" \
+		test "$(lang_field python version) $(lang_field perl version)" = "9.9.9-1 5.99-2"
+	check "a package that is not installed has no version" test "$(lang_field ruby version)" = None
+	sc code languages --image dpkgimg
+	check "the table shows the upstream version" out_has "^python .* 9\.9\.9 "
+	sc image import "$T_DIR/dpkg-link.tar" dpkglink
+	check "an image whose /var is a link to the host imports" expect_rc 0
+	sc code languages --json --image dpkglink
+	check "the image's link to a host dpkg status is not followed" \
+		test "$(lang_field python version)" = None
+	sc image rm dpkgimg dpkglink
 fi
 
 # --- bad input ---
@@ -116,6 +149,13 @@ check "invalid UTF-8 output is replaced and stays a string" bash -c \
 printf 'open("out.txt","w").write("data")\n' | src writes.py
 sc code run --lang python --fetch out.txt --json "$T_DIR/writes.py"
 check "--fetch returns the file base64" bash -c '[ "$(jget "d[\"files\"][\"out.txt\"]")" = ZGF0YQ== ]'
+printf 'import os\nos.makedirs("sub", exist_ok=True)\nopen("sub/o.txt","w").write("in-sub")\nopen("/tmp/t.txt","w").write("abs")\n' | src writes2.py
+sc code run --lang python --fetch sub/o.txt --fetch /tmp/t.txt --out "$T_WORK/out" "$T_DIR/writes2.py"
+check "--out writes the fetched files under their paths" bash -c \
+	'[ "$(cat "$0/out/sub/o.txt")" = in-sub ] && [ "$(cat "$0/out/tmp/t.txt")" = abs ]' "$T_WORK"
+check "--out names each file it wrote" err_has "wrote $T_WORK/out/sub/o.txt (6 bytes)"
+sc code run --lang python --fetch sub/o.txt "$T_DIR/writes2.py"
+check "--fetch with nowhere to put the files is refused" err_has "needs --out DIR"
 sc code run --lang python --fetch missing.txt --json "$T_DIR/writes.py"
 check "--fetch of a missing file is a SandboxError naming it" bash -c \
 	'[ "$(jget "d[\"status\"]")" = SandboxError ] && jget "d[\"message\"]" | grep -q missing.txt'

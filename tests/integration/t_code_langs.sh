@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # sandcell code: the languages SandboxFusion runs that came after the first
-# eleven (perl, lua, php, csharp, d, d_ut, verilog), each with the host's
+# eleven (perl, lua, php, csharp, d, d_ut, verilog, scala, racket,
+# kotlin_script; typescript as SandboxFusion's tsx runs it), each with the host's
 # toolchain from Debian's packages: stdin, stdout, stderr and the exit code
 # of one program, a run timeout, a compile error where it compiles, and the
 # language's own details (php's missing <?php, D's unittest blocks,
 # Verilog's tb module). Then the test-framework modes (pytest, go_test,
 # junit: the code is a test file, the verdict the tests'), and Java's
 # assertions and a jar of --files on the class path.
-# ctest-timeout: 300
+# ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
 src() { # src NAME: write stdin to $T_DIR/NAME, readable by the test user
@@ -22,25 +23,26 @@ printf '21\n' | src in.txt
 # installs them); a missing one is a skip line, not a silent pass.
 declare -A TOOLS=([perl]="perl" [lua]="lua" [php]="php" [csharp]="mcs mono" [d]="gdc"
 	[verilog]="iverilog vvp" [pytest]="pytest" [go_test]="go" [junit]="javac java jar"
-	[java]="javac java jar")
+	[java]="javac java jar" [scala]="scalac scala" [racket]="racket" [kotlin_script]="kotlinc"
+	[typescript]="node tsc")
 usable() {
 	local t
 	for t in ${TOOLS[$1]}; do have "$t" || { echo "skip - $1 (no $t: scripts/setup.sh installs it)"; return 1; }; done
 }
 
 # The program: read 21, print 42, write to-err on stderr, exit 3.
-double_checks() { # LANG
-	sc code run --lang "$1" --stdin "$T_DIR/in.txt" --json "$T_DIR/double.$1"
+double_checks() { # LANG [OPTION...]: options of the first run (a JVM's slower timeouts)
+	sc code run --lang "$1" "${@:2}" --stdin "$T_DIR/in.txt" --json "$T_DIR/double.$1"
 	check "$1: stdin in, stdout out, exit code 3 (status Failed)" bash -c \
 		'[ "$(jget "d[\"status\"], d[\"run_result\"][\"stdout\"], d[\"run_result\"][\"return_code\"]")" = "[\"Failed\", \"42\\n\", 3]" ]'
 	check "$1: stderr" bash -c '[ "$(jget "d[\"run_result\"][\"stderr\"]")" = to-err ]'
 	check "$1: the exit code is sandcell's" expect_rc 3
-	sc code run --lang "$1" --run-timeout 1 --json "$T_DIR/spin.$1"
+	sc code run --lang "$1" "${@:2}" --run-timeout 1 --json "$T_DIR/spin.$1"
 	check "$1: a run past --run-timeout is TimeLimitExceeded (rc 124)" bash -c \
 		'[ "$(jget "d[\"run_result\"][\"status\"]")" = TimeLimitExceeded ] && [ $RC -eq 124 ]'
 }
-compile_error_checks() { # LANG WORD: the compiler's message names WORD
-	sc code run --lang "$1" --json "$T_DIR/bad.$1"
+compile_error_checks() { # LANG WORD [OPTION...]: the compiler's message names WORD
+	sc code run --lang "$1" "${@:3}" --json "$T_DIR/bad.$1"
 	check "$1 compile error: status Failed, run_result null" bash -c \
 		'[ "$(jget "d[\"status\"], d[\"run_result\"]")" = "[\"Failed\", null]" ]'
 	check "$1 compile error: the compiler's message" bash -c \
@@ -83,6 +85,26 @@ if usable csharp; then
 	compile_error_checks csharp undeclared_thing
 fi
 
+if usable csharp; then
+	printf 'class P {\n  static void Main() {\n    var l = new List<int> { 20, 22 };\n    Console.WriteLine(l.Sum());\n    undeclared_thing();\n  }\n}\n' | src usings.csharp
+	sc code run --lang csharp --json "$T_DIR/usings.csharp"
+	check "csharp: .NET's implicit usings, and the compiler's line numbers are the source's" bash -c \
+		'jget "d[\"compile_result\"][\"stderr\"]" | grep -q "main.cs(5,5): error CS0103: The name .undeclared_thing"'
+fi
+
+# --- Debian's libraries SandboxFusion's tests use (scripts/packages.txt) ---
+if [ -d /usr/share/nodejs/lodash ] && have node; then
+	printf 'const _ = require("lodash");\nconsole.log(_.sum([20, 22]));\n' | src lodash.js
+	sc code run --lang nodejs "$T_DIR/lodash.js"
+	check "nodejs: Debian's lodash (node-lodash) is found" out_is 42
+fi
+if [ -r /usr/share/lua/5.4/luaunit.lua ] && usable lua; then
+	printf 'local lu = require("luaunit")\nfunction testAdd() lu.assertEquals(1 + 1, 3) end\nos.exit(lu.LuaUnit.run())\n' | src unit.lua
+	sc code run --lang lua --json "$T_DIR/unit.lua"
+	check "lua: luaunit (lua-unit) runs, a failing test fails" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stdout\"]" | grep -q "0 successes, 1 failure"'
+fi
+
 # --- d, and d_ut (SandboxFusion's D_ut: the unittest blocks run, not main) ---
 if usable d; then
 	printf 'import std.stdio, std.conv, std.string;\nint main() {\n  int x = readln().strip.to!int;\n  writeln(x * 2);\n  stderr.writeln("to-err");\n  return 3;\n}\n' | src double.d
@@ -112,7 +134,59 @@ if usable verilog; then
 		'[ "$(jget "d[\"status\"], d[\"run_result\"]")" = "[\"Failed\", null]" ]'
 fi
 
+# --- scala: scalac, then scala OBJECT (the source's first object) ---
+if usable scala; then
+	printf 'object Doubler {\n  def main(args: Array[String]): Unit = {\n    val x = scala.io.StdIn.readLine().trim.toInt\n    println(x * 2)\n    System.err.println("to-err")\n    sys.exit(3)\n  }\n}\n' | src double.scala
+	printf 'object Spin extends App { while (true) {} }\n' | src spin.scala
+	double_checks scala --compile-timeout 120 --run-timeout 60
+	printf 'object P { def main(a: Array[String]): Unit = undeclared_thing() }\n' | src bad.scala
+	compile_error_checks scala undeclared_thing --compile-timeout 120
+	printf 'object Main extends App {\n  def foo() = { assert((1l) == (0l)) }\n  foo()\n}\n' | src assert.scala
+	sc code run --lang scala --compile-timeout 120 --run-timeout 60 --json "$T_DIR/assert.scala"
+	check "scala: a failed assert fails, 'assertion failed' on stderr" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stderr\"]" | grep -q "assertion failed"'
+fi
+
+# --- racket ---
+if usable racket; then
+	printf '#lang racket\n(define x (read))\n(displayln (* x 2))\n(eprintf "to-err\\n")\n(exit 3)\n' | src double.racket
+	printf '#lang racket\n(let loop () (loop))\n' | src spin.racket
+	double_checks racket
+	printf '#lang racket\n(require rackunit)\n(check-equal? (string-length "abc") 4)\n' | src check.rkt
+	sc code run --lang rkt --json "$T_DIR/check.rkt"
+	check "racket (alias rkt): a failed rackunit check is on stderr" bash -c \
+		'jget "d[\"run_result\"][\"stderr\"]" | grep -q "FAILURE"'
+fi
+
+# --- kotlin_script: kotlinc -script (Debian's kotlin 1.3, offline) ---
+if usable kotlin_script; then
+	printf 'val x = readLine()!!.trim().toInt()\nprintln(x * 2)\nSystem.err.println("to-err")\nkotlin.system.exitProcess(3)\n' | src double.kotlin_script
+	printf 'while (true) {}\n' | src spin.kotlin_script
+	double_checks kotlin_script --run-timeout 120
+	check "kotlin_script: no JVM warning on stderr" bash -c \
+		'! jget "d[\"run_result\"][\"stderr\"]" | grep -q "warning"'
+fi
+
+# --- typescript: transpiled without a type check (as SandboxFusion's tsx) ---
+if usable typescript; then
+	printf 'import util from "util";\nimport * as fs from "fs";\nconst x: number = parseInt(fs.readFileSync(0, "utf8"));\nconsole.log(util.format("%%d", x * 2));\nconsole.error("to-err");\nprocess.exit(3);\n' | src double.typescript
+	printf 'while (true) {}\n' | src spin.typescript
+	double_checks typescript
+	printf 'let x: number = ;\n' | src bad.typescript
+	compile_error_checks typescript "Expression expected"
+	printf 'const s: number = "a string";\nconsole.log(s);\n' | src loose.ts
+	sc code run --lang ts --json "$T_DIR/loose.ts"
+	check "typescript: a type error is not checked (tsx's way), the program runs" bash -c \
+		'[ "$(jget "d[\"status\"], d[\"run_result\"][\"stdout\"]")" = "[\"Success\", \"a string\\n\"]" ]'
+fi
+
 # --- test-framework modes: passing tests succeed, a failing one fails ---
+if usable go_test && [ -d /usr/share/gocode/src/github.com/stretchr/testify/assert ]; then
+	printf 'package main\nimport (\n\t"testing"\n\t"github.com/stretchr/testify/assert"\n)\nfunc TestSum(t *testing.T) { assert.Equal(t, 3, 1+1, "testify says") }\n' | src testify_test.go
+	sc code run --lang go_test --run-timeout 300 --json "$T_DIR/testify_test.go" # testify and its deps compile first
+	check "go_test: testify from Debian's Go sources, offline; its failure is the verdict" bash -c \
+		'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stdout\"]" | grep -q "testify says"'
+fi
 verdict_checks() { # LANG GOOD BAD WORD: WORD (the failing test's name) is reported
 	sc code run --lang "$1" --json "$T_DIR/$2"
 	check "$1: passing tests are Success" bash -c '[ "$(jget "d[\"status\"]")" = Success ]'

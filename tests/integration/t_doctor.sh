@@ -66,7 +66,7 @@ as_user_exec "$SC_BIN" doctor >/dev/null 2>&1 </dev/null &
 doctor_pid=$!
 wait "$doctor_pid"
 check "no test cgroup is left behind (doctor-$doctor_pid)" \
-	bash -c '! find /sys/fs/cgroup -maxdepth 4 -name "doctor-$0" 2>/dev/null | grep -q .' "$doctor_pid"
+	bash -c '! find /sys/fs/cgroup -maxdepth 4 -name "doctor-$0.*" 2>/dev/null | grep -q .' "$doctor_pid"
 
 sc doctor --json
 export OUT

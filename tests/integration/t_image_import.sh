@@ -34,6 +34,25 @@ sc run --image two -- sh -c 'echo "$IMAGE_VAR $PATH"; pwd'
 check "the image's env and workdir are the cell's defaults" out_is "$(printf 'from-image /bin\n/work')"
 sc run --image two -e IMAGE_VAR=cli -w /tmp -- sh -c 'echo "$IMAGE_VAR"; pwd'
 check "-e and -w override the image's defaults" out_is "$(printf 'cli\n/tmp')"
+
+# --- the image's ENTRYPOINT and CMD run when no command is given ---
+mk docker-cmd "$A/cmd.tar"
+mk docker-cmd "$A/nocmd.tar" none
+sc image import "$A/cmd.tar" withcmd
+sc image import "$A/nocmd.tar" nocmd
+sc run --image withcmd
+check "run without a command runs ENTRYPOINT + CMD with the image's env and workdir" \
+	out_is "hello from /etc as 0"
+sc run --image withcmd -e GREETING=bye -w /tmp
+check "-e and -w apply to the image's command too" out_is "bye from /tmp as 0"
+sc run --image withcmd -- echo mine
+check "a command given replaces ENTRYPOINT and CMD" out_is mine
+sc run --image nocmd
+check "an image with neither: 125" expect_rc 125
+check "... and says so" err_has "image 'nocmd' has no ENTRYPOINT or CMD"
+sc run
+check "no command and no image is a usage error" err_has "no command given"
+sc image rm withcmd nocmd
 sc run --image two -- sh -c 'ls /usr /root 2>&1; test -e /etc/passwd && echo host-passwd'
 check "nothing of the host's /usr or /etc is in the image" bash -c '! grep -q host-passwd <<<"$0"' "$OUT"
 sc run --image two -- sh -c 'id -u; echo w >/etc/kept && cat /etc/kept; echo t >/tmp/t && cat /tmp/t; echo b >/testbed/b && cat /testbed/b'

@@ -133,6 +133,55 @@ check "image ls shows where the image came from, with the manifest digest" \
 	bash -c 'grep -q "pull:127.0.0.1:'$P_PLAIN'/test/two:1@sha256:" <<<"$0"' "$OUT"
 check "downloaded blobs are removed once the image is made" bash -c '[ -z "$(ls -A '"$DATA"'/blobs)" ]'
 
+# --- a reference where an image name is expected: pulled when missing ---
+REF="127.0.0.1:$P_PLAIN/test/two:1"
+sc run --image "$REF" -- true
+check "run --image REF from a plain-HTTP registry without --pull-insecure says to use it" \
+	bash -c '[ '$RC' -eq 125 ] && grep -q -- "--pull-insecure" <<<"$0"' "$ERR"
+sc run --image "$REF" --pull never -- true
+check "--pull never: a missing reference is an error naming the flag and the pull command" \
+	bash -c '[ '$RC' -eq 125 ] && grep -q "not in the store and --pull never" <<<"$0" &&
+		grep -q "sandcell image pull $1" <<<"$0"' "$ERR" "$REF"
+sc run --image "$REF" --pull-insecure -- cat /etc/kept
+check "run --image REF pulls the missing reference and runs it" out_is kept
+check "it says what it pulls, and under which store name" err_has "pulling $REF as image '127.0.0.1_${P_PLAIN}_two_1-"
+STORE=$(sed -n "s/.*pulling .* as image '\([^']*\)'.*/\1/p" <<<"$ERR" | head -n 1)
+gets() { grep -c "GET /v2/test/two/manifests/1" "$R/plain.log"; }
+before=$(gets)
+sc run --image "$REF" -- cat /etc/kept
+check "run again: the stored image is used, without the registry or --pull-insecure" \
+	bash -c '[ '$RC' -eq 0 ] && [ "$0" = kept ] && ! grep -q pulling <<<"$1" && [ "$(grep -c "GET /v2/test/two/manifests/1" "$2")" -eq "$3" ]' \
+	"$OUT" "$ERR" "$R/plain.log" "$before"
+sc run --image "$REF" --pull always --pull-insecure -- cat /etc/added
+check "--pull always pulls again" bash -c '[ '$RC' -eq 0 ] && [ "$0" = added ] && grep -q pulling <<<"$1"' "$OUT" "$ERR"
+sc create --image "$REF" "pc$$"
+sc exec "pc$$" -- cat /etc/kept
+check "create --image REF uses the stored reference too" out_is kept
+sc rm -f "pc$$"
+sc run --image "127.0.0.1:$P_PLAIN/test/absent:1" --pull-insecure -- true
+check "a reference the registry does not have: an error saying so" \
+	bash -c '[ '$RC' -eq 125 ] && grep -q "pulling image .* failed: .*not found" <<<"$0"' "$ERR"
+sc run --image nosuch -- true
+check "a missing one-word name hints at a tag" err_has "nosuch:latest"
+sc image rm "$STORE"
+check "the reference's image is removed by its store name" expect_rc 0
+
+# --- 40 layers, one blob twice: downloaded at once, applied in order ---
+python3 "$TOOL" oci-many "$R/many" 40
+check "skopeo pushes a 40-layer image" push "$R/many" test/many:1
+sc image pull --insecure "127.0.0.1:$P_PLAIN/test/many:1" many
+check "pull of a 40-layer image with a repeated layer succeeds" expect_rc 0
+check "each layer's blob was fetched once (the repeated one too)" \
+	bash -c 'm=$(curl -s -H "Accept: application/vnd.oci.image.manifest.v1+json" \
+		"http://127.0.0.1:'$P_PLAIN'/v2/test/many/manifests/1" |
+		python3 -c "import json,sys; print(\" \".join(sorted(set(l[\"digest\"] for l in json.load(sys.stdin)[\"layers\"]))))")
+	[ "$(wc -w <<<"$m")" -eq 39 ] || exit 1
+	for d in $m; do [ "$(grep -c "GET /v2/test/many/blobs/$d " "'"$R"'/plain.log")" -eq 1 ] || exit 1; done'
+sc run --image many -- sh -c 'ls /layers | wc -l; cat /layers/last'
+check "the layers were applied in their order (37 files, the last layer's wins)" \
+	out_is "$(printf '38\n37')"
+sc image rm many
+
 # --- zstd layers (as registries serve them more and more) ---
 python3 "$TOOL" oci-zstd "$R/two-zstd"
 check "skopeo pushes the zstd image to the registry" push "$R/two-zstd" test/two-zstd:1

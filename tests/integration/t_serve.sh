@@ -219,10 +219,21 @@ check "the PUT's temporary tree appears" wait_until bash -c '[ -n "$(find "$0" -
 kill -KILL "$SERVER7"
 wait "$SERVER7" 2>/dev/null
 wait "$PUT"
-check "SIGKILL during the PUT: the pool's workers go too" wait_until no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
+# The PUT's cell (POST /cells) outlives the killed server, for the next
+# one on the root (t_serve_restart.sh); the pool's cells go.
+one_cell() { sc ps --json; [ "$(jget 'len(d)')" = 1 ]; }
+check "SIGKILL during the PUT: only the PUT's cell is left, for the next server" wait_until one_cell
 T_EXTRA_ENV="TMPDIR=$T_WORK/tmp" sc gc
 check "... gc succeeds" expect_rc 0
 check "... and no temporary tree is left" bash -c '[ -z "$(find "$0" -name "sandcell-files-*" -o -path "*/serve-tmp/files-*" 2>/dev/null)" ]' "$T_WORK"
-check "... nor any cell" wait_until no_cells
+rm -f "$T_WORK/port"
+as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+	--port-file "$T_WORK/port" --pool 1 >/dev/null 2>&1 &
+SERVER8=$!
+check "a server starts again on the root" wait_until test -s "$T_WORK/port"
+kill -TERM "$SERVER8"
+wait "$SERVER8" 2>/dev/null
+check "... and, stopped, leaves no cell" wait_until no_cells
+check "... and no process" wait_until no_process_with "$SC_BIN serve --listen 127.0.0.1:0"
 
 finish

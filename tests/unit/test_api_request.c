@@ -464,6 +464,89 @@ static void test_parse_cell_new(void **state)
 	cJSON_Delete(j);
 }
 
+static void test_parse_fork(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int rc;
+		unsigned count;
+	} cases[] = {
+		{"{}", 0, 1},		   {"{\"count\":null}", 0, 1}, {"{\"count\":3}", 0, 3},
+		{"{\"count\":100}", 0, 100}, {"{\"count\":0}", -1, 0},    {"{\"count\":101}", -1, 0},
+		{"{\"count\":-1}", -1, 0},   {"{\"count\":1.5}", -1, 0},  {"{\"count\":1e300}", -1, 0},
+		{"{\"count\":\"2\"}", -1, 0},
+	};
+	for (size_t i = 0; i < SC_ARRAY_LEN(cases); i++) {
+		struct api_bad bad;
+		unsigned count = 7;
+		bool replay = true;
+		cJSON *j = obj(cases[i].json);
+		assert_int_equal(api_parse_fork(j, &count, &replay, &bad), cases[i].rc);
+		if (cases[i].rc == 0)
+			assert_false(replay);
+		if (cases[i].rc == 0)
+			assert_int_equal(count, cases[i].count);
+		else
+			assert_true(bad.status == 422 && !strcmp(bad.field, "count"));
+		cJSON_Delete(j);
+	}
+}
+
+static void test_parse_fork_replay(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *json;
+		int rc;
+		bool replay;
+	} cases[] = {
+		{"{\"replay_sessions\":true}", 0, true},
+		{"{\"replay_sessions\":false,\"count\":2}", 0, false},
+		{"{\"replay_sessions\":1}", -1, false},
+		{"{\"replay_sessions\":\"yes\"}", -1, false},
+	};
+	for (size_t i = 0; i < SC_ARRAY_LEN(cases); i++) {
+		struct api_bad bad;
+		unsigned count;
+		bool replay = !cases[i].replay;
+		cJSON *j = obj(cases[i].json);
+		assert_int_equal(api_parse_fork(j, &count, &replay, &bad), cases[i].rc);
+		if (cases[i].rc == 0)
+			assert_int_equal(replay, cases[i].replay);
+		else
+			assert_true(bad.status == 422 && !strcmp(bad.field, "replay_sessions"));
+		cJSON_Delete(j);
+	}
+}
+
+static void test_parse_tag(void **state)
+{
+	(void)state;
+	char tag[64];
+	struct api_bad bad;
+	cJSON *j = obj("{}");
+	assert_int_equal(api_parse_tag(j, false, tag, &bad), 0);
+	assert_string_equal(tag, "");
+	assert_int_equal(api_parse_tag(j, true, tag, &bad), -1);
+	assert_string_equal(bad.field, "tag");
+	cJSON_Delete(j);
+	j = obj("{\"tag\":\"t1.a_b-c\"}");
+	assert_int_equal(api_parse_tag(j, true, tag, &bad), 0);
+	assert_string_equal(tag, "t1.a_b-c");
+	cJSON_Delete(j);
+	static const char *bad_tags[] = {"", "-x", ".x", "a b", "../x", "a/b",
+		"x123456789012345678901234567890123456789012345678901234567890123"};
+	for (size_t i = 0; i < SC_ARRAY_LEN(bad_tags); i++) {
+		assert_false(api_tag_ok(bad_tags[i], true, tag, &bad));
+		assert_int_equal(bad.status, 422);
+	}
+	assert_true(api_tag_ok(NULL, false, tag, &bad));
+	j = obj("{\"tag\":5}");
+	assert_int_equal(api_parse_tag(j, false, tag, &bad), -1);
+	cJSON_Delete(j);
+}
+
 /* ---- the string encoder every answer uses ---- */
 
 static void expect_json(const char *in, size_t n, const char *out)
@@ -530,6 +613,9 @@ int main(void)
 		cmocka_unit_test(test_parse_exec),
 		cmocka_unit_test(test_parse_exec_refused),
 		cmocka_unit_test(test_parse_cell_new),
+		cmocka_unit_test(test_parse_fork),
+		cmocka_unit_test(test_parse_fork_replay),
+		cmocka_unit_test(test_parse_tag),
 		cmocka_unit_test(test_json_string),
 		cmocka_unit_test(test_utf8_unfinished),
 	};

@@ -291,6 +291,48 @@ static void test_task_lines(void **state)
 	assert_int_equal(parse("{\"id\":1.5,\"problem\":\"p\"}", &t, why), -1);
 }
 
+static void test_task_setup(void **state)
+{
+	struct batch_task t;
+	char why[300];
+	assert_int_equal(parse("{\"id\":\"s\",\"problem\":\"p\",\"setup\":\"pip install x\"}", &t, why), 0);
+	assert_non_null(t.setup);
+	assert_string_equal(t.setup->command, "pip install x");
+	assert_true(t.setup->nfiles == 0 && t.setup->timeout_s == BATCH_DEFAULT_SETUP_TIMEOUT);
+	assert_null(cJSON_GetObjectItem(t.extra, "setup"));
+	batch_task_free(&t);
+
+	assert_int_equal(parse("{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":{\"a/b.txt\":\"hi\","
+			       "\"/etc/x.conf\":\"\"},\"timeout\":30}}", &t, why), 0);
+	assert_null(t.setup->command);
+	assert_int_equal(t.setup->nfiles, 2);
+	assert_string_equal(t.setup->files[0].path, "/testbed/a/b.txt");
+	assert_string_equal(t.setup->files[0].data, "hi");
+	assert_string_equal(t.setup->files[1].path, "/etc/x.conf");
+	assert_int_equal(t.setup->files[1].len, 0);
+	assert_true(t.setup->timeout_s == 30);
+	batch_task_free(&t);
+
+	static const char *const bad[] = {
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":\"\"}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":3}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"command\":\"x\",\"env\":1}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":{\"../x\":\"a\"}}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":{\"a//b\":\"a\"}}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":{\"/a/./b\":\"a\"}}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":{\"a\":3}}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"files\":[\"a\"]}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup\":{\"command\":\"x\",\"timeout\":0}}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"setup_s\":1}",
+		"{\"id\":\"s\",\"problem\":\"p\",\"group\":1}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], &t, why), -1);
+		assert_true(strstr(why, "setup") || strstr(why, "reserved"));
+	}
+}
+
 static void test_shards_and_names(void **state)
 {
 	unsigned i, n;
@@ -456,6 +498,35 @@ static void test_results_compact(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void push_line(struct batch_records *rs, const char *line)
+{
+	struct batch_record r;
+	assert_int_equal(batch_record_parse(line, strlen(line), &r), 0);
+	assert_int_equal(batch_records_push(rs, &r), 0);
+}
+
+/* Each setup once, however many attempts were forked from it; a group
+ * set up twice (resumed) counts both. */
+static void test_summary_setups(void **state)
+{
+	struct batch_records rs = {0};
+	push_line(&rs, "{\"id\":\"a\",\"repeat\":0,\"status\":\"submitted\",\"group\":0,\"setup_s\":2,\"setup_run\":\"p-1\"}");
+	push_line(&rs, "{\"id\":\"a\",\"repeat\":1,\"status\":\"submitted\",\"group\":0,\"setup_s\":2,\"setup_run\":\"p-1\"}");
+	push_line(&rs, "{\"id\":\"a\",\"repeat\":2,\"status\":\"submitted\",\"group\":0,\"setup_s\":3,\"setup_run\":\"p-2\"}");
+	push_line(&rs, "{\"id\":\"b\",\"repeat\":0,\"status\":\"error\",\"group\":0,\"setup_s\":0.5,\"setup_run\":\"p-1\"}");
+	push_line(&rs, "{\"id\":\"c\",\"repeat\":0,\"status\":\"submitted\",\"setup_s\":9}");
+	push_line(&rs, "{\"id\":\"d\",\"repeat\":0,\"status\":\"submitted\",\"group\":-1,\"setup_s\":-4}");
+	assert_int_equal(rs.v[4].group, -1);
+	assert_int_equal(rs.v[5].group, -1);
+	assert_null(rs.v[4].setup_run);
+	struct batch_summary s;
+	batch_summarize(&rs, &s);
+	assert_int_equal(s.grouped, 4);
+	assert_int_equal(s.setups, 3);
+	assert_true(fabs(s.setup_total_s - 5.5) < 1e-9 && s.setup_max_s == 3);
+	batch_records_free(&rs);
+}
+
 static void test_keyset(void **state)
 {
 	struct batch_keyset s = {0};
@@ -558,6 +629,62 @@ static void test_conversation_openai(void **state)
 	cJSON_Delete(conv);
 }
 
+/* SWE rows: pytest's -rA summary read per test, SWE-bench's image names,
+ * and the verdict. */
+static void test_swe(void **state)
+{
+	(void)state;
+	const char *out = "tests/a.py::t1 PASSED\n"
+			  "=== short test summary info ===\n"
+			  "PASSED tests/a.py::t1\n"
+			  "FAILED tests/a.py::t2 - AssertionError: x\n"
+			  "XFAIL tests/a.py::t3 - reason\n"
+			  "PASSED tests/a.py::t10\n"
+			  "ERROR tests/b.py::t4\r\n"
+			  "PASSED tests/a.py::t[1 - 2]\n";
+	size_t n = strlen(out);
+	assert_true(batch_swe_test_passed(out, n, "tests/a.py::t1"));
+	assert_false(batch_swe_test_passed(out, n, "tests/a.py::t2"));
+	assert_true(batch_swe_test_passed(out, n, "tests/a.py::t3"));   /* xfail counts */
+	assert_false(batch_swe_test_passed(out, n, "tests/b.py::t4"));
+	assert_false(batch_swe_test_passed(out, n, "tests/a.py::t5"));  /* not named */
+	assert_true(batch_swe_test_passed(out, n, "tests/a.py::t[1 - 2]"));
+	assert_false(batch_swe_test_passed(out, n, "tests/a.py::t[1")); /* a prefix is not it */
+
+	char img[BATCH_MAX_IMAGE + 1];
+	assert_int_equal(batch_swe_image_name("swebench/sweb.eval.x86_64.{swebench_id}:latest",
+					      "Django__django-11099", img, sizeof(img)), 0);
+	assert_string_equal(img, "swebench/sweb.eval.x86_64.django_1776_django-11099:latest");
+	assert_int_equal(batch_swe_image_name("r/{instance_id}", "a__b", img, sizeof(img)), 0);
+	assert_string_equal(img, "r/a__b");
+	assert_int_equal(batch_swe_image_name("x {instance_id}", "a", img, sizeof(img)), -1);
+
+	struct batch_task t;
+	char why[400];
+	const char *row = "{\"instance_id\": \"a__b-1\", \"problem_statement\": \"p\", "
+			  "\"test_patch\": \"\", \"FAIL_TO_PASS\": \"[\\\"tests/a.py::t2\\\"]\", "
+			  "\"PASS_TO_PASS\": [\"tests/a.py::t1\"], \"patch\": \"gold\"}";
+	assert_int_equal(batch_swe_task_parse(row, strlen(row), "img/{instance_id}", &t, why,
+					      sizeof(why)), 0);
+	assert_string_equal(t.id, "a__b-1");
+	assert_string_equal(t.image, "img/a__b-1");
+	assert_int_equal(t.scorer.kind, BATCH_SCORER_SWE);
+	assert_int_equal(t.swe->n_f2p, 1);
+	bool resolved;
+	cJSON *v = batch_swe_verdict(t.swe, 1, out, n, 0, &resolved);
+	assert_false(resolved); /* t2 failed */
+	cJSON_Delete(v);
+	const char *fixed = "PASSED tests/a.py::t1\nPASSED tests/a.py::t2\n";
+	v = batch_swe_verdict(t.swe, 1, fixed, strlen(fixed), 0, &resolved);
+	assert_true(resolved); /* the tests decide, not pytest's exit status */
+	cJSON_Delete(v);
+	batch_task_free(&t);
+	const char *bad = "{\"instance_id\": \"x\", \"problem_statement\": \"p\", \"test_patch\": \"\", "
+			  "\"FAIL_TO_PASS\": [\"test_x (m.C)\"]}";
+	assert_int_equal(batch_swe_task_parse(bad, strlen(bad), NULL, &t, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "eval_script"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -574,9 +701,12 @@ int main(void)
 		cmocka_unit_test(test_checker_verdict),
 		cmocka_unit_test(test_pass_at_k),
 		cmocka_unit_test(test_task_lines),
+		cmocka_unit_test(test_task_setup),
+		cmocka_unit_test(test_summary_setups),
 		cmocka_unit_test(test_shards_and_names),
 		cmocka_unit_test(test_results_compact),
 		cmocka_unit_test(test_keyset),
+		cmocka_unit_test(test_swe),
 		cmocka_unit_test(test_conversation_anthropic),
 		cmocka_unit_test(test_conversation_openai),
 	};

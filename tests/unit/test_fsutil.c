@@ -107,6 +107,36 @@ static void openat_beneath_stays_beneath(void **state)
 	close(sub);
 }
 
+/* Parents are made; a symlink, as a parent or as the file, is refused. */
+static void create_beneath_makes_parents_follows_no_link(void **state)
+{
+	(void)state;
+	int fd = sc_create_beneath(dfd, "a/b/c.txt");
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "hi", 2), 2);
+	close(fd);
+	char buf[8] = {0};
+	int r = openat(dfd, "a/b/c.txt", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(read(r, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "hi");
+	close(r);
+	fd = sc_create_beneath(dfd, "a/b/c.txt"); /* again: truncated */
+	assert_true(fd >= 0);
+	close(fd);
+	struct stat st;
+	assert_int_equal(fstatat(dfd, "a/b/c.txt", &st, 0), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(mkdirat(dfd, "elsewhere", 0755), 0);
+	assert_int_equal(symlinkat("elsewhere", dfd, "dirlink"), 0);
+	assert_int_equal(sc_create_beneath(dfd, "dirlink/x"), -1);
+	assert_int_equal(errno, ENOTDIR); /* O_DIRECTORY | O_NOFOLLOW on a link */
+	assert_int_equal(fstatat(dfd, "elsewhere/x", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(symlinkat("elsewhere/y", dfd, "filelink"), 0);
+	assert_int_equal(sc_create_beneath(dfd, "filelink"), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(fstatat(dfd, "elsewhere/y", &st, AT_SYMLINK_NOFOLLOW), -1);
+}
+
 /* Read-only and mode-000 directories of ours go; a symlink is removed,
  * never followed: what it points at survives. */
 static void remove_tree_is_symlink_safe(void **state)
@@ -239,6 +269,7 @@ int main(void)
 		cmocka_unit_test(dir_names_sorted_and_bounded),
 		cmocka_unit_test(memfd_of_holds_the_bytes),
 		cmocka_unit_test(remove_tree_is_symlink_safe),
+		cmocka_unit_test(create_beneath_makes_parents_follows_no_link),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -23,12 +23,15 @@ static void test_find(void **state)
 	assert_string_equal(lang_find("R")->name, "r");
 	assert_string_equal(lang_find("CPP")->name, "cpp");
 	assert_string_equal(lang_find("golang")->name, "go");
+	assert_string_equal(lang_find("kotlin_script")->name, "kotlin_script");
+	assert_string_equal(lang_find("rkt")->name, "racket");
+	assert_string_equal(lang_find("scala")->name, "scala");
 	assert_null(lang_find("cobol"));
 	assert_null(lang_find(""));
 	assert_null(lang_find(NULL));
 	size_t n;
 	const struct lang_def *t = lang_table(&n);
-	assert_int_equal(n, 21);
+	assert_int_equal(n, 24);
 	for (size_t i = 0; i < n; i++)
 		assert_ptr_equal(lang_find(t[i].name), &t[i]);
 }
@@ -57,6 +60,26 @@ static void test_java_class(void **state)
 	char cls[16];
 	lang_java_class(big, strlen(big), cls, sizeof(cls));
 	assert_string_equal(cls, "Main"); /* too long for out: the default */
+}
+
+static void scala(const char *src, const char *want)
+{
+	char obj[64];
+	lang_scala_object(src, strlen(src), obj, sizeof(obj));
+	assert_string_equal(obj, want);
+}
+
+/* SandboxFusion's find_scala_classname: the first object's name */
+static void test_scala_object(void **state)
+{
+	(void)state;
+	scala("object HelloWorld {\n  def main(args: Array[String]) = {}\n}", "HelloWorld");
+	scala("    object Main extends App {\n  foo()\n}", "Main");
+	scala("case class P(x: Int)\nobject Runner{ }", "Runner");
+	scala("val objects = 1\nobject  Tab\tX", "Tab");
+	scala("// nothing", "Main");
+	scala("object 9x {}", "Main");
+	scala("", "Main");
 }
 
 static void test_available(void **state)
@@ -154,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_java_class),
+		cmocka_unit_test(test_scala_object),
 		cmocka_unit_test(test_available),
 		cmocka_unit_test(test_names_and_checks),
 		cmocka_unit_test(test_library_names),

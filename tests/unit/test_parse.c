@@ -97,6 +97,7 @@ static void test_bind_env_name(void **state)
 	assert_string_equal(b.host, "/host/dir");
 	assert_string_equal(b.cell, "/data");
 	assert_true(b.readonly);
+	assert_false(b.volume);
 	char c[] = "/h:/c";
 	assert_int_equal(sc_parse_bind(c, &b), 0);
 	assert_false(b.readonly);
@@ -105,8 +106,15 @@ static void test_bind_env_name(void **state)
 	assert_false(b.readonly);
 	char e[] = "/h:/c:xx";
 	assert_int_equal(sc_parse_bind(e, &b), -1);
-	char f[] = "rel:/c";
+	char f[] = "./rel:/c";
 	assert_int_equal(sc_parse_bind(f, &b), -1);
+	char v[] = "data-1:/c:ro";
+	assert_int_equal(sc_parse_bind(v, &b), 0);
+	assert_true(b.volume);
+	assert_string_equal(b.host, "data-1");
+	assert_true(b.readonly);
+	char w[] = "a/b:/c";
+	assert_int_equal(sc_parse_bind(w, &b), -1);
 	char g[] = "/h:rel";
 	assert_int_equal(sc_parse_bind(g, &b), -1);
 	char h[] = "/nocolon";

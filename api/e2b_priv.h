@@ -1,0 +1,101 @@
+/* E2B's wire API (private to api/): the control plane (e2b.c), envd's
+ * Process and Filesystem services over Connect (e2b_process.c,
+ * e2b_fs.c), envd's REST /files (e2b_files.c) and the Connect protocol's
+ * framing (connect.c). An E2B sandbox is a cell of the server's table
+ * (cells.c) with a struct api_e2b beside it; every request goes through
+ * the same request layer and resource calls as /cells (docs/e2b.md). */
+#pragma once
+#include "api_priv.h"
+#include "ops.h"
+
+#define API_E2B_ENVD_VERSION "0.5.7"    /* what the SDKs gate features on */
+#define API_E2B_TOKEN_LEN 32            /* hex digits of an envd access token */
+#define API_E2B_DEFAULT_TIMEOUT 300.0   /* seconds a sandbox lives, as on E2B */
+#define API_E2B_FORK_TIMEOUT 15.0       /* a fork's children's, as on E2B */
+#define API_E2B_MAX_PROCS 64            /* running commands per sandbox */
+#define API_E2B_MAX_META 64             /* metadata / envVars entries */
+#define API_E2B_MAX_META_LEN 1024       /* bytes of a key or a value */
+
+/* A running command of Process.Start, for List and SendSignal. */
+struct api_e2b_proc {
+	uint32_t pid;                 /* ours, per sandbox (not the cell's) */
+	struct api_stream *s;         /* its stream: api_stream_kill ends it */
+	char cmd[256];                /* ProcessConfig.cmd, cut */
+	char tag[64];
+};
+
+/* What E2B knows of a sandbox beyond the cell; in its api_cell, under
+ * a->mu. */
+struct api_e2b {
+	char template_id[64];
+	char token[API_E2B_TOKEN_LEN + 1];
+	cJSON *metadata;              /* {k: v} strings, or NULL */
+	cJSON *env;                   /* envVars {k: v}, or NULL */
+	double started;               /* wall clock (time(2) seconds) */
+	double end_at;                /* sc_now() seconds; the sandbox goes then */
+	uint32_t next_pid;
+	unsigned executions;          /* the code interpreter's runs */
+	struct api_e2b_proc procs[API_E2B_MAX_PROCS];
+	size_t nprocs;
+};
+
+/* ---- routes (e2b.c) ---- */
+api_handler api_e2b_create, api_e2b_list, api_e2b_get, api_e2b_kill, api_e2b_timeout,
+	api_e2b_connect, api_e2b_health, api_e2b_fork;
+/* The E2B control plane's error body: {"code": status, "message": msg}. */
+void api_e2b_error(struct api_response *resp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* An envd request's sandbox: the E2b-Sandbox-Id header's cell, checked
+ * against its X-Access-Token; id filled. false: resp answered (http:
+ * the REST shape, else Connect's). */
+bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
+		       bool http, struct api_response *resp);
+/* The E2B user of an envd request (Authorization: Basic base64(user:)):
+ * "root" runs as 0:0; anything else, or none, as the cell's default. */
+void api_e2b_user(const struct api_request *req, bool *has_user, uint32_t *uid, uint32_t *gid);
+/* A path of an E2B client as a cell path: relative ones under
+ * API_E2B_HOME; no "..". false: refused. */
+bool api_e2b_path(const char *p, char out[API_CELL_PATH]);
+
+/* ---- Connect (connect.c): JSON codec, HTTP/1.1 ---- */
+/* Connect's error codes, as names and as HTTP statuses. */
+enum api_connect_code {
+	API_CONNECT_CANCELED,
+	API_CONNECT_UNKNOWN,
+	API_CONNECT_INVALID_ARGUMENT,
+	API_CONNECT_DEADLINE_EXCEEDED,
+	API_CONNECT_NOT_FOUND,
+	API_CONNECT_ALREADY_EXISTS,
+	API_CONNECT_PERMISSION_DENIED,
+	API_CONNECT_RESOURCE_EXHAUSTED,
+	API_CONNECT_UNIMPLEMENTED,
+	API_CONNECT_INTERNAL,
+	API_CONNECT_UNAVAILABLE,
+	API_CONNECT_UNAUTHENTICATED,
+};
+const char *api_connect_code_name(enum api_connect_code c);
+/* A unary call's error: the code's HTTP status, {"code","message"}. */
+void api_connect_error(struct api_response *resp, enum api_connect_code c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The code of an HTTP status an inner call answered with. */
+enum api_connect_code api_connect_code_of_status(int status);
+/* A streaming call's request body: one enveloped message (flags 0, its
+ * JSON object). NULL and resp answered when it is not one. */
+cJSON *api_connect_stream_request(const struct api_request *req, struct api_response *resp);
+/* One enveloped message (json, len) or the end of the stream (end: the
+ * flags say so; json "{}" or {"error":{...}}) into the stream. */
+void api_connect_send(struct api_stream *s, bool end, const char *json, size_t len);
+/* The end of a stream with an error. */
+void api_connect_send_error(struct api_stream *s, enum api_connect_code c, const char *msg);
+/* Answer a unary call with jb's JSON (200). */
+void api_connect_reply(struct api_jbuf *jb, struct api_response *resp);
+
+/* ---- envd's services (e2b_process.c, e2b_fs.c, e2b_files.c) ---- */
+api_handler api_e2b_process_start, api_e2b_process_list, api_e2b_process_signal,
+	api_e2b_process_unimplemented;
+api_handler api_e2b_fs_stat, api_e2b_fs_list, api_e2b_fs_mkdir, api_e2b_fs_move,
+	api_e2b_fs_remove;
+api_handler api_e2b_files_get, api_e2b_files_post;
+/* the code interpreter (e2b_code.c) */
+api_handler api_e2b_execute;

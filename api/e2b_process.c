@@ -1,0 +1,353 @@
+/* envd's Process service (process.proto) over Connect: Start runs a
+ * command in the sandbox's cell and streams its start, data and end
+ * events as they happen; List shows the commands still running; SendSignal
+ * ends one (SIGTERM and SIGKILL alike: the cell's init kills it). The
+ * command is read through the same request layer as POST
+ * /cells/{id}/exec (api_parse_exec: its limits and refusals) and run by
+ * the same call (api_op_exec). A pid is the sandbox's own number for the
+ * command, not the cell's. Stdin is /dev/null: SendInput, CloseStdin,
+ * Connect and Update answer unimplemented (docs/e2b.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/base64.h"
+#include "../common/parse.h"
+#include "e2b_priv.h"
+
+#define E2B_KEEPALIVE_MS 1000   /* silence before a keepalive event (the least timeout is 1 s) */
+#define E2B_NO_DEADLINE 86400.0 /* seconds a command without a deadline gets (then the cap) */
+
+struct proc_job {
+	struct api *a;
+	char id[API_ID_LEN + 1];
+	struct cell *c;
+	cJSON *j;              /* the strings x points to */
+	struct api_exec x;
+	uint32_t pid;
+	char cmd[256], tag[64];
+	struct api_stream *s;
+	uint64_t limit, sent[2]; /* bytes of stdout, stderr streamed: the server's output limit */
+};
+
+static void proc_job_free(void *ctx)
+{
+	struct proc_job *p = ctx;
+	if (p->c)
+		api_cell_end(p->a, p->id, p->c);
+	api_exec_free(&p->x);
+	cJSON_Delete(p->j);
+	free(p);
+}
+
+/* {"event": {...}} as one message. */
+static void send_event(struct api_stream *s, const char *fmt_head, const char *b64, size_t n,
+		       const char *tail)
+{
+	struct api_jbuf jb;
+	if (!api_jb_open(&jb))
+		return;
+	fputs(fmt_head, jb.f);
+	if (b64)
+		fwrite(b64, 1, n, jb.f);
+	fputs(tail, jb.f);
+	_cleanup_free_ char *t = api_jb_close(&jb);
+	if (t)
+		api_connect_send(s, false, t, jb.len);
+}
+
+static void on_output(void *ctx, int stream, const char *d, size_t n)
+{
+	struct proc_job *p = ctx;
+	int k = stream == 2;
+	/* as much as /cells/{id}/exec keeps of a stream; the rest is dropped */
+	if (p->sent[k] >= p->limit)
+		return;
+	if (n > p->limit - p->sent[k])
+		n = (size_t)(p->limit - p->sent[k]);
+	p->sent[k] += n;
+	size_t len;
+	_cleanup_free_ char *b = sc_base64_encode(d, n, &len);
+	if (b)
+		send_event(p->s, stream == 2 ? "{\"event\":{\"data\":{\"stderr\":\""
+					     : "{\"event\":{\"data\":{\"stdout\":\"",
+			   b, len, "\"}}}");
+}
+
+/* The command in the sandbox's list of running ones (under a->mu);
+ * false when the sandbox is gone or its list is full. */
+static bool proc_register(struct proc_job *p)
+{
+	pthread_mutex_lock(&p->a->mu);
+	struct api_cell *c = api_cell_find_locked(p->a, p->id);
+	bool ok = c && c->e2b && c->e2b->nprocs < API_E2B_MAX_PROCS;
+	if (ok) {
+		struct api_e2b *e = c->e2b;
+		p->pid = e->next_pid++;
+		struct api_e2b_proc *q = &e->procs[e->nprocs++];
+		q->pid = p->pid;
+		q->s = p->s;
+		snprintf(q->cmd, sizeof(q->cmd), "%s", p->cmd);
+		snprintf(q->tag, sizeof(q->tag), "%s", p->tag);
+	}
+	pthread_mutex_unlock(&p->a->mu);
+	return ok;
+}
+
+static void proc_unregister(struct proc_job *p)
+{
+	pthread_mutex_lock(&p->a->mu);
+	struct api_cell *c = api_cell_find_locked(p->a, p->id);
+	struct api_e2b *e = c ? c->e2b : NULL;
+	for (size_t i = 0; e && i < e->nprocs; i++)
+		if (e->procs[i].pid == p->pid && e->procs[i].s == p->s) {
+			e->procs[i] = e->procs[--e->nprocs];
+			break;
+		}
+	pthread_mutex_unlock(&p->a->mu);
+}
+
+static void proc_job_stream(struct api_stream *s, void *ctx)
+{
+	struct proc_job *p = ctx;
+	p->s = s;
+	if (!proc_register(p)) {
+		api_connect_send_error(s, API_CONNECT_RESOURCE_EXHAUSTED,
+				       "too many commands run at once in the sandbox");
+		return;
+	}
+	char start[64];
+	int n = snprintf(start, sizeof(start), "{\"event\":{\"start\":{\"pid\":%u}}}", p->pid);
+	api_connect_send(s, false, start, (size_t)n);
+	p->x.req.has_cancel = true;
+	p->x.req.cancel_fd = api_stream_cancel_fd(s);
+	p->x.req.on_output = on_output;
+	p->x.req.output_ctx = p;
+	struct cell_result res;
+	struct sc_err err = {0};
+	int rc = api_op_exec(p->c, &p->x, &res, &err);
+	proc_unregister(p);
+	char end[160];
+	if (rc < 0 && err.errnum == ECANCELED) {
+		/* SendSignal (or the sandbox's end): as envd tells of a killed one */
+		n = snprintf(end, sizeof(end), "{\"event\":{\"end\":{\"exitCode\":-1,\"exited\":false,"
+						"\"status\":\"signal: killed\"}}}");
+	} else if (rc < 0) {
+		api_connect_send_error(s, API_CONNECT_INTERNAL, err.msg);
+		return;
+	} else if (res.timed_out) {
+		cell_result_free(&res);
+		api_connect_send_error(s, API_CONNECT_DEADLINE_EXCEEDED,
+				       "the command ran past its deadline and was killed");
+		return;
+	} else {
+		if (res.signal)
+			n = snprintf(end, sizeof(end),
+				     "{\"event\":{\"end\":{\"exitCode\":%d,\"exited\":false,"
+				     "\"status\":\"signal: %d\"}}}",
+				     res.exit_code, res.signal);
+		else
+			n = snprintf(end, sizeof(end),
+				     "{\"event\":{\"end\":{\"exitCode\":%d,\"exited\":true,"
+				     "\"status\":\"exit status %d\"}}}",
+				     res.exit_code, res.exit_code);
+		cell_result_free(&res);
+	}
+	api_connect_send(s, false, end, (size_t)n);
+	api_connect_send(s, true, "{}", 2);
+}
+
+/* Connect-Timeout-Ms: the command's deadline (none: E2B_NO_DEADLINE). */
+static double deadline_s(const struct api_request *req)
+{
+	const char *h = req->header ? req->header(req->ctx, "Connect-Timeout-Ms") : NULL;
+	uint64_t ms;
+	if (!h || sc_parse_uint(h, 0, 1ull << 40, &ms) < 0 || ms == 0)
+		return E2B_NO_DEADLINE;
+	return (double)ms / 1000.0;
+}
+
+/* StartRequest -> the request layer's exec body: {"argv": [cmd,
+ * args...], "env": envVars + envs, "cwd": ..., "timeout": ...}; NULL
+ * with resp. */
+static cJSON *exec_body(struct api *a, const char *id, const cJSON *start, double timeout,
+			struct proc_job *p, struct api_response *resp)
+{
+	const cJSON *proc = cJSON_GetObjectItemCaseSensitive(start, "process");
+	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(proc, "cmd");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(proc, "args");
+	const cJSON *envs = cJSON_GetObjectItemCaseSensitive(proc, "envs");
+	const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(proc, "cwd");
+	const cJSON *tag = cJSON_GetObjectItemCaseSensitive(start, "tag");
+	const cJSON *pty = cJSON_GetObjectItemCaseSensitive(start, "pty");
+	if (!cJSON_IsObject(proc) || !cJSON_IsString(cmd) || (args && !cJSON_IsArray(args)) ||
+	    (envs && !cJSON_IsObject(envs)) || (cwd && !cJSON_IsString(cwd))) {
+		api_connect_error(resp, API_CONNECT_INVALID_ARGUMENT,
+				  "process: {cmd: string, args: [string], envs: {}, cwd: string}");
+		return NULL;
+	}
+	if (pty && !cJSON_IsNull(pty)) {
+		api_connect_error(resp, API_CONNECT_UNIMPLEMENTED, "a PTY is not served (yet)");
+		return NULL;
+	}
+	char dir[API_CELL_PATH];
+	if (!api_e2b_path(cwd ? cwd->valuestring : API_E2B_HOME, dir)) {
+		api_connect_error(resp, API_CONNECT_INVALID_ARGUMENT, "cwd: a path without '..'");
+		return NULL;
+	}
+	snprintf(p->cmd, sizeof(p->cmd), "%s", cmd->valuestring);
+	if (cJSON_IsString(tag))
+		snprintf(p->tag, sizeof(p->tag), "%s", tag->valuestring);
+	cJSON *j = cJSON_CreateObject(), *argv = cJSON_AddArrayToObject(j, "argv"), *env = NULL;
+	pthread_mutex_lock(&a->mu);
+	const struct api_cell *c = api_cell_find_locked(a, id);
+	if (c && c->e2b && c->e2b->env)
+		env = cJSON_Duplicate(c->e2b->env, true);
+	pthread_mutex_unlock(&a->mu);
+	if (!env)
+		env = cJSON_CreateObject();
+	const cJSON *v;
+	cJSON_ArrayForEach(v, envs)
+	{
+		if (!cJSON_IsString(v))
+			continue; /* the request layer refuses it below */
+		cJSON_DeleteItemFromObjectCaseSensitive(env, v->string);
+		cJSON_AddItemToObject(env, v->string, cJSON_Duplicate(v, false));
+	}
+	cJSON_AddItemToArray(argv, cJSON_Duplicate(cmd, false));
+	cJSON_ArrayForEach(v, args)
+	cJSON_AddItemToArray(argv, cJSON_Duplicate(v, false));
+	cJSON_AddItemToObject(j, "env", env);
+	cJSON_AddStringToObject(j, "cwd", dir);
+	cJSON_AddNumberToObject(j, "timeout", timeout);
+	return j;
+}
+
+void api_e2b_process_start(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	char id[API_ID_LEN + 1];
+	if (!api_e2b_envd_auth(a, call->req, id, false, resp))
+		return;
+	cJSON *start = api_connect_stream_request(call->req, resp);
+	if (!start)
+		return;
+	struct proc_job *p = api_job_alloc(sizeof(*p), resp);
+	if (!p) {
+		cJSON_Delete(start);
+		return;
+	}
+	p->a = a;
+	snprintf(p->id, sizeof(p->id), "%s", id);
+	struct api_bad bad;
+	p->j = exec_body(a, id, start, deadline_s(call->req), p, resp);
+	cJSON_Delete(start);
+	if (!p->j) {
+		free(p);
+		return;
+	}
+	if (api_parse_exec(p->j, &API_EXEC_HTTP, &a->lim, &p->x, &bad) < 0) {
+		api_connect_error(resp, api_connect_code_of_status(bad.status), "%s", bad.msg);
+		proc_job_free(p);
+		return;
+	}
+	api_e2b_user(call->req, &p->x.req.has_user, &p->x.req.uid, &p->x.req.gid);
+	p->limit = p->x.req.output_limit ? p->x.req.output_limit : CELL_DEFAULT_OUTPUT;
+	struct api_response inner = {0};
+	if (api_cell_begin(a, id, &p->c, &inner) < 0) {
+		api_connect_error(resp, api_connect_code_of_status(inner.status),
+				  "the sandbox's cell is gone");
+		api_response_free(&inner);
+		p->c = NULL;
+		proc_job_free(p);
+		return;
+	}
+	api_stream_start(a, resp, 0, proc_job_stream, proc_job_free, p);
+	if (resp->stream) {
+		resp->content_type = "application/connect+json";
+		/* envd's keepalive event: a command silent for longer than the
+		 * server's --connection-timeout keeps its stream */
+		static const char KA[] = "\0\0\0\0\x1a{\"event\":{\"keepalive\":{}}}";
+		api_stream_keepalive(resp->stream_ctx, KA, sizeof(KA) - 1, E2B_KEEPALIVE_MS);
+	}
+}
+
+static uint32_t selected_pid(const cJSON *j, bool *ok)
+{
+	const cJSON *sel = cJSON_GetObjectItemCaseSensitive(j, "process");
+	const cJSON *pid = cJSON_GetObjectItemCaseSensitive(sel, "pid");
+	*ok = cJSON_IsNumber(pid) && pid->valuedouble >= 0 && pid->valuedouble <= UINT32_MAX;
+	return *ok ? (uint32_t)pid->valuedouble : 0;
+}
+
+void api_e2b_process_signal(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	char id[API_ID_LEN + 1];
+	if (!api_e2b_envd_auth(a, call->req, id, false, resp))
+		return;
+	struct api_bad bad;
+	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
+	bool ok = false;
+	uint32_t pid = j ? selected_pid(j, &ok) : 0;
+	cJSON_Delete(j);
+	if (!ok) {
+		api_connect_error(resp, API_CONNECT_INVALID_ARGUMENT, "process: {pid: number}");
+		return;
+	}
+	bool found = false;
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *c = api_cell_find_locked(a, id);
+	for (size_t i = 0; c && c->e2b && i < c->e2b->nprocs; i++)
+		if (c->e2b->procs[i].pid == pid) {
+			api_stream_kill(c->e2b->procs[i].s);
+			found = true;
+		}
+	pthread_mutex_unlock(&a->mu);
+	if (!found) {
+		api_connect_error(resp, API_CONNECT_NOT_FOUND, "process with pid %u not found", pid);
+		return;
+	}
+	struct api_jbuf jb;
+	if (api_jb_open(&jb)) {
+		fputs("{}", jb.f);
+		api_connect_reply(&jb, resp);
+	}
+}
+
+void api_e2b_process_list(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	char id[API_ID_LEN + 1];
+	if (!api_e2b_envd_auth(a, call->req, id, false, resp))
+		return;
+	struct api_jbuf jb;
+	if (!api_jb_open(&jb)) {
+		api_connect_error(resp, API_CONNECT_INTERNAL, "out of memory");
+		return;
+	}
+	fputs("{\"processes\":[", jb.f);
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *c = api_cell_find_locked(a, id);
+	for (size_t i = 0; c && c->e2b && i < c->e2b->nprocs; i++) {
+		const struct api_e2b_proc *q = &c->e2b->procs[i];
+		fprintf(jb.f, "%s{\"pid\":%u,\"config\":{\"cmd\":", i ? "," : "", q->pid);
+		api_json_string(jb.f, q->cmd, strlen(q->cmd));
+		fputs(",\"args\":[],\"envs\":{}}", jb.f);
+		if (q->tag[0]) {
+			fputs(",\"tag\":", jb.f);
+			api_json_string(jb.f, q->tag, strlen(q->tag));
+		}
+		fputc('}', jb.f);
+	}
+	pthread_mutex_unlock(&a->mu);
+	fputs("]}", jb.f);
+	api_connect_reply(&jb, resp);
+}
+
+void api_e2b_process_unimplemented(struct api *a, const struct api_call *call,
+				   struct api_response *resp)
+{
+	char id[API_ID_LEN + 1];
+	if (!api_e2b_envd_auth(a, call->req, id, false, resp))
+		return;
+	api_connect_error(resp, API_CONNECT_UNIMPLEMENTED, "%.100s is not served (docs/e2b.md)",
+			  call->req->path);
+}

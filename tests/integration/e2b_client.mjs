@@ -1,0 +1,203 @@
+// The official E2B JS SDK (npm e2b, public calls only) against
+// `sandcell serve` (run by t_e2b.sh, which sets E2B_API_URL,
+// E2B_SANDBOX_URL and E2B_API_KEY to the server and its token).
+// Prints one "ok   - ..." or "FAIL - ..." line per check and "done" last;
+// kills every sandbox it made except one (the test checks the server
+// removes it on SIGTERM).
+import { Sandbox, CommandExitError, NotFoundError, FileNotFoundError, AuthenticationError,
+	SandboxError } from "e2b";
+import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
+
+const LONG = { requestTimeoutMs: 600000 }; // a loaded machine: cells may be slow
+let fails = 0;
+function check(desc, cond, info) {
+	console.log(`${cond ? "ok  " : "FAIL"} - ${desc}${cond ? "" : " :: " + String(info === undefined ? "" : JSON.stringify(info)).slice(0, 2000)}`);
+	if (!cond) fails++;
+}
+async function raises(fn) {
+	try {
+		await fn();
+		return null;
+	} catch (e) {
+		return e;
+	}
+}
+const tag = `t${process.pid}`;
+
+const sbx = await Sandbox.create({ metadata: { suite: tag, n: "1" }, envs: { FROM_CREATE: "c1" }, ...LONG });
+check("create gives a sandbox id", typeof sbx.sandboxId === "string" && sbx.sandboxId.length > 8, sbx.sandboxId);
+
+// a command silent for longer than the server's connection timeout (30 s):
+// its stream lives on keepalive events; awaited at the end
+const silent = sbx.commands.run("sleep 33; echo late", { timeoutMs: 600000, ...LONG });
+
+// --- commands ---
+let r = await sbx.commands.run('echo out; echo err >&2', LONG);
+check("commands.run: stdout, stderr, exit code 0",
+	r.exitCode === 0 && r.stdout === "out\n" && r.stderr === "err\n", r);
+r = await sbx.commands.run("pwd", LONG);
+check("a command's default cwd is /home/user", r.stdout === "/home/user\n", r);
+r = await sbx.commands.run("pwd", { cwd: "/tmp", ...LONG });
+check("cwd is honoured", r.stdout === "/tmp\n", r);
+r = await sbx.commands.run('echo "$FROM_CREATE $MINE"', { envs: { MINE: "m1" }, ...LONG });
+check("envs of the create and of the command both reach it", r.stdout === "c1 m1\n", r);
+r = await sbx.commands.run("id -u", { user: "root", ...LONG });
+check("user root runs as uid 0", r.stdout === "0\n", r);
+let e = await raises(() => sbx.commands.run("echo before; exit 7", LONG));
+check("a non-zero exit raises CommandExitError with its code and output",
+	e instanceof CommandExitError && e.exitCode === 7 && e.stdout === "before\n", String(e));
+const seen = [];
+r = await sbx.commands.run("for i in 1 2 3; do echo line$i; done; echo oops >&2", {
+	onStdout: (d) => seen.push("o:" + d), onStderr: (d) => seen.push("e:" + d), ...LONG });
+check("onStdout and onStderr get the output as it comes",
+	seen.join("").includes("o:line1") && seen.join("").includes("e:oops") && r.stdout === "line1\nline2\nline3\n", seen);
+
+r = await sbx.commands.run("head -c 3000000 /dev/zero | tr '\\0' a", LONG);
+check("a command's output is cut at the server's output limit (1 MiB a stream)",
+	r.stdout.length === 1048576 && /^a+$/.test(r.stdout), r.stdout.length);
+
+// background, list, kill
+const bg = await sbx.commands.run("sleep 600", { background: true, ...LONG });
+check("a background command has a pid", typeof bg.pid === "number" && bg.pid > 0, bg.pid);
+const procs = await sbx.commands.list(LONG);
+check("commands.list shows the background command", procs.some((p) => p.pid === bg.pid && p.cmd === "/bin/bash"), procs);
+check("commands.kill kills it", (await sbx.commands.kill(bg.pid, LONG)) === true);
+e = await raises(() => bg.wait());
+check("... and its wait ends with an error", e instanceof CommandExitError || e instanceof SandboxError, String(e));
+check("... and it is no longer listed", !(await sbx.commands.list(LONG)).some((p) => p.pid === bg.pid));
+check("killing an unknown pid says false", (await sbx.commands.kill(999999, LONG)) === false);
+
+// --- files ---
+const info = await sbx.files.write("notes/a.txt", "hello files\n", LONG);
+check("files.write of a relative path lands under /home/user", info.path === "/home/user/notes/a.txt", info);
+check("files.read gives the text back", (await sbx.files.read("notes/a.txt", LONG)) === "hello files\n");
+r = await sbx.commands.run("cat /home/user/notes/a.txt", LONG);
+check("a command sees the file written", r.stdout === "hello files\n", r);
+const bin = new Uint8Array(70000);
+for (let i = 0; i < bin.length; i++) bin[i] = (i * 7 + 3) & 0xff;
+await sbx.files.write("/tmp/bin.dat", bin.buffer, LONG);
+const back = await sbx.files.read("/tmp/bin.dat", { format: "bytes", ...LONG });
+check("binary round trip (70000 bytes, every byte value)",
+	back.length === bin.length && back.every((v, i) => v === bin[i]), back.length);
+await sbx.files.write("/tmp/oct.txt", "octet", { useOctetStream: true, ...LONG });
+check("files.write as application/octet-stream", (await sbx.files.read("/tmp/oct.txt", LONG)) === "octet");
+const multi = await sbx.files.write([{ path: "m/one.txt", data: "1" }, { path: "m/two.txt", data: "22" }], LONG);
+check("files.write of two files in one request", multi.length === 2 && multi[1].path === "/home/user/m/two.txt", multi);
+const ls = await sbx.files.list("m", LONG);
+check("files.list names the files with their type and size",
+	JSON.stringify(ls.map((x) => [x.name, x.type, x.size]).sort()) === JSON.stringify([["one.txt", "file", 1], ["two.txt", "file", 2]]), ls);
+check("files.exists: true for a file, false for a missing one",
+	(await sbx.files.exists("m/one.txt", LONG)) === true && (await sbx.files.exists("m/nope", LONG)) === false);
+check("files.makeDir makes a directory (true), and false when it exists",
+	(await sbx.files.makeDir("d1/d2", LONG)) === true && (await sbx.files.makeDir("d1/d2", LONG)) === false);
+const st = await sbx.files.getInfo("d1/d2", LONG);
+check("files.getInfo of a directory", st.type === "dir" && st.name === "d2" && st.path === "/home/user/d1/d2", st);
+const mv = await sbx.files.rename("m/one.txt", "m/uno.txt", LONG);
+check("files.rename moves a file", mv.path === "/home/user/m/uno.txt" && (await sbx.files.read("m/uno.txt", LONG)) === "1", mv);
+await sbx.files.remove("m", LONG);
+check("files.remove removes a directory tree", (await sbx.files.exists("m", LONG)) === false);
+e = await raises(() => sbx.files.read("no/such/file", LONG));
+check("reading a missing file raises NotFoundError", e instanceof NotFoundError || e instanceof FileNotFoundError, String(e));
+e = await raises(() => sbx.files.list("no/such/dir", LONG));
+check("listing a missing directory raises NotFoundError", e instanceof NotFoundError, String(e));
+e = await raises(() => sbx.files.read("../../etc/shadow", LONG));
+check("a path with '..' is refused", e !== null && !(typeof e === "string"), String(e));
+
+// --- two sandboxes ---
+const other = await Sandbox.create({ metadata: { suite: tag, n: "2" }, ...LONG });
+check("a second sandbox does not see the first's files", (await other.files.exists("/home/user/notes/a.txt", LONG)) === false);
+r = await other.commands.run("echo \"[$FROM_CREATE]\"", LONG);
+check("... nor its envs", r.stdout === "[]\n", r);
+let listed = await Sandbox.list({ query: { metadata: { suite: tag } }, ...LONG }).nextItems();
+check("Sandbox.list by metadata finds both", listed.length === 2, listed);
+listed = await Sandbox.list({ query: { metadata: { suite: tag, n: "2" } }, ...LONG }).nextItems();
+check("... and by two keys just the second", listed.length === 1 && listed[0].sandboxId === other.sandboxId, listed);
+const gi = await Sandbox.getInfo(sbx.sandboxId, LONG);
+check("getInfo gives the metadata back", gi.metadata.suite === tag && gi.metadata.n === "1", gi);
+const again = await Sandbox.connect(sbx.sandboxId, LONG);
+r = await again.commands.run("cat notes/a.txt", LONG);
+check("Sandbox.connect reaches the same sandbox", r.stdout === "hello files\n", r);
+
+// --- an envd call without the access token ---
+const noToken = await Sandbox.connect(other.sandboxId, LONG);
+noToken.envdAccessToken = undefined; // what a client that does not have it sends
+e = await raises(() => noToken.commands.run("true", LONG));
+check("a command without the sandbox's access token is refused (AuthenticationError)",
+	e instanceof AuthenticationError, String(e));
+
+// --- a wrong key ---
+e = await raises(() => Sandbox.create({ apiKey: "e2b_0000000000000000000000000000000000000000", ...LONG }));
+check("a wrong API key raises AuthenticationError", e instanceof AuthenticationError, String(e));
+
+// --- setTimeout expiry ---
+await other.setTimeout(1000, LONG);
+let gone = false;
+for (let i = 0; i < 600 && !gone; i++) {
+	gone = !(await Sandbox.list({ query: { metadata: { suite: tag, n: "2" } }, ...LONG }).nextItems()).length;
+	if (!gone) await new Promise((ok) => setTimeout(ok, 100));
+}
+check("a sandbox dies when its time is up (setTimeout 1 s)", gone);
+check("... and kill of it then says false", (await Sandbox.kill(other.sandboxId, LONG)) === false);
+
+// --- fork: the sandbox's files in new sandboxes, each on its own ---
+await sbx.commands.run("echo parent-state > /home/user/forked.txt", LONG);
+const forks = await sbx.fork({ count: 2, timeoutMs: 600000, ...LONG });
+check("sandbox.fork({count: 2}) gives two new sandboxes",
+	forks.length === 2 && forks.every((f) => f instanceof Sandbox) &&
+	new Set([sbx.sandboxId, ...forks.map((f) => f.sandboxId)]).size === 3, forks.map(String));
+r = await forks[0].commands.run("cat /home/user/forked.txt && echo mine > /home/user/only0.txt", LONG);
+check("a fork has the parent's files", r.stdout === "parent-state\n", r);
+check("a fork's write is seen by neither its sibling nor the parent",
+	!(await forks[1].files.exists("/home/user/only0.txt", LONG)) &&
+	!(await sbx.files.exists("/home/user/only0.txt", LONG)));
+r = await forks[1].commands.run('echo "[$FROM_CREATE]"', LONG);
+check("a fork has the parent's envs", r.stdout === "[c1]\n", r);
+const fi = await Sandbox.getInfo(forks[1].sandboxId, LONG);
+check("... and its metadata", fi.metadata.suite === tag && fi.metadata.n === "1", fi);
+const ft = Object.assign(await Sandbox.connect(forks[1].sandboxId, LONG));
+ft.envdAccessToken = sbx.envdAccessToken;
+e = await raises(() => ft.commands.run("true", LONG));
+check("a fork has an access token of its own (the parent's is refused)", e instanceof AuthenticationError, String(e));
+r = await sbx.commands.run("cat /home/user/forked.txt", LONG);
+check("the parent runs on after the fork", r.stdout === "parent-state\n", r);
+for (const f of forks) check("kill a fork", (await f.kill(LONG)) === true);
+e = await raises(() => Sandbox.fork(`${sbx.sandboxId.split("-")[0]}-0123456789abcdef`, LONG));
+check("fork of an unknown sandbox raises NotFoundError", e instanceof NotFoundError, String(e));
+
+// --- kill twice ---
+const third = await Sandbox.create({ metadata: { suite: tag, n: "3" }, ...LONG });
+check("kill: true", (await third.kill(LONG)) === true);
+check("kill again: false (404)", (await Sandbox.kill(third.sandboxId, LONG)) === false);
+e = await raises(() => Sandbox.getInfo(third.sandboxId, LONG));
+check("getInfo of a killed sandbox raises NotFoundError", e instanceof NotFoundError, String(e));
+
+// --- the code interpreter ---
+const ci = await CodeSandbox.create({ ...LONG });
+let ex = await ci.runCode('x = 41\nprint("hi")', LONG);
+check("runCode: stdout", JSON.stringify(ex.logs.stdout) === JSON.stringify(["hi\n"]) && !ex.error, ex);
+ex = await ci.runCode("x + 1", LONG);
+check("runCode: state kept between calls, the expression's value as the main result",
+	ex.text === "42" && ex.executionCount === 2, ex);
+ex = await ci.runCode("1/0", LONG);
+check("runCode: an error with name, value and traceback",
+	ex.error && ex.error.name === "ZeroDivisionError" && ex.error.value === "division by zero" &&
+	ex.error.traceback.includes("1/0"), ex.error);
+ex = await ci.runCode('import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()', LONG);
+check("runCode: a matplotlib plot as a PNG result",
+	ex.results.length === 1 && Buffer.from(ex.results[0].png || "", "base64").subarray(0, 4).toString("hex") === "89504e47", ex.results.length);
+e = await raises(() => ci.runCode("console.log(1)", { language: "javascript", ...LONG }));
+check("runCode in another language is refused", e !== null, String(e));
+r = await ci.commands.run("echo $((6*7))", LONG);
+check("... and the code interpreter's sandbox runs commands too", r.stdout === "42\n", r);
+check("kill the code interpreter's sandbox", (await ci.kill(LONG)) === true);
+
+r = await silent.catch((x) => x);
+check("a command silent for 33 s (past the 30 s connection timeout) still ends well",
+	r.exitCode === 0 && r.stdout === "late\n", String(r));
+
+// sbx stays: the server must remove it when it stops
+console.log(`left ${sbx.sandboxId}`);
+console.log(fails ? `fails ${fails}` : "done");
+// runCode leaves its request timer running when the server refuses the
+// call (the language check above): without this, node waits it out
+process.exit(fails ? 1 : 0);

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# E2B's wire API in sandcell serve: a few requests by hand (the envd
+# routes without a sandbox or token, the Connect envelope, E2B's error
+# shape), then the official E2B JS SDK (e2b_client.mjs: create, commands,
+# files, list, connect, two sandboxes, setTimeout expiry, kill twice, a
+# wrong key, an envd call without the access token) and
+# @e2b/code-interpreter (runCode: output, state, value, error, a plot),
+# and no cell left after SIGTERM. The SDKs are installed with npm (cached
+# in /var/tmp/sandcell-test-npm by version); no node or no npm registry:
+# skipped (77).
+# ctest-timeout: 900
+. "$(dirname "$0")/../lib.sh"
+
+E2B_VERSION=2.51.0
+CI_VERSION=2.8.0 # @e2b/code-interpreter
+
+gone_pid() { ! kill -0 "$1" 2>/dev/null; }
+
+# a token of the shape E2B's keys have (docs/e2b.md)
+TOKEN="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s\n' "$TOKEN" >"$T_WORK/token"
+chmod 600 "$T_WORK/token"
+[ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$T_WORK/token"
+as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+	--port-file "$T_WORK/port" --pool 2 >"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
+SERVER=$!
+check "the server writes its port" wait_until test -s "$T_WORK/port"
+URL="http://127.0.0.1:$(cat "$T_WORK/port")"
+
+# --- by hand ---
+# req METHOD PATH [curl args...]: sets OUT (body) and RC (HTTP status)
+req() {
+	local m=$1 p=$2
+	shift 2
+	OUT=$(curl -s -o - -w '\n%{http_code}' -X "$m" "$URL$p" "$@")
+	RC=${OUT##*$'\n'}
+	OUT=${OUT%$'\n'*}
+	export OUT RC
+}
+req GET /v2/sandboxes
+check "the control plane wants the key" expect_rc 401
+req GET /v2/sandboxes -H "X-API-KEY: $TOKEN"
+check "X-API-KEY is the server's token" bash -c '[ "$RC" = 200 ] && [ "$(jget "len(d)")" = 0 ]'
+req DELETE /sandboxes/vm-0123456789abcdef -H "X-API-KEY: $TOKEN"
+check "DELETE of an unknown sandbox: 404 in E2B's shape" \
+	bash -c '[ "$RC" = 404 ] && [ "$(jget "d[\"code\"]")" = 404 ]'
+req POST /v2/sandboxes -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' \
+	-d '{"templateID":"no-such-image"}'
+check "an unknown template is refused (400)" bash -c '[ "$RC" = 400 ]'
+req POST /v2/sandboxes -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' \
+	-d '{"templateID":"base","timeout":60,"metadata":{"by":"hand"}}'
+check "create: 201 with an id and an access token" \
+	bash -c '[ "$RC" = 201 ] && [ -n "$(jget "d[\"envdAccessToken\"]")" ]'
+SID=$(jget 'd["sandboxID"]')
+ATOK=$(jget 'd["envdAccessToken"]')
+req GET /health
+check "envd's /health answers without a token" expect_rc 204
+req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
+	-H "E2b-Sandbox-Id: $SID"
+check "an envd call without the access token: 401, Connect's unauthenticated" \
+	bash -c '[ "$RC" = 401 ] && [ "$(jget "d[\"code\"]")" = unauthenticated ]'
+req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $TOKEN"
+check "... and with the server's token instead of the sandbox's: 401" expect_rc 401
+req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK"
+check "... and with it: the (empty) list" bash -c '[ "$RC" = 200 ] && [ "$(jget "d[\"processes\"]")" = "[]" ]'
+# a Start whose envelope says more bytes than come
+printf '\0\0\0\1\0{}' >"$T_WORK/bad.env"
+req POST /process.Process/Start -H 'Content-Type: application/connect+json' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/bad.env"
+check "a Start with a bad envelope: invalid_argument" \
+	bash -c '[ "$RC" = 400 ] && [ "$(jget "d[\"code\"]")" = invalid_argument ]'
+python3 -c 'import json,struct,sys
+m=json.dumps({"process":{"cmd":"/bin/sh","args":["-c","echo hi; exit 3"]}}).encode()
+sys.stdout.buffer.write(b"\0"+struct.pack(">I",len(m))+m)' >"$T_WORK/start.env"
+curl -s -X POST "$URL/process.Process/Start" -H 'Content-Type: application/connect+json' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/start.env" \
+	-o "$T_WORK/start.out"
+frames_ok() {
+	python3 -c 'import base64,json,struct,sys
+b=open(sys.argv[1],"rb").read(); f=[]
+while b:
+    fl,n=b[0],struct.unpack(">I",b[1:5])[0]; f.append((fl,json.loads(b[5:5+n]))); b=b[5+n:]
+ev=[x[1]["event"] for x in f[:-1]]
+ok=("start" in ev[0] and base64.b64decode(ev[1]["data"]["stdout"])==b"hi\n"
+    and ev[-1]["end"]["exitCode"]==3 and f[-1]==(2,{}) and all(x[0]==0 for x in f[:-1]))
+if not ok: print(f, file=sys.stderr)
+sys.exit(0 if ok else 1)' "$T_WORK/start.out"
+}
+check "Start streams start, data, end envelopes and the end-stream frame" frames_ok
+printf -- '--b1\r\nContent-Disposition: form-data; name="file"; filename="../../etc/x"\r\n\r\nhi\r\n--b1--\r\n' \
+	>"$T_WORK/up.mp"
+req POST /files -H 'Content-Type: multipart/form-data; boundary=b1' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/up.mp"
+check "a multipart part named ../../etc/x is refused (400)" expect_rc 400
+req POST '/files?path=%2Fhome%2Fuser%2Fx.txt' -H 'Content-Type: multipart/form-data; boundary=b1' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary 'no parts here'
+check "a multipart body without parts is refused (400)" expect_rc 400
+req GET '/files?path=..%2F..%2Fetc%2Fpasswd' -H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK"
+check "GET /files of a path with '..' is refused (400)" expect_rc 400
+req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
+check "DELETE: 204" expect_rc 204
+req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK"
+check "an envd call to a killed sandbox: unavailable (the SDK's sandbox-gone error)" \
+	bash -c '[ "$RC" = 503 ] && [ "$(jget "d[\"code\"]")" = unavailable ]'
+
+# --- the official SDK ---
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "skip: node and npm are needed for the E2B SDK client"
+	kill "$SERVER"
+	exit 77
+fi
+CACHE=/var/tmp/sandcell-test-npm/e2b-$E2B_VERSION-ci-$CI_VERSION
+if [ ! -f "$CACHE/node_modules/@e2b/code-interpreter/package.json" ]; then
+	mkdir -p /var/tmp/sandcell-test-npm
+	(
+		flock 9
+		if [ ! -f "$CACHE/node_modules/@e2b/code-interpreter/package.json" ]; then
+			scratch=$(mktemp -d "$T_DIR/npm.XXXXXX")
+			(cd "$scratch" && timeout 600 npm install --no-audit --no-fund --loglevel=error \
+				"e2b@$E2B_VERSION" "@e2b/code-interpreter@$CI_VERSION" >"$scratch/log" 2>&1) &&
+				rm -rf "$CACHE.tmp" && mkdir -p "$CACHE.tmp" && mv "$scratch/node_modules" "$CACHE.tmp/" &&
+				mv "$CACHE.tmp" "$CACHE" || cat "$scratch/log" >&2
+		fi
+	) 9>/var/tmp/sandcell-test-npm/lock
+fi
+if [ ! -f "$CACHE/node_modules/@e2b/code-interpreter/package.json" ]; then
+	echo "skip: npm could not install e2b@$E2B_VERSION and @e2b/code-interpreter@$CI_VERSION"
+	kill "$SERVER"
+	exit 77
+fi
+NODE_DIR="$T_DIR/node"
+mkdir -p "$NODE_DIR"
+ln -s "$CACHE/node_modules" "$NODE_DIR/node_modules"
+cp "$(dirname "$0")/e2b_client.mjs" "$NODE_DIR/"
+CLIENT_OUT=$(cd "$NODE_DIR" && E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$TOKEN" \
+	timeout 800 node e2b_client.mjs 2>&1)
+CRC=$?
+printf '%s\n' "$CLIENT_OUT" | grep -v -e '^ok ' -e '^FAIL ' | sed 's/^/# /'
+while IFS= read -r line; do
+	case "$line" in
+	"ok   - "*) pass "${line#ok   - }" ;;
+	"FAIL - "*) fail "${line#FAIL - }" ;;
+	esac
+done <<<"$CLIENT_OUT"
+check "the SDK client ran to the end" bash -c '[ "$0" -eq 0 ] && grep -qx done <<<"$1"' "$CRC" "$CLIENT_OUT"
+
+# the sandbox the client left is removed when the server stops
+kill -TERM "$SERVER"
+check "SIGTERM ends the server" wait_until gone_pid "$SERVER"
+check "no cell is left after the server stopped" wait_until no_cells
+sed 's/^/# server: /' "$T_WORK/serve.err" | tail -20
+finish

@@ -1,0 +1,1 @@
+"""Stand-in for FastAPI (see ../README.md): only fastapi.testclient."""

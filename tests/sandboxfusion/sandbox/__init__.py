@@ -1,0 +1,1 @@
+"""Stand-in for SandboxFusion's package (see ../README.md)."""

@@ -1,0 +1,3 @@
+"""Stand-in for SandboxFusion's FastAPI app: the test client sends to
+$SANDCELL_URL instead (../../fastapi/testclient.py)."""
+app = object()
