@@ -962,10 +962,12 @@ def slow_attack(c, seconds, heads, bodies):
 def peer_cap(c):
     """A server with --max-connections-per-peer 2: a new connection drops
     the peer's one still waiting for a head; with none waiting (both
-    busy), it is answered 503 with Retry-After, not reset."""
+    busy), it is answered 503 with Retry-After, not reset.  The busy runs
+    last 12 s, so a slow host (ASan, a loaded CI) still finds both in
+    flight when it checks, a few seconds in."""
     def busy_run():
         return threading.Thread(target=c.request, args=("POST", "/run_code", {
-            "code": "import time\ntime.sleep(4)", "run_timeout": 30}))
+            "code": "import time\ntime.sleep(12)", "run_timeout": 30}))
     a = busy_run()
     a.start()
     time.sleep(1.5)
@@ -983,7 +985,9 @@ def peer_cap(c):
     b.start()
     time.sleep(1)
     st, h, got = c.request("GET", "/cells")
-    ok(st == 503 and "retry-after" in h, "at the cap with both busy: 503 with Retry-After", (st, h, got))
+    busy = (a.is_alive(), b.is_alive())
+    ok(st == 503 and "retry-after" in h, "at the cap with both busy: 503 with Retry-After",
+       (st, h, got, "busy runs still in flight: %s" % (busy,)))
     a.join()
     b.join()
     st, _, got = c.request("GET", "/cells")
