@@ -33,6 +33,20 @@ struct cli_log {
 };
 struct sc_log cli_log_sink(struct cli_log *st);
 
+/* A pull's progress on stderr (cli/pull_view.c): on a terminal, bars for
+ * the layers being downloaded and for the whole image, drawn in place;
+ * elsewhere one plain line a layer. The view must outlive the pull. */
+struct cli_pull_view {
+	bool bar;
+	size_t lines; /* of the bar, above the cursor */
+	struct cli_log plain;
+	struct sc_log log;
+	struct rootfs_pull_meter meter;
+};
+void cli_pull_view_init(struct cli_pull_view *v);
+/* o's log and meter: the view's. */
+void cli_pull_view_set(struct cli_pull_view *v, struct rootfs_pull_opts *o);
+
 /* The user's terminal (cli/term.c): whether the cell gets a pty of its own
  * (-t, or stdin and stdout are a terminal, never with --json); raw mode on
  * fd while it is relayed, restored by cli_term_restore, at exit and on

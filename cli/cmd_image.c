@@ -68,7 +68,9 @@ static const char PULL_HELP[] =
 	"store it as image NAME. REF is [HOST[:PORT]/]REPO[:TAG|@sha256:DIGEST];\n"
 	"without HOST, Docker Hub (library/ for one-word names). Layers may be\n"
 	"gzip, zstd or plain. Blobs are verified against their digests; an\n"
-	"interrupted pull resumes where it stopped.\n"
+	"interrupted pull resumes where it stopped. Progress goes to stderr: on a\n"
+	"terminal, bars (per layer and total: MB, percent, rate); else a line per\n"
+	"layer.\n"
 	"\n"
 	"Credentials are used when the registry asks for them (Basic, or bearer\n"
 	"tokens): the registry's \"auths\" entry (\"auth\", \"username\"/\"password\"\n"
@@ -388,9 +390,10 @@ static int image_import(int argc, char **argv)
 
 static int image_pull(int argc, char **argv)
 {
-	struct cli_log log_state = {0}; /* one line a layer, never redrawn */
-	const struct sc_log log = cli_log_sink(&log_state);
-	struct rootfs_pull_opts o = {.log = &log};
+	struct cli_pull_view view;
+	cli_pull_view_init(&view);
+	struct rootfs_pull_opts o = {0};
+	cli_pull_view_set(&view, &o);
 	const struct cli_table tables[] = {{PULL_OPTIONS, &o, IMAGE_HELP_WIDTH},
 					   {LIMIT_OPTIONS, &o.limits, IMAGE_HELP_WIDTH}};
 	const char *pos[2];

@@ -354,12 +354,13 @@ static int set_user(struct cli_cell_opts *o, const char *image, struct cell_spec
 static int resolve_reference(const struct cli_cell_opts *o, const char *image,
 			     struct rootfs_resolved *ref)
 {
-	struct cli_log state = {0};
-	const struct sc_log log = cli_log_sink(&state);
-	struct rootfs_pull_opts po = {.insecure = o->pull_insecure, .log = &log};
+	struct cli_pull_view view;
+	cli_pull_view_init(&view);
+	struct rootfs_pull_opts po = {.insecure = o->pull_insecure};
+	cli_pull_view_set(&view, &po);
 	struct sc_err err = {0};
 	if (cell_ensure_private_dir(cell_data_root(), &err) < 0 ||
-	    rootfs_image_resolve(cell_data_root(), &CLI_CELLS_IN_USE, image, o->pull, &po, &log, ref,
+	    rootfs_image_resolve(cell_data_root(), &CLI_CELLS_IN_USE, image, o->pull, &po, po.log, ref,
 				 &err) < 0) {
 		cli_fail(&err);
 		return -1;

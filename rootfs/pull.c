@@ -484,74 +484,13 @@ static int hash_prefix(int fd, uint64_t len, struct sha256 *h)
 	return 0;
 }
 
-/* A downloaded chunk: hashed; one at offset 0 starts the file over. */
-static void hash_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
-{
-	struct sha256 *h = ctx;
-	if (offset == 0)
-		rootfs_sha256_init(h);
-	rootfs_sha256_update(h, data, n);
-}
-
-static int download_blob(struct http *hp, struct store *st, const char *base, const struct ref *ref,
-			 const struct oci_desc *d, uint64_t max, const struct sc_log *progress,
-			 struct sc_err *err)
-{
-	char final[4096], partial[4096], url[1024];
-	struct stat sb;
-	if (blob_file_path(st, d->digest, false, final, sizeof(final)) < 0 ||
-	    blob_file_path(st, d->digest, true, partial, sizeof(partial)) < 0 ||
-	    sc_path(url, sizeof(url), "%s/v2/%s/blobs/%s", base, ref->repo, d->digest) < 0)
-		return sc_fail(err, ENAMETOOLONG, "blob path");
-	if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == d->size) {
-		sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: already downloaded", d->digest);
-		return 0; /* verified again when it is unpacked */
-	}
-	if (d->size > max)
-		return sc_fail(err, 0, "layer %s is %llu bytes, more than --max-size", d->digest,
-			       (unsigned long long)d->size);
-	_cleanup_fd_ int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || fstat(fd, &sb) < 0)
-		return sc_fail(err, errno, "open %s", partial);
-	uint64_t have = (uint64_t)sb.st_size;
-	struct sha256 h;
-	rootfs_sha256_init(&h);
-	if (have > d->size || hash_prefix(fd, have, &h) < 0) {
-		have = 0;
-		rootfs_sha256_init(&h);
-	}
-	if (ftruncate(fd, (off_t)have) < 0 || lseek(fd, (off_t)have, SEEK_SET) < 0)
-		return sc_fail(err, errno, "prepare %s", partial);
-	sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: %s %.1f MB", d->digest,
-	       have ? "resuming" : "downloading", (double)d->size / 1e6);
-	if (have < d->size) {
-		struct sc_http_download dl = {
-			.fd = fd, .offset = have, .limit = d->size, .on_data = hash_chunk, .ctx = &h};
-		struct sc_http_resp r;
-		int rc = http_get(hp, url, NULL, &dl, 65536, &r, err);
-		sc_http_resp_free(&r);
-		if (rc < 0)
-			return -1;
-		if (r.status != 200 && r.status != 206)
-			return status_error(hp, &r, url, err);
-		have = r.file_size; /* from 0 when the server sent everything again */
-	}
-	char hex[SHA256_HEX_LEN + 1];
-	rootfs_sha256_final_hex(&h, hex);
-	if (have != d->size || strcmp(hex, d->digest + 7) != 0) {
-		(void)unlink(partial);
-		return sc_fail(err, 0, "layer %s: the download does not match its size or digest", d->digest);
-	}
-	if (fsync(fd) < 0 || rename(partial, final) < 0)
-		return sc_fail(err, errno, "store %s", final);
-	return 0;
-}
-
 /* ---- the layers at once ---- */
 
 /* Layers downloaded at once: a registry serves each blob from its own
  * connection, and one slow blob no longer holds up the others. */
 #define PULL_PARALLEL 4
+/* The meter is told at most this often while bytes arrive. */
+#define METER_INTERVAL 0.1
 
 struct fetch_all {
 	pthread_mutex_t mu;
@@ -564,6 +503,12 @@ struct fetch_all {
 	uint64_t max;
 	const struct sc_log *progress; /* the caller's: called under mu */
 	struct sc_log serial;          /* what the workers log through */
+	/* the caller's meter (or NULL) and its figures, under mu */
+	const struct rootfs_pull_meter *meter;
+	struct rootfs_pull_figures fig;
+	struct rootfs_pull_layer *layers; /* fig.layer, writable */
+	size_t *slot;                     /* man's layer i: layers[slot[i]] */
+	double start, told;
 	bool failed;
 	struct sc_err err;
 };
@@ -576,14 +521,148 @@ static void serial_log(void *ctx, enum sc_log_level level, const char *msg)
 	pthread_mutex_unlock(&f->mu);
 }
 
+/* Under mu: the figures to the meter, when it is due (or always). */
+static void meter_tell(struct fetch_all *f, bool always)
+{
+	double now = sc_now();
+	if (!f->meter || (!always && now - f->told < METER_INTERVAL))
+		return;
+	f->told = now;
+	f->fig.seconds = now - f->start;
+	f->fig.bytes_done = 0;
+	f->fig.layers_done = 0;
+	for (size_t j = 0; j < f->fig.nlayers; j++) {
+		f->fig.bytes_done += f->layers[j].done;
+		f->fig.layers_done += f->layers[j].done == f->layers[j].size;
+	}
+	f->meter->fn(f->meter->ctx, &f->fig);
+}
+
+/* Layer i has done bytes (from a download, or on disk: not this pull's). */
+static void meter_set(struct fetch_all *f, size_t i, uint64_t done, bool downloaded, bool always)
+{
+	if (!f->meter)
+		return;
+	pthread_mutex_lock(&f->mu);
+	struct rootfs_pull_layer *l = &f->layers[f->slot[i]];
+	if (downloaded && done > l->done)
+		f->fig.bytes_now += done - l->done;
+	l->done = done;
+	l->started = true;
+	meter_tell(f, always);
+	pthread_mutex_unlock(&f->mu);
+}
+
 /* Whether layer i's blob is an earlier layer's too (images repeat empty
  * layers): one thread downloads it, the others would share its file. */
-static bool repeated_layer(const struct oci_manifest *man, size_t i)
+static size_t first_of(const struct oci_manifest *man, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
 		if (!strcmp(man->layers[j].digest, man->layers[i].digest))
-			return true;
-	return false;
+			return j;
+	return i;
+}
+
+/* The meter's figures: each distinct layer once, none done yet. */
+static int meter_begin(struct fetch_all *f)
+{
+	size_t n = f->man->nlayers, k = 0;
+	f->start = f->told = sc_now();
+	if (!f->meter)
+		return 0;
+	f->layers = calloc(n, sizeof(*f->layers));
+	f->slot = calloc(n, sizeof(*f->slot));
+	if (!f->layers || !f->slot)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = first_of(f->man, i);
+		if (j < i) {
+			f->slot[i] = f->slot[j];
+			continue;
+		}
+		f->slot[i] = k;
+		snprintf(f->layers[k].digest, sizeof(f->layers[k].digest), "%.19s", f->man->layers[i].digest);
+		f->layers[k].size = f->man->layers[i].size;
+		f->fig.bytes += f->layers[k].size;
+		k++;
+	}
+	f->fig.layer = f->layers;
+	f->fig.nlayers = k;
+	return 0;
+}
+
+/* A downloaded chunk: hashed (one at offset 0 starts the file over), and
+ * counted for the meter. */
+struct chunk_ctx {
+	struct sha256 h;
+	struct fetch_all *f;
+	size_t i;
+};
+
+static void on_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
+{
+	struct chunk_ctx *c = ctx;
+	if (offset == 0)
+		rootfs_sha256_init(&c->h);
+	rootfs_sha256_update(&c->h, data, n);
+	meter_set(c->f, c->i, offset + n, true, false);
+}
+
+static int download_blob(struct http *hp, struct fetch_all *f, size_t i, struct sc_err *err)
+{
+	const struct oci_desc *d = &f->man->layers[i];
+	const struct sc_log *progress = &f->serial;
+	char final[4096], partial[4096], url[1024];
+	struct stat sb;
+	if (blob_file_path(f->st, d->digest, false, final, sizeof(final)) < 0 ||
+	    blob_file_path(f->st, d->digest, true, partial, sizeof(partial)) < 0 ||
+	    sc_path(url, sizeof(url), "%s/v2/%s/blobs/%s", f->base, f->ref->repo, d->digest) < 0)
+		return sc_fail(err, ENAMETOOLONG, "blob path");
+	if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == d->size) {
+		sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: already downloaded", d->digest);
+		meter_set(f, i, d->size, false, true);
+		return 0; /* verified again when it is unpacked */
+	}
+	if (d->size > f->max)
+		return sc_fail(err, 0, "layer %s is %llu bytes, more than --max-size", d->digest,
+			       (unsigned long long)d->size);
+	_cleanup_fd_ int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		return sc_fail(err, errno, "open %s", partial);
+	uint64_t have = (uint64_t)sb.st_size;
+	struct chunk_ctx c = {.f = f, .i = i};
+	rootfs_sha256_init(&c.h);
+	if (have > d->size || hash_prefix(fd, have, &c.h) < 0) {
+		have = 0;
+		rootfs_sha256_init(&c.h);
+	}
+	if (ftruncate(fd, (off_t)have) < 0 || lseek(fd, (off_t)have, SEEK_SET) < 0)
+		return sc_fail(err, errno, "prepare %s", partial);
+	sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: %s %.1f MB", d->digest,
+	       have ? "resuming" : "downloading", (double)d->size / 1e6);
+	meter_set(f, i, have, false, true);
+	if (have < d->size) {
+		struct sc_http_download dl = {
+			.fd = fd, .offset = have, .limit = d->size, .on_data = on_chunk, .ctx = &c};
+		struct sc_http_resp r;
+		int rc = http_get(hp, url, NULL, &dl, 65536, &r, err);
+		sc_http_resp_free(&r);
+		if (rc < 0)
+			return -1;
+		if (r.status != 200 && r.status != 206)
+			return status_error(hp, &r, url, err);
+		have = r.file_size; /* from 0 when the server sent everything again */
+	}
+	char hex[SHA256_HEX_LEN + 1];
+	rootfs_sha256_final_hex(&c.h, hex);
+	if (have != d->size || strcmp(hex, d->digest + 7) != 0) {
+		(void)unlink(partial);
+		return sc_fail(err, 0, "layer %s: the download does not match its size or digest", d->digest);
+	}
+	if (fsync(fd) < 0 || rename(partial, final) < 0)
+		return sc_fail(err, errno, "store %s", final);
+	meter_set(f, i, d->size, false, true);
+	return 0;
 }
 
 static void *fetch_worker(void *arg)
@@ -605,10 +684,9 @@ static void *fetch_worker(void *arg)
 		pthread_mutex_unlock(&f->mu);
 		if (stop)
 			break;
-		if (repeated_layer(f->man, i))
+		if (first_of(f->man, i) < i)
 			continue;
-		rc = download_blob(&hp, f->st, f->base, f->ref, &f->man->layers[i], f->max, &f->serial,
-				   &err);
+		rc = download_blob(&hp, f, i, &err);
 	}
 	pthread_mutex_lock(&f->mu);
 	if (rc < 0 && !f->failed) {
@@ -623,11 +701,16 @@ static void *fetch_worker(void *arg)
 /* Every layer of man into the store's blobs, PULL_PARALLEL at once. */
 static int fetch_layers(const struct http *lead, struct store *st, const char *base,
 			const struct ref *ref, const struct oci_manifest *man, uint64_t max,
-			const struct sc_log *progress, struct sc_err *err)
+			const struct rootfs_pull_opts *o, struct sc_err *err)
 {
 	struct fetch_all f = {.man = man, .lead = lead, .st = st, .base = base, .ref = ref,
-			      .max = max, .progress = progress};
-	f.serial = (struct sc_log){.fn = progress ? serial_log : NULL, .ctx = &f};
+			      .max = max, .progress = o->log, .meter = o->meter};
+	f.serial = (struct sc_log){.fn = o->log ? serial_log : NULL, .ctx = &f};
+	if (meter_begin(&f) < 0) {
+		free(f.layers);
+		free(f.slot);
+		return sc_fail(err, ENOMEM, "pull");
+	}
 	pthread_mutex_init(&f.mu, NULL);
 	pthread_t th[PULL_PARALLEL];
 	size_t n = 0, want = man->nlayers < PULL_PARALLEL ? man->nlayers : PULL_PARALLEL;
@@ -639,6 +722,12 @@ static int fetch_layers(const struct http *lead, struct store *st, const char *b
 	for (size_t i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	pthread_mutex_destroy(&f.mu);
+	if (!f.failed && f.meter) {
+		f.fig.final = true;
+		meter_tell(&f, true);
+	}
+	free(f.layers);
+	free(f.slot);
 	if (f.failed) {
 		*err = f.err;
 		return -1;
@@ -744,7 +833,6 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 		rootfs_host_platform(platform, sizeof(platform));
 	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
 	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
-	const struct sc_log *progress = o->log;
 
 	struct http hp;
 	struct store st = {.lock_fd = -1};
@@ -793,7 +881,7 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	rootfs_oci_chain_id(cfg->diff_ids, man->nlayers, id, sizeof(id));
 	struct stat sb;
 	bool have = sc_path(path, sizeof(path), "%s/layers/%s", st.root, id) == 0 && stat(path, &sb) == 0;
-	if (!have && fetch_layers(&hp, &st, base, &ref, man, max, progress, err) < 0)
+	if (!have && fetch_layers(&hp, &st, base, &ref, man, max, o, err) < 0)
 		goto out;
 	if (rootfs_store_work_begin(&st, &w, err) < 0)
 		goto out;

@@ -110,6 +110,26 @@ int rootfs_image_import(const char *data_root, const struct rootfs_in_use *in_us
 			struct rootfs_report *rep, const struct sc_log *log,
 			struct sc_err *err);
 
+/* A pull's running figures, for a progress bar. Layers that are already
+ * downloaded count as done from the start; rate = bytes_now / seconds. */
+struct rootfs_pull_layer {
+	char digest[20]; /* "sha256:" and the first 12 hex digits */
+	uint64_t size, done;
+	bool started;
+};
+struct rootfs_pull_figures {
+	const struct rootfs_pull_layer *layer; /* each distinct layer once */
+	size_t nlayers, layers_done;
+	uint64_t bytes, bytes_done; /* over every layer */
+	uint64_t bytes_now;         /* downloaded by this pull (not resumed) */
+	double seconds;             /* since the downloads began */
+	bool final;                 /* the last call: every layer is done */
+};
+struct rootfs_pull_meter {
+	void (*fn)(void *ctx, const struct rootfs_pull_figures *f);
+	void *ctx;
+};
+
 struct rootfs_pull_opts {
 	bool insecure;      /* plain HTTP, loopback registries only */
 	const char *platform; /* "linux/amd64"; NULL: the host's */
@@ -120,6 +140,10 @@ struct rootfs_pull_opts {
 	 * download at once: it is called from the downloading threads, one
 	 * call at a time, while rootfs_image_pull runs. */
 	const struct sc_log *log;
+	/* The figures, at most ten times a second while layers download
+	 * and once when all are done, or NULL. Called like log: from the
+	 * downloading threads, one call at a time, never at once with log. */
+	const struct rootfs_pull_meter *meter;
 	struct rootfs_limits limits;
 };
 

@@ -124,6 +124,8 @@ check "skopeo pushes the test image to the registry" push "$R/two" test/two:1
 sc image pull --insecure "127.0.0.1:$P_PLAIN/test/two:1" two
 check "pull from a plain-HTTP loopback registry succeeds" expect_rc 0
 check "pull reports the layers it downloads" err_has "downloading"
+check "... in plain lines, not a terminal's bar, when stderr is a file" \
+	bash -c '! grep -q $'"'"'\e'"'"' <<<"$0" && ! grep -q "MB/s" <<<"$0"' "$ERR"
 sc run --image two -- sh -c 'cat /etc/kept /etc/added; test -e /etc/gone || echo gone-by-whiteout; ls /opq'
 check "the pulled image runs, with the whiteout applied" out_is "$(printf 'kept\nadded\ngone-by-whiteout\nnew')"
 sc run --image two -- sh -c 'echo $IMAGE_VAR; pwd'
@@ -169,8 +171,17 @@ check "the reference's image is removed by its store name" expect_rc 0
 # --- 40 layers, one blob twice: downloaded at once, applied in order ---
 python3 "$TOOL" oci-many "$R/many" 40
 check "skopeo pushes a 40-layer image" push "$R/many" test/many:1
-sc image pull --insecure "127.0.0.1:$P_PLAIN/test/many:1" many
+# on a terminal (script(1) gives it one): bars drawn in place
+as_user script -qec "$SC_BIN image pull --insecure 127.0.0.1:$P_PLAIN/test/many:1 many" /dev/null \
+	</dev/null >"$T_DIR/tty.out" 2>&1
+RC=$? OUT=$(cat -v "$T_DIR/tty.out") ERR=
 check "pull of a 40-layer image with a repeated layer succeeds" expect_rc 0
+check "on a terminal, a bar per layer being downloaded (digest, percent, MB)" \
+	grep -Eq '  [0-9a-f]{12} \[[#.]{24}\] +[0-9]+%  [0-9.]+/[0-9.]+ MB' "$T_DIR/tty.out"
+check "... and one for the image, ending at every layer, 100 %, a rate and done" \
+	grep -Eq '  39/39 layers  \[#{24}\] 100%  [0-9.]+/[0-9.]+ MB  [0-9.]+ MB/s  done' "$T_DIR/tty.out"
+check "... drawn again in place (the cursor goes back up), not one line a layer" \
+	bash -c 'grep -q "\^\[\[[0-9]*A" <<<"$0" && ! grep -q downloading <<<"$0"' "$OUT"
 check "each layer's blob was fetched once (the repeated one too)" \
 	bash -c 'm=$(curl -s -H "Accept: application/vnd.oci.image.manifest.v1+json" \
 		"http://127.0.0.1:'$P_PLAIN'/v2/test/many/manifests/1" |
