@@ -123,6 +123,14 @@ bool api_trace_begin(const char *header, struct api_trace *t);
 void api_set_body(struct api_response *resp, int status, const char *type, char *body,
 		  size_t len);
 void api_add_header(struct api_response *resp, const char *name, const char *value);
+/* gzip bodies (api/gzip.c). api_gunzip: in inflated into *out (malloc'd,
+ * NUL-terminated, at most max bytes): 0, or the HTTP status that says why
+ * not (400 not one whole gzip stream, 413 over max, 500). api_gzip: false
+ * when out of memory. api_accepts_gzip: an Accept-Encoding that takes
+ * gzip (or "*") with a q above 0. */
+int api_gunzip(const char *in, size_t len, size_t max, char **out, size_t *out_len);
+bool api_gzip(const char *in, size_t len, char **out, size_t *out_len);
+bool api_accepts_gzip(const char *accept_encoding);
 void api_errorf(struct api_response *resp, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* A request the request layer refused: its status and message. */

@@ -3,7 +3,10 @@
  * filename its path when ?path= is not given). The same calls as GET/PUT
  * /cells/{id}/files (cell_read_file, api_op_write_file: beneath the
  * cell, at most API_MAX_FILE bytes); errors in envd's shape
- * {"code", "message"} (404: the SDK's NotFoundError). */
+ * {"code", "message"} (404: the SDK's NotFoundError). gzip as the SDK's
+ * `gzip: true` asks: a POST body with Content-Encoding: gzip is inflated
+ * (to at most API_MAX_FILE bytes), a GET answered gzipped to a client
+ * whose Accept-Encoding takes it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +60,25 @@ void api_e2b_files_get(struct api *a, const struct api_call *call, struct api_re
 	api_cell_end(a, id, c);
 	if (rc < 0) {
 		api_e2b_error(resp, errno_status(err.errnum), "%s", err.msg);
-	} else if (f.truncated) {
+		return;
+	}
+	if (f.truncated) {
 		free(f.data);
 		api_e2b_error(resp, 413, "the file is larger than %u bytes", API_MAX_FILE);
+		return;
+	}
+	const struct api_request *req = call->req;
+	const char *ae = req->header ? req->header(req->ctx, "Accept-Encoding") : NULL;
+	char *z;
+	size_t zlen;
+	if (api_accepts_gzip(ae) && api_gzip(f.data, f.len, &z, &zlen)) {
+		free(f.data);
+		api_set_body(resp, 200, "application/octet-stream", z, zlen);
+		api_add_header(resp, "Content-Encoding", "gzip");
 	} else {
 		api_set_body(resp, 200, "application/octet-stream", f.data, f.len);
 	}
+	api_add_header(resp, "Vary", "Accept-Encoding");
 }
 
 /* One written file into the answer's list. */
@@ -113,17 +129,17 @@ static bool part_filename(const char *head, size_t len, char *out, size_t size)
 	return true;
 }
 
-/* Each part of a multipart body written into c; the answer's list into f.
- * 0, or an HTTP status with why. */
-static int write_parts(struct cell *c, const struct api_request *req, const char *qpath, FILE *f,
-		       char *why, size_t why_size)
+/* Each part of a multipart body (of Content-Type ct) written into c; the
+ * answer's list into f. 0, or an HTTP status with why. */
+static int write_parts(struct cell *c, const char *ct, const char *body, size_t len,
+		       const char *qpath, FILE *f, char *why, size_t why_size)
 {
 	char b[E2B_MAX_BOUNDARY + 3];
-	if (!boundary_of(req->header(req->ctx, "Content-Type"), b))
+	if (!boundary_of(ct, b))
 		return snprintf(why, why_size, "multipart/form-data without a boundary"), 400;
 	size_t bl = strlen(b), nparts = 0;
-	const char *body = req->body, *end = body + req->body_len;
-	const char *p = memmem(body, req->body_len, b, bl);
+	const char *end = body + len;
+	const char *p = memmem(body, len, b, bl);
 	while (p && p + bl + 2 <= end && memcmp(p + bl, "--", 2)) {
 		const char *head = p + bl + 2; /* past the CRLF */
 		const char *hend = memmem(head, (size_t)(end - head), "\r\n\r\n", 4);
@@ -157,9 +173,10 @@ void api_e2b_files_post(struct api *a, const struct api_call *call, struct api_r
 	const char *ct = req->header ? req->header(req->ctx, "Content-Type") : NULL;
 	const char *ce = req->header ? req->header(req->ctx, "Content-Encoding") : NULL;
 	bool octet = ct && !strncasecmp(ct, "application/octet-stream", 24);
-	if (ce && strcasecmp(ce, "identity")) {
+	bool gzipped = ce && (!strcasecmp(ce, "gzip") || !strcasecmp(ce, "x-gzip"));
+	if (ce && strcasecmp(ce, "identity") && !gzipped) {
 		api_e2b_error(resp, 415, "Content-Encoding %.32s is not served: send the bytes as "
-					 "they are", ce);
+					 "they are, or gzip", ce);
 		return;
 	}
 	if (!octet && !(ct && !strncasecmp(ct, "multipart/form-data", 19))) {
@@ -173,6 +190,23 @@ void api_e2b_files_post(struct api *a, const struct api_call *call, struct api_r
 	struct cell *c;
 	if (files_begin(a, call, id, path, !octet, &c, resp) < 0)
 		return;
+	/* (inflated only for a caller with the sandbox's access token) */
+	_cleanup_free_ char *inflated = NULL;
+	const char *body = req->body;
+	size_t len = req->body_len;
+	int zst = gzipped ? api_gunzip(body, len, API_MAX_FILE, &inflated, &len) : 0;
+	if (zst) {
+		api_cell_end(a, id, c);
+		if (zst == 413)
+			api_e2b_error(resp, 413, "the gzip body inflates to more than %u bytes",
+				      API_MAX_FILE);
+		else
+			api_e2b_error(resp, zst, "%s", zst == 400 ? "the body is not one whole gzip stream"
+							   : "out of memory");
+		return;
+	}
+	if (gzipped)
+		body = inflated;
 	struct api_jbuf jb;
 	if (!api_jb_open(&jb)) {
 		api_cell_end(a, id, c);
@@ -183,8 +217,8 @@ void api_e2b_files_post(struct api *a, const struct api_call *call, struct api_r
 	int st = 0;
 	struct sc_err err = {0};
 	if (!octet) {
-		st = write_parts(c, req, path, jb.f, why, sizeof(why));
-	} else if (api_op_write_file(c, path, req->body, req->body_len, &err) < 0) {
+		st = write_parts(c, ct, body, len, path, jb.f, why, sizeof(why));
+	} else if (api_op_write_file(c, path, body, len, &err) < 0) {
 		st = errno_status(err.errnum);
 		snprintf(why, sizeof(why), "%s", err.msg);
 	} else {

@@ -79,6 +79,15 @@ await sbx.files.write("/tmp/bin.dat", bin.buffer, LONG);
 const back = await sbx.files.read("/tmp/bin.dat", { format: "bytes", ...LONG });
 check("binary round trip (70000 bytes, every byte value)",
 	back.length === bin.length && back.every((v, i) => v === bin[i]), back.length);
+// gzip: true sends the body gzipped (Content-Encoding) and asks for a
+// gzipped answer: what lands in the cell is the plain bytes
+await sbx.files.write("/tmp/gz.dat", bin.buffer, { gzip: true, ...LONG });
+const gzBack = await sbx.files.read("/tmp/gz.dat", { format: "bytes", gzip: true, ...LONG });
+const plainBack = await sbx.files.read("/tmp/gz.dat", { format: "bytes", ...LONG });
+check("files.write and files.read with gzip: true round-trip the bytes",
+	gzBack.length === bin.length && gzBack.every((v, i) => v === bin[i]), gzBack.length);
+check("... and the cell holds them inflated",
+	plainBack.length === bin.length && plainBack.every((v, i) => v === bin[i]), plainBack.length);
 await sbx.files.write("/tmp/oct.txt", "octet", { useOctetStream: true, ...LONG });
 check("files.write as application/octet-stream", (await sbx.files.read("/tmp/oct.txt", LONG)) === "octet");
 const multi = await sbx.files.write([{ path: "m/one.txt", data: "1" }, { path: "m/two.txt", data: "22" }], LONG);

@@ -97,6 +97,35 @@ check "a multipart part named ../../etc/x is refused (400)" expect_rc 400
 req POST '/files?path=%2Fhome%2Fuser%2Fx.txt' -H 'Content-Type: multipart/form-data; boundary=b1' \
 	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary 'no parts here'
 check "a multipart body without parts is refused (400)" expect_rc 400
+# gzip bodies: bounded when inflated, whole or refused, and answers gzipped
+# only for a client that takes gzip
+printf 'gzipped text\n' | gzip >"$T_WORK/small.gz"
+req POST '/files?path=gz.txt' -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/small.gz"
+check "POST /files with Content-Encoding: gzip is written inflated" bash -c '[ "$3" = 200 ] &&
+	[ "$(curl -s "$0/files?path=gz.txt" -H "E2b-Sandbox-Id: $1" -H "X-Access-Token: $2")" = "gzipped text" ]' \
+	"$URL" "$SID" "$ATOK" "$RC"
+head -c 17M /dev/zero | gzip >"$T_WORK/bomb.gz"
+req POST '/files?path=bomb' -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/bomb.gz"
+check "a gzip body of $(stat -c %s "$T_WORK/bomb.gz") bytes that inflates past 16 MiB: 413" expect_rc 413
+head -c 20 "$T_WORK/small.gz" >"$T_WORK/cut.gz"
+req POST '/files?path=cut' -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary @"$T_WORK/cut.gz"
+check "a cut gzip body: 400" expect_rc 400
+req POST '/files?path=br' -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: br' \
+	-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" --data-binary 'x'
+check "another Content-Encoding: 415" expect_rc 415
+gz_answer() { # ACCEPT-ENCODING: the answer's Content-Encoding header, if any
+	curl -s -D - -o /dev/null "$URL/files?path=gz.txt" -H "Accept-Encoding: $1" \
+		-H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" | tr -d '\r' |
+		sed -n 's/^[Cc]ontent-[Ee]ncoding: *//p'
+}
+GZ_YES=$(gz_answer "deflate, gzip") GZ_Q0=$(gz_answer "gzip;q=0") GZ_ID=$(gz_answer identity)
+GZ_BODY=$(curl -s --compressed "$URL/files?path=gz.txt" -H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK")
+check "GET /files for Accept-Encoding: gzip answers gzipped, and the bytes inflate right" \
+	bash -c '[ "$0" = gzip ] && [ "$1" = "gzipped text" ]' "$GZ_YES" "$GZ_BODY"
+check "... and not for gzip;q=0 or identity" bash -c '[ -z "$0$1" ]' "$GZ_Q0" "$GZ_ID"
 req GET '/files?path=..%2F..%2Fetc%2Fpasswd' -H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK"
 check "GET /files of a path with '..' is refused (400)" expect_rc 400
 req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
