@@ -161,7 +161,7 @@ class TestE2BFaces(unittest.TestCase):
 
 class TestE2BTimeout(unittest.TestCase):
     def test_timeout_is_the_sandboxs_lifetime(self):
-        sbx = Sandbox.create(timeout=2)
+        sbx = Sandbox.create(timeout=10)  # time for a first command on a slow host
         try:
             self.assertEqual(sbx.commands.run("echo up").stdout, "up\n")
             self.assertTrue(_util.wait_for(lambda: not sbx.is_running(), 60))

@@ -160,12 +160,17 @@ st, b = req("POST", "/cells/%s/code" % C, {"code": "x = 41\nprint(x + 1)"})
 ok(st == 200 and "42" in json.dumps(b), "/code runs after a rollback (a new session)", (st, b))
 # a rollback while a request runs on the cell: 409; the parent runs
 # commands while its children are made
-runner = threading.Thread(target=sh, args=(C, "sleep 4"))
+runner = threading.Thread(target=sh, args=(C, "sleep 60"))
 runner.start()
-time.sleep(1)
+for _ in range(600):  # until the server counts the exec (a slow host: seconds)
+    st, b = req("GET", "/cells")
+    if st == 200 and any(c["id"] == C and c["busy"] for c in b["cells"]):
+        break
+    time.sleep(0.1)
 st, b = req("POST", "/cells/%s/rollback" % C, {"tag": "t1"})
 ok(st == 409 and "requests running" in b.get("detail", ""),
    "a rollback while an exec runs on the cell: 409", (st, b))
+sh(C, "pkill -x sleep")  # the runner's exec ends
 runner.join()
 got = {}
 forker = threading.Thread(target=lambda: got.update(r=req("POST", "/cells/%s/fork" % C, {"count": 2})))

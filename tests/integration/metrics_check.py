@@ -334,7 +334,7 @@ def full(url, murl, token):
     st, h, b = call(url + "/cells", "POST", {}, token)
     cid = json.loads(b)["id"]
     holders = [threading.Thread(target=call, args=(url + "/cells/%s/exec" % cid, "POST",
-                                                   {"cmd": "sleep 3"}, token))
+                                                   {"cmd": "sleep 15"}, token))
                for _ in range(2)]
     for t in holders:
         t.start()

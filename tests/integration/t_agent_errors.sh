@@ -77,7 +77,7 @@ qtrue "bad arguments: nothing ran for that call" \
 	'[e for e in ev if e["type"] == "tool_result"][0]["is_error"] is True'
 
 # --- a request that times out is retried ---
-agent rtimeout request_timeout -q --request-timeout 1 --retry-base-ms 10 "slow server"
+agent rtimeout request_timeout -q --request-timeout 5 --retry-base-ms 10 "slow server"
 check "request timeout: retried and submitted" expect_rc 0
 check "request timeout: the late reply was not used" out_is on-time
 qtrue "request timeout: the timed-out attempt is recorded" \
@@ -91,7 +91,9 @@ as_user sh -c 'echo $$ > "$0"; exec "$@"' "$pidfile" "$SC_BIN" agent -q \
 	--base-url "http://127.0.0.1:$FAKE_PORT/v1" --model m --out "$RUN" "interrupt me" \
 	>"$T_DIR/int.out" 2>"$T_DIR/int.err" </dev/null &
 bg=$!
-for _ in $(seq 400); do [ -s "$FAKE_LOG" ] && break; sleep 0.05; done
+# once the first reply is in (its response event; the step it asks for
+# lasts 10 s), not when the fake logs the request: it logs before it replies
+for _ in $(seq 1200); do grep -Eqs '"type": *"response"' "$RUN/events.jsonl" && break; sleep 0.05; done
 kill -TERM "$(cat "$pidfile")"
 wait "$bg"
 RC=$? OUT=$(cat "$T_DIR/int.out") ERR=$(cat "$T_DIR/int.err")

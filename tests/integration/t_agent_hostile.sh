@@ -52,7 +52,7 @@ qtrue "retry hints: the client did wait at least that long between attempts" \
 
 # --- background jobs live on after their command; a timeout still kills ---
 export BG_MARK="$$$RANDOM"
-agent background hostile_background -q --command-timeout 5 "p"
+agent background hostile_background -q --command-timeout 10 "p"
 check "background: the episode submits" expect_rc 0
 qtrue "background: the commands that left jobs behind return at once" \
 	'obs[0].endswith("started") and obs[1].endswith("more")'

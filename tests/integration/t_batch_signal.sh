@@ -79,7 +79,9 @@ as_user "$SC_BIN" batch "$W/tasks.jsonl" --base-url "$FAKE_URL" --model fake-mod
 	--out "$RUN" --concurrency 2 >"$W/2.out" 2>"$W/2.err" </dev/null &
 pid=$!
 BG_PIDS="$pid"
-wait_lines "$RUN/results.jsonl" 1
+# at the model's first request: each running episode has two more answers
+# (4 s) to wait for, time enough for both SIGINTs on a slow machine
+wait_lines "$FAKE_LOG" 1
 spid=$(sandcell_pid "$pid")
 kill -INT "$spid"
 for _ in $(seq 1200); do

@@ -23,7 +23,7 @@ chmod 777 "$SOCKD" && chmod 644 "$SOCKD/probe.py"
 python3 "$SOCKD/probe.py" serve "$SOCKD/s" "$HOST" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; t_cleanup' EXIT
-WAIT_S=5 wait_until test -S "$SOCKD/s" || { echo "the fd server did not start"; exit 1; }
+wait_until test -S "$SOCKD/s" || { echo "the fd server did not start"; exit 1; }
 
 POL="$T_DIR/pol"
 mkdir -p "$POL"
@@ -77,7 +77,7 @@ scope_edge() { # [POLICY-OPTION...]: prints what the cell could do
 	# in the cell it is uid 0, as the cell's own processes are
 	nsenter -t "$pid" -U -p -n python3 "$SOCKD/probe.py" abstract-server "$SOCKD/edge-ready" "$HOST/secret" &
 	local helper=$!
-	WAIT_S=10 wait_until test -e "$SOCKD/edge-ready"
+	wait_until test -e "$SOCKD/edge-ready"
 	sc exec "$c" -- python3 /x/probe.py cross-edge
 	echo "$OUT"
 	kill "$helper" 2>/dev/null

@@ -271,7 +271,7 @@ static void case_orphan(int argc, char **argv)
 	}
 	waitpid(c, NULL, 0);
 	blocked("started; the test checks that it is gone with the cell");
-	sleep(5);
+	sleep(15); /* long enough for the host to see it on a slow machine */
 }
 
 static void case_sleeper(int argc, char **argv)
