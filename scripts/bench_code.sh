@@ -10,7 +10,12 @@
 #   3. the same through `sandcell serve`'s POST /run_code, whose cells come
 #      from a pool made ahead (pre-warmed), with a spawned curl as the
 #      client (its own start counted too; goal <= 1.5x the host spawn),
-#      and from one Python client that keeps its connection open.
+#      and from one Python client that keeps its connection open;
+#   4. each language's hello world through /run_code against the host
+#      compiling and running the same file (ROUNDS/10 each, at least 3;
+#      BENCH_LANGS to choose), and a MultiPL-E-shaped sweep: 20 small
+#      programs in 10 languages (BENCH_SWEEP_LANGS) at concurrency 16,
+#      requests/s against the host doing the same (tests/bench/lang_bench.py).
 # The host spawn uses the python3 the cell runs (/usr/bin/python3 when there,
 # the host image's, not pyenv's shims).
 # usage: scripts/bench_code.sh [ROUNDS]   (default 100)
@@ -69,4 +74,12 @@ if command -v curl >/dev/null; then
 	k=$(python3 -S tests/bench/keepalive_client.py "$(cat "$work/port")" "$work/token" "$rounds")
 	printf 'serve /run_code print(1), kept connection %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
 		"$k" "$h" "$(ratio "$k" "$h")"
+	# 4. every language's hello world through /run_code (kept connection)
+	# against the host compiling and running it in a fresh directory,
+	# alternated; then a MultiPL-E-shaped sweep (#33)
+	lang_rounds=$((rounds / 10 > 3 ? rounds / 10 : 3))
+	echo "hello world per language, median of $lang_rounds, alternated with the host:"
+	python3 -S tests/bench/lang_bench.py hello "$(cat "$work/port")" "$work/token" "$lang_rounds" $BENCH_LANGS
+	python3 -S tests/bench/lang_bench.py sweep "$(cat "$work/port")" "$work/token" 16 \
+		${BENCH_SWEEP_LANGS:-python javascript c cpp java go ruby perl lua php}
 fi
