@@ -401,6 +401,18 @@ bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size)
  * that have one).
  * Thread-safe, one struct cell per thread. */
 int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err);
+/* What a live cell uses now. CPU time: its processes' (and what their
+ * ended children used), from /proc. Memory: its cgroup's charge and the
+ * page cache in it where the cell has a memory cgroup, else its processes'
+ * resident size (cache 0). Disk: what its writable layer holds, when that
+ * is a tmpfs of its own (0 for a --persist cell's on-disk layer).
+ * Thread-safe. */
+struct cell_usage {
+	double cpu_s;
+	uint64_t memory, memory_cache;
+	uint64_t disk, disk_size; /* used and the layer's size (--disk) */
+};
+int cell_usage_get(struct cell *c, struct cell_usage *u, struct sc_err *err);
 /* Stop and remove a cell by name; refuses a busy cell unless force. */
 int cell_remove(const char *name, bool force, struct sc_err *err);
 /* Remove what crashed cells left behind (state, cgroups, layers). */

@@ -19,6 +19,9 @@ struct cell {
 
 /* client.c */
 int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_err *err);
+/* The same request: init's statfs of the cell's root, bytes used and the
+ * filesystem's size (0, 0 from an init that does not tell). */
+int rt_query_disk(struct cell *c, uint64_t *used, uint64_t *size, struct sc_err *err);
 /* fork.c: cell_remove without dropping the cell's checkpoints (rollback). */
 int rt_cell_remove_keep_checkpoints(const char *name, struct sc_err *err);
 /* init's fd of the cell's writable state (REQ_STATE_FD), O_CLOEXEC. */

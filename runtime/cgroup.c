@@ -104,6 +104,15 @@ void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 		rt_cg2_collect(cg, res);
 }
 
+bool rt_cgroup_memory_now(const char *saved, uint64_t *bytes, uint64_t *cache)
+{
+	if (!saved || !saved[0])
+		return false;
+	struct cell_cgroup cg;
+	rt_cgroup_from_saved(&cg, saved);
+	return cg.v1 ? rt_cg1_memory_now(&cg, bytes, cache) : rt_cg2_memory_now(&cg, bytes, cache);
+}
+
 uint64_t rt_cgroup_memory_kills(const char *saved)
 {
 	if (!saved || !saved[0])

@@ -46,6 +46,9 @@ void rt_cgroup_join(const char *saved);
 /* After the cell ended: memory.peak, cpu.stat usage, and whether the
  * memory or pids limit was hit (memory.events oom, pids.events max). */
 void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res);
+/* The memory the cell's cgroup (saved) charges now, and the page cache of
+ * it: false when it has no memory cgroup. */
+bool rt_cgroup_memory_now(const char *saved, uint64_t *bytes, uint64_t *cache);
 /* While the cell lives: how often its memory limit ended in a kill so far
  * (v2: memory.events "oom"; v1: oom_kill once usage reached the limit),
  * for the cell whose info file saved this cgroup path ("": none, 0). A
@@ -84,6 +87,7 @@ int rt_cg1_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 		  const struct policy_limits *limits, struct sc_err *err);
 int rt_cg1_attach(const struct cell_cgroup *cg, pid_t pid, struct sc_err *err);
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res);
+bool rt_cg1_memory_now(const struct cell_cgroup *cg, uint64_t *bytes, uint64_t *cache);
 uint64_t rt_cg1_memory_kills(const struct cell_cgroup *cg);
 int rt_cg1_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 void rt_cg1_join(const struct cell_cgroup *cg);
@@ -95,6 +99,7 @@ int rt_cg2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *c
 		  const struct policy_limits *limits, struct sc_err *err);
 void rt_cg2_join(const struct cell_cgroup *cg);
 void rt_cg2_collect(const struct cell_cgroup *cg, struct cell_result *res);
+bool rt_cg2_memory_now(const struct cell_cgroup *cg, uint64_t *bytes, uint64_t *cache);
 uint64_t rt_cg2_memory_kills(const struct cell_cgroup *cg);
 int rt_cg2_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 int rt_cg2_remove_dead(const struct cg_host *h, const char *name);

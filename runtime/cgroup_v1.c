@@ -260,6 +260,25 @@ uint64_t rt_cg1_memory_kills(const struct cell_cgroup *cg)
 	return 0;
 }
 
+bool rt_cg1_memory_now(const struct cell_cgroup *cg, uint64_t *bytes, uint64_t *cache)
+{
+	struct cg1_dirs d;
+	char buf[8192];
+	if (split_dirs(cg->path, &d) < 0)
+		return false;
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_fd_ int dfd = open(d.dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd < 0 || !read_u64(dfd, "memory.usage_in_bytes", bytes))
+			continue;
+		/* total_: the cell's own cgroups below this one too */
+		if (rt_cg_read_at(dfd, "memory.stat", buf, sizeof(buf)) <= 0 ||
+		    rt_cg_parse_keyed(buf, "total_cache", cache) < 0)
+			*cache = 0;
+		return true;
+	}
+	return false;
+}
+
 void rt_cg1_collect(const struct cell_cgroup *cg, struct cell_result *res)
 {
 	struct cg1_dirs d;

@@ -335,6 +335,23 @@ void rt_cg2_join(const struct cell_cgroup *cg)
 	(void)write_at(dfd, "egress/cgroup.procs", "0");
 }
 
+bool rt_cg2_memory_now(const struct cell_cgroup *cg, uint64_t *bytes, uint64_t *cache)
+{
+	char buf[8192];
+	if (read_limits_file(cg, "memory.current", buf, sizeof(buf)) <= 0)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return false;
+	*bytes = v;
+	if (read_limits_file(cg, "memory.stat", buf, sizeof(buf)) <= 0 ||
+	    rt_cg_parse_keyed(buf, "file", cache) < 0)
+		*cache = 0;
+	return true;
+}
+
 void rt_cg2_collect(const struct cell_cgroup *cg, struct cell_result *res)
 {
 	char buf[2048];

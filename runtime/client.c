@@ -171,6 +171,22 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 	return 0;
 }
 
+int rt_query_disk(struct cell *c, uint64_t *used, uint64_t *size, struct sc_err *err)
+{
+	struct proto_req h = {.kind = REQ_INFO};
+	struct proto_rsp r;
+	unsigned long long u, s;
+	*used = *size = 0;
+	if (simple_request(c, &h, RSP_INFO, &r, err) < 0)
+		return -1;
+	r.text[sizeof(r.text) - 1] = '\0';
+	if (sscanf(r.text, "disk %llu %llu", &u, &s) == 2 && u <= s) {
+		*used = u;
+		*size = s;
+	}
+	return 0;
+}
+
 int rt_query_state_fd(struct cell *c, struct sc_err *err)
 {
 	struct proto_req h = {.kind = REQ_STATE_FD};

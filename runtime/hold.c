@@ -3,7 +3,6 @@
  * process can catch or ignore) to every process under its init, found
  * again until no new one appears, then SIGCONT to the same ones. Init
  * itself is left running: it writes no file of the cell. */
-#include <dirent.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 
 #include "cgroup.h"
 #include "hold.h"
+#include "procs.h"
 
 #define HOLD_ROUNDS 64
 #define HOLD_WAIT_STEPS 20000 /* of 100 us: at most 2 s for a state change */
@@ -51,24 +51,6 @@ static bool cgroup_frozen(const char *cg)
 	return strstr(buf, "frozen 1") != NULL;
 }
 
-/* The parent pid and state of pid from /proc/PID/stat (after the
- * command's closing parenthesis, which the name may contain). */
-static bool read_stat(pid_t pid, pid_t *ppid, char *state)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	ssize_t n = sc_read_small(AT_FDCWD, path, 0, buf, sizeof(buf) - 1, NULL);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	int pp;
-	if (!p || sscanf(p + 1, " %c %d", state, &pp) != 2)
-		return false;
-	*ppid = pp;
-	return true;
-}
-
 static bool held(const struct rt_hold *h, pid_t pid)
 {
 	for (size_t i = 0; i < h->n; i++)
@@ -88,9 +70,8 @@ static bool in_cell(const struct rt_hold *h, pid_t pid)
 		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 		return stat(path, &st) == 0 && st.st_dev == h->ns_dev && st.st_ino == h->ns_ino;
 	}
-	pid_t pp;
-	char state;
-	return read_stat(pid, &pp, &state) && (pp == h->init || held(h, pp));
+	struct rt_proc_stat st;
+	return rt_proc_stat(pid, &st) && (st.ppid == h->init || held(h, st.ppid));
 }
 
 /* Signal pid only if it is a process of the cell. A pid read from /proc
@@ -108,57 +89,16 @@ static bool signal_in_cell(const struct rt_hold *h, pid_t pid, int sig)
 	return ok;
 }
 
-/* One pass over /proc: every process's parent, then stop what is new
- * below init (its children, theirs, ...). How many were new. */
-struct proc_entry {
-	pid_t pid, ppid;
-};
-
+/* One pass over /proc: stop what is new below init (its children,
+ * theirs, ...). How many were new. */
 static int stop_new(struct rt_hold *h, pid_t init, struct sc_err *err)
 {
-	enum { MAX_PROCS = 1 << 16 };
-	struct proc_entry *all = malloc(MAX_PROCS * sizeof(*all));
-	if (!all)
-		return sc_fail(err, ENOMEM, "process table");
-	DIR *d = opendir("/proc");
-	if (!d) {
-		free(all);
-		return sc_fail(err, errno, "read /proc");
-	}
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && n < MAX_PROCS) {
-		char *end, st;
-		long v = strtol(e->d_name, &end, 10);
-		pid_t pp;
-		if (*end || v <= 1 || !read_stat((pid_t)v, &pp, &st))
-			continue;
-		all[n++] = (struct proc_entry){(pid_t)v, pp};
-	}
-	closedir(d);
-	/* below init: grown until a pass adds nothing (parents may come
-	 * after their children in /proc's order) */
-	pid_t *below = malloc(MAX_PROCS * sizeof(*below));
-	size_t nb = 0;
+	pid_t *below;
+	ssize_t nb = rt_procs_below(init, &below, RT_PROCS_MAX, err);
+	if (nb < 0)
+		return -1;
 	int added = 0;
-	if (!below) {
-		free(all);
-		return sc_fail(err, ENOMEM, "process table");
-	}
-	for (bool grew = true; grew;) {
-		grew = false;
-		for (size_t i = 0; i < n; i++) {
-			bool parent_below = all[i].ppid == init;
-			for (size_t k = 0; !parent_below && k < nb; k++)
-				parent_below = below[k] == all[i].ppid;
-			if (!parent_below || all[i].pid == 0)
-				continue;
-			below[nb++] = all[i].pid;
-			all[i].pid = 0; /* taken */
-			grew = true;
-		}
-	}
-	for (size_t k = 0; k < nb && added >= 0; k++) {
+	for (ssize_t k = 0; k < nb && added >= 0; k++) {
 		if (held(h, below[k]))
 			continue;
 		if (h->n == RT_HOLD_MAX_PIDS) {
@@ -170,7 +110,6 @@ static int stop_new(struct rt_hold *h, pid_t init, struct sc_err *err)
 			added++;
 		}
 	}
-	free(all);
 	free(below);
 	return added;
 }
@@ -180,10 +119,9 @@ static void wait_stopped(const struct rt_hold *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		for (int k = 0; k < HOLD_WAIT_STEPS; k++) {
-			pid_t pp;
-			char st;
-			if (!read_stat(h->pids[i], &pp, &st) || st == 'T' || st == 't' || st == 'Z' ||
-			    st == 'X')
+			struct rt_proc_stat st;
+			if (!rt_proc_stat(h->pids[i], &st) || st.state == 'T' || st.state == 't' ||
+			    st.state == 'Z' || st.state == 'X')
 				break;
 			pause_briefly();
 		}

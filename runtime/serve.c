@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 
 #include "../common/tarwrite.h"
@@ -277,6 +278,13 @@ static void handle_request(struct server *s, size_t i)
 	if (q.h.kind == REQ_INFO) {
 		struct proto_rsp r = {.kind = RSP_INFO, .nprocs = count_processes(),
 				      .nexecs = (uint32_t)s->nconns - 1};
+		/* the root: the cell's tmpfs, or an overlay, which answers for
+		 * its upper layer's filesystem (the same tmpfs) */
+		struct statfs fs;
+		if (statfs("/", &fs) == 0)
+			snprintf(r.text, sizeof(r.text), "disk %llu %llu",
+				 (unsigned long long)(fs.f_blocks - fs.f_bfree) * (unsigned long long)fs.f_bsize,
+				 (unsigned long long)fs.f_blocks * (unsigned long long)fs.f_bsize);
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_STATE_FD && q.nfds == 0) {
 		/* only to the creator (token checked above): it is the host
