@@ -191,10 +191,9 @@ static void sandbox_json(FILE *f, const struct api *a, const struct api_cell *c,
 	put_time(f, e->started);
 	fputs(",\"endAt\":", f);
 	put_time(f, wall_end);
-	const struct policy_limits *l = &a->cfg.spec->limits;
 	fprintf(f, ",\"cpuCount\":%d,\"memoryMB\":%llu,\"diskSizeMB\":%llu,\"metadata\":",
-		l->cpus > 0 ? (int)ceil(l->cpus) : 1, (unsigned long long)(l->memory >> 20),
-		(unsigned long long)(l->disk >> 20));
+		api_e2b_cores(a), (unsigned long long)(api_e2b_memory(a, c) >> 20),
+		(unsigned long long)(a->cfg.spec->limits.disk >> 20));
 	char *m = e->metadata ? cJSON_PrintUnformatted(e->metadata) : NULL;
 	fputs(m ? m : "{}", f);
 	free(m);

@@ -35,13 +35,21 @@ struct api_e2b {
 	double end_at;                /* sc_now() seconds; the sandbox goes then */
 	uint32_t next_pid;
 	unsigned executions;          /* the code interpreter's runs */
+	double metrics_at;            /* sc_now() of the last metrics call (0: none) */
+	double metrics_cpu_s;         /* the cell's CPU time then */
 	struct api_e2b_proc procs[API_E2B_MAX_PROCS];
 	size_t nprocs;
 };
 
 /* ---- routes (e2b.c) ---- */
 api_handler api_e2b_create, api_e2b_list, api_e2b_get, api_e2b_kill, api_e2b_timeout,
-	api_e2b_connect, api_e2b_health, api_e2b_fork;
+	api_e2b_connect, api_e2b_health, api_e2b_fork, api_e2b_metrics;
+/* The cores and the bytes of memory sandbox c may use, as its info and
+ * its metrics say (e2b_metrics.c): the server's --cpus (else the host's
+ * cores), c's memory_limit_MB (else the server's --memory, else the
+ * host's). */
+int api_e2b_cores(const struct api *a);
+uint64_t api_e2b_memory(const struct api *a, const struct api_cell *c);
 /* The E2B control plane's error body: {"code": status, "message": msg}. */
 void api_e2b_error(struct api_response *resp, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -63,6 +63,7 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/sandboxes/{id}/timeout", api_e2b_timeout, false, false},
 	{"POST", "/sandboxes/{id}/connect", api_e2b_connect, false, false},
 	{"POST", "/sandboxes/{id}/fork", api_e2b_fork, false, false},
+	{"GET", "/sandboxes/{id}/metrics", api_e2b_metrics, false, false},
 	{"POST", "/v2/sandboxes/{id}/connect", api_e2b_connect, false, false},
 	/* E2B's envd (E2B_SANDBOX_URL, E2b-Sandbox-Id, X-Access-Token) */
 	{"GET", "/health", api_e2b_health, true, false},

@@ -112,6 +112,21 @@ check("listing a missing directory raises NotFoundError", e instanceof NotFoundE
 e = await raises(() => sbx.files.read("../../etc/shadow", LONG));
 check("a path with '..' is refused", e !== null && !(typeof e === "string"), String(e));
 
+// --- metrics: a sample taken when asked ---
+let mt = await sbx.getMetrics(LONG);
+check("getMetrics: one sample, with the sandbox's cores, memory and disk",
+	mt.length === 1 && mt[0].timestamp instanceof Date && mt[0].cpuCount >= 1 && mt[0].memUsed > 0 &&
+	mt[0].memTotal >= mt[0].memUsed && mt[0].diskTotal > 0 && mt[0].diskUsed >= 0, mt);
+const disk0 = mt[0].diskUsed;
+await sbx.commands.run("head -c 8000000 /dev/zero > /home/user/big.bin; " +
+	"end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done", LONG);
+mt = await sbx.getMetrics(LONG);
+check("... after 8 MB written and 2 s of a busy loop: the disk and the CPU show them",
+	mt.length === 1 && mt[0].diskUsed >= disk0 + 7500000 && mt[0].cpuUsedPct > 1 && mt[0].cpuUsedPct <= 100, mt);
+mt = await Sandbox.getMetrics(sbx.sandboxId, { start: new Date(Date.now() + 3600e3), ...LONG });
+check("... and none for a start in the future", Array.isArray(mt) && mt.length === 0, mt);
+await sbx.files.remove("/home/user/big.bin", LONG);
+
 // --- two sandboxes ---
 const other = await Sandbox.create({ metadata: { suite: tag, n: "2" }, ...LONG });
 check("a second sandbox does not see the first's files", (await other.files.exists("/home/user/notes/a.txt", LONG)) === false);

@@ -128,6 +128,15 @@ check "GET /files for Accept-Encoding: gzip answers gzipped, and the bytes infla
 check "... and not for gzip;q=0 or identity" bash -c '[ -z "$0$1" ]' "$GZ_Q0" "$GZ_ID"
 req GET '/files?path=..%2F..%2Fetc%2Fpasswd' -H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK"
 check "GET /files of a path with '..' is refused (400)" expect_rc 400
+req GET "/sandboxes/$SID/metrics" -H "X-API-KEY: $TOKEN"
+check "GET /sandboxes/ID/metrics: one sample" \
+	bash -c '[ "$RC" = 200 ] && [ "$(jget "len(d)")" = 1 ] && [ "$(jget "d[0][\"memUsed\"] > 0")" = true ]'
+req GET "/sandboxes/$SID/metrics?start=x" -H "X-API-KEY: $TOKEN"
+check "... ?start= that is not a number: 400" expect_rc 400
+req GET "/sandboxes/$SID/metrics"
+check "... without the API key: 401" expect_rc 401
+req GET "/sandboxes/nosuch/metrics" -H "X-API-KEY: $TOKEN"
+check "... of an unknown sandbox: 404" expect_rc 404
 req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
 check "DELETE: 204" expect_rc 204
 req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
