@@ -1,6 +1,10 @@
-/* sandcell image ls|build|import|pull|rm: the image store's command line. */
+/* sandcell image ls|build|import|pull|export|rm: the image store's command line. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/parse.h"
 #include "cli.h"
@@ -18,6 +22,7 @@ static const char IMAGE_HELP[] =
 	"  build NAME --dockerfile FILE     build an image from a Dockerfile (a common subset)\n"
 	"  import FILE NAME                 import a 'docker save' archive or an OCI image layout\n"
 	"  pull REF NAME [--insecure]       pull an image from a registry (OCI distribution API)\n"
+	"  export NAME FILE                 write an image as an OCI layout / 'docker save' tar\n"
 	"  rm NAME...                       remove images (refused while a cell uses one)\n"
 	"\n"
 	"Every command takes --root DIR (or SANDCELL_ROOT) to use DIR/data as the data\n"
@@ -81,6 +86,20 @@ static const char PULL_HELP[] =
 	"\n"
 	"Options:\n"
 	"%s%s";
+
+static const char EXPORT_HELP[] =
+	"usage: sandcell image export NAME FILE [--root DIR]\n"
+	"\n"
+	"Write image NAME to FILE ('-': standard output, not a terminal) as one tar\n"
+	"that is both an OCI image layout and a 'docker save' archive, tagged\n"
+	"NAME:latest: 'skopeo copy oci-archive:FILE ...', 'podman load -i FILE',\n"
+	"'docker load -i FILE' and 'sandcell image import FILE NAME2' take it.\n"
+	"Layers are uncompressed tars with the image's owners and OCI whiteouts;\n"
+	"the config keeps the image's env, workdir, user, entrypoint, cmd and\n"
+	"labels. FILE is written whole or not at all (FILE.partial meanwhile).\n"
+	"\n"
+	"Options:\n"
+	"%s";
 
 static const char RM_HELP[] =
 	"usage: sandcell image rm NAME... [--root DIR]\n"
@@ -409,6 +428,54 @@ static int image_pull(int argc, char **argv)
 	return trim_store(pos[1], o.limits.store_max);
 }
 
+static int image_export(int argc, char **argv)
+{
+	const struct cli_table tables[] = {{RM_OPTIONS, NULL, IMAGE_HELP_WIDTH}};
+	const char *pos[2];
+	int n;
+	const struct cli_command cmd = {.name = "image export", .help = EXPORT_HELP, .tables = tables,
+					.ntables = 1, .operands = pos, .max_operands = 2,
+					.flags = CLI_DASH_OPERAND};
+	int rc = cli_parse_args(&cmd, argc, argv, &n, NULL);
+	if (rc >= 0)
+		return rc;
+	if (n != 2) {
+		cli_error("image export: expected NAME and FILE (usage: sandcell image export NAME FILE)");
+		return CLI_EXIT_USAGE;
+	}
+	struct sc_err err = {0};
+	if (!strcmp(pos[1], "-")) {
+		if (isatty(STDOUT_FILENO)) {
+			cli_error("image export: standard output is a terminal; name a FILE or redirect it");
+			return CLI_EXIT_USAGE;
+		}
+		return rootfs_image_export(cell_data_root(), pos[0], STDOUT_FILENO, &err) < 0 ? cli_fail(&err)
+											   : 0;
+	}
+	char partial[4096];
+	if (sc_path(partial, sizeof(partial), "%s.partial", pos[1]) < 0) {
+		cli_error("image export: %s: name too long", pos[1]);
+		return CLI_EXIT_USAGE;
+	}
+	_cleanup_fd_ int fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_error("image export: %s: %s", partial, strerror(errno));
+		return CLI_EXIT_USAGE;
+	}
+	if (rootfs_image_export(cell_data_root(), pos[0], fd, &err) < 0 || fsync(fd) < 0 ||
+	    rename(partial, pos[1]) < 0) {
+		if (!err.msg[0])
+			snprintf(err.msg, sizeof(err.msg), "%s: %s", pos[1], strerror(errno));
+		(void)unlink(partial);
+		return cli_fail(&err);
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		fprintf(stderr, "sandcell: exported image '%s' to %s (%.1f MB)\n", pos[0], pos[1],
+			(double)st.st_size / 1e6);
+	return 0;
+}
+
 static int image_rm(int argc, char **argv)
 {
 	_cleanup_free_ const char **names = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*names));
@@ -438,7 +505,8 @@ int cmd_image(int argc, char **argv)
 {
 	static const struct cli_subcommand subs[] = {
 		{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
-		{"import", image_import}, {"pull", image_pull}, {"rm", image_rm}};
+		{"import", image_import}, {"pull", image_pull}, {"export", image_export},
+		{"rm", image_rm}};
 	if (argc < 2) {
 		fputs(IMAGE_HELP, stderr);
 		return CLI_EXIT_USAGE;

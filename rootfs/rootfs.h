@@ -147,6 +147,11 @@ struct rootfs_pull_opts {
 	struct rootfs_limits limits;
 };
 
+/* Write stored image `name` to out_fd as one tar that is both an OCI
+ * image layout and a `docker save` archive (uncompressed layers, the
+ * image's config; tag NAME:latest). */
+int rootfs_image_export(const char *data_root, const char *name, int out_fd, struct sc_err *err);
+
 /* Pull REF ([HOST[:PORT]/]REPO[:TAG|@sha256:HEX]) from a registry. */
 int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use, const char *ref,
 		      const char *name, const struct rootfs_pull_opts *opts,

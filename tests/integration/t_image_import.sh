@@ -208,10 +208,52 @@ fi
 sc image rm setuid device
 check "image rm of several images" expect_rc 0
 
+# --- export: one tar that is an OCI layout and a docker save archive ---
+mk oci "$A/exp-src"
+sc image import "$A/exp-src" exp
+EXP="$T_DIR/export"
+mkdir -p "$EXP" && chmod 777 "$EXP"
+sc image export exp "$EXP/exp.tar"
+check "image export writes the archive, whole (no .partial left)" \
+	bash -c '[ "$0" -eq 0 ] && [ -s "$1" ] && [ ! -e "$1.partial" ]' "$RC" "$EXP/exp.tar"
+check "... says what it wrote" err_has "exported image 'exp' to $EXP/exp.tar"
+check "... and leaves no work directory" no_leftovers
+check "the archive holds an OCI layout and a docker save manifest" \
+	bash -c 'l=$(tar tf "$0") && for f in oci-layout index.json manifest.json blobs/sha256/; do
+		grep -qx "$f" <<<"$l" || exit 1; done' "$EXP/exp.tar"
+layer=$(tar xOf "$EXP/exp.tar" manifest.json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Layers"][0])')
+check "its layer's files belong to the image's root (0:0), not to who exported it" \
+	bash -c 'o=$(tar xOf "$0" "$1" | tar tvf - | awk "{print \$2}" | sort -u) && [ "$o" = 0/0 ]' \
+	"$EXP/exp.tar" "$layer"
+sc image import "$EXP/exp.tar" exp-back
+check "image import takes the export back" expect_rc 0
+tree() { # IMAGE: what a cell of IMAGE sees of the files and defaults
+	sc run --image "$1" -- sh -c 'for f in /etc/* /opq/* /bin/*; do stat -c "%n %a %u %g %s %Y %F" "$f"; done
+		cat /etc/kept /etc/added; test -e /etc/gone || echo gone; echo "$IMAGE_VAR"; pwd'
+	printf '%s' "$OUT"
+}
+check "... and a cell of it sees the same files, owners, modes, times and defaults" \
+	bash -c '[ -n "$0" ] && [ "$0" = "$1" ]' "$(tree exp)" "$(tree exp-back)"
+as_user "$SC_BIN" image export exp - >"$EXP/stdout.tar" 2>/dev/null
+check "export to - writes the same archive to standard output" \
+	bash -c 'cmp -s <(tar tf "$0") <(tar tf "$1")' "$EXP/exp.tar" "$EXP/stdout.tar"
+if command -v skopeo >/dev/null; then
+	for t in oci-archive docker-archive; do
+		check "skopeo reads it as $t, with its env" bash -c 'skopeo --insecure-policy inspect "$0:$1" |
+			grep -q IMAGE_VAR=from-image' "$t" "$EXP/exp.tar"
+	done
+fi
+sc image export nosuch "$EXP/no.tar"
+check "export of a missing image: an error, and no file" \
+	bash -c '[ "$0" -eq 125 ] && [ ! -e "$1" ] && [ ! -e "$1.partial" ]' "$RC" "$EXP/no.tar"
+sc image export host "$EXP/host.tar"
+check "the host image cannot be exported" err_has "cannot be exported"
+sc image rm exp exp-back
+
 # --- usage ---
 sc image --help
-check "image --help lists the commands" bash -c '[ '$RC' -eq 0 ] && for c in ls build import pull rm; do grep -q "^  $c " <<<"$0" || exit 1; done' "$OUT"
-for c in ls build import pull rm; do
+check "image --help lists the commands" bash -c '[ '$RC' -eq 0 ] && for c in ls build import pull export rm; do grep -q "^  $c " <<<"$0" || exit 1; done' "$OUT"
+for c in ls build import pull export rm; do
 	sc image "$c" --help
 	check "image $c --help" bash -c '[ '$RC' -eq 0 ] && grep -q "^usage: sandcell image '$c'" <<<"$0"' "$OUT"
 done
