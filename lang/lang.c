@@ -20,6 +20,7 @@ struct lang_steps {
 	const char *run[8];
 	const char *env[8];      /* KEY=VAL for both steps */
 	const char *debian;      /* the Debian package(s) that bring the tools */
+	const char *install;     /* how to get them where Debian has none */
 	const char *versioned;   /* the packages whose version is the tools'
 				  * (Debian 12's), asked before debian's */
 	bool class_named;        /* the source file is named by its public
@@ -32,6 +33,10 @@ struct lang_steps {
 				  * (line numbers stay), unless that line is
 				  * a '#' directive; or NULL */
 };
+
+/* The work directory, its jars, and javatuples (Debian's
+ * libjavatuples-java), which SandboxFusion's Java runtime carries */
+#define JAVA_CP ".:*:/usr/share/java/javatuples.jar"
 
 /* JUnit 5 from Debian's junit5, and every jar of the work directory (a
  * "*" entry of a class path is the directory's jars). */
@@ -75,7 +80,7 @@ static const struct lang_def TABLE[] = {
 	 "TypeScript's transpileModule (syntax errors only, no type check, as tsx), then node main.js"},
 	{"java", {NULL}, "Main.java", "javac", "java",
 	 "javac CLASS.java; java -ea CLASS (public class of the source, default Main; "
-	 "jars of the work directory on the class path)"},
+	 "jars of the work directory and javatuples on the class path)"},
 	{"cpp", {"c++", "cxx", NULL}, "main.cpp", "g++", NULL, "g++ -O2 -std=c++17, then ./main"},
 	{"c", {NULL}, "main.c", "gcc", NULL, "gcc -O2 -lm, then ./main"},
 	{"go", {"golang", NULL}, "main.go", "go", NULL, "go build (offline, module cache in the cell), then ./main"},
@@ -101,6 +106,8 @@ static const struct lang_def TABLE[] = {
 	{"racket", {"rkt", NULL}, "main.rkt", NULL, "racket", "racket main.rkt"},
 	{"kotlin_script", {"kts", NULL}, "main.kts", NULL, "kotlinc",
 	 "kotlinc -script main.kts"},
+	{"jest", {NULL}, "main.test.ts", NULL, "sandcell-jest",
+	 "jest 29 (from npm) on main.test.ts, TypeScript by babel: the verdict is the tests'"},
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
@@ -110,8 +117,8 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	 .debian = "nodejs"},
 	{.compile = {"node", "-e", TS_TRANSPILE, "{src}"}, .run = {"node", "main.js"},
 	 .env = {"NODE_PATH=/usr/share/nodejs"}, .debian = "node-typescript nodejs"},
-	{.compile = {"javac", "-encoding", "UTF-8", "-cp", ".:*", "-d", ".", "{src}"},
-	 .run = {"java", "-cp", ".:*", "-ea", "{cls}"}, .class_named = true,
+	{.compile = {"javac", "-encoding", "UTF-8", "-cp", JAVA_CP, "-d", ".", "{src}"},
+	 .run = {"java", "-cp", JAVA_CP, "-ea", "{cls}"}, .class_named = true,
 	 .debian = "default-jdk-headless", .versioned = "openjdk-17-jdk-headless"},
 	{.compile = {"g++", "-O2", "-std=c++17", "-o", "main", "{src}"}, .run = {"./main"},
 	 .debian = "g++"},
@@ -149,6 +156,12 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	 /* kotlinc's script passes -noverify, which JDK 17 warns about on
 	  * stderr; the launcher's default heap */
 	 .env = {"JAVA_OPTS=-Xmx256M -Xms32M -XX:-PrintWarnings"}, .debian = "kotlin"},
+	/* Debian 12's jest cannot be installed (node-jest-worker depends on a
+	 * node-types-node it lacks): scripts/setup.sh and the code image's
+	 * recipe put it in from npm (scripts/images/jest) */
+	{.run = {"sandcell-jest"}, .env = {"FORCE_COLOR=0"},
+	 .install = "scripts/setup.sh installs it from npm, as scripts/images/code.sh does in the "
+		    "code image"},
 };
 
 const struct lang_def *lang_table(size_t *n)
@@ -359,11 +372,15 @@ static bool note_missing_tool(struct cell *c, const struct lang_run_req *req,
 	if (!tool_missing(ex, tool) || !tool_absent(c, req, tool, env))
 		return false;
 	res->status = LANG_SANDBOX_ERROR;
+	char how[200];
+	if (st->debian)
+		snprintf(how, sizeof(how), "Debian/Ubuntu: apt-get install %s", st->debian);
+	else
+		snprintf(how, sizeof(how), "%s", st->install);
 	snprintf(res->message, sizeof(res->message),
 		 "%s: '%s' was not found in the cell (not in its image, or not on its PATH): "
-		 "install it (Debian/Ubuntu: apt-get install %s) or use an image that has it "
-		 "(see 'sandcell code languages')",
-		 req->lang->name, tool, st->debian);
+		 "install it (%s) or use an image that has it (see 'sandcell code languages')",
+		 req->lang->name, tool, how);
 	return true;
 }
 

@@ -332,6 +332,7 @@ static int make_skeleton(struct sc_err *err)
 		{ROOT "/root", 0700}, {ROOT "/home", 0755},  {ROOT "/tmp", 01777},
 		{ROOT "/testbed", 0755}, {ROOT "/proc", 0555}, {ROOT "/dev", 0755},
 		{ROOT "/var", 0755},  {ROOT "/var/tmp", 01777}, {ROOT "/run", 0755},
+		{ROOT "/mnt", 0755}, /* SandboxFusion's programs write there */
 	};
 	for (size_t i = 0; i < SC_ARRAY_LEN(dirs); i++)
 		if (make_dir(dirs[i].path, dirs[i].mode, err) < 0)

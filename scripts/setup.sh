@@ -23,6 +23,32 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
+# --lang jest (SandboxFusion's jest mode): Debian 12's jest package cannot
+# be installed (a dependency it names is missing), so jest comes from npm,
+# at the versions scripts/images/jest/package-lock.json pins, into
+# /usr/local/lib/sandcell/jest, where every cell of the host image sees it;
+# `sandcell-jest` on PATH runs it. Redone only when the lock file changed.
+install_jest() {
+	local dir=/usr/local/lib/sandcell/jest src=scripts/images/jest SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+	if ! command -v npm >/dev/null; then
+		$SUDO apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+	fi
+	local f same=1
+	for f in package.json package-lock.json babel.config.js report.js run.js; do
+		cmp -s "$src/$f" "$dir/$f" || same=0
+	done
+	[ "$same" = 1 ] && [ -x "$dir/node_modules/.bin/jest" ] && [ -L /usr/local/bin/sandcell-jest ] && return 0
+	echo "setup: installing jest from npm into $dir" >&2
+	$SUDO mkdir -p "$dir"
+	$SUDO cp "$src/package.json" "$src/package-lock.json" "$src/babel.config.js" "$src/report.js" \
+		"$src/run.js" "$dir/"
+	(cd "$dir" && $SUDO npm ci --omit=dev --no-audit --no-fund --loglevel=error >/dev/null)
+	$SUDO ln -sfn ../lib/sandcell/jest/run.js /usr/local/bin/sandcell-jest
+}
+install_jest
+
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "setup: built build/sandcell" >&2

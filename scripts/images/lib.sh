@@ -111,11 +111,13 @@ sc_debian() {
 # mmtarfilter, which costs more time than the build saves).
 SC_SMALL='--customize-hook=rm -rf "$1"/usr/share/man/* "$1"/usr/share/doc/* "$1"/usr/share/locale/* "$1"/usr/share/info/*'
 
-# sc_code_image PACKAGES: the defaults and the build of an image for code
-# (python.sh, code.sh): Debian 12 with PACKAGES (comma-separated);
-# matplotlib draws to files (Agg); pip may install into the system (the
-# cell is the sandbox); cells start in /testbed, in bash.
+# sc_code_image PACKAGES [mmdebstrap options...]: the defaults and the
+# build of an image for code (python.sh, code.sh): Debian 12 with PACKAGES
+# (comma-separated); matplotlib draws to files (Agg); pip may install into
+# the system (the cell is the sandbox); cells start in /testbed, in bash.
 sc_code_image() {
+	pkgs=$1
+	shift
 	sc_env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	sc_env LANG=C.UTF-8
 	sc_env MPLBACKEND=Agg
@@ -124,7 +126,19 @@ sc_code_image() {
 	sc_env PYTHONUNBUFFERED=1
 	sc_workdir /testbed
 	sc_cmd /bin/bash
-	sc_debian bookworm apt --include="$1" \
+	sc_debian bookworm apt --include="$pkgs" \
 		--customize-hook='printf "backend: Agg\n" >"$1/etc/matplotlibrc"' \
-		--customize-hook='mkdir -p "$1/testbed"' "$SC_SMALL"
+		--customize-hook='mkdir -p "$1/testbed"' "$SC_SMALL" "$@"
+}
+
+# jest for --lang jest: from npm at the versions jest/package-lock.json
+# pins, into SC_JEST with `sandcell-jest` on PATH, as scripts/setup.sh puts
+# it on the host. sc_jest_hooks: the mmdebstrap options that do it with the
+# image's own npm in the chroot (its cache not kept), one per line.
+SC_JEST=/usr/local/lib/sandcell/jest
+sc_jest_hooks() {
+	j=$SANDCELL_RECIPE_DIR/jest
+	echo "--customize-hook=mkdir -p \"\$1$SC_JEST\""
+	echo "--customize-hook=copy-in $j/package.json $j/package-lock.json $j/babel.config.js $j/report.js $j/run.js $SC_JEST"
+	echo "--customize-hook=chroot \"\$1\" sh -c 'cd $SC_JEST && npm ci --omit=dev --no-audit --no-fund --loglevel=error --cache /tmp/sandcell-npm && rm -rf /tmp/sandcell-npm && ln -sfn ../lib/sandcell/jest/run.js /usr/local/bin/sandcell-jest'"
 }

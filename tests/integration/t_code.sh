@@ -15,8 +15,8 @@ sc code languages
 check "languages lists python" out_has "^python "
 check "languages lists the SandboxFusion alias nodejs" out_has "nodejs"
 sc code languages --json
-check "languages --json is a JSON list with 24 rows" bash -c \
-	'printf "%s" "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); assert len(d)==24 and all(\"available\" in x for x in d)"'
+check "languages --json is a JSON list with 25 rows" bash -c \
+	'printf "%s" "$OUT" | python3 -c "import json,sys; d=json.load(sys.stdin); assert len(d)==25 and all(\"available\" in x for x in d)"'
 check "languages --json says which languages take --libraries" bash -c \
 	'printf "%s" "$OUT" | python3 -c "import json,sys; d={x[\"name\"]:x[\"libraries\"] for x in json.load(sys.stdin)}; assert d[\"go\"] is True and d[\"r\"] is True and d[\"python\"] is True and d[\"bash\"] is False"'
 if have bash; then

@@ -6,7 +6,7 @@
 # of one program, a run timeout, a compile error where it compiles, and the
 # language's own details (php's missing <?php, D's unittest blocks,
 # Verilog's tb module). Then the test-framework modes (pytest, go_test,
-# junit: the code is a test file, the verdict the tests'), and Java's
+# junit, jest from npm: the code is a test file, the verdict the tests'), and Java's
 # assertions and a jar of --files on the class path.
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
@@ -24,7 +24,7 @@ printf '21\n' | src in.txt
 declare -A TOOLS=([perl]="perl" [lua]="lua" [php]="php" [csharp]="mcs mono" [d]="gdc"
 	[verilog]="iverilog vvp" [pytest]="pytest" [go_test]="go" [junit]="javac java jar"
 	[java]="javac java jar" [scala]="scalac scala" [racket]="racket" [kotlin_script]="kotlinc"
-	[typescript]="node tsc")
+	[typescript]="node tsc" [jest]="node sandcell-jest")
 usable() {
 	local t
 	for t in ${TOOLS[$1]}; do have "$t" || { echo "skip - $1 (no $t: scripts/setup.sh installs it)"; return 1; }; done
@@ -210,6 +210,24 @@ if usable junit && [ -r /usr/share/java/junit-platform-console-standalone.jar ];
 	verdict_checks junit GoodTest.java BadTest.java brokenSum
 elif usable junit; then
 	echo "skip - junit (no /usr/share/java/junit-platform-console-standalone.jar: junit5)"
+fi
+if usable jest; then
+	# SandboxFusion's jest samples: TypeScript with @jest/globals imported,
+	# and plain JavaScript on jest's globals
+	printf "import { describe, expect, test } from '@jest/globals';\nfunction len(s: string): number { return s.length; }\ndescribe('len', () => {\n  test('counts', () => { expect(len('abc')).toBe(3); });\n});\n" | src good.test.ts
+	printf "describe('sums', () => {\n  test('adds', () => { expect(1 + 2).toBe(3); });\n  test('brokenSum', () => { expect(1 + 1).toBe(3); });\n  describe('inner', () => { test('also broken', () => { expect('a').toBe('b'); }); });\n});\n" | src bad.test.ts
+	verdict_checks jest good.test.ts bad.test.ts brokenSum
+	mkdir -p "$T_DIR/jest" && chmod 777 "$T_DIR/jest" # the test user writes --out there
+	sc code run --lang jest --fetch jest-report.json --out "$T_DIR/jest/out" --json "$T_DIR/bad.test.ts"
+	check "jest: jest-report.json is jest's results, as SandboxFusion's parse_jest_cases reads them" \
+		python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+cases = [(t["status"], " > ".join(t["ancestorTitles"]), t["title"])
+         for s in r["testResults"] for t in s["testResults"]]
+want = [("passed", "sums", "adds"), ("failed", "sums", "brokenSum"), ("failed", "sums > inner", "also broken")]
+sys.exit(0 if sorted(cases) == sorted(want) and r["numFailedTests"] == 2 else print(cases) or 1)
+' "$T_DIR/jest/out/jest-report.json"
 fi
 
 # --- java: assertions on (-ea), and a jar from --files on the class path ---

@@ -17,7 +17,7 @@ command -v mmdebstrap >/dev/null || { echo "skip: mmdebstrap is not installed"; 
 
 code_key() {
 	{
-		cat "$SRCDIR/scripts/images/code.sh" "$SRCDIR/scripts/images/lib.sh"
+		cat "$SRCDIR/scripts/images/code.sh" "$SRCDIR/scripts/images/lib.sh" "$SRCDIR"/scripts/images/jest/*
 		cat "$SRCDIR"/rootfs/*.[ch] "$SRCDIR"/common/*.[ch]
 		mmdebstrap --version 2>/dev/null
 	} | sha256sum | cut -c1-16
@@ -81,6 +81,17 @@ hello rust 'fn main() { println!("hello rust {}", 6 * 7); }'
 hello r 'cat(sprintf("hello r %d\n", 6L * 7L))'
 hello ruby 'puts "hello ruby #{6 * 7}"'
 hello bash 'echo "hello bash $((6 * 7))"'
+
+# jest, from npm by the recipe: a TypeScript test file's verdict
+f=$(src good.test.ts "import { expect, test } from '@jest/globals';" \
+	"test('adds', () => { const n: number = 6 * 7; expect(n).toBe(42); });")
+sc code run --image code --lang jest --json "$f"
+check "jest: a passing TypeScript test file is Success in the code image" bash -c \
+	'[ "$(jget "d[\"status\"]")" = Success ]'
+f=$(src bad.test.ts "test('brokenSum', () => { expect(1 + 1).toBe(3); });")
+sc code run --image code --lang jest --json "$f"
+check "jest: a failing test is Failed and named" bash -c \
+	'[ "$(jget "d[\"status\"]")" = Failed ] && jget "d[\"run_result\"][\"stderr\"]" | grep -q brokenSum'
 
 png_magic() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 mkdir -p "$T_WORK/out" && chmod 777 "$T_WORK/out"
