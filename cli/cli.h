@@ -235,6 +235,8 @@ struct net_summary *cli_net_summary_since(int fd);
 int cmd_run(int argc, char **argv);
 int cmd_create(int argc, char **argv);
 int cmd_start(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_ps(int argc, char **argv);

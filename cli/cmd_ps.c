@@ -6,7 +6,7 @@
 static const char PS_HELP[] =
 	"usage: sandcell ps [--json] [--root DIR]\n"
 	"\n"
-	"List long-lived cells: name, state (running, or gone when its init\n"
+	"List long-lived cells: name, state (running, paused, or gone when its init\n"
 	"died), age, image, limits and the number of processes (--json: also the\n"
 	"published ports and the named volumes mounted). The limits are\n"
 	"those the cell has, defaults included; one that does not apply (lifted\n"
@@ -33,6 +33,11 @@ static double age_of(const struct cell_status *s, double now)
 	return age > 0 ? age : 0;
 }
 
+static const char *cli_ps_state(const struct cell_status *s)
+{
+	return !s->alive ? "gone" : s->paused ? "paused" : "running";
+}
+
 /* A limit in JSON: the number, or null for an explicit "no limit". */
 static void json_limit(char *buf, size_t n, uint64_t v)
 {
@@ -49,7 +54,7 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 		const struct cell_status *s = &c[i];
 		fputs(i ? ",{\"name\":" : "{\"name\":", stdout);
 		cli_json_string(stdout, s->name, strlen(s->name));
-		printf(",\"state\":\"%s\",\"age_s\":%.0f,\"image\":", s->alive ? "running" : "gone",
+		printf(",\"state\":\"%s\",\"age_s\":%.0f,\"image\":", cli_ps_state(s),
 		       age_of(s, now));
 		cli_json_string(stdout, s->image, strlen(s->image));
 		char mem[32], pids[32];
@@ -102,7 +107,7 @@ int cmd_ps(int argc, char **argv)
 					 (unsigned long long)s->limits.pids);
 			snprintf(cpus, sizeof(cpus), s->limits.cpus > 0 ? "%g" : "-", s->limits.cpus);
 			printf("%-20s %-8s %7.0fs %-12s %7s %6s %5s %6u\n", s->name,
-			       s->alive ? "running" : "gone", age_of(s, now), s->image, mem, pids, cpus,
+			       cli_ps_state(s), age_of(s, now), s->image, mem, pids, cpus,
 			       s->nprocs);
 		}
 	}

@@ -13,6 +13,8 @@ static const struct command COMMANDS[] = {
 	{"run", cmd_run, "run a command in a one-shot cell"},
 	{"create", cmd_create, "start a long-lived cell"},
 	{"start", cmd_start, "start again a --persist cell whose init died"},
+	{"pause", cmd_pause, "hold a long-lived cell's processes still"},
+	{"resume", cmd_resume, "let a paused cell's processes go on"},
 	{"exec", cmd_exec, "run a command in a long-lived cell"},
 	{"cp", cmd_cp, "copy files into or out of a long-lived cell"},
 	{"ps", cmd_ps, "list long-lived cells"},

@@ -432,6 +432,8 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	memset(res, 0, sizeof(*res));
 	if (!req->argv || !req->argv[0])
 		return sc_fail(err, 0, "no command to run");
+	if (cell_is_paused(c))
+		return sc_fail(err, EBUSY, "cell '%s' is paused: resume it first", c->name);
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,
 			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s),

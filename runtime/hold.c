@@ -51,6 +51,8 @@ static bool cgroup_frozen(const char *cg)
 	return strstr(buf, "frozen 1") != NULL;
 }
 
+static void note_ns(struct rt_hold *h, pid_t init);
+
 static bool held(const struct rt_hold *h, pid_t pid)
 {
 	for (size_t i = 0; i < h->n; i++)
@@ -140,14 +142,7 @@ int rt_hold_still(struct rt_hold *h, pid_t init, const char *cgroup, struct sc_e
 		rt_hold_release(h);
 		return sc_fail(err, ETIMEDOUT, "the cell's cgroup did not freeze");
 	}
-	char ns[64];
-	struct stat st;
-	h->init = init;
-	snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", (int)init);
-	if (stat(ns, &st) == 0) {
-		h->ns_dev = st.st_dev;
-		h->ns_ino = st.st_ino;
-	}
+	note_ns(h, init);
 	for (int round = 0; round < HOLD_ROUNDS; round++) {
 		int added = stop_new(h, init, err);
 		if (added < 0) {
@@ -172,4 +167,39 @@ void rt_hold_release(struct rt_hold *h)
 		(void)signal_in_cell(h, h->pids[i], SIGCONT);
 	h->n = 0;
 	h->cgroup[0] = '\0';
+}
+
+/* Fill h's pid namespace (for in_cell) from init's. */
+static void note_ns(struct rt_hold *h, pid_t init)
+{
+	char ns[64];
+	struct stat st;
+	h->init = init;
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/pid", (int)init);
+	if (stat(ns, &st) == 0) {
+		h->ns_dev = st.st_dev;
+		h->ns_ino = st.st_ino;
+	}
+}
+
+int rt_hold_thaw(pid_t init, const char *cgroup, struct sc_err *err)
+{
+	if (cgroup[0] && strncmp(cgroup, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)) != 0 &&
+	    write_freeze(cgroup, "0") == 0)
+		return 0;
+	struct rt_hold *h = calloc(1, sizeof(*h));
+	if (!h)
+		return sc_fail(err, ENOMEM, "thaw");
+	note_ns(h, init);
+	pid_t *below;
+	ssize_t nb = rt_procs_below(init, &below, RT_PROCS_MAX, err);
+	/* parents come before their children: each one let go vouches for
+	 * its children where the pid namespace cannot be read (in_cell) */
+	for (ssize_t k = 0; k < nb; k++)
+		if (signal_in_cell(h, below[k], SIGCONT) && h->n < RT_HOLD_MAX_PIDS)
+			h->pids[h->n++] = below[k];
+	if (nb >= 0)
+		free(below);
+	free(h);
+	return nb < 0 ? -1 : 0;
 }
