@@ -28,6 +28,7 @@ void api_e2b_free(struct api_e2b *e)
 }
 
 static bool new_token(char out[API_E2B_TOKEN_LEN + 1]);
+static bool api_e2b_exists(struct api *a, const char *id);
 
 struct api_e2b *api_e2b_copy(const struct api_e2b *e)
 {
@@ -50,7 +51,7 @@ struct api_e2b *api_e2b_copy(const struct api_e2b *e)
 
 double api_e2b_end_at(const struct api_e2b *e)
 {
-	return e->end_at;
+	return e->paused ? INFINITY : e->end_at; /* E2B keeps paused sandboxes */
 }
 
 void api_e2b_error(struct api_response *resp, int status, const char *fmt, ...)
@@ -187,7 +188,9 @@ static void sandbox_json(FILE *f, const struct api *a, const struct api_cell *c,
 		fputs(",\"envdAccessToken\":", f);
 		api_json_string(f, e->token, strlen(e->token));
 	}
-	fputs(",\"domain\":null,\"state\":\"running\",\"startedAt\":", f);
+	fputs(e->paused ? ",\"domain\":null,\"state\":\"paused\",\"startedAt\":"
+			: ",\"domain\":null,\"state\":\"running\",\"startedAt\":",
+	      f);
 	put_time(f, e->started);
 	fputs(",\"endAt\":", f);
 	put_time(f, wall_end);
@@ -327,9 +330,134 @@ void api_e2b_fork(struct api *a, const struct api_call *call, struct api_respons
 	free(kids);
 }
 
+static bool api_e2b_exists(struct api *a, const char *id)
+{
+	pthread_mutex_lock(&a->mu);
+	const struct api_cell *c = api_cell_find_locked(a, id);
+	bool found = c && c->e2b;
+	pthread_mutex_unlock(&a->mu);
+	return found;
+}
+
 void api_e2b_get(struct api *a, const struct api_call *call, struct api_response *resp)
 {
 	answer_sandbox(a, call->id, 200, true, resp);
+}
+
+/* The sandbox id's cell, for one request (api_cell_end after); NULL with
+ * resp filled (404) when id is no sandbox. */
+static struct cell *sandbox_begin(struct api *a, const char *id, struct api_response *resp)
+{
+	struct api_cell e;
+	struct cell *c;
+	struct api_response inner = {0};
+	int rc = api_cell_begin_entry(a, id, &c, &e, &inner);
+	api_response_free(&inner);
+	if (rc == 0 && !e.e2b) { /* a cell of /cells, not a sandbox */
+		api_cell_end(a, id, c);
+		rc = -1;
+	}
+	if (rc < 0) {
+		api_e2b_error(resp, 404, "sandbox %s not found", id);
+		return NULL;
+	}
+	return c;
+}
+
+/* The sandbox's paused flag, and when it goes (end_at >= 0: set it). */
+static void set_paused(struct api *a, const char *id, bool paused, double end_at)
+{
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *c = api_cell_find_locked(a, id);
+	if (c && c->e2b) {
+		c->e2b->paused = paused;
+		if (end_at >= 0)
+			c->e2b->end_at = end_at;
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
+static bool is_paused(struct api *a, const char *id)
+{
+	pthread_mutex_lock(&a->mu);
+	const struct api_cell *c = api_cell_find_locked(a, id);
+	bool paused = c && c->e2b && c->e2b->paused;
+	pthread_mutex_unlock(&a->mu);
+	return paused;
+}
+
+/* Resume sandbox id if it is paused (*resumed), with a new timeout (E2B's
+ * default when not positive): 0, or -1 with resp filled. */
+static int resume_if_paused(struct api *a, const char *id, double timeout, bool *resumed,
+			    struct api_response *resp)
+{
+	*resumed = false;
+	if (!is_paused(a, id))
+		return 0;
+	struct cell *c = sandbox_begin(a, id, resp);
+	if (!c)
+		return -1;
+	struct sc_err err = {0};
+	int rc = cell_resume(c, &err);
+	api_cell_end(a, id, c);
+	if (rc < 0 && err.errnum != EALREADY) { /* EALREADY: another resume won */
+		api_e2b_error(resp, 500, "resume of sandbox %s: %s", id, err.msg);
+		return -1;
+	}
+	set_paused(a, id, false, sc_now() + sandbox_timeout(a, timeout));
+	*resumed = rc == 0;
+	return 0;
+}
+
+/* POST /sandboxes/{id}/pause ({"memory": bool} is taken, and memory is
+ * always kept): 204; 409 when it is paused already. */
+void api_e2b_pause(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	struct api_bad bad;
+	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
+	if (!j) {
+		refuse(resp, &bad);
+		return;
+	}
+	cJSON_Delete(j);
+	struct cell *c = sandbox_begin(a, call->id, resp);
+	if (!c)
+		return;
+	struct sc_err err = {0};
+	int rc = cell_pause(c, &err);
+	if (rc == 0)
+		set_paused(a, call->id, true, -1);
+	api_cell_end(a, call->id, c);
+	if (rc == 0)
+		api_set_body(resp, 204, "application/json", NULL, 0);
+	else if (err.errnum == EALREADY)
+		api_e2b_error(resp, 409, "sandbox %s is paused already", call->id);
+	else
+		api_e2b_error(resp, 500, "pause of sandbox %s: %s", call->id, err.msg);
+}
+
+/* POST /sandboxes/{id}/resume ({"timeout": s}; the older SDKs'): 201 with
+ * the sandbox; 409 when it is not paused. */
+void api_e2b_resume(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	struct api_bad bad;
+	double timeout;
+	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
+	if (!j || !api_req_num(j, "timeout", -1, &timeout, &bad)) {
+		cJSON_Delete(j);
+		refuse(resp, &bad);
+		return;
+	}
+	cJSON_Delete(j);
+	bool resumed;
+	if (resume_if_paused(a, call->id, timeout, &resumed, resp) < 0)
+		return;
+	if (resumed)
+		answer_sandbox(a, call->id, 201, true, resp);
+	else if (!api_e2b_exists(a, call->id))
+		api_e2b_error(resp, 404, "sandbox %s not found", call->id);
+	else
+		api_e2b_error(resp, 409, "sandbox %s is not paused", call->id);
 }
 
 void api_e2b_connect(struct api *a, const struct api_call *call, struct api_response *resp)
@@ -343,6 +471,13 @@ void api_e2b_connect(struct api *a, const struct api_call *call, struct api_resp
 		return;
 	}
 	cJSON_Delete(j);
+	bool resumed;
+	if (resume_if_paused(a, call->id, timeout, &resumed, resp) < 0)
+		return;
+	if (resumed) { /* as E2B: 201 for a sandbox that was paused */
+		answer_sandbox(a, call->id, 201, true, resp);
+		return;
+	}
 	if (timeout > 0) {
 		/* as E2B: a connect may lengthen a sandbox's life, not shorten it */
 		double end = sc_now() + sandbox_timeout(a, timeout);
@@ -455,8 +590,8 @@ void api_e2b_list(struct api *a, const struct api_call *call, struct api_respons
 		api_e2b_error(resp, 400, "metadata: a filter of at most 4095 bytes");
 		return;
 	}
-	/* every sandbox runs: a filter for paused ones alone finds none */
-	bool none = state && !strstr(state, "running");
+	/* no state: both, as E2B lists them */
+	bool running = !state || strstr(state, "running"), paused = !state || strstr(state, "paused");
 	struct api_jbuf jb;
 	if (!api_jb_open(&jb)) {
 		api_response_error(resp, 500, "out of memory");
@@ -465,9 +600,10 @@ void api_e2b_list(struct api *a, const struct api_call *call, struct api_respons
 	fputc('[', jb.f);
 	size_t k = 0;
 	pthread_mutex_lock(&a->mu);
-	for (size_t i = 0; i < a->ncells && !none; i++) {
+	for (size_t i = 0; i < a->ncells; i++) {
 		const struct api_cell *c = &a->cells[i];
-		if (!c->id[0] || !c->e2b || (filter && !metadata_matches(c->e2b->metadata, filter)))
+		if (!c->id[0] || !c->e2b || (filter && !metadata_matches(c->e2b->metadata, filter)) ||
+		    !(c->e2b->paused ? paused : running))
 			continue;
 		if (k++)
 			fputc(',', jb.f);
@@ -519,9 +655,15 @@ bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API
 	pthread_mutex_lock(&a->mu);
 	const struct api_cell *c = api_cell_find_locked(a, id);
 	bool found = c && c->e2b, ok = found && tok && token_equal(c->e2b->token, tok);
+	bool paused = found && c->e2b->paused;
 	pthread_mutex_unlock(&a->mu);
 	if (!found) /* as E2B's proxy answers for a sandbox that is gone */
 		envd_refuse(resp, http, http ? 502 : 503, "the sandbox is not running");
+	else if (ok && paused) {
+		envd_refuse(resp, http, http ? 502 : 503,
+			    "the sandbox is paused: connect to it to resume it");
+		ok = false;
+	}
 	else if (!ok)
 		envd_refuse(resp, http, 401, "X-Access-Token: the sandbox's access token is required");
 	return ok;

@@ -33,6 +33,7 @@ struct api_e2b {
 	cJSON *env;                   /* envVars {k: v}, or NULL */
 	double started;               /* wall clock (time(2) seconds) */
 	double end_at;                /* sc_now() seconds; the sandbox goes then */
+	bool paused;                  /* its cell is paused: no timeout meanwhile */
 	uint32_t next_pid;
 	unsigned executions;          /* the code interpreter's runs */
 	double metrics_at;            /* sc_now() of the last metrics call (0: none) */
@@ -43,7 +44,8 @@ struct api_e2b {
 
 /* ---- routes (e2b.c) ---- */
 api_handler api_e2b_create, api_e2b_list, api_e2b_get, api_e2b_kill, api_e2b_timeout,
-	api_e2b_connect, api_e2b_health, api_e2b_fork, api_e2b_metrics;
+	api_e2b_connect, api_e2b_health, api_e2b_fork, api_e2b_metrics, api_e2b_pause,
+	api_e2b_resume;
 /* The cores and the bytes of memory sandbox c may use, as its info and
  * its metrics say (e2b_metrics.c): the server's --cpus (else the host's
  * cores), c's memory_limit_MB (else the server's --memory, else the

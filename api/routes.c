@@ -65,6 +65,8 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/sandboxes/{id}/fork", api_e2b_fork, false, false},
 	{"GET", "/sandboxes/{id}/metrics", api_e2b_metrics, false, false},
 	{"POST", "/v2/sandboxes/{id}/connect", api_e2b_connect, false, false},
+	{"POST", "/sandboxes/{id}/pause", api_e2b_pause, false, false},
+	{"POST", "/sandboxes/{id}/resume", api_e2b_resume, false, false},
 	/* E2B's envd (E2B_SANDBOX_URL, E2b-Sandbox-Id, X-Access-Token) */
 	{"GET", "/health", api_e2b_health, true, false},
 	{"POST", "/process.Process/Start", api_e2b_process_start, false, true},

@@ -188,6 +188,42 @@ for (const f of forks) check("kill a fork", (await f.kill(LONG)) === true);
 e = await raises(() => Sandbox.fork(`${sbx.sandboxId.split("-")[0]}-0123456789abcdef`, LONG));
 check("fork of an unknown sandbox raises NotFoundError", e instanceof NotFoundError, String(e));
 
+// --- pause and resume: the processes and their memory kept ---
+const pz = await Sandbox.create({ metadata: { suite: tag, n: "4" }, ...LONG });
+await pz.commands.run("i=0; while :; do i=$((i+1)); echo $i > /tmp/c.new; mv /tmp/c.new /tmp/c; sleep 0.05; done",
+	{ background: true, ...LONG });
+const countOf = async (s) => Number((await s.commands.run("cat /tmp/c 2>/dev/null || echo 0", LONG)).stdout);
+const waitPast = async (s, n) => {
+	for (let i = 0; i < 1200; i++) {
+		const v = await countOf(s);
+		if (v > n) return v;
+		await new Promise((ok) => setTimeout(ok, 100));
+	}
+	return -1;
+};
+const c0 = await waitPast(pz, 3);
+check("pause: a counter runs in the sandbox", c0 > 3, c0);
+check("sandbox.pause() of a running sandbox: true", (await pz.pause(LONG)) === true);
+check("... and again: false (409, paused already)", (await Sandbox.pause(pz.sandboxId, LONG)) === false);
+let pi = await Sandbox.getInfo(pz.sandboxId, LONG);
+check("getInfo says paused", pi.state === "paused", pi.state);
+listed = await Sandbox.list({ query: { metadata: { suite: tag, n: "4" }, state: ["paused"] }, ...LONG }).nextItems();
+check("Sandbox.list with state paused finds it", listed.length === 1 && listed[0].state === "paused", listed);
+listed = await Sandbox.list({ query: { metadata: { suite: tag, n: "4" }, state: ["running"] }, ...LONG }).nextItems();
+check("... and with state running does not", listed.length === 0, listed);
+e = await raises(() => pz.commands.run("true", LONG));
+check("a command in a paused sandbox is refused", e !== null, String(e));
+const pc = await pz.files.read("/tmp/c", LONG).catch(() => null);
+check("... its envd answers nothing (files too)", pc === null, pc);
+const resumed = await Sandbox.connect(pz.sandboxId, LONG);
+pi = await Sandbox.getInfo(pz.sandboxId, LONG);
+check("Sandbox.connect resumes a paused sandbox", pi.state === "running", pi.state);
+const c1 = await countOf(resumed);
+const c2 = await waitPast(resumed, c1);
+check("... whose counter goes on from its own count (memory kept)", c1 >= c0 && c2 > c1 && c2 < c1 + 400,
+	[c0, c1, c2]);
+check("kill the resumed sandbox", (await resumed.kill(LONG)) === true);
+
 // --- kill twice ---
 const third = await Sandbox.create({ metadata: { suite: tag, n: "3" }, ...LONG });
 check("kill: true", (await third.kill(LONG)) === true);

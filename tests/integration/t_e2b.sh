@@ -137,6 +137,21 @@ req GET "/sandboxes/$SID/metrics"
 check "... without the API key: 401" expect_rc 401
 req GET "/sandboxes/nosuch/metrics" -H "X-API-KEY: $TOKEN"
 check "... of an unknown sandbox: 404" expect_rc 404
+# pause: the timeout stops meanwhile; /resume is the older SDKs' way back
+req POST "/sandboxes/$SID/resume" -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' -d '{}'
+check "POST /sandboxes/ID/resume of a running sandbox: 409" expect_rc 409
+req POST "/sandboxes/$SID/timeout" -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' -d '{"timeout":2}'
+req POST "/sandboxes/$SID/pause" -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' -d '{"memory":true}'
+check "POST /sandboxes/ID/pause: 204" expect_rc 204
+sleep 4
+req GET "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
+check "a paused sandbox outlives its timeout (2 s, 4 s ago), as on E2B" \
+	bash -c '[ "$RC" = 200 ] && [ "$(jget "d[\"state\"]")" = paused ]'
+req POST "/sandboxes/$SID/resume" -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' -d '{"timeout":600}'
+check "POST /sandboxes/ID/resume of it: 201, running" \
+	bash -c '[ "$RC" = 201 ] && [ "$(jget "d[\"state\"]")" = running ]'
+req POST "/sandboxes/vm-0123456789abcdef/pause" -H "X-API-KEY: $TOKEN" -d '{}'
+check "pause of an unknown sandbox: 404" expect_rc 404
 req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
 check "DELETE: 204" expect_rc 204
 req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
