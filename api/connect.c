@@ -30,6 +30,7 @@ static const struct {
 	[API_CONNECT_INTERNAL] = {"internal", 500},
 	[API_CONNECT_UNAVAILABLE] = {"unavailable", 503},
 	[API_CONNECT_UNAUTHENTICATED] = {"unauthenticated", 401},
+	[API_CONNECT_FAILED_PRECONDITION] = {"failed_precondition", 400},
 };
 
 const char *api_connect_code_name(enum api_connect_code c)

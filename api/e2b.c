@@ -19,8 +19,11 @@ void api_e2b_free(struct api_e2b *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->nprocs; i++)
+	for (size_t i = 0; i < e->nprocs; i++) {
 		api_stream_kill(e->procs[i].s);
+		if (e->procs[i].stdin_w >= 0)
+			close(e->procs[i].stdin_w);
+	}
 	cJSON_Delete(e->metadata);
 	cJSON_Delete(e->env);
 	explicit_bzero(e->token, sizeof(e->token));

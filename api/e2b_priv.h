@@ -13,6 +13,7 @@
 #define API_E2B_DEFAULT_TIMEOUT 300.0   /* seconds a sandbox lives, as on E2B */
 #define API_E2B_FORK_TIMEOUT 15.0       /* a fork's children's, as on E2B */
 #define API_E2B_MAX_PROCS 64            /* running commands per sandbox */
+#define API_E2B_STDIN_WAIT_MS 10000     /* SendInput waits this long for room in a full pipe */
 #define API_E2B_MAX_META 64             /* metadata / envVars entries */
 #define API_E2B_MAX_META_LEN 1024       /* bytes of a key or a value */
 
@@ -22,6 +23,8 @@ struct api_e2b_proc {
 	struct api_stream *s;         /* its stream: api_stream_kill ends it */
 	char cmd[256];                /* ProcessConfig.cmd, cut */
 	char tag[64];
+	int stdin_w;                  /* its stdin pipe's write end (owned), or -1:
+				       * started without stdin, or CloseStdin */
 };
 
 /* What E2B knows of a sandbox beyond the cell; in its api_cell, under
@@ -83,6 +86,7 @@ enum api_connect_code {
 	API_CONNECT_INTERNAL,
 	API_CONNECT_UNAVAILABLE,
 	API_CONNECT_UNAUTHENTICATED,
+	API_CONNECT_FAILED_PRECONDITION,
 };
 const char *api_connect_code_name(enum api_connect_code c);
 /* A unary call's error: the code's HTTP status, {"code","message"}. */
@@ -103,7 +107,7 @@ void api_connect_reply(struct api_jbuf *jb, struct api_response *resp);
 
 /* ---- envd's services (e2b_process.c, e2b_fs.c, e2b_files.c) ---- */
 api_handler api_e2b_process_start, api_e2b_process_list, api_e2b_process_signal,
-	api_e2b_process_unimplemented;
+	api_e2b_process_input, api_e2b_process_close_stdin, api_e2b_process_unimplemented;
 api_handler api_e2b_fs_stat, api_e2b_fs_list, api_e2b_fs_mkdir, api_e2b_fs_move,
 	api_e2b_fs_remove;
 api_handler api_e2b_files_get, api_e2b_files_post;

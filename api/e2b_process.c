@@ -5,9 +5,12 @@
  * command is read through the same request layer as POST
  * /cells/{id}/exec (api_parse_exec: its limits and refusals) and run by
  * the same call (api_op_exec). A pid is the sandbox's own number for the
- * command, not the cell's. Stdin is /dev/null: SendInput, CloseStdin,
- * Connect and Update answer unimplemented (docs/e2b.md). */
+ * command, not the cell's. Stdin is /dev/null, or with "stdin": true a
+ * pipe that SendInput writes to and CloseStdin closes; Connect, StreamInput
+ * and Update answer unimplemented (docs/e2b.md). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +31,8 @@ struct proc_job {
 	char cmd[256], tag[64];
 	struct api_stream *s;
 	uint64_t limit, sent[2]; /* bytes of stdout, stderr streamed: the server's output limit */
+	int stdin_r, stdin_w;  /* "stdin": true: the pipe (stdin_w goes to the
+				* sandbox's list when registered), else -1 */
 };
 
 static void proc_job_free(void *ctx)
@@ -35,6 +40,10 @@ static void proc_job_free(void *ctx)
 	struct proc_job *p = ctx;
 	if (p->c)
 		api_cell_end(p->a, p->id, p->c);
+	if (p->stdin_r >= 0)
+		close(p->stdin_r);
+	if (p->stdin_w >= 0)
+		close(p->stdin_w);
 	api_exec_free(&p->x);
 	cJSON_Delete(p->j);
 	free(p);
@@ -89,6 +98,8 @@ static bool proc_register(struct proc_job *p)
 		q->s = p->s;
 		snprintf(q->cmd, sizeof(q->cmd), "%s", p->cmd);
 		snprintf(q->tag, sizeof(q->tag), "%s", p->tag);
+		q->stdin_w = p->stdin_w; /* the list's now */
+		p->stdin_w = -1;
 	}
 	pthread_mutex_unlock(&p->a->mu);
 	return ok;
@@ -101,6 +112,8 @@ static void proc_unregister(struct proc_job *p)
 	struct api_e2b *e = c ? c->e2b : NULL;
 	for (size_t i = 0; e && i < e->nprocs; i++)
 		if (e->procs[i].pid == p->pid && e->procs[i].s == p->s) {
+			if (e->procs[i].stdin_w >= 0)
+				close(e->procs[i].stdin_w);
 			e->procs[i] = e->procs[--e->nprocs];
 			break;
 		}
@@ -121,6 +134,7 @@ static void proc_job_stream(struct api_stream *s, void *ctx)
 	api_connect_send(s, false, start, (size_t)n);
 	p->x.req.has_cancel = true;
 	p->x.req.cancel_fd = api_stream_cancel_fd(s);
+	p->x.req.stdin_fd = p->stdin_r;
 	p->x.req.on_output = on_output;
 	p->x.req.output_ctx = p;
 	struct cell_result res;
@@ -237,10 +251,24 @@ void api_e2b_process_start(struct api *a, const struct api_call *call, struct ap
 		return;
 	}
 	p->a = a;
+	p->stdin_r = p->stdin_w = -1;
 	snprintf(p->id, sizeof(p->id), "%s", id);
 	struct api_bad bad;
 	p->j = exec_body(a, id, start, deadline_s(call->req), p, resp);
+	bool want_stdin = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(start, "stdin"));
 	cJSON_Delete(start);
+	int pipe_fds[2];
+	if (p->j && want_stdin) {
+		if (pipe2(pipe_fds, O_CLOEXEC) < 0) {
+			api_connect_error(resp, API_CONNECT_INTERNAL, "stdin pipe: %s", strerror(errno));
+			proc_job_free(p);
+			return;
+		}
+		p->stdin_r = pipe_fds[0];
+		p->stdin_w = pipe_fds[1];
+		/* SendInput waits for room with poll, never in write */
+		(void)fcntl(p->stdin_w, F_SETFL, O_NONBLOCK);
+	}
 	if (!p->j) {
 		free(p);
 		return;
@@ -340,6 +368,126 @@ void api_e2b_process_list(struct api *a, const struct api_call *call, struct api
 	pthread_mutex_unlock(&a->mu);
 	fputs("]}", jb.f);
 	api_connect_reply(&jb, resp);
+}
+
+/* The write end of process pid's stdin pipe, dup'd (the caller closes
+ * it), -1 with *found false when there is no such process, -1 with
+ * *found true when it has no stdin (any more). close_it: CloseStdin. */
+static int stdin_of(struct api *a, const char *id, uint32_t pid, bool close_it, bool *found)
+{
+	int fd = -1;
+	*found = false;
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *c = api_cell_find_locked(a, id);
+	for (size_t i = 0; c && c->e2b && i < c->e2b->nprocs; i++) {
+		struct api_e2b_proc *q = &c->e2b->procs[i];
+		if (q->pid != pid)
+			continue;
+		*found = true;
+		if (q->stdin_w >= 0 && close_it) {
+			close(q->stdin_w);
+			q->stdin_w = -1;
+		} else if (q->stdin_w >= 0) {
+			fd = fcntl(q->stdin_w, F_DUPFD_CLOEXEC, 3);
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return fd;
+}
+
+/* All of d into the pipe fd (non-blocking), waiting for room up to
+ * API_E2B_STDIN_WAIT_MS at a time: 0, or -1 with errno. */
+static int write_stdin(int fd, const char *d, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, d, n);
+		if (w > 0) {
+			d += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno != EAGAIN)
+			return -1;
+		struct pollfd pf = {.fd = fd, .events = POLLOUT};
+		int r = poll(&pf, 1, API_E2B_STDIN_WAIT_MS);
+		if (r == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+/* SendInput ({"process": {"pid"}, "input": {"stdin": base64}}) and
+ * CloseStdin ({"process": {"pid"}}). */
+static void stdin_call(struct api *a, const struct api_call *call, bool close_it,
+		       struct api_response *resp)
+{
+	char id[API_ID_LEN + 1];
+	if (!api_e2b_envd_auth(a, call->req, id, false, resp))
+		return;
+	struct api_bad bad;
+	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
+	bool ok = false;
+	uint32_t pid = j ? selected_pid(j, &ok) : 0;
+	const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "input");
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(in, "stdin");
+	char *bytes = NULL;
+	size_t n = 0;
+	if (ok && !close_it) {
+		if (cJSON_GetObjectItemCaseSensitive(in, "pty"))
+			ok = false; /* a PTY's input: no PTY is served */
+		else if (cJSON_IsString(data))
+			ok = sc_base64_decode(data->valuestring, strlen(data->valuestring), &bytes, &n) == 0;
+		else
+			ok = data == NULL || cJSON_IsNull(data); /* nothing to send */
+	}
+	cJSON_Delete(j);
+	if (!ok) {
+		free(bytes);
+		api_connect_error(resp, API_CONNECT_INVALID_ARGUMENT,
+				  close_it ? "process: {pid: number}"
+					   : "process: {pid: number}, input: {stdin: base64 bytes}");
+		return;
+	}
+	bool found;
+	int fd = stdin_of(a, id, pid, close_it, &found);
+	int rc = fd >= 0 ? write_stdin(fd, bytes ? bytes : "", n) : 0;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(bytes);
+	if (!found)
+		api_connect_error(resp, API_CONNECT_NOT_FOUND, "process with pid %u not found", pid);
+	else if (fd < 0 && !close_it)
+		api_connect_error(resp, API_CONNECT_FAILED_PRECONDITION,
+				  "process %u has no stdin: start it with stdin: true (or it was closed)", pid);
+	else if (rc < 0)
+		api_connect_error(resp, e == ETIMEDOUT ? API_CONNECT_DEADLINE_EXCEEDED : API_CONNECT_UNAVAILABLE,
+				  "stdin of process %u: %s", pid,
+				  e == ETIMEDOUT ? "the command reads none of it" : strerror(e));
+	else {
+		struct api_jbuf jb;
+		if (api_jb_open(&jb)) {
+			fputs("{}", jb.f);
+			api_connect_reply(&jb, resp);
+		}
+	}
+}
+
+void api_e2b_process_input(struct api *a, const struct api_call *call, struct api_response *resp)
+{
+	stdin_call(a, call, false, resp);
+}
+
+void api_e2b_process_close_stdin(struct api *a, const struct api_call *call,
+				 struct api_response *resp)
+{
+	stdin_call(a, call, true, resp);
 }
 
 void api_e2b_process_unimplemented(struct api *a, const struct api_call *call,

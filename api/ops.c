@@ -58,7 +58,8 @@ int api_op_stdin(const char *s, size_t len, struct sc_err *err)
 static bool stdin_open(const char *s, size_t len, int *fd, int *slot, struct sc_err *err)
 {
 	*fd = api_op_stdin(s, len, err);
-	*slot = *fd;
+	if (s) /* else the slot keeps the caller's fd (its own, or -1) */
+		*slot = *fd;
 	return !s || *fd >= 0;
 }
 

@@ -67,6 +67,21 @@ check("... and its wait ends with an error", e instanceof CommandExitError || e 
 check("... and it is no longer listed", !(await sbx.commands.list(LONG)).some((p) => p.pid === bg.pid));
 check("killing an unknown pid says false", (await sbx.commands.kill(999999, LONG)) === false);
 
+// --- stdin: started with stdin: true, fed by sendStdin, ended by closeStdin ---
+const cat = await sbx.commands.run("cat; echo done", { background: true, stdin: true, ...LONG });
+await sbx.commands.sendStdin(cat.pid, "line one\n", LONG);
+await sbx.commands.sendStdin(cat.pid, new TextEncoder().encode("line two\n"), LONG);
+await sbx.commands.closeStdin(cat.pid, LONG);
+r = await cat.wait();
+check("sendStdin (text and bytes) reaches the command, closeStdin ends its input",
+	r.exitCode === 0 && r.stdout === "line one\nline two\ndone\n", r);
+const noIn = await sbx.commands.run("sleep 600", { background: true, ...LONG });
+e = await raises(() => sbx.commands.sendStdin(noIn.pid, "x", LONG));
+check("sendStdin to a command started without stdin is refused", e !== null, String(e));
+await sbx.commands.kill(noIn.pid, LONG);
+e = await raises(() => sbx.commands.sendStdin(999999, "x", LONG));
+check("sendStdin to an unknown pid is refused", e !== null, String(e));
+
 // --- files ---
 const info = await sbx.files.write("notes/a.txt", "hello files\n", LONG);
 check("files.write of a relative path lands under /home/user", info.path === "/home/user/notes/a.txt", info);
