@@ -133,12 +133,15 @@ sc_code_image() {
 
 # jest for --lang jest: from npm at the versions jest/package-lock.json
 # pins, into SC_JEST with `sandcell-jest` on PATH, as scripts/setup.sh puts
-# it on the host. sc_jest_hooks: the mmdebstrap options that do it with the
-# image's own npm in the chroot (its cache not kept), one per line.
+# it on the host. sc_jest_hooks: the mmdebstrap options that do it, one
+# per line: with the build host's npm where it has one (its registry,
+# proxy and certificate settings are the ones that reach npm from here),
+# else with the image's own npm in the chroot; no npm cache is kept.
 SC_JEST=/usr/local/lib/sandcell/jest
 sc_jest_hooks() {
 	j=$SANDCELL_RECIPE_DIR/jest
-	echo "--customize-hook=mkdir -p \"\$1$SC_JEST\""
+	ci="npm ci --omit=dev --no-audit --no-fund --loglevel=error"
+	echo "--customize-hook=mkdir -p \"\$1$SC_JEST\" \"\$1/usr/local/bin\""
 	echo "--customize-hook=copy-in $j/package.json $j/package-lock.json $j/babel.config.js $j/report.js $j/run.js $SC_JEST"
-	echo "--customize-hook=chroot \"\$1\" sh -c 'cd $SC_JEST && npm ci --omit=dev --no-audit --no-fund --loglevel=error --cache /tmp/sandcell-npm && rm -rf /tmp/sandcell-npm && ln -sfn ../lib/sandcell/jest/run.js /usr/local/bin/sandcell-jest'"
+	echo "--customize-hook=if command -v npm >/dev/null; then (cd \"\$1$SC_JEST\" && $ci --cache \"\$1/tmp/sandcell-npm\"); else chroot \"\$1\" sh -c 'cd $SC_JEST && $ci --cache /tmp/sandcell-npm'; fi && rm -rf \"\$1/tmp/sandcell-npm\" && ln -sfn ../lib/sandcell/jest/run.js \"\$1/usr/local/bin/sandcell-jest\""
 }
