@@ -7,9 +7,9 @@
 static const char PAUSE_HELP[] =
 	"usage: sandcell pause [--root DIR] NAME...\n"
 	"\n"
-	"Pause long-lived cells: every process of the cell is held still (the\n"
-	"cgroup v2 freezer where the cell has a cgroup of its own there, else\n"
-	"SIGSTOP), its processes and memory kept, until 'sandcell resume NAME'.\n"
+	"Pause long-lived cells: every process of the cell but its init is held\n"
+	"still (SIGSTOP), its processes and memory kept, until 'sandcell resume\n"
+	"NAME'.\n"
 	"A paused cell runs no new command (exec is refused) and is not forked\n"
 	"or checkpointed; its files can still be copied. A cell paused already\n"
 	"is an error.\n"

@@ -587,9 +587,9 @@ int cell_derive_secret(const struct cell *c, const char *purpose, uint8_t out[32
 /* Is the cell's init still there? The first call pins it with a pidfd kept
  * in c (checked against a reused pid); later calls are one poll of it. */
 bool cell_is_alive(struct cell *c);
-/* Pause a running cell: every process but its init held still (the cgroup
- * v2 freezer where the cell has a leaf, else SIGSTOP), processes and
- * memory kept, until cell_resume, also after the caller ended; cell_exec
+/* Pause a running cell: every process but its init held still (SIGSTOP;
+ * init still answers status and file requests), processes and memory
+ * kept, until cell_resume, also after the caller ended; cell_exec
  * and cell_fork refuse a paused cell. EALREADY: it was paused already
  * (cell_resume: it was not paused); ESRCH: it is not running. */
 int cell_pause(struct cell *c, struct sc_err *err);

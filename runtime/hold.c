@@ -182,11 +182,8 @@ static void note_ns(struct rt_hold *h, pid_t init)
 	}
 }
 
-int rt_hold_thaw(pid_t init, const char *cgroup, struct sc_err *err)
+int rt_hold_thaw(pid_t init, struct sc_err *err)
 {
-	if (cgroup[0] && strncmp(cgroup, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)) != 0 &&
-	    write_freeze(cgroup, "0") == 0)
-		return 0;
 	struct rt_hold *h = calloc(1, sizeof(*h));
 	if (!h)
 		return sc_fail(err, ENOMEM, "thaw");

@@ -20,7 +20,6 @@ struct rt_hold {
  * Returns once all are held. rt_hold_release undoes it. */
 int rt_hold_still(struct rt_hold *h, pid_t init, const char *cgroup, struct sc_err *err);
 void rt_hold_release(struct rt_hold *h);
-/* Let every process of the cell whose init is `init` go on (a held cell
- * whose struct rt_hold is gone: cell_resume after cell_pause): thaw the
- * v2 cgroup, or SIGCONT each process under init. */
-int rt_hold_thaw(pid_t init, const char *cgroup, struct sc_err *err);
+/* SIGCONT to each process under init: a cell held with SIGSTOP whose
+ * struct rt_hold is gone (cell_resume after cell_pause) goes on. */
+int rt_hold_thaw(pid_t init, struct sc_err *err);

@@ -1,8 +1,11 @@
 /* Pause and resume a long-lived cell: every process but init held still
- * (hold.c: the cgroup v2 freezer where the cell has a leaf, else SIGSTOP),
- * and left so when the caller ends; the mark "paused" in the cell's state
- * directory says so, and cell_exec refuses to start a command meanwhile.
- * Processes and memory are kept: resume lets the same processes go on. */
+ * with SIGSTOP (hold.c), and left so when the caller ends; the mark
+ * "paused" in the cell's state directory says so, and cell_exec refuses
+ * to start a command meanwhile. Processes and memory are kept: resume
+ * lets the same processes go on. Not the cgroup v2 freezer, which fork's
+ * brief hold uses where it can: it would freeze init too (the cell's one
+ * leaf holds it), and a paused cell's init must still answer status and
+ * file requests. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +44,7 @@ int cell_pause(struct cell *c, struct sc_err *err)
 		return sc_fail(err, errno, "mark %s paused", c->name);
 	close(fd);
 	struct rt_hold *h = malloc(sizeof(*h));
-	int rc = h ? rt_hold_still(h, c->info.pid, c->info.cgroup, err) : sc_fail(err, ENOMEM, "hold");
+	int rc = h ? rt_hold_still(h, c->info.pid, "", err) : sc_fail(err, ENOMEM, "hold");
 	free(h); /* held until cell_resume: not released here */
 	if (rc < 0) {
 		unlink(path);
@@ -59,7 +62,7 @@ int cell_resume(struct cell *c, struct sc_err *err)
 		return sc_fail(err, EALREADY, "cell '%s' is not paused", c->name);
 	if (!cell_is_alive(c))
 		return sc_fail(err, ESRCH, "cell '%s' is not running", c->name);
-	if (rt_hold_thaw(c->info.pid, c->info.cgroup, err) < 0) {
+	if (rt_hold_thaw(c->info.pid, err) < 0) {
 		sc_err_wrap(err, "resume of '%s'", c->name);
 		return -1;
 	}

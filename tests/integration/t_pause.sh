@@ -20,7 +20,7 @@ as_user "$SC_BIN" exec "$c" -- sh -c 'i=0; while :; do i=$((i+1)); echo $i > /tm
 	>/dev/null 2>&1 </dev/null &
 BG=$!
 check "the counter runs" wait_until moved_past 3
-sc exec "$c" -- pgrep -f 'i=0; while'
+sc exec "$c" -- pgrep -o -f 'i=0; while'
 pids_before=$OUT
 
 sc pause "$c"
@@ -45,8 +45,8 @@ check "the counter goes on" wait_until moved_past "$v2"
 v3=$(count c)
 OUT="$v2 -> $v3" ERR=
 check "from where it stood: its memory was kept" bash -c '[ "$0" -gt "$1" ] && [ "$0" -lt $(($1 + 200)) ]' "$v3" "$v2"
-sc exec "$c" -- pgrep -f 'i=0; while'
-check "the same processes" out_is "$pids_before"
+sc exec "$c" -- pgrep -o -f 'i=0; while'
+check "the same process (the loop's shell)" out_is "$pids_before"
 sc resume "$c"
 check "resuming a running cell is refused" bash -c '[ '$RC' -eq 125 ] && grep -q "not paused" <<<"$0"' "$ERR"
 sc pause "no-such-$$"
