@@ -432,7 +432,7 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	memset(res, 0, sizeof(*res));
 	if (!req->argv || !req->argv[0])
 		return sc_fail(err, 0, "no command to run");
-	if (cell_is_paused(c))
+	if (rt_state_paused(c->dir))
 		return sc_fail(err, EBUSY, "cell '%s' is paused: resume it first", c->name);
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,

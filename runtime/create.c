@@ -516,7 +516,7 @@ int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)
 	struct cell *c = cell_alloc(name, dir, &info);
 	if (!c)
 		return sc_fail(err, ENOMEM, "cell handle");
-	s->paused = cell_is_paused(c);
+	s->paused = rt_state_paused(c->dir);
 	struct sc_err ignored;
 	if (rt_query_info(c, &s->nprocs, &s->nexecs, &ignored) < 0)
 		s->alive = false;

@@ -21,7 +21,7 @@ static int take_snapshot(struct cell *c, char id[RT_SNAP_ID_LEN], const char *ke
 	int *lock = &lock_fd;
 	if (!cell_is_alive(c))
 		return sc_fail(err, 0, "cell '%s' is not running", c->name);
-	if (cell_is_paused(c)) /* its hold would let the paused processes go */
+	if (rt_state_paused(c->dir)) /* its hold would let the paused processes go */
 		return sc_fail(err, EBUSY, "cell '%s' is paused: resume it first", c->name);
 	_cleanup_fd_ int state = rt_query_state_fd(c, err);
 	if (state < 0)

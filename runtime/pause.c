@@ -13,19 +13,18 @@
 
 #include "cell_priv.h"
 #include "hold.h"
+#include "state.h"
 
 static int mark_path(const struct cell *c, char *buf, size_t size, struct sc_err *err)
 {
-	if (sc_path(buf, size, "%s/paused", c->dir) < 0)
+	if (rt_state_paused_path(c->dir, buf, size) < 0)
 		return sc_fail(err, ENAMETOOLONG, "state directory of %s", c->name);
 	return 0;
 }
 
 bool cell_is_paused(const struct cell *c)
 {
-	char path[SC_PATH_BUF];
-	struct sc_err ignored;
-	return mark_path(c, path, sizeof(path), &ignored) == 0 && access(path, F_OK) == 0;
+	return rt_state_paused(c->dir);
 }
 
 int cell_pause(struct cell *c, struct sc_err *err)
@@ -40,6 +39,8 @@ int cell_pause(struct cell *c, struct sc_err *err)
 	/* the mark first: an exec that starts while the cell is being held
 	 * is refused, not left running */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) /* another pause came first */
+		return sc_fail(err, EALREADY, "cell '%s' is paused already", c->name);
 	if (fd < 0)
 		return sc_fail(err, errno, "mark %s paused", c->name);
 	close(fd);

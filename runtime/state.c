@@ -241,3 +241,14 @@ int rt_state_register_init(const char *dir, const struct cell_info *info, struct
 	return sc_fail(err, ENOENT, "write %s", path);
 }
 
+
+int rt_state_paused_path(const char *dir, char *buf, size_t size)
+{
+	return sc_path(buf, size, "%s/paused", dir);
+}
+
+bool rt_state_paused(const char *dir)
+{
+	char path[SC_PATH_BUF];
+	return rt_state_paused_path(dir, path, sizeof(path)) == 0 && access(path, F_OK) == 0;
+}

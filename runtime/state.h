@@ -38,6 +38,10 @@ _Static_assert(sizeof(((struct cell_info *)0)->token) == RT_TOKEN_LEN, "token si
 int rt_state_make_token(uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 int rt_state_read_token(const char *dir, uint8_t token[RT_TOKEN_LEN], struct sc_err *err);
 bool rt_state_alive(const struct cell_info *info);
+/* The "paused" mark in a cell's state directory (cell_pause): its path,
+ * and whether it is there. */
+int rt_state_paused_path(const char *dir, char *buf, size_t size);
+bool rt_state_paused(const char *dir);
 /* The register of inits (STATE_ROOT/.inits/PID-STARTTIME, holding the
  * cell's name): outside the cell's state directory, so that an init whose
  * directory was deleted by hand can still be found (cell_gc). Only the
