@@ -439,21 +439,28 @@ void api_e2b_pause(struct api *a, const struct api_call *call, struct api_respon
 		api_e2b_error(resp, 500, "pause of sandbox %s: %s", call->id, err.msg);
 }
 
+/* A connect's or resume's body ({"timeout": s}) read, into *timeout, and
+ * the sandbox resumed when it was paused (*resumed); false when resp was
+ * answered. */
+static bool resume_call(struct api *a, const struct api_call *call, double *timeout, bool *resumed,
+			struct api_response *resp)
+{
+	struct api_bad bad;
+	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
+	bool ok = j && api_req_num(j, "timeout", -1, timeout, &bad);
+	cJSON_Delete(j);
+	if (!ok)
+		refuse(resp, &bad);
+	return ok && resume_if_paused(a, call->id, *timeout, resumed, resp) == 0;
+}
+
 /* POST /sandboxes/{id}/resume ({"timeout": s}; the older SDKs'): 201 with
  * the sandbox; 409 when it is not paused. */
 void api_e2b_resume(struct api *a, const struct api_call *call, struct api_response *resp)
 {
-	struct api_bad bad;
 	double timeout;
-	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
-	if (!j || !api_req_num(j, "timeout", -1, &timeout, &bad)) {
-		cJSON_Delete(j);
-		refuse(resp, &bad);
-		return;
-	}
-	cJSON_Delete(j);
 	bool resumed;
-	if (resume_if_paused(a, call->id, timeout, &resumed, resp) < 0)
+	if (!resume_call(a, call, &timeout, &resumed, resp))
 		return;
 	if (resumed)
 		answer_sandbox(a, call->id, 201, true, resp);
@@ -465,17 +472,9 @@ void api_e2b_resume(struct api *a, const struct api_call *call, struct api_respo
 
 void api_e2b_connect(struct api *a, const struct api_call *call, struct api_response *resp)
 {
-	struct api_bad bad;
 	double timeout;
-	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
-	if (!j || !api_req_num(j, "timeout", -1, &timeout, &bad)) {
-		cJSON_Delete(j);
-		refuse(resp, &bad);
-		return;
-	}
-	cJSON_Delete(j);
 	bool resumed;
-	if (resume_if_paused(a, call->id, timeout, &resumed, resp) < 0)
+	if (!resume_call(a, call, &timeout, &resumed, resp))
 		return;
 	if (resumed) { /* as E2B: 201 for a sandbox that was paused */
 		answer_sandbox(a, call->id, 201, true, resp);
