@@ -32,6 +32,9 @@ struct lang_steps {
 	const char *prelude;     /* put before the source's first line, on it
 				  * (line numbers stay), unless that line is
 				  * a '#' directive; or NULL */
+	const char *postlude;    /* put after the source's last line; or NULL */
+	const char *side_name;   /* a file written next to the source, */
+	const char *side_text;   /* with this text; or NULL */
 };
 
 /* The work directory, its jars, and javatuples (Debian's
@@ -63,6 +66,24 @@ struct lang_steps {
 #define GO_TEST_ENV "GOCACHE=/tmp/.sandcell-go/cache", \
 	"GOPATH=/tmp/.sandcell-go/path:/usr/share/gocode", "GO111MODULE=off", "GOPROXY=off", \
 	"GOTOOLCHAIN=local", "CGO_ENABLED=0"
+
+/* .NET's Debug.Assert and Trace.Assert end the program when they fail
+ * ("Process terminated. Assertion failed." and the stack on stderr, then
+ * an abort); Mono's print nothing and go on. The source is compiled with
+ * DEBUG defined (as `dotnet run` builds), and a listener appended to it,
+ * named in main.exe.config (which Mono reads), does what .NET does. */
+#define CS_ASSERT_LISTENER \
+	"\npublic sealed class SandcellAssertListener : System.Diagnostics.TraceListener {" \
+	" public override void Write(string m) {} public override void WriteLine(string m) {}" \
+	" public override void Fail(string m, string d) { System.Console.Out.Flush();" \
+	" System.Console.Error.WriteLine(\"Process terminated. Assertion failed.\" +" \
+	" System.Environment.NewLine + m + (string.IsNullOrEmpty(d) ? \"\" :" \
+	" System.Environment.NewLine + d) + System.Environment.NewLine +" \
+	" System.Environment.StackTrace); System.Environment.Exit(134); } }\n"
+#define CS_ASSERT_CONFIG \
+	"<?xml version=\"1.0\"?>\n<configuration><system.diagnostics><trace><listeners>" \
+	"<add name=\"sandcell\" type=\"SandcellAssertListener, main\"/>" \
+	"</listeners></trace></system.diagnostics></configuration>\n"
 
 /* SandboxFusion's C# is a .NET 6+ console project, whose implicit usings
  * Mono's mcs lacks (a using twice is a warning only) */
@@ -133,8 +154,10 @@ static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
 	{.run = {"lua", "{src}"}, .debian = "lua5.4"},
 	{.run = {"php", "-f", "{src}"}, .open_tag = "<?php", .debian = "php-cli",
 	 .versioned = "php8.2-cli"},
-	{.compile = {"mcs", "-out:main.exe", "{src}"}, .run = {"mono", "main.exe"},
-	 .prelude = CS_IMPLICIT_USINGS, .debian = "mono-mcs mono-runtime"},
+	{.compile = {"mcs", "-d:DEBUG", "-out:main.exe", "{src}"}, .run = {"mono", "main.exe"},
+	 .prelude = CS_IMPLICIT_USINGS, .postlude = CS_ASSERT_LISTENER,
+	 .side_name = "main.exe.config", .side_text = CS_ASSERT_CONFIG,
+	 .debian = "mono-mcs mono-runtime"},
 	{.compile = {"gdc", "-O2", "-o", "main", "{src}"}, .run = {"./main"}, .debian = "gdc"},
 	{.compile = {"gdc", "-O2", "-funittest", "-o", "main", "{src}"}, .run = {"./main"},
 	 .debian = "gdc"},
@@ -480,8 +503,27 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		src = tagged;
 		len += pl;
 	}
+	const struct lang_steps *st = &STEPS[req->lang - TABLE];
+	_cleanup_free_ char *whole = NULL;
+	if (st->postlude) {
+		size_t pl = strlen(st->postlude);
+		if (!(whole = malloc(len + pl)))
+			return sc_fail(e, ENOMEM, "the source");
+		memcpy(whole, src, len);
+		memcpy(whole + len, st->postlude, pl);
+		src = whole;
+		len += pl;
+	}
 	if (cell_write_file(c, srcpath, src, len, CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
 		return sc_err_wrap(e, "writing the source to %s", srcpath);
+	if (st->side_name) {
+		n = snprintf(srcpath, sizeof(srcpath), "%s/%s", req->workdir, st->side_name);
+		if (n < 0 || (size_t)n >= sizeof(srcpath))
+			return -ENAMETOOLONG;
+		if (cell_write_file(c, srcpath, st->side_text, strlen(st->side_text),
+				    CELL_FILE_CREATE | CELL_FILE_REPLACE, 30, e) < 0)
+			return sc_err_wrap(e, "writing %s", srcpath);
+	}
 	return 0;
 }
 

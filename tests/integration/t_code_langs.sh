@@ -90,6 +90,13 @@ if usable csharp; then
 	sc code run --lang csharp --json "$T_DIR/usings.csharp"
 	check "csharp: .NET's implicit usings, and the compiler's line numbers are the source's" bash -c \
 		'jget "d[\"compile_result\"][\"stderr\"]" | grep -q "main.cs(5,5): error CS0103: The name .undeclared_thing"'
+	# SandboxFusion's test_csharp_assertion_error: .NET's failed assert
+	# ends the program and says so on stderr
+	printf 'using System.Diagnostics;\npublic class Program {\n  public static void Main(string[] args) {\n    Debug.Assert(1 + 1 == 2, "fine");\n    System.Console.WriteLine("before");\n    Debug.Assert(1 == 2, "Assertion failed");\n    System.Console.WriteLine("after");\n  }\n}\n' | src assert.csharp
+	sc code run --lang csharp --json "$T_DIR/assert.csharp"
+	check "csharp: a failed Debug.Assert ends the program (Failed), its message on stderr, as on .NET" bash -c \
+		'[ "$(jget "d[\"status\"], d[\"run_result\"][\"stdout\"]")" = "[\"Failed\", \"before\\n\"]" ] &&
+		 jget "d[\"run_result\"][\"stderr\"]" | grep -q "Assertion failed"'
 fi
 
 # --- Debian's libraries SandboxFusion's tests use (scripts/packages.txt) ---
