@@ -58,10 +58,10 @@ bomb_out="$T_DIR/dbomb.out"
 : >"$bomb_out"
 chmod 666 "$bomb_out"
 # (a generous timeout: on a loaded machine 1024 forks can take many seconds)
-as_user "$SC_BIN" run --cpus 1 --timeout 40 -v "$ATTACKS:/attacks:ro" \
+as_user "$SC_BIN" run --cpus 1 --timeout 60 -v "$ATTACKS:/attacks:ro" \
 	-- /attacks/res forkbomb 1024 "$marker" </dev/null >"$bomb_out" 2>&1 &
 bomb=$!
-for _ in $(seq 500); do grep -qE '^(BLOCKED|ESCAPED): fork bomb' "$bomb_out" && break; sleep 0.1; done
+for _ in $(seq 700); do grep -qE '^(BLOCKED|ESCAPED): fork bomb' "$bomb_out" && break; sleep 0.1; done
 probe_forks=0
 for _ in $(seq 20); do /bin/true && probe_forks=$((probe_forks + 1)); done
 wait "$bomb"
