@@ -472,7 +472,8 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		return -ENAMETOOLONG;
 	if (req->files_dir && cell_copy_in_as(c, req->files_dir, req->workdir, req->fetch_limit, e) < 0)
 		return sc_err_wrap(e, "--files %s", req->files_dir);
-	const char *tag = STEPS[req->lang - TABLE].open_tag;
+	const struct lang_steps *st = &STEPS[req->lang - TABLE];
+	const char *tag = st->open_tag;
 	const char *src = req->source ? req->source : "";
 	_cleanup_free_ char *tagged = NULL;
 	size_t len = req->source_len;
@@ -490,7 +491,7 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		src = tagged;
 		len += tl + 1;
 	}
-	const char *pre = STEPS[req->lang - TABLE].prelude;
+	const char *pre = st->prelude;
 	size_t lead = 0; /* a directive ("#nullable", "#define") must start its line */
 	while (lead < len && (src[lead] == ' ' || src[lead] == '\t'))
 		lead++;
@@ -503,7 +504,6 @@ static int write_sources(struct cell *c, const struct lang_run_req *req, const c
 		src = tagged;
 		len += pl;
 	}
-	const struct lang_steps *st = &STEPS[req->lang - TABLE];
 	_cleanup_free_ char *whole = NULL;
 	if (st->postlude) {
 		size_t pl = strlen(st->postlude);
