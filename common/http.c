@@ -17,6 +17,8 @@ struct xfer {
 	uint64_t written;
 	int write_errno;
 	int64_t range_start; /* of a 206's Content-Range, -1 none */
+	uint64_t sent;       /* upload: the next byte to send */
+	int read_errno;      /* upload: the fd could not be read */
 	bool too_large, write_failed, no_memory, bad_range;
 };
 
@@ -41,6 +43,7 @@ static void clear_headers(struct sc_http_resp *r)
 {
 	r->content_type[0] = r->www_authenticate[0] = '\0';
 	r->retry_after[0] = r->retry_after_ms[0] = r->location[0] = '\0';
+	r->location_cut = false;
 }
 
 /* "HTTP/1.1 200 OK": the status, 0 when there is none. */
@@ -84,10 +87,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	if (sc_http_header_value(data, len, "Content-Type", r->content_type,
 				 sizeof(r->content_type)) >= 0 ||
 	    sc_http_header_value(data, len, "WWW-Authenticate", r->www_authenticate,
-				 sizeof(r->www_authenticate)) >= 0 ||
-	    sc_http_header_value(data, len, "Location", r->location, sizeof(r->location)) >= 0)
+				 sizeof(r->www_authenticate)) >= 0)
 		return len;
-	ssize_t vlen = sc_http_header_value(data, len, "Retry-After-Ms", v, sizeof(v));
+	ssize_t vlen = sc_http_header_value(data, len, "Location", r->location, sizeof(r->location));
+	if (vlen >= 0) {
+		r->location_cut = (size_t)vlen >= sizeof(r->location);
+		return len;
+	}
+	vlen = sc_http_header_value(data, len, "Retry-After-Ms", v, sizeof(v));
 	if (vlen >= 0) {
 		if ((size_t)vlen < sizeof(v))
 			memcpy(r->retry_after_ms, v, (size_t)vlen + 1);
@@ -173,6 +180,38 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	r->len += len;
 	r->body[r->len] = '\0';
 	return len;
+}
+
+/* An upload's bytes, from the fd at x->sent on. */
+static size_t on_read(char *buf, size_t size, size_t n, void *arg)
+{
+	struct xfer *x = arg;
+	const struct sc_http_upload *u = x->req->upload;
+	size_t want = size * n;
+	if (x->sent >= u->size)
+		return 0;
+	if (want > u->size - x->sent)
+		want = (size_t)(u->size - x->sent);
+	ssize_t got;
+	do
+		got = pread(u->fd, buf, want, (off_t)x->sent);
+	while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		x->read_errno = got < 0 ? errno : EIO; /* shorter than its size */
+		return CURL_READFUNC_ABORT;
+	}
+	x->sent += (uint64_t)got;
+	return (size_t)got;
+}
+
+/* libcurl rewinds an upload to send it again (a redirect, an auth retry). */
+static int on_seek(void *arg, curl_off_t offset, int origin)
+{
+	struct xfer *x = arg;
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > x->req->upload->size)
+		return CURL_SEEKFUNC_CANTSEEK;
+	x->sent = (uint64_t)offset;
+	return CURL_SEEKFUNC_OK;
 }
 
 static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
@@ -267,7 +306,18 @@ static bool set_options(const struct sc_http *c, const struct sc_http_req *req,
 		SET(CURLOPT_POST, 1L);
 		SET(CURLOPT_POSTFIELDS, req->body);
 		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+	} else if (req->upload) {
+		SET(CURLOPT_UPLOAD, 1L);
+		SET(CURLOPT_READFUNCTION, on_read);
+		SET(CURLOPT_READDATA, x);
+		SET(CURLOPT_SEEKFUNCTION, on_seek);
+		SET(CURLOPT_SEEKDATA, x);
+		SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->upload->size);
 	}
+	if (req->method && !strcmp(req->method, "HEAD"))
+		SET(CURLOPT_NOBODY, 1L);
+	else if (req->method)
+		SET(CURLOPT_CUSTOMREQUEST, req->method);
 	if (req->max_redirects) {
 		SET(CURLOPT_FOLLOWLOCATION, 1L);
 		SET(CURLOPT_MAXREDIRS, (long)req->max_redirects);
@@ -364,6 +414,10 @@ int sc_http_perform(struct sc_http *c, const struct sc_http_req *req, struct sc_
 		if (x.write_failed) {
 			resp->failure = SC_HTTP_WRITE;
 			return sc_fail(err, x.write_errno, "cannot write the download");
+		}
+		if (x.read_errno) {
+			resp->failure = SC_HTTP_WRITE;
+			return sc_fail(err, x.read_errno, "cannot read the upload");
 		}
 		resp->failure = classify(rc);
 		if (x.no_memory)

@@ -1,7 +1,8 @@
 /* The one HTTP client, over the dlopen'ed libcurl (common/curl_dl.h: never
  * linked, loaded by the first sc_http_init). One request at a time per
  * client; the connection is kept between requests. GET into memory or into
- * an fd (resuming with a Range request), POST of a body, bounded responses,
+ * an fd (resuming with a Range request), POST or PUT of a body from memory
+ * or an fd, HEAD, bounded responses,
  * the response headers callers act on, and an abort callback.
  *
  * Thread-safety: a struct sc_http belongs to one thread at a time; any
@@ -43,11 +44,21 @@ struct sc_http_download {
 	void *ctx;
 };
 
+/* A request body read from an fd (a PUT of a file), from its offset 0 each
+ * time the request is sent. */
+struct sc_http_upload {
+	int fd;
+	uint64_t size;
+};
+
 struct sc_http_req {
 	const char *url;
+	const char *method;         /* NULL: POST with a body, else GET; or
+				     * "HEAD" (no body), "PUT", ... */
 	const char *const *headers; /* "Name: value" lines, NULL-terminated, or NULL */
-	const char *body;           /* POST this when non-NULL, else GET */
+	const char *body;           /* send this when non-NULL (POST unless method) */
 	size_t body_len;
+	const struct sc_http_upload *upload; /* else send this (PUT unless method) */
 	bool https_only;            /* else http and https */
 	unsigned max_redirects;     /* 0: redirects are not followed */
 	const char *user_agent;     /* NULL: "sandcell" */
@@ -67,7 +78,8 @@ enum sc_http_failure {
 	SC_HTTP_TIMEOUT,   /* no complete response in time */
 	SC_HTTP_TRANSFER,  /* connection broke mid-way, empty reply, bad protocol, ... */
 	SC_HTTP_TOO_LARGE, /* body above max_body, or a download above its limit */
-	SC_HTTP_WRITE,     /* the download could not be written (errno in err) */
+	SC_HTTP_WRITE,     /* the download could not be written, or the upload
+			    * read (errno in err) */
 	SC_HTTP_ABORTED,   /* should_abort said so */
 };
 
@@ -86,7 +98,8 @@ struct sc_http_resp {
 	char www_authenticate[4096];
 	char retry_after[96];
 	char retry_after_ms[96];
-	char location[512];    /* of a 3xx the client did not follow */
+	char location[2048];   /* of a 3xx the client did not follow, or of a 201/202 */
+	bool location_cut;     /* the Location was longer than the field */
 };
 
 /* Load libcurl (first use in the process) and make a client. */

@@ -45,7 +45,16 @@ static void reply(int c, const char *req)
 		    "Connection: close\r\n\r\ndefgh";
 	} else if (!strncmp(req, "GET /range ", 11) || !strncmp(req, "GET /norange ", 13)) {
 		r = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nabcdefgh";
-	} else if (!strncmp(req, "POST /echo ", 11)) {
+	} else if (!strncmp(req, "HEAD /small ", 12)) {
+		r = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nLocation: /v2/x?a=1\r\n"
+		    "Connection: close\r\n\r\n";
+	} else if (!strncmp(req, "GET /longloc ", 13)) {
+		int n = snprintf(big, sizeof(big), "HTTP/1.1 202 Accepted\r\nLocation: /");
+		memset(big + n, 'l', 3000);
+		snprintf(big + n + 3000, sizeof(big) - (size_t)n - 3000,
+			 "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+		r = big;
+	} else if (!strncmp(req, "POST /echo ", 11) || !strncmp(req, "PUT /echo ", 10)) {
 		const char *body = strstr(req, "\r\n\r\n");
 		body = body ? body + 4 : "";
 		snprintf(big, sizeof(big),
@@ -174,6 +183,41 @@ static void test_memory_bodies(void **state)
 	assert_string_equal(r.body, "{\"a\":1}");
 	assert_string_equal(r.content_type, "application/json");
 	sc_http_resp_free(&r);
+
+	/* HEAD: the headers only */
+	url(u, sizeof(u), "/small");
+	assert_int_equal(sc_http_perform(&c, &(struct sc_http_req){.url = u, .method = "HEAD"}, &r, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.len, 0);
+	assert_string_equal(r.location, "/v2/x?a=1");
+	assert_false(r.location_cut);
+	sc_http_resp_free(&r);
+
+	/* a Location longer than its field is flagged, not silently cut */
+	url(u, sizeof(u), "/longloc");
+	assert_int_equal(sc_http_perform(&c, &(struct sc_http_req){.url = u}, &r, &err), 0);
+	assert_int_equal(r.status, 202);
+	assert_true(r.location_cut);
+	sc_http_resp_free(&r);
+
+	/* PUT of a file's bytes, from its start (not the fd's offset) */
+	char path[] = "/tmp/sc-http-put.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(sc_write_all(fd, "put-body-1234", 13), 0);
+	struct sc_http_upload up = {.fd = fd, .size = 10};
+	url(u, sizeof(u), "/echo");
+	struct sc_http_req put = {.url = u, .method = "PUT", .upload = &up, .headers = hdrs};
+	assert_int_equal(sc_http_perform(&c, &put, &r, &err), 0);
+	assert_int_equal(r.status, 201);
+	assert_string_equal(r.body, "put-body-1");
+	sc_http_resp_free(&r);
+	up.size = 20; /* the file is shorter than said: an error, not a hang */
+	assert_int_equal(sc_http_perform(&c, &put, &r, &err), -1);
+	assert_int_equal(r.failure, SC_HTTP_WRITE);
+	sc_http_resp_free(&r);
+	close(fd);
 
 	/* https only: a plain http URL is refused before any request */
 	url(u, sizeof(u), "/small");
