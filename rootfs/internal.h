@@ -1,5 +1,5 @@
 /* Private to rootfs/: the byte streams and tar reader, the checked
- * extractor, the store's layout and manifests. */
+ * extractor, the store's layout and manifests, the registry client. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "../common/http.h"
 #include "rootfs.h"
 #include "sha256.h"
 
@@ -275,7 +276,7 @@ bool rootfs_stream_digest_is(struct stream *s, bool raw, const char *digest);
 /* Move env/workdir/entrypoint/cmd from c into m. */
 void rootfs_image_defaults_from_config(struct image_manifest *m, struct oci_config *c);
 
-/* ---- registry references (pull.c) ---- */
+/* ---- registry references (pull.c), challenges and tokens (registry.c) ---- */
 
 struct ref {
 	char host[256];   /* "registry-1.docker.io", "127.0.0.1:5000" */
@@ -309,3 +310,51 @@ struct registry_creds {
 int rootfs_creds_find(const char *file, const char *host, struct registry_creds *c,
 		      struct sc_err *err);
 void rootfs_creds_clear(struct registry_creds *c);
+
+/* ---- a registry client (registry.c), for pull and push ---- */
+
+#define TOKEN_MAX 16384
+
+struct registry {
+	struct sc_http http;
+	bool insecure;              /* plain HTTP allowed */
+	bool push;                  /* tokens for push,pull (else pull) */
+	char token[TOKEN_MAX];
+	const char *scope_repo;
+	const char *host;           /* the registry, for messages */
+	bool have_creds;
+	bool send_basic;            /* the registry asked for Basic: every request */
+	struct registry_creds creds;
+};
+
+/* One request to the registry. */
+struct reg_req {
+	const char *method;         /* NULL: GET, or POST with a body */
+	const char *url;
+	const char *accept, *content_type; /* header values, or NULL */
+	const char *body;           /* sent from memory, or NULL */
+	size_t body_len;
+	const struct sc_http_upload *upload; /* else sent from an fd, or NULL */
+	const struct sc_http_download *dl;   /* a 2xx body into a file, or NULL */
+	size_t max;                 /* a body kept in memory; 0: 64 KiB */
+	bool anonymous;             /* no credentials or token (another host) */
+};
+
+/* Whether host ("127.0.0.1:5000", "[::1]", "localhost") is on loopback. */
+bool rootfs_reg_is_loopback(const char *host);
+int rootfs_reg_init(struct registry *hp, bool insecure, struct sc_err *err);
+/* rootfs_reg_init for ref's registry, with its credentials (see
+ * rootfs_creds_find); push asks token services for push,pull. */
+int rootfs_reg_open(struct registry *hp, const struct ref *ref, bool insecure, bool push,
+		    const char *creds_file, struct sc_err *err);
+void rootfs_reg_free(struct registry *hp);
+/* q, answering one 401 challenge (Basic or Bearer) and sending it again.
+ * 0 when a response arrived, whatever its status (r to be freed either
+ * way). */
+int rootfs_reg_request(struct registry *hp, const struct reg_req *q, struct sc_http_resp *r,
+		       struct sc_err *err);
+/* A failed request's status as one line about what (a URL): not found,
+ * access denied (and where the credentials came from), rate limited, or
+ * the registry's own message. Returns -1. */
+int rootfs_reg_status_error(const struct registry *hp, const struct sc_http_resp *r,
+			    const char *what, struct sc_err *err);

@@ -19,9 +19,6 @@
 #include "../common/parse.h"
 #include "internal.h"
 
-#define TOKEN_MAX 16384
-#define HEADER_MAX 4096
-
 static bool repo_valid(const char *r)
 {
 	if (!r[0] || strlen(r) > 255 || r[0] == '/' || r[strlen(r) - 1] == '/' || strstr(r, "//"))
@@ -88,347 +85,6 @@ int rootfs_parse_ref(const char *in, struct ref *r, struct sc_err *err)
 	return 0;
 }
 
-static bool host_is_loopback(const char *host)
-{
-	char h[256];
-	snprintf(h, sizeof(h), "%s", host);
-	if (h[0] == '[') {
-		char *end = strchr(h, ']');
-		if (!end)
-			return false;
-		*end = '\0';
-		return !strcmp(h + 1, "::1");
-	}
-	char *colon = strchr(h, ':');
-	if (colon)
-		*colon = '\0';
-	return !strcmp(h, "localhost") || !strncmp(h, "127.", 4);
-}
-
-/* ---- HTTP (common/http.h) ---- */
-
-struct http {
-	struct sc_http http;
-	bool insecure;
-	char token[TOKEN_MAX];
-	const char *scope_repo;
-	const char *host;           /* the registry, for messages */
-	bool have_creds;
-	bool send_basic;            /* the registry asked for Basic: every request */
-	struct registry_creds creds;
-};
-
-static int http_init(struct http *hp, bool insecure, struct sc_err *err)
-{
-	memset(hp, 0, sizeof(*hp));
-	hp->insecure = insecure;
-	return sc_http_init(&hp->http, err);
-}
-
-static void http_free(struct http *hp)
-{
-	sc_http_free(&hp->http);
-	explicit_bzero(hp->token, sizeof(hp->token));
-	rootfs_creds_clear(&hp->creds);
-}
-
-/* The Authorization line for a request to the registry: the bearer token,
- * else Basic credentials once the registry asked for them, else none. */
-static const char *registry_auth(const struct http *hp, char *line, size_t size)
-{
-	if (hp->token[0])
-		snprintf(line, size, "Authorization: Bearer %s", hp->token);
-	else if (hp->send_basic)
-		snprintf(line, size, "Authorization: Basic %s", hp->creds.basic);
-	else
-		return NULL;
-	return line;
-}
-
-/* " (hint)" for a refusal: where credentials came from, or how to give
- * them. */
-static void creds_hint(const struct http *hp, char *out, size_t size)
-{
-	if (hp->have_creds)
-		snprintf(out, size, "the credentials from %.200s were refused", hp->creds.source);
-	else
-		snprintf(out, size, "log in with `docker login` or `podman login`, or give --creds-file%s%.192s",
-			 hp->creds.note[0] ? "; " : "", hp->creds.note);
-}
-
-/* One request (a POST when post is not NULL, as a form); auth is an
- * Authorization line or NULL. A body goes to memory (at most max bytes),
- * or a 2xx body to dl when there is one. */
-static int http_once(struct http *hp, const char *url, const char *accept, const char *post,
-		     const struct sc_http_download *dl, size_t max, const char *auth,
-		     struct sc_http_resp *r, struct sc_err *err)
-{
-	char accept_line[512];
-	const char *hdrs[4];
-	size_t n = 0;
-	if (accept) {
-		snprintf(accept_line, sizeof(accept_line), "Accept: %s", accept);
-		hdrs[n++] = accept_line;
-	}
-	if (auth)
-		hdrs[n++] = auth;
-	if (post)
-		hdrs[n++] = "Content-Type: application/x-www-form-urlencoded";
-	hdrs[n] = NULL;
-	struct sc_http_req req = {.url = url,
-				  .headers = hdrs,
-				  .body = post,
-				  .body_len = post ? strlen(post) : 0,
-				  .https_only = !hp->insecure,
-				  .max_redirects = 5,
-				  .connect_timeout_s = 30,
-				  .low_speed_time_s = 60,
-				  .max_body = max,
-				  .download = dl};
-	const char *method = post ? "POST" : "GET";
-	int rc = sc_http_perform(&hp->http, &req, r, err);
-	if (rc == 0)
-		return 0;
-	switch (r->failure) {
-	case SC_HTTP_TOO_LARGE:
-		return sc_fail(err, 0, "%s %s: the response is larger than expected", method, url);
-	case SC_HTTP_WRITE:
-	case SC_HTTP_SETUP:
-		return sc_err_wrap(err, "%s %s", method, url);
-	default:
-		/* Errors after a 4xx/5xx status are reported by the caller. */
-		if (r->status >= 400)
-			return 0;
-		return sc_fail(err, 0, "%s %s: %s", method, url, r->reason);
-	}
-}
-
-/* Parse `Bearer realm="...",service="...",scope="..."`. */
-int rootfs_pull_parse_challenge(const char *h, char *realm, char *service, char *scope, size_t size)
-{
-	realm[0] = service[0] = scope[0] = '\0';
-	if (strncasecmp(h, "Bearer ", 7) != 0)
-		return -1;
-	const char *p = h + 7;
-	while (*p) {
-		while (*p == ' ' || *p == ',')
-			p++;
-		const char *eq = strchr(p, '=');
-		if (!eq)
-			break;
-		size_t klen = (size_t)(eq - p);
-		char *dst = (klen == 5 && !strncasecmp(p, "realm", 5))     ? realm
-			    : (klen == 7 && !strncasecmp(p, "service", 7)) ? service
-			    : (klen == 5 && !strncasecmp(p, "scope", 5))   ? scope
-									   : NULL;
-		p = eq + 1;
-		size_t n = 0;
-		if (*p == '"') {
-			p++;
-			while (*p && *p != '"') {
-				if (dst && n + 1 < size)
-					dst[n++] = *p;
-				p++;
-			}
-			if (*p == '"')
-				p++;
-		} else {
-			while (*p && *p != ',') {
-				if (dst && n + 1 < size)
-					dst[n++] = *p;
-				p++;
-			}
-		}
-		if (dst)
-			dst[n] = '\0';
-	}
-	return realm[0] ? 0 : -1;
-}
-
-static void url_escape(const char *in, char *out, size_t size)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = 0;
-	for (const unsigned char *p = (const unsigned char *)in; *p && n + 4 < size; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-._~", *p)) {
-			out[n++] = (char)*p;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[*p >> 4];
-			out[n++] = hex[*p & 15];
-		}
-	}
-	out[n] = '\0';
-}
-
-/* The token request: a GET with Basic credentials when there are some, or
- * the OAuth2 refresh-token POST for an identity token (as docker does). */
-static int token_request(struct http *hp, const char *realm, const char *es, const char *esc,
-			 struct sc_http_resp *r, struct sc_err *err)
-{
-	char url[4096], auth[sizeof(hp->creds.basic) + 32];
-	if (hp->creds.identity_token[0]) {
-		size_t need = strlen(es) + strlen(esc) + strlen(hp->creds.identity_token) + 128;
-		_cleanup_free_ char *form = malloc(need);
-		if (!form)
-			return sc_fail(err, ENOMEM, "token request");
-		snprintf(form, need, "grant_type=refresh_token&client_id=sandcell&service=%s&scope=%s"
-			 "&refresh_token=%s", es, esc, hp->creds.identity_token);
-		int rc = http_once(hp, realm, "application/json", form, NULL, 65536, NULL, r, err);
-		explicit_bzero(form, strlen(form));
-		return rc;
-	}
-	if (sc_path(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
-		    es, esc) < 0)
-		return sc_fail(err, 0, "token URL too long");
-	const char *a = NULL;
-	if (hp->creds.basic[0]) {
-		snprintf(auth, sizeof(auth), "Authorization: Basic %s", hp->creds.basic);
-		a = auth;
-	}
-	int rc = http_once(hp, url, "application/json", NULL, NULL, 65536, a, r, err);
-	explicit_bzero(auth, sizeof(auth));
-	return rc;
-}
-
-static int fetch_token(struct http *hp, const char *challenge, struct sc_err *err)
-{
-	char realm[1024], service[1024], scope[1024];
-	if (rootfs_pull_parse_challenge(challenge, realm, service, scope, sizeof(realm)) < 0)
-		return sc_fail(err, 0, "the registry wants authentication this client does not support "
-			       "(%.100s)", challenge);
-	if (strncmp(realm, "https://", 8) != 0 && !(hp->insecure && !strncmp(realm, "http://", 7)))
-		return sc_fail(err, 0, "the registry's token service '%.200s' is not https", realm);
-	if (!scope[0])
-		snprintf(scope, sizeof(scope), "repository:%s:pull", hp->scope_repo);
-	char es[3 * sizeof(service)], esc[3 * sizeof(scope)], hint[512];
-	url_escape(service, es, sizeof(es));
-	url_escape(scope, esc, sizeof(esc));
-	struct sc_http_resp r;
-	int rc = token_request(hp, realm, es, esc, &r, err);
-	if (rc == 0 && r.status != 200) {
-		creds_hint(hp, hint, sizeof(hint));
-		if (r.status == 401 || r.status == 403)
-			rc = sc_fail(err, 0, "%s: the token service refused access to %s (HTTP %ld): %s",
-				     hp->host, hp->scope_repo, r.status, hint);
-		else
-			rc = sc_fail(err, 0, "%s: the token service answered HTTP %ld", hp->host, r.status);
-	}
-	if (rc == 0)
-		rc = rootfs_pull_parse_token(r.body ? r.body : "", r.len, hp->token, sizeof(hp->token), err);
-	sc_http_resp_free(&r);
-	return rc;
-}
-
-/* A 401's challenge answered: Basic with the credentials (refused when
- * there are none, or they were sent already), Bearer with a token. */
-static int authenticate(struct http *hp, const char *challenge, struct sc_err *err)
-{
-	char hint[512];
-	if (strncasecmp(challenge, "Basic", 5) != 0)
-		return fetch_token(hp, challenge, err);
-	creds_hint(hp, hint, sizeof(hint));
-	if (!hp->have_creds || !hp->creds.basic[0] || hp->send_basic)
-		return sc_fail(err, 0, "%s wants a user name and password (HTTP 401): %s", hp->host, hint);
-	hp->send_basic = true;
-	return 0;
-}
-
-int rootfs_pull_parse_token(const char *body, size_t len, char *out, size_t size, struct sc_err *err)
-{
-	cJSON *j = cJSON_ParseWithLength(body, len);
-	const cJSON *t = j ? cJSON_GetObjectItemCaseSensitive(j, "token") : NULL;
-	if (j && !cJSON_IsString(t))
-		t = cJSON_GetObjectItemCaseSensitive(j, "access_token");
-	int rc = 0;
-	if (!cJSON_IsString(t) || strlen(t->valuestring) >= size || strpbrk(t->valuestring, "\r\n"))
-		rc = sc_fail(err, 0, "the token service sent no usable token");
-	else
-		snprintf(out, size, "%s", t->valuestring);
-	cJSON_Delete(j);
-	return rc;
-}
-
-/* A GET to the registry, answering one 401 challenge (Basic or Bearer). */
-static int http_get(struct http *hp, const char *url, const char *accept,
-		    const struct sc_http_download *dl, size_t max, struct sc_http_resp *r,
-		    struct sc_err *err)
-{
-	char auth[TOKEN_MAX + 64];
-	int rc = http_once(hp, url, accept, NULL, dl, max, registry_auth(hp, auth, sizeof(auth)), r, err);
-	if (rc == 0 && r->status == 401 && r->www_authenticate[0]) {
-		char challenge[HEADER_MAX];
-		snprintf(challenge, sizeof(challenge), "%s", r->www_authenticate);
-		if (authenticate(hp, challenge, err) < 0) {
-			rc = -1;
-		} else if (dl && r->file_size != dl->offset) {
-			rc = sc_fail(err, 0, "GET %s: data before authentication", url);
-		} else {
-			/* Start the response over. */
-			sc_http_resp_free(r);
-			rc = http_once(hp, url, accept, NULL, dl, max, registry_auth(hp, auth, sizeof(auth)),
-				       r, err);
-		}
-	}
-	explicit_bzero(auth, sizeof(auth));
-	return rc;
-}
-
-/* The first message of a registry's JSON error body ({"errors": [{"code",
- * "message"}]}), printable ASCII only, cut to fit; "" when there is none. */
-static void registry_message(const struct sc_http_resp *r, char *out, size_t size)
-{
-	out[0] = '\0';
-	cJSON *j = r->body && r->len ? cJSON_ParseWithLength(r->body, r->len) : NULL;
-	const cJSON *es = j ? cJSON_GetObjectItemCaseSensitive(j, "errors") : NULL;
-	const cJSON *m = cJSON_IsArray(es) ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(es, 0), "message")
-					   : NULL;
-	if (cJSON_IsString(m)) {
-		size_t n = 0;
-		for (const char *p = m->valuestring; *p && n + 1 < size; p++)
-			out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
-		out[n] = '\0';
-	}
-	cJSON_Delete(j);
-}
-
-/* A 429's Retry-After as ", retry after 17 s" (seconds) or ", retry after
- * DATE"; "" when absent or not printable. */
-static void retry_after_text(const struct sc_http_resp *r, char *out, size_t size)
-{
-	const char *v = r->retry_after;
-	bool digits = v[0] != '\0', printable = v[0] != '\0';
-	for (const char *p = v; *p; p++) {
-		digits = digits && *p >= '0' && *p <= '9';
-		printable = printable && *p >= 0x20 && *p < 0x7f;
-	}
-	if (printable)
-		snprintf(out, size, ", retry after %s%s", v, digits ? " s" : "");
-	else
-		out[0] = '\0';
-}
-
-static int status_error(const struct http *hp, const struct sc_http_resp *r, const char *what,
-			struct sc_err *err)
-{
-	char msg[200], hint[512], retry[128];
-	registry_message(r, msg, sizeof(msg));
-	if (r->status == 404)
-		return sc_fail(err, 0, "%s: not found (HTTP 404)", what);
-	if (r->status == 401 || r->status == 403) {
-		creds_hint(hp, hint, sizeof(hint));
-		return sc_fail(err, 0, "%s: access denied (HTTP %ld): %s", what, r->status, hint);
-	}
-	if (r->status == 429) {
-		retry_after_text(r, retry, sizeof(retry));
-		return sc_fail(err, 0, "%s: rate limited by the registry (HTTP 429%s): %s%s", hp->host,
-			       retry, msg[0] ? msg : "too many requests, try again later",
-			       hp->have_creds ? "" : " (logged-in pulls have higher limits)");
-	}
-	return sc_fail(err, 0, "%s: HTTP %ld%s%s", what, r->status, msg[0] ? ": " : "", msg);
-}
-
 static const char ACCEPT_MANIFESTS[] =
 	"application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, "
 	"application/vnd.docker.distribution.manifest.list.v2+json, "
@@ -436,18 +92,19 @@ static const char ACCEPT_MANIFESTS[] =
 
 /* Fetch a manifest or index (or a config blob) into memory, verifying the
  * digest when one is known. */
-static int get_json(struct http *hp, const char *base, const char *repo, const char *kind,
+static int get_json(struct registry *hp, const char *base, const char *repo, const char *kind,
 		    const char *ref, const char *digest, struct sc_http_resp *r, struct sc_err *err)
 {
 	char url[1024];
 	*r = (struct sc_http_resp){0};
 	if (sc_path(url, sizeof(url), "%s/v2/%s/%s/%s", base, repo, kind, ref) < 0)
 		return sc_fail(err, 0, "URL too long");
-	if (http_get(hp, url, !strcmp(kind, "manifests") ? ACCEPT_MANIFESTS : NULL, NULL,
-		     OCI_JSON_MAX, r, err) < 0)
+	struct reg_req q = {.url = url, .accept = !strcmp(kind, "manifests") ? ACCEPT_MANIFESTS : NULL,
+			    .max = OCI_JSON_MAX};
+	if (rootfs_reg_request(hp, &q, r, err) < 0)
 		return -1;
 	if (r->status != 200)
-		return status_error(hp, r, url, err);
+		return rootfs_reg_status_error(hp, r, url, err);
 	if (!r->body || !r->len)
 		return sc_fail(err, 0, "%s: empty response", url);
 	if (digest) {
@@ -496,7 +153,7 @@ struct fetch_all {
 	pthread_mutex_t mu;
 	size_t next;
 	const struct oci_manifest *man;
-	const struct http *lead; /* authenticated: its token and credentials */
+	const struct registry *lead; /* authenticated: its token and credentials */
 	struct store *st;
 	const char *base;
 	const struct ref *ref;
@@ -608,7 +265,7 @@ static void on_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
 	meter_set(c->f, c->i, offset + n, true, false);
 }
 
-static int download_blob(struct http *hp, struct fetch_all *f, size_t i, struct sc_err *err)
+static int download_blob(struct registry *hp, struct fetch_all *f, size_t i, struct sc_err *err)
 {
 	const struct oci_desc *d = &f->man->layers[i];
 	const struct sc_log *progress = &f->serial;
@@ -645,12 +302,13 @@ static int download_blob(struct http *hp, struct fetch_all *f, size_t i, struct 
 		struct sc_http_download dl = {
 			.fd = fd, .offset = have, .limit = d->size, .on_data = on_chunk, .ctx = &c};
 		struct sc_http_resp r;
-		int rc = http_get(hp, url, NULL, &dl, 65536, &r, err);
+		struct reg_req q = {.url = url, .dl = &dl};
+		int rc = rootfs_reg_request(hp, &q, &r, err);
 		sc_http_resp_free(&r);
 		if (rc < 0)
 			return -1;
 		if (r.status != 200 && r.status != 206)
-			return status_error(hp, &r, url, err);
+			return rootfs_reg_status_error(hp, &r, url, err);
 		have = r.file_size; /* from 0 when the server sent everything again */
 	}
 	char hex[SHA256_HEX_LEN + 1];
@@ -668,9 +326,9 @@ static int download_blob(struct http *hp, struct fetch_all *f, size_t i, struct 
 static void *fetch_worker(void *arg)
 {
 	struct fetch_all *f = arg;
-	struct http hp;
+	struct registry hp;
 	struct sc_err err = {0};
-	int rc = http_init(&hp, f->lead->insecure, &err);
+	int rc = rootfs_reg_init(&hp, f->lead->insecure, &err);
 	if (rc == 0) {
 		/* the lead's state: its token, credentials and what they answer */
 		struct sc_http own = hp.http;
@@ -694,12 +352,12 @@ static void *fetch_worker(void *arg)
 		f->err = err;
 	}
 	pthread_mutex_unlock(&f->mu);
-	http_free(&hp);
+	rootfs_reg_free(&hp);
 	return NULL;
 }
 
 /* Every layer of man into the store's blobs, PULL_PARALLEL at once. */
-static int fetch_layers(const struct http *lead, struct store *st, const char *base,
+static int fetch_layers(const struct registry *lead, struct store *st, const char *base,
 			const struct ref *ref, const struct oci_manifest *man, uint64_t max,
 			const struct rootfs_pull_opts *o, struct sc_err *err)
 {
@@ -782,7 +440,7 @@ static void remove_blobs(struct store *st, const struct oci_manifest *man)
 }
 
 /* Resolve REF to an image manifest: tag or digest, through an index. */
-static int resolve_manifest(struct http *hp, const char *base, const struct ref *ref,
+static int resolve_manifest(struct registry *hp, const char *base, const struct ref *ref,
 			    const char *platform, struct oci_manifest *man, char *digest_out,
 			    struct sc_err *err)
 {
@@ -824,7 +482,7 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	struct ref ref;
 	if (rootfs_parse_ref(refstr, &ref, err) < 0)
 		return -1;
-	if (o->insecure && !host_is_loopback(ref.host))
+	if (o->insecure && !rootfs_reg_is_loopback(ref.host))
 		return sc_fail(err, 0, "--insecure is only allowed for registries on loopback, not %s", ref.host);
 	char platform[64], base[300];
 	if (o->platform)
@@ -834,7 +492,7 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	snprintf(base, sizeof(base), "%s://%s", o->insecure ? "http" : "https", ref.host);
 	uint64_t max = o->limits.max_size ? o->limits.max_size : ROOTFS_DEFAULT_MAX_SIZE;
 
-	struct http hp;
+	struct registry hp;
 	struct store st = {.lock_fd = -1};
 	struct store_work w = {.dir_fd = -1};
 	struct oci_manifest *man = calloc(1, sizeof(*man));
@@ -847,20 +505,14 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 		sc_fail(err, ENOMEM, "pull");
 		goto out_free;
 	}
-	if (http_init(&hp, o->insecure, err) < 0)
-		goto out_free;
-	hp.scope_repo = ref.repo;
-	hp.host = ref.host;
-	int found = rootfs_creds_find(o->creds_file, ref.host, &hp.creds, err);
-	if (found < 0)
+	if (rootfs_reg_open(&hp, &ref, o->insecure, false, o->creds_file, err) < 0)
 		goto out;
-	hp.have_creds = found == 1;
 	if (rootfs_store_open(&st, data_root, err) < 0)
 		goto out;
 	if (resolve_manifest(&hp, base, &ref, platform, man, digest, err) < 0) {
 		/* a registry of one's own on loopback often speaks plain
 		 * HTTP: a failure with no HTTP status says how to reach it */
-		if (!o->insecure && host_is_loopback(ref.host) && err && !strstr(err->msg, "(HTTP ")) {
+		if (!o->insecure && rootfs_reg_is_loopback(ref.host) && err && !strstr(err->msg, "(HTTP ")) {
 			char was[SC_ERR_MAX];
 			snprintf(was, sizeof(was), "%s", err->msg);
 			snprintf(err->msg, sizeof(err->msg), "%.300s (a plain-HTTP registry on "
@@ -901,7 +553,7 @@ out:
 	sc_http_resp_free(&r);
 	rootfs_store_work_end(&w);
 	rootfs_store_close(&st);
-	http_free(&hp);
+	rootfs_reg_free(&hp);
 out_free:
 	if (cfg)
 		rootfs_oci_config_free(cfg);
