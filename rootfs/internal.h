@@ -276,6 +276,35 @@ bool rootfs_stream_digest_is(struct stream *s, bool raw, const char *digest);
 /* Move env/workdir/entrypoint/cmd from c into m. */
 void rootfs_image_defaults_from_config(struct image_manifest *m, struct oci_config *c);
 
+/* ---- a stored image as OCI blobs (ociwrite.c) ---- */
+
+#define OCI_MT_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define OCI_MT_CONFIG "application/vnd.oci.image.config.v1+json"
+#define OCI_MT_LAYER "application/vnd.oci.image.layer.v1.tar"
+#define OCI_MT_LAYER_GZIP "application/vnd.oci.image.layer.v1.tar+gzip"
+
+struct oci_blob {
+	char hex[SHA256_HEX_LEN + 1]; /* its sha256: blobs/sha256/HEX */
+	uint64_t size;
+};
+
+struct oci_image_blobs {
+	bool gzip;
+	size_t nlayers;
+	struct oci_blob layers[ROOTFS_MAX_LAYERS];   /* bottom first, as the manifest lists them */
+	struct oci_blob diff_ids[ROOTFS_MAX_LAYERS]; /* the uncompressed tars' (the config's) */
+	struct oci_blob config, manifest;
+};
+
+/* Image m's layers (gzip-compressed when gzip), config and manifest as
+ * blobs/sha256/HEX in dir (a store work directory), described in b. Only
+ * the blobs b names are left in blobs/sha256. */
+int rootfs_image_blobs(const char *data_root, const struct image_manifest *m, int dir, bool gzip,
+		       struct oci_image_blobs *b, struct sc_err *err);
+struct cJSON;
+/* {"mediaType", "digest", "size"} of blob b. */
+struct cJSON *rootfs_oci_desc_json(const char *media, const struct oci_blob *b);
+
 /* ---- registry references (pull.c), challenges and tokens (registry.c) ---- */
 
 struct ref {
