@@ -1,4 +1,4 @@
-/* sandcell image ls|build|import|pull|export|rm: the image store's command line. */
+/* sandcell image ls|build|import|pull|push|export|rm: the image store's command line. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,6 +22,7 @@ static const char IMAGE_HELP[] =
 	"  build NAME --dockerfile FILE     build an image from a Dockerfile (a common subset)\n"
 	"  import FILE NAME                 import a 'docker save' archive or an OCI image layout\n"
 	"  pull REF NAME [--insecure]       pull an image from a registry (OCI distribution API)\n"
+	"  push NAME REF [--insecure]       push an image to a registry, with the credentials of pull\n"
 	"  export NAME FILE                 write an image as an OCI layout / 'docker save' tar\n"
 	"  rm NAME...                       remove images (refused while a cell uses one)\n"
 	"\n"
@@ -83,6 +84,24 @@ static const char PULL_HELP[] =
 	"$XDG_RUNTIME_DIR/containers/auth.json, $DOCKER_CONFIG/config.json or\n"
 	"~/.docker/config.json; without one, anonymously. Credential helpers\n"
 	"(credsStore) are not used. Secrets never appear in output or metadata.\n"
+	"\n"
+	"Options:\n"
+	"%s%s";
+
+static const char PUSH_HELP[] =
+	"usage: sandcell image push NAME REF [--insecure] [--creds-file FILE] [--json] [--root DIR]\n"
+	"\n"
+	"Push stored image NAME to REF, [HOST[:PORT]/]REPO[:TAG] (default tag\n"
+	"latest; without HOST, Docker Hub), over the OCI distribution API: each\n"
+	"layer as a gzip tar (the config's diff_ids are the plain tars'), the\n"
+	"config, then an OCI image manifest under the tag. Blobs the registry has\n"
+	"already are not sent again. Credentials are found as for 'image pull'\n"
+	"(--creds-file, else the files docker and podman login write); bearer\n"
+	"tokens are asked for push and pull. Secrets never appear in output.\n"
+	"\n"
+	"Prints a line per blob (pushed, or already present) and the manifest's\n"
+	"digest; --json prints {\"ref\", \"digest\", \"layers\": [{\"digest\", \"size\",\n"
+	"\"pushed\"}], \"config\": {...}}. Progress goes to stderr.\n"
 	"\n"
 	"Options:\n"
 	"%s%s";
@@ -150,6 +169,21 @@ static const struct cli_option PULL_OPTIONS[] = {
 	 .help = "the variant to pick from a multi-platform image (default: this host's)"},
 	{"--creds-file", NULL, CLI_STRING, PO(creds_file), .metavar = "FILE",
 	 .help = "registry credentials, as docker login writes them (see above)"},
+	{0},
+};
+
+struct push_args {
+	struct rootfs_push_opts o;
+	bool json;
+};
+
+static const struct cli_option PUSH_OPTIONS[] = {
+	{"--insecure", NULL, CLI_FLAG, CLI_FIELD(struct push_args, o.insecure),
+	 .help = "plain HTTP; only for registries on loopback (127.0.0.0/8, ::1, localhost)"},
+	{"--creds-file", NULL, CLI_STRING, CLI_FIELD(struct push_args, o.creds_file), .metavar = "FILE",
+	 .help = "registry credentials, as docker login writes them"},
+	{"--json", NULL, CLI_FLAG, CLI_FIELD(struct push_args, json),
+	 .help = "print the result as one JSON object"},
 	{0},
 };
 
@@ -428,6 +462,63 @@ static int image_pull(int argc, char **argv)
 	return trim_store(pos[1], o.limits.store_max);
 }
 
+static void push_blob_json(const struct rootfs_push_blob *b)
+{
+	printf("{\"digest\":\"%s\",\"size\":%llu,\"pushed\":%s}", b->digest,
+	       (unsigned long long)b->size, b->pushed ? "true" : "false");
+}
+
+static void print_push(const struct rootfs_push_result *res, bool json)
+{
+	if (!json) {
+		for (size_t i = 0; i < res->nblobs; i++)
+			printf("%s %s: %s\n", res->blob[i].config ? "config" : "layer", res->blob[i].digest,
+			       res->blob[i].pushed ? "pushed" : "already present");
+		printf("%s: digest: %s\n", res->ref, res->digest);
+		return;
+	}
+	fputs("{\"ref\":", stdout);
+	cli_json_string(stdout, res->ref, strlen(res->ref));
+	printf(",\"digest\":\"%s\",\"layers\":[", res->digest);
+	for (size_t i = 0; i + 1 < res->nblobs; i++) {
+		if (i)
+			putchar(',');
+		push_blob_json(&res->blob[i]);
+	}
+	fputs("],\"config\":", stdout);
+	push_blob_json(&res->blob[res->nblobs - 1]);
+	puts("}");
+}
+
+static int image_push(int argc, char **argv)
+{
+	struct push_args a = {0};
+	const struct cli_table tables[] = {{PUSH_OPTIONS, &a, IMAGE_HELP_WIDTH},
+					   {RM_OPTIONS, NULL, IMAGE_HELP_WIDTH}};
+	const char *pos[2];
+	int n;
+	int done = image_args("push", PUSH_HELP, tables, 2, argc, argv, pos, 2, &n);
+	if (done >= 0)
+		return done;
+	if (n != 2) {
+		cli_error("image push: expected NAME and REF (usage: sandcell image push NAME REF)");
+		return CLI_EXIT_USAGE;
+	}
+	const struct sc_log log = {.fn = info_sink};
+	a.o.log = &log;
+	struct rootfs_push_result *res = malloc(sizeof(*res));
+	struct sc_err err = {0};
+	if (!res) {
+		cli_error("image push: out of memory");
+		return CLI_EXIT_USAGE;
+	}
+	int rc = rootfs_image_push(cell_data_root(), pos[0], pos[1], &a.o, res, &err);
+	if (rc == 0)
+		print_push(res, a.json);
+	free(res);
+	return rc < 0 ? cli_fail(&err) : 0;
+}
+
 static int image_export(int argc, char **argv)
 {
 	const struct cli_table tables[] = {{RM_OPTIONS, NULL, IMAGE_HELP_WIDTH}};
@@ -505,7 +596,8 @@ int cmd_image(int argc, char **argv)
 {
 	static const struct cli_subcommand subs[] = {
 		{"ls", image_ls},         {"list", image_ls}, {"build", image_build},
-		{"import", image_import}, {"pull", image_pull}, {"export", image_export},
+		{"import", image_import}, {"pull", image_pull}, {"push", image_push},
+		{"export", image_export},
 		{"rm", image_rm}};
 	if (argc < 2) {
 		fputs(IMAGE_HELP, stderr);

@@ -301,6 +301,13 @@ struct oci_image_blobs {
  * the blobs b names are left in blobs/sha256. */
 int rootfs_image_blobs(const char *data_root, const struct image_manifest *m, int dir, bool gzip,
 		       struct oci_image_blobs *b, struct sc_err *err);
+/* The URL that completes an upload to base ("https://HOST") for repo:
+ * the POST's Location loc (absolute, absolute on the registry, or relative
+ * to the uploads URL) with digest=sha256:HEX added to its query (push.c).
+ * *elsewhere when it is on another host. -1 when loc is not printable or
+ * the URL does not fit. */
+int rootfs_push_upload_url(const char *base, const char *repo, const char *loc, const char *hex,
+			   char *out, size_t size, bool *elsewhere);
 struct cJSON;
 /* {"mediaType", "digest", "size"} of blob b. */
 struct cJSON *rootfs_oci_desc_json(const char *media, const struct oci_blob *b);

@@ -157,6 +157,37 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 		      const char *name, const struct rootfs_pull_opts *opts,
 		      struct rootfs_report *rep, struct sc_err *err);
 
+struct rootfs_push_opts {
+	bool insecure;          /* plain HTTP, loopback registries only */
+	const char *creds_file; /* as rootfs_pull_opts's */
+	/* A SC_LOG_PROGRESS line per blob as it goes (checked, uploading),
+	 * or NULL. */
+	const struct sc_log *log;
+};
+
+struct rootfs_push_blob {
+	char digest[72];  /* "sha256:HEX" of the blob as the registry has it */
+	uint64_t size;
+	bool config;      /* the image config, else a (gzip) layer */
+	bool pushed;      /* uploaded now, else the registry had it already */
+};
+
+struct rootfs_push_result {
+	char ref[660];    /* HOST/REPO:TAG, as pushed */
+	char digest[72];  /* the image manifest's */
+	size_t nblobs;    /* the layers bottom first, then the config */
+	struct rootfs_push_blob blob[ROOTFS_MAX_LAYERS + 1];
+};
+
+/* Push stored image `name` to REF ([HOST[:PORT]/]REPO[:TAG]) on a
+ * registry: each layer gzip-compressed (the config's diff_ids are the
+ * plain tars'), the config, then an OCI image manifest under the tag.
+ * Blobs the registry has already are not sent. Credentials as for a pull;
+ * token services are asked for push,pull. res is filled as it goes. */
+int rootfs_image_push(const char *data_root, const char *name, const char *ref,
+		      const struct rootfs_push_opts *o, struct rootfs_push_result *res,
+		      struct sc_err *err);
+
 /* ---- registry references in place of store names, and the store's cap
  * (evict.c) ---- */
 

@@ -399,6 +399,38 @@ static void test_creds(void **state)
 	assert_int_equal(rootfs_creds_find("/nonexistent/creds.json", "h", &c, &err), -1);
 }
 
+/* An upload's Location, as registries give it, to the URL of its PUT. */
+static void test_push_upload_url(void **state)
+{
+	(void)state;
+	const char *b = "https://r.example:5000", *hex = "ab12";
+	char u[512];
+	bool other;
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "/v2/t/x/blobs/uploads/u1?_state=S%3D", hex, u,
+						sizeof(u), &other), 0);
+	assert_string_equal(u, "https://r.example:5000/v2/t/x/blobs/uploads/u1?_state=S%3D&digest=sha256%3Aab12");
+	assert_false(other);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "https://r.example:5000/v2/t/x/blobs/uploads/u2",
+						hex, u, sizeof(u), &other), 0);
+	assert_string_equal(u, "https://r.example:5000/v2/t/x/blobs/uploads/u2?digest=sha256%3Aab12");
+	assert_false(other);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "u3?a=1", hex, u, sizeof(u), &other), 0);
+	assert_string_equal(u, "https://r.example:5000/v2/t/x/blobs/uploads/u3?a=1&digest=sha256%3Aab12");
+	/* another host (or a port that only starts the same) gets no credentials */
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "https://store.example/up?sig=1", hex, u,
+						sizeof(u), &other), 0);
+	assert_true(other);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "https://r.example:50001/up", hex, u, sizeof(u),
+						&other), 0);
+	assert_true(other);
+	/* unusable: empty, blanks, control characters, a fragment, too long */
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "", hex, u, sizeof(u), &other), -1);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "/a b", hex, u, sizeof(u), &other), -1);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "/a\r\nX: y", hex, u, sizeof(u), &other), -1);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "/a#f", hex, u, sizeof(u), &other), -1);
+	assert_int_equal(rootfs_push_upload_url(b, "t/x", "/v2/t/x/blobs/uploads/u1", hex, u, 40, &other), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_ref_store_names),
 		cmocka_unit_test(test_oci),
 		cmocka_unit_test(test_creds),
+		cmocka_unit_test(test_push_upload_url),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
