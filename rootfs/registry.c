@@ -100,7 +100,9 @@ static int http_once(struct registry *hp, const struct reg_req *q, const char *a
 		hdrs[n++] = type_line;
 	}
 	hdrs[n] = NULL;
-	bool sends = q->body || q->upload;
+	/* a push's POST and PUTs are not sent on elsewhere; a GET (a blob in
+	 * other storage) and the token service's POST may be */
+	bool follow = !q->method || !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
 	struct sc_http_req req = {.url = q->url,
 				  .method = q->method,
 				  .headers = hdrs,
@@ -108,8 +110,7 @@ static int http_once(struct registry *hp, const struct reg_req *q, const char *a
 				  .body_len = q->body_len,
 				  .upload = q->upload,
 				  .https_only = !hp->insecure,
-				  /* a request with a body is not sent on elsewhere */
-				  .max_redirects = sends ? 0 : 5,
+				  .max_redirects = follow ? 5 : 0,
 				  .connect_timeout_s = 30,
 				  .low_speed_time_s = 60,
 				  .max_body = q->max ? q->max : 65536,
