@@ -356,6 +356,19 @@ int cell_write_file(struct cell *c, const char *cell_path, const void *data, siz
  * listens there. Thread-safe, as cell_read_file. */
 int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t len, size_t max,
 		       double timeout_s, struct cell_file *out, struct sc_err *err);
+/* A connection to TCP port `port` on the cell's own loopback that the
+ * caller keeps (a WebSocket through a server's proxy): its fd
+ * (cell_port_conn_fd) is a stream socket that a worker of the cell's init
+ * relays both ways to 127.0.0.1:port, passing each side's EOF on, for at
+ * most timeout_s. When nothing listens there, the fd ends at once.
+ * cell_port_close closes the fd, waits for the worker and says how it
+ * ended (ECONNREFUSED: nothing listened; ETIMEDOUT). c must outlive the
+ * connection. Thread-safe. */
+struct cell_port_conn;
+int cell_port_open(struct cell *c, uint16_t port, double timeout_s, struct cell_port_conn **out,
+		   struct sc_err *err);
+int cell_port_conn_fd(const struct cell_port_conn *pc);
+int cell_port_close(struct cell_port_conn *pc, struct sc_err *err);
 const char *cell_name(const struct cell *c);
 /* The egress decision log of a cell made with an allowlist (egress.jsonl
  * in its state directory: one JSON line per decision, see net.h), opened

@@ -530,6 +530,31 @@ static int send_pipe_request(struct cell *c, const struct pipe_job *j, int their
 	return send_to_cell(c, buf, len, &theirs, 1, err);
 }
 
+/* The worker's end, once our side of its pipe is closed: *wstatus, or -1
+ * for an error the cell reports (RSP_ERROR), the cell going away or the
+ * worker's timeout. ours_first: we failed first and say why ourselves
+ * (the cell only saw the stream end), so only its status is read. */
+static int wait_pipe_job(const struct cell *c, int sock, const char *what, bool ours_first,
+			 int *wstatus, struct sc_err *err)
+{
+	struct proto_rsp r;
+	for (;;) {
+		if (recv_rsp(sock, &r) < 0) {
+			if (ours_first)
+				return 0;
+			return sc_fail(err, 0, "cell '%s' went away during %s", c->name, what);
+		}
+		if (r.kind == RSP_ERROR && !ours_first)
+			return rsp_error(c, &r, err);
+		if (r.kind == RSP_EXIT)
+			break;
+	}
+	if (r.timed_out && !ours_first)
+		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, what);
+	*wstatus = r.status;
+	return 0;
+}
+
 /* Run the job; *wstatus is the worker's wait status. An error the cell
  * reports (RSP_ERROR) wins over ours, ours over the worker's status. */
 static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, struct sc_err *err)
@@ -551,26 +576,13 @@ static int run_pipe_job(struct cell *c, const struct pipe_job *j, int *wstatus, 
 	int rc = j->ours(mine, j->ctx, &local);
 	rt_sigpipe_restore(&g);
 	sc_closep(&mine);
-	struct proto_rsp r;
 	/* Where we send and fail of our own accord (the size limit, a file
 	 * we cannot read), the cell only saw the stream end: ours says why. */
 	bool ours_first = rc < 0 && j->cell_reads && local.errnum != EPIPE;
-	for (;;) {
-		if (recv_rsp(sock, &r) < 0) {
-			if (ours_first)
-				break;
-			return sc_fail(err, 0, "cell '%s' went away during %s", c->name, j->what);
-		}
-		if (r.kind == RSP_ERROR && !ours_first)
-			return rsp_error(c, &r, err);
-		if (r.kind == RSP_EXIT)
-			break;
-	}
-	if (r.timed_out && !ours_first)
-		return sc_fail(err, ETIMEDOUT, "cell '%s': %s timed out", c->name, j->what);
+	if (wait_pipe_job(c, sock, j->what, ours_first, wstatus, err) < 0)
+		return -1;
 	if (rc < 0)
 		return sc_err_set(err, local.errnum, local.msg);
-	*wstatus = r.status;
 	return 0;
 }
 
@@ -816,6 +828,17 @@ static int exchange(int fd, void *ctx, struct sc_err *err)
 	return -1;
 }
 
+/* A failed connect's errno (the worker's exit code) as the caller's error. */
+static int port_failure(const struct cell *c, uint16_t port, int wstatus, struct sc_err *err)
+{
+	int e = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : EIO;
+	if (e == 0)
+		return 0;
+	if (e == ECONNREFUSED)
+		return sc_fail(err, e, "nothing listens on port %u in cell '%s'", port, c->name);
+	return sc_fail(err, e, "connect to port %u in cell '%s'", port, c->name);
+}
+
 int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t len, size_t max,
 		       double timeout_s, struct cell_file *out, struct sc_err *err)
 {
@@ -831,12 +854,9 @@ int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t le
 		free(x.answer.buf);
 		return -1;
 	}
-	int e = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : EIO;
-	if (e != 0) {
+	if (port_failure(c, port, wstatus, err) < 0) {
 		free(x.answer.buf);
-		if (e == ECONNREFUSED)
-			return sc_fail(err, e, "nothing listens on port %u in cell '%s'", port, c->name);
-		return sc_fail(err, e, "connect to port %u in cell '%s'", port, c->name);
+		return -1;
 	}
 	if (!x.answer.buf && !(x.answer.buf = malloc(1)))
 		return sc_fail(err, ENOMEM, "answer buffer");
@@ -845,4 +865,57 @@ int cell_port_exchange(struct cell *c, uint16_t port, const void *req, size_t le
 	out->data = x.answer.buf;
 	out->data[out->len] = '\0';
 	return 0;
+}
+
+struct cell_port_conn {
+	const struct cell *c;
+	uint16_t port;
+	int fd;   /* ours: the worker relays it to the port */
+	int sock; /* the request's: the worker's end comes on it */
+};
+
+int cell_port_open(struct cell *c, uint16_t port, double timeout_s, struct cell_port_conn **out,
+		   struct sc_err *err)
+{
+	*out = NULL;
+	if (port == 0)
+		return sc_fail(err, EINVAL, "port connection: port 0");
+	struct cell_port_conn *pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return sc_fail(err, ENOMEM, "port connection");
+	int p[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
+		free(pc);
+		return sc_fail(err, errno, "socketpair");
+	}
+	struct pipe_job j = {.kind = REQ_CONNECT, .path = "", .max_size = port,
+			     .timeout_s = timeout_s, .what = "the connection"};
+	pc->sock = send_pipe_request(c, &j, p[1], err);
+	close(p[1]);
+	if (pc->sock < 0) {
+		close(p[0]);
+		free(pc);
+		return -1;
+	}
+	*pc = (struct cell_port_conn){.c = c, .port = port, .fd = p[0], .sock = pc->sock};
+	*out = pc;
+	return 0;
+}
+
+int cell_port_conn_fd(const struct cell_port_conn *pc)
+{
+	return pc->fd;
+}
+
+int cell_port_close(struct cell_port_conn *pc, struct sc_err *err)
+{
+	if (!pc)
+		return 0;
+	close(pc->fd);
+	int wstatus = 0, rc = wait_pipe_job(pc->c, pc->sock, "the connection", false, &wstatus, err);
+	if (rc == 0)
+		rc = port_failure(pc->c, pc->port, wstatus, err);
+	close(pc->sock);
+	free(pc);
+	return rc;
 }
