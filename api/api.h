@@ -77,6 +77,7 @@ struct api_config {
 	const char *token;            /* NULL: no authentication (a unix socket) */
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
 	const char *node_name;        /* the prefix of its cell ids (api_node_name_ok) */
+	const char *domain;           /* ports by host name PORT-ID.DOMAIN, or NULL */
 	/* A server no other takes over (the Python client's private ones):
 	 * no lock on the state root, no records, its cells die with it, and
 	 * it may share the root with others. Else one server per state root,
@@ -90,6 +91,9 @@ void api_config_init(struct api_config *cfg);
  * ending with a letter or digit (a DNS label, so that NAME-ID is one too). */
 #define API_NODE_NAME_MAX 32
 bool api_node_name_ok(const char *name);
+/* A --domain: a host name (a-z, A-Z, 0-9, '-', '.'; no leading or
+ * trailing '.') of at most 200 bytes, and an optional ":PORT". */
+bool api_domain_ok(const char *domain);
 
 struct api;
 int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err);
@@ -127,9 +131,10 @@ struct api_response {
 	const char *content_type;     /* static string */
 	char *body;                   /* malloc'd */
 	size_t body_len;
-	struct api_header headers[4]; /* static strings or ones in hbuf */
+	struct api_header headers[6]; /* static strings, in hbuf or upgrade_ctx */
 	size_t nheaders;
 	char hbuf[64];
+	char cookie[160];             /* a Set-Cookie header's value */
 	/* A streamed body (body NULL) instead: the transport calls stream
 	 * from the connection's thread until it returns API_STREAM_END (or
 	 * API_STREAM_ERROR: drop the connection); it may block. client_fd:
@@ -141,6 +146,19 @@ struct api_response {
 	ssize_t (*stream)(void *ctx, char *buf, size_t max, int client_fd);
 	void (*stream_free)(void *ctx);
 	void *stream_ctx;
+	/* A protocol switch (status 101: a WebSocket) instead: after the
+	 * head, the transport relays bytes both ways between the client and
+	 * upgrade_fd (sending the client upgrade_pre first: what followed
+	 * the peer's own head) until both sides end, either fails or the
+	 * server stops. upgrade_done is called once, always: after the relay,
+	 * or when the switch never happened (the client went away); it
+	 * closes upgrade_fd. Takes no concurrency slot. */
+	bool upgrade;
+	int upgrade_fd;
+	const char *upgrade_pre;
+	size_t upgrade_pre_len;
+	void (*upgrade_done)(void *ctx);
+	void *upgrade_ctx;
 };
 #define API_STREAM_END ((ssize_t)-1)
 #define API_STREAM_ERROR ((ssize_t)-2)

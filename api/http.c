@@ -51,6 +51,8 @@ static const struct sc_dl_sym mhd_syms[] = {
 	{"MHD_destroy_response", (void **)&api_mhd.destroy_response},
 	{"MHD_get_connection_info", (void **)&api_mhd.connection_info},
 	{"MHD_create_response_from_callback", (void **)&api_mhd.response_from_callback},
+	{"MHD_create_response_for_upgrade", (void **)&api_mhd.response_for_upgrade},
+	{"MHD_upgrade_action", (void **)&api_mhd.upgrade_action},
 };
 
 static struct sc_dl mhd_lib = {
@@ -145,7 +147,7 @@ static struct MHD_Daemon *start_daemon(struct server *s, const struct serve_res 
 	 * server with a raised RLIMIT_NOFILE and many connections and cells
 	 * has fds above 1024), and no fd_set copied per wait */
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	unsigned timeout = o->connection_timeout_s >= 1 ? (unsigned)o->connection_timeout_s : 1;
 	/* MHD's own limit is above ours by the connections dropped and not
 	 * yet closed (on_accept keeps the live ones to max_connections) */
@@ -274,6 +276,10 @@ static void drain(struct server *s, struct MHD_Daemon *d)
 	}
 	/* also what comes in now (a body that was still arriving) */
 	api_cancel(s->a);
+	/* the relays see s->stopping within their poll; MHD must not free a
+	 * connection one still uses */
+	while (atomic_load(&s->upgrades) > 0)
+		sleep_ms(HTTP_DRAIN_POLL_MS);
 	api_mhd.stop_daemon(d);
 	s->report_at = 0; /* what was dropped since the last summary */
 	api_http_conns_tick(s);

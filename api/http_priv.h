@@ -22,6 +22,8 @@ struct mhd_dl {
 	__typeof__(MHD_destroy_response) *destroy_response;
 	__typeof__(MHD_get_connection_info) *connection_info;
 	__typeof__(MHD_create_response_from_callback) *response_from_callback;
+	__typeof__(MHD_create_response_for_upgrade) *response_for_upgrade;
+	__typeof__(MHD_upgrade_action) *upgrade_action;
 };
 /* Filled once by sc_dl_load in api_http_serve, read-only after. */
 extern struct mhd_dl api_mhd;
@@ -88,6 +90,7 @@ struct server {
 	bool accept_over;         /* on_accept's word for the next STARTED */
 	size_t cut_head, cut_body, evicted, refused, mhd_logged, mhd_dropped;
 	double report_at;
+	atomic_size_t upgrades;   /* protocol switches being relayed */
 };
 
 /* MHD's callbacks (cls: the server). */
@@ -99,6 +102,17 @@ void api_http_on_mhd_log(void *cls, const char *fmt, va_list ap);
  * limit); true when it was accepted over a limit. */
 bool api_http_conn_phase(struct server *s, struct MHD_Connection *conn, enum conn_phase phase,
 			 double limit_s);
+/* ---- protocol switches (http_upgrade.c) ---- */
+
+struct upgrade_box;
+/* The 101 answer of r (r->upgrade); the relay's box goes into *owner
+ * until MHD's upgrade handler claims it (then *owner = NULL and *switched
+ * = true); NULL when out of memory (r is left as it was). */
+struct MHD_Response *api_http_upgrade_response(struct server *s, struct api_response *r,
+					       struct upgrade_box **owner, bool *switched);
+/* A box whose switch never happened (the client went away first). */
+void api_http_upgrade_abandon(struct upgrade_box *b);
+
 /* From the main loop, a few times a second: drop the connections past
  * their deadline; now and then, one line about what was dropped. */
 void api_http_conns_tick(struct server *s);

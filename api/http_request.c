@@ -32,6 +32,8 @@ struct req_state {
 	bool traced;       /* trace holds the request's trace context */
 	struct api_trace trace;
 	const char *node;  /* the server's node name, X-Sandcell-Node of every answer */
+	struct upgrade_box *upgrade; /* a 101's relay, until MHD's handler claims it */
+	bool switched;     /* the protocol switch happened: the relay has the socket */
 };
 
 static const char *lookup_query(void *ctx, const char *name)
@@ -139,11 +141,13 @@ static void stream_done(void *cls)
 	free(b);
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *conn, struct req_state *st,
-				     struct api_response *r)
+static enum MHD_Result send_response(struct server *s, struct MHD_Connection *conn,
+				     struct req_state *st, struct api_response *r)
 {
 	struct MHD_Response *mr;
-	if (r->stream) {
+	if (r->upgrade) {
+		mr = api_http_upgrade_response(s, r, &st->upgrade, &st->switched);
+	} else if (r->stream) {
 		struct stream_box *b = calloc(1, sizeof(*b));
 		const union MHD_ConnectionInfo *ci =
 			api_mhd.connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -195,7 +199,7 @@ static enum MHD_Result early(struct MHD_Connection *conn, struct req_state *st, 
 {
 	struct api_response r = {0};
 	api_response_error(&r, status, detail);
-	return send_response(conn, st, &r);
+	return send_response(NULL, conn, st, &r);
 }
 
 /* The client's address as logged: "127.0.0.1:PORT", "[::1]:PORT" or
@@ -231,7 +235,6 @@ static void head_verdict(struct server *s, struct MHD_Connection *conn, struct r
 	 * one, but a token given must be the right one) */
 	struct api_request head = {.method = method, .path = url, .query = lookup_query,
 				   .header = lookup_header, .ctx = conn};
-	const char *tok = api_given_token(&head);
 	st->ping = api_route_is_open(method, url);
 	st->ungated = st->ping || api_route_is_ungated(method, url);
 	if (atomic_load(&s->stopping)) {
@@ -243,8 +246,7 @@ static void head_verdict(struct server *s, struct MHD_Connection *conn, struct r
 		st->pending = api_busy_status(url);
 		st->pending_msg = "too many connections from your address (or to the server): "
 				  "retry";
-	} else if (api_route_skips_token(method, url) ? tok && !api_token_ok(s->a, tok)
-							: !api_token_ok(s->a, tok)) {
+	} else if (!api_request_authorized(s->a, &head)) {
 		st->pending = 401;
 		st->pending_msg = "a token is required (Authorization: Bearer TOKEN)";
 	} else if (!st->ungated && api_in_flight(s->a) >= api_get_config(s->a)->max_concurrency) {
@@ -371,7 +373,7 @@ static enum MHD_Result req_run(struct server *s, struct MHD_Connection *conn,
 		api_leave(s->a);
 		st->gated = false;
 	}
-	return send_response(conn, st, &r);
+	return send_response(s, conn, st, &r);
 }
 
 enum MHD_Result api_http_on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -452,8 +454,14 @@ void api_http_on_completed(void *cls, struct MHD_Connection *conn, void **con_cl
 	if (st->gated)
 		api_leave(s->a);
 	atomic_fetch_sub(&s->body_bytes, st->cap);
-	/* kept alive: the next head within the idle time, and then some */
-	api_http_conn_phase(s, conn, CONN_HEAD, s->o->connection_timeout_s + s->o->head_timeout_s);
+	api_http_upgrade_abandon(st->upgrade);
+	/* kept alive: the next head within the idle time, and then some; a
+	 * switched one is the relay's, with no deadline */
+	if (st->switched)
+		api_http_conn_phase(s, conn, CONN_BUSY, 0);
+	else
+		api_http_conn_phase(s, conn, CONN_HEAD,
+				    s->o->connection_timeout_s + s->o->head_timeout_s);
 	api_metrics_request(&s->a->metrics, api_route_index(st->method, st->path),
 			    st->answered ? st->status : 0, sc_now() - st->start);
 	log_request(s, conn, st, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);

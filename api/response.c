@@ -13,6 +13,9 @@ void api_response_free(struct api_response *resp)
 	if (resp->stream && resp->stream_free)
 		resp->stream_free(resp->stream_ctx);
 	resp->stream = NULL;
+	if (resp->upgrade && resp->upgrade_done)
+		resp->upgrade_done(resp->upgrade_ctx);
+	resp->upgrade = false;
 }
 
 void api_set_body(struct api_response *resp, int status, const char *type, char *body,
