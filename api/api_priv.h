@@ -223,6 +223,32 @@ api_handler api_run_code, api_cells_run, api_cells_code;
 bool api_proxy_path(const char *path, char *id, unsigned *port, const char **rest);
 void api_ports_proxy(struct api *a, const struct api_call *call, unsigned port, const char *rest,
 		     struct api_response *resp);
+/* Is given (NULL: none) the secret want? In time that depends on want's
+ * length only (server.c). */
+bool api_secret_equal(const char *want, const char *given);
+/* portaccess.c: who reaches a cell's ports, by path or by host name */
+#define API_PORT_TOKEN_LEN 32
+/* The cell's port token: opens its ports and nothing else (hex). */
+void api_port_token(const struct api *a, const char *id, char out[API_PORT_TOKEN_LEN + 1]);
+/* serve --domain D: Host "PORT-ID.D" (any port after D) names cell ID's
+ * port (id into API_ID_LEN + 1 bytes). */
+bool api_port_host(const struct api *a, const struct api_request *req, char *id, unsigned *port);
+/* A request for a cell's port, by host name (*by_host; rest: the whole
+ * path) or by path (/cells/ID/ports/PORT/REST). */
+bool api_port_request(const struct api *a, const struct api_request *req, char *id,
+		      unsigned *port, const char **rest, bool *by_host);
+/* May the request go on, by its head: the token (or, for a cell's port,
+ * the cell's port token), the pings and E2B's envd routes. */
+bool api_request_authorized(const struct api *a, const struct api_request *req);
+/* The server's token or the cell's port token (given as a token, header
+ * e2b-traffic-access-token or our cookie); *by_query: it came as ?token=
+ * (the answer then sets the cookie: api_port_set_cookie). */
+bool api_port_authorized(const struct api *a, const struct api_request *req, const char *id,
+			 bool *by_query);
+void api_port_set_cookie(const struct api *a, const char *id, bool by_host,
+			 struct api_response *resp);
+/* A Cookie header for the cell's server: ours taken out. */
+void api_port_cookies_without_ours(const char *cookies, char *out, size_t size);
 /* jupyter.c */
 api_handler api_run_jupyter;
 

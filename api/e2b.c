@@ -188,11 +188,20 @@ static void sandbox_json(FILE *f, const struct api *a, const struct api_cell *c,
 	api_json_string(f, e->template_id, strlen(e->template_id));
 	fputs(",\"clientID\":\"sandcell\",\"envdVersion\":\"" API_E2B_ENVD_VERSION "\"", f);
 	if (token) {
+		char traffic[API_PORT_TOKEN_LEN + 1];
+		api_port_token(a, c->id, traffic);
 		fputs(",\"envdAccessToken\":", f);
 		api_json_string(f, e->token, strlen(e->token));
+		fprintf(f, ",\"trafficAccessToken\":\"%s\"", traffic);
 	}
-	fputs(e->paused ? ",\"domain\":null,\"state\":\"paused\",\"startedAt\":"
-			: ",\"domain\":null,\"state\":\"running\",\"startedAt\":",
+	/* getHost(port) is PORT-ID.DOMAIN: serve --domain */
+	fputs(",\"domain\":", f);
+	if (a->cfg.domain)
+		api_json_string(f, a->cfg.domain, strlen(a->cfg.domain));
+	else
+		fputs("null", f);
+	fputs(e->paused ? ",\"state\":\"paused\",\"startedAt\":"
+			: ",\"state\":\"running\",\"startedAt\":",
 	      f);
 	put_time(f, e->started);
 	fputs(",\"endAt\":", f);
@@ -625,15 +634,6 @@ void api_e2b_health(struct api *a, const struct api_call *call, struct api_respo
 
 /* ---- what envd's routes share ---- */
 
-static bool token_equal(const char *want, const char *given)
-{
-	size_t wl = strlen(want), gl = strnlen(given, 256);
-	unsigned char diff = wl != gl;
-	for (size_t i = 0; i < wl; i++)
-		diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? given[i] : 0);
-	return diff == 0;
-}
-
 static void envd_refuse(struct api_response *resp, bool http, int status, const char *msg)
 {
 	if (http)
@@ -656,7 +656,7 @@ bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API
 	snprintf(id, API_ID_LEN + 1, "%s", sid);
 	pthread_mutex_lock(&a->mu);
 	const struct api_cell *c = api_cell_find_locked(a, id);
-	bool found = c && c->e2b, ok = found && tok && token_equal(c->e2b->token, tok);
+	bool found = c && c->e2b, ok = found && tok && api_secret_equal(c->e2b->token, tok);
 	bool paused = found && c->e2b->paused;
 	pthread_mutex_unlock(&a->mu);
 	if (!found) /* as E2B's proxy answers for a sandbox that is gone */

@@ -245,15 +245,58 @@ static bool id_is_ours(const struct api *a, const char *id, struct api_response 
 	return false;
 }
 
+bool api_request_authorized(const struct api *a, const struct api_request *req)
+{
+	char id[API_ID_LEN + 1];
+	unsigned port;
+	const char *rest;
+	bool by_host, by_query;
+	if (api_port_request(a, req, id, &port, &rest, &by_host))
+		return api_port_authorized(a, req, id, &by_query);
+	const char *tok = api_given_token(req);
+	return api_route_skips_token(req->method, req->path) ? !tok || api_token_ok(a, tok)
+							     : api_token_ok(a, tok);
+}
+
+static const char NEED_TOKEN[] = "a token is required (Authorization: Bearer TOKEN)";
+
+/* A request for a cell's port (by path or by host name). */
+static void port_request(struct api *a, struct api_call *call, unsigned port, const char *rest,
+			 bool by_host, struct api_response *resp)
+{
+	const struct api_request *req = call->req;
+	bool by_query;
+	if (!api_port_authorized(a, req, call->id, &by_query)) {
+		api_response_error(resp, 401, NEED_TOKEN);
+		return;
+	}
+	if (!rest || rest[0] != '/' || strnlen(rest, 4096) >= 4096 ||
+	    (!by_host && has_dots(req->path))) {
+		api_response_error(resp, 400, "bad path");
+		return;
+	}
+	if (!id_is_ours(a, call->id, resp))
+		return;
+	api_ports_proxy(a, call, port, rest, resp);
+	if (by_query && resp->status != 101)
+		api_port_set_cookie(a, call->id, by_host, resp);
+}
+
 void api_handle(struct api *a, const struct api_request *req, struct api_response *resp)
 {
 	memset(resp, 0, sizeof(*resp));
-	const char *m = req->method, *p = req->path, *tok = api_given_token(req);
-	const struct api_route *open = open_route(m, p);
+	const char *m = req->method, *p = req->path;
 	struct api_call call = {.req = req};
-	bool skip = open || is_envd(m, p);
-	if (skip ? tok && !api_token_ok(a, tok) : !api_token_ok(a, tok)) {
-		api_response_error(resp, 401, "a token is required (Authorization: Bearer TOKEN)");
+	unsigned port;
+	const char *rest;
+	bool by_host;
+	if (api_port_request(a, req, call.id, &port, &rest, &by_host)) {
+		port_request(a, &call, port, rest, by_host, resp);
+		return;
+	}
+	const struct api_route *open = open_route(m, p);
+	if (!api_request_authorized(a, req)) {
+		api_response_error(resp, 401, NEED_TOKEN);
 		return;
 	}
 	if (open) {
@@ -262,13 +305,6 @@ void api_handle(struct api *a, const struct api_request *req, struct api_respons
 	}
 	if (!p || p[0] != '/' || has_dots(p) || strnlen(p, 4096) >= 4096) {
 		api_response_error(resp, 400, "bad path");
-		return;
-	}
-	unsigned port;
-	const char *rest;
-	if (api_proxy_path(p, call.id, &port, &rest)) {
-		if (id_is_ours(a, call.id, resp))
-			api_ports_proxy(a, &call, port, rest, resp);
 		return;
 	}
 	bool known = false;

@@ -177,18 +177,21 @@ void api_cancel(struct api *a)
 	pthread_mutex_unlock(&a->mu);
 }
 
-bool api_token_ok(const struct api *a, const char *given)
+bool api_secret_equal(const char *want, const char *given)
 {
-	if (!a->token)
-		return true;
 	if (!given)
 		return false;
-	/* Every byte of the token is looked at whatever was given. */
-	size_t tl = strlen(a->token), gl = strnlen(given, 4096);
-	unsigned char diff = tl != gl;
-	for (size_t i = 0; i < tl; i++)
-		diff |= (unsigned char)a->token[i] ^ (unsigned char)(i < gl ? given[i] : 0);
+	/* Every byte of want is looked at whatever was given. */
+	size_t wl = strlen(want), gl = strlen(given);
+	unsigned char diff = wl != gl;
+	for (size_t i = 0; i < wl; i++)
+		diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? given[i] : 0);
 	return diff == 0;
+}
+
+bool api_token_ok(const struct api *a, const char *given)
+{
+	return !a->token || api_secret_equal(a->token, given);
 }
 
 void api_tick(struct api *a)

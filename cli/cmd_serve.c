@@ -45,6 +45,7 @@ struct serve_opts {
 	const char *tls_cert, *tls_key;
 	const char *pod_name;
 	const char *node_name;
+	const char *domain;
 	const char *metrics_listen;
 	bool insecure_plaintext, metrics_public, ephemeral;
 	size_t pool, max_concurrency, max_cells;
@@ -109,6 +110,11 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "1 to 32 of a-z, 0-9 and '-', starting and\n"
 		 "ending with a letter or digit (default: the\n"
 		 "host name up to its first '.', lower-cased)"},
+	{"--domain", NULL, CLI_STRING, SV(domain), .metavar = "DOMAIN",
+	 .help = "also reach a cell's port by host name:\n"
+		 "PORT-ID.DOMAIN (E2B's getHost(port)); DOMAIN\n"
+		 "is what clients put after the dot, e.g.\n"
+		 "sandcell.localhost:8080 (docs/api.md)"},
 	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
 	 .help = "a server of its own (a client's private one):\n"
 		 "no lock on the state root, which it may share,\n"
@@ -350,6 +356,13 @@ int cmd_serve(int argc, char **argv)
 	struct api_config cfg;
 	api_config_from(&cfg, &o, &cell.spec, token);
 	cfg.node_name = node;
+	if (o.domain && !api_domain_ok(o.domain)) {
+		cli_error("--domain %.200s: expected a host name (letters, digits, '-' and '.') "
+			  "and an optional :PORT, e.g. sandcell.localhost:8080",
+			  o.domain);
+		return CLI_EXIT_USAGE;
+	}
+	cfg.domain = o.domain;
 	struct sc_err err = {0};
 	/* The checks first, so that a refused listener makes no cell. */
 	if (api_http_check(&cfg, &http, &err) < 0)
