@@ -7,6 +7,7 @@
 import { Sandbox, CommandExitError, NotFoundError, FileNotFoundError, AuthenticationError,
 	SandboxError } from "e2b";
 import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
+import http from "node:http";
 
 const LONG = { requestTimeoutMs: 600000 }; // a loaded machine: cells may be slow
 let fails = 0;
@@ -114,6 +115,33 @@ check("files.exists: true for a file, false for a missing one",
 	(await sbx.files.exists("m/one.txt", LONG)) === true && (await sbx.files.exists("m/nope", LONG)) === false);
 check("files.makeDir makes a directory (true), and false when it exists",
 	(await sbx.files.makeDir("d1/d2", LONG)) === true && (await sbx.files.makeDir("d1/d2", LONG)) === false);
+// --- getHost(port): PORT-ID.DOMAIN (serve --domain), a port of the
+// sandbox's own loopback, opened by its trafficAccessToken ---
+function getByHost(hostName, headers) {
+	const api = new URL(process.env.E2B_API_URL);
+	return new Promise((resolve) => {
+		http.get({ host: api.hostname, port: api.port, path: "/index.html", headers: { Host: hostName, ...headers } },
+			(res) => {
+				let body = "";
+				res.on("data", (d) => (body += d));
+				res.on("end", () => resolve({ status: res.statusCode, body }));
+			}).on("error", (err) => resolve({ status: 0, body: String(err) }));
+	});
+}
+await sbx.commands.run("mkdir -p /tmp/web && echo 'hello from getHost' > /tmp/web/index.html && " +
+	"(setsid python3 -m http.server --bind 127.0.0.1 8090 -d /tmp/web >/dev/null 2>&1 </dev/null &)", LONG);
+const webHost = sbx.getHost(8090);
+check("getHost(8090) is 8090-ID.DOMAIN", webHost === `8090-${sbx.sandboxId}.${process.env.SC_DOMAIN}`, webHost);
+check("the sandbox has a trafficAccessToken", /^[0-9a-f]{32}$/.test(sbx.trafficAccessToken || ""), sbx.trafficAccessToken);
+let web = { status: 0 };
+for (let i = 0; i < 100 && web.status !== 200; i++) {
+	web = await getByHost(webHost, { "e2b-traffic-access-token": sbx.trafficAccessToken });
+	if (web.status !== 200) await new Promise((r) => setTimeout(r, 200));
+}
+check("the getHost name reaches the server in the sandbox, with the traffic token",
+	web.status === 200 && web.body === "hello from getHost\n", web);
+web = await getByHost(webHost, {});
+check("... and without it: 401", web.status === 401, web);
 const st = await sbx.files.getInfo("d1/d2", LONG);
 check("files.getInfo of a directory", st.type === "dir" && st.name === "d2" && st.path === "/home/user/d1/d2", st);
 const mv = await sbx.files.rename("m/one.txt", "m/uno.txt", LONG);
@@ -144,6 +172,8 @@ await sbx.files.remove("/home/user/big.bin", LONG);
 
 // --- two sandboxes ---
 const other = await Sandbox.create({ metadata: { suite: tag, n: "2" }, ...LONG });
+web = await getByHost(webHost, { "e2b-traffic-access-token": other.trafficAccessToken });
+check("another sandbox's traffic token does not open this one's ports", web.status === 401, web);
 check("a second sandbox does not see the first's files", (await other.files.exists("/home/user/notes/a.txt", LONG)) === false);
 r = await other.commands.run("echo \"[$FROM_CREATE]\"", LONG);
 check("... nor its envs", r.stdout === "[]\n", r);

@@ -22,7 +22,8 @@ printf '%s\n' "$TOKEN" >"$T_WORK/token"
 chmod 600 "$T_WORK/token"
 [ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$T_WORK/token"
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
-	--port-file "$T_WORK/port" --pool 2 >"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
+	--port-file "$T_WORK/port" --pool 2 --domain sandcell.localhost \
+	>"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
 check "the server writes its port" wait_until test -s "$T_WORK/port"
 URL="http://127.0.0.1:$(cat "$T_WORK/port")"
@@ -189,6 +190,7 @@ mkdir -p "$NODE_DIR"
 ln -s "$CACHE/node_modules" "$NODE_DIR/node_modules"
 cp "$(dirname "$0")/e2b_client.mjs" "$NODE_DIR/"
 CLIENT_OUT=$(cd "$NODE_DIR" && E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$TOKEN" \
+	SC_DOMAIN=sandcell.localhost \
 	timeout 800 node e2b_client.mjs 2>&1)
 CRC=$?
 printf '%s\n' "$CLIENT_OUT" | grep -v -e '^ok ' -e '^FAIL ' | sed 's/^/# /'
