@@ -256,7 +256,8 @@ struct cell_exec_req {
 	int stdin_fd;           /* -1: /dev/null */
 	int stdout_fd, stderr_fd; /* -1: capture into the result */
 	bool tty;               /* a pty of the cell's own, relayed as for
-				 * cell_spec.tty (stdout_fd >= 0) */
+				 * cell_spec.tty (stdout_fd >= 0), or to
+				 * on_output as stream 1 (stdout_fd -1) */
 	/* has_cancel: cancel_fd becoming readable ends the command (killed
 	 * in the cell, as when the caller goes away); cell_exec then fails
 	 * with ECANCELED. Another thread writes to a pipe to cancel. */
@@ -273,6 +274,12 @@ struct cell_exec_req {
 	 * on this cell. */
 	void (*on_output)(void *ctx, int stream, const char *data, size_t len);
 	void *output_ctx;
+	/* on_pty, when set with tty: called once with the pty's master
+	 * (output_ctx its ctx) before the command starts, on the caller's
+	 * thread. The master stays the runtime's: a caller that keeps a dup
+	 * of it may write input to it and set its window size (TIOCSWINSZ)
+	 * from another thread while the command runs. */
+	void (*on_pty)(void *ctx, int master);
 };
 
 /* A user as UID[:GID], numeric ids (at most 4294967294); without :GID the

@@ -265,6 +265,13 @@ static void take_output(struct exec_io *io, int k)
 	}
 }
 
+/* The pty's output, for a caller that takes it as stream 1. */
+static void tty_output(void *ctx, const char *d, size_t n)
+{
+	const struct exec_io *io = ctx;
+	io->req->on_output(io->req->output_ctx, 1, d, n);
+}
+
 /* The caller's window size changed: the command's pty takes it (the
  * kernel then tells the command's foreground process group). */
 static void take_winch(struct exec_io *io)
@@ -454,10 +461,16 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	_cleanup_fd_ int sock = -1;
 	rt_tty_init(&io.tty);
 	rt_tty_in_init(&io.tin);
-	if (req->tty && req->stdout_fd < 0)
+	if (req->tty && req->stdout_fd < 0 && !req->on_output)
 		return sc_fail(err, EINVAL, "a pty's output cannot be captured (-t with --json)");
 	if (req->tty && rt_tty_open_in(&io.tty, c->info.pid, req->stdin_fd, req->stdout_fd, err) < 0)
 		return -1;
+	if (req->tty && req->stdout_fd < 0) {
+		io.tty.sink = tty_output;
+		io.tty.sink_ctx = &io;
+	}
+	if (req->tty && req->on_pty)
+		req->on_pty(req->output_ctx, io.tty.master);
 	if (exec_stdio(req, &io, fds, ours, &oldmask, err) < 0)
 		goto out;
 	uint64_t kills = rt_cgroup_memory_kills(c->info.cgroup);

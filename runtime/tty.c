@@ -148,7 +148,9 @@ static bool pump_out(struct rt_tty *t)
 	char buf[8192];
 	ssize_t n = read(t->master, buf, sizeof(buf));
 	if (n > 0) {
-		if (t->out >= 0)
+		if (t->sink)
+			t->sink(t->sink_ctx, buf, (size_t)n);
+		else if (t->out >= 0)
 			(void)sc_write_all(t->out, buf, (size_t)n);
 		return true;
 	}

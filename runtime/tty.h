@@ -14,6 +14,9 @@ struct rt_tty {
 	int master;      /* -1: no pty */
 	int slave;       /* for the cell's 0/1/2; closed once the cell has it */
 	int in, out;     /* the caller's side: input (-1: none) and output */
+	/* sink, when set: the output goes to it instead of `out` */
+	void (*sink)(void *ctx, const char *d, size_t n);
+	void *sink_ctx;
 	char pend[4096]; /* input read from `in`, not yet taken by the master */
 	size_t pend_len, pend_off;
 	bool in_eof, master_eof;
