@@ -126,32 +126,70 @@ cJSON *api_connect_stream_request(const struct api_request *req, struct api_resp
 	return j;
 }
 
-void api_connect_send(struct api_stream *s, bool end, const char *json, size_t len)
+unsigned char *api_connect_frame(bool end, const char *json, size_t len, size_t *out_len)
 {
 	if (len > 0xffffffffu)
-		return;
-	/* one write: a keepalive never lands inside a message */
-	_cleanup_free_ unsigned char *m = malloc(len + 5);
+		return NULL;
+	unsigned char *m = malloc(len + 5);
 	if (!m)
-		return;
+		return NULL;
 	m[0] = end ? CONNECT_FLAG_END : 0;
 	m[1] = (unsigned char)(len >> 24);
 	m[2] = (unsigned char)(len >> 16);
 	m[3] = (unsigned char)(len >> 8);
 	m[4] = (unsigned char)len;
 	memcpy(m + 5, json, len);
-	api_stream_raw(s, m, len + 5);
+	*out_len = len + 5;
+	return m;
 }
 
-void api_connect_send_error(struct api_stream *s, enum api_connect_code c, const char *msg)
+bool api_connect_frame_is_end(const unsigned char *m, size_t len)
+{
+	return len >= 5 && (m[0] & CONNECT_FLAG_END);
+}
+
+void api_connect_send(struct api_stream *s, bool end, const char *json, size_t len)
+{
+	/* one write: a keepalive never lands inside a message */
+	size_t n;
+	_cleanup_free_ unsigned char *m = api_connect_frame(end, json, len, &n);
+	if (m)
+		api_stream_raw(s, m, n);
+}
+
+unsigned char *api_connect_error_frame(enum api_connect_code c, const char *msg, size_t *out_len)
 {
 	struct api_jbuf jb;
 	if (!api_jb_open(&jb))
-		return;
+		return NULL;
 	fputs("{\"error\":", jb.f);
 	error_object(jb.f, c, msg);
 	fputc('}', jb.f);
 	_cleanup_free_ char *t = api_jb_close(&jb);
-	if (t)
-		api_connect_send(s, true, t, jb.len);
+	return t ? api_connect_frame(true, t, jb.len, out_len) : NULL;
+}
+
+void api_connect_stream_error(struct api_response *resp, enum api_connect_code c, const char *fmt,
+			      ...)
+{
+	char msg[SC_ERR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	size_t n;
+	unsigned char *m = api_connect_error_frame(c, msg, &n);
+	if (!m) {
+		api_response_error(resp, 500, "out of memory");
+		return;
+	}
+	api_set_body(resp, 200, "application/connect+json", (char *)m, n);
+}
+
+void api_connect_send_error(struct api_stream *s, enum api_connect_code c, const char *msg)
+{
+	size_t n;
+	_cleanup_free_ unsigned char *m = api_connect_error_frame(c, msg, &n);
+	if (m)
+		api_stream_raw(s, m, n);
 }

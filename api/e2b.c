@@ -23,6 +23,8 @@ void api_e2b_free(struct api_e2b *e)
 		api_stream_kill(e->procs[i].s);
 		if (e->procs[i].stdin_w >= 0)
 			close(e->procs[i].stdin_w);
+		if (e->procs[i].pty >= 0)
+			close(e->procs[i].pty);
 	}
 	cJSON_Delete(e->metadata);
 	cJSON_Delete(e->env);

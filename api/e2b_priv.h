@@ -14,13 +14,21 @@
 #define API_E2B_FORK_TIMEOUT 15.0       /* a fork's children's, as on E2B */
 #define API_E2B_MAX_PROCS 64            /* running commands per sandbox */
 #define API_E2B_STDIN_WAIT_MS 10000     /* SendInput waits this long for room in a full pipe */
+#define API_E2B_MAX_WATCHERS 8         /* Process.Connect streams on one command */
+#define API_E2B_MAX_ATTACH 32          /* Connect and WatchDir streams on one sandbox */
+#define API_E2B_WATCH_BUF (512 * 1024) /* a watcher this far behind is cut off */
+#define API_E2B_PTY_MAX 1000           /* a PTY's columns and rows, each */
 #define API_E2B_MAX_META 64             /* metadata / envVars entries */
 #define API_E2B_MAX_META_LEN 1024       /* bytes of a key or a value */
 
-/* A running command of Process.Start, for List and SendSignal. */
+struct api_e2b_hub;
+
+/* A running command of Process.Start, for List, SendSignal, Connect. */
 struct api_e2b_proc {
 	uint32_t pid;                 /* ours, per sandbox (not the cell's) */
 	struct api_stream *s;         /* its stream: api_stream_kill ends it */
+	struct api_e2b_hub *hub;      /* its Connect watchers (its job's) */
+	int pty;                      /* its PTY's master (a dup, owned), or -1 */
 	char cmd[256];                /* ProcessConfig.cmd, cut */
 	char tag[64];
 	int stdin_w;                  /* its stdin pipe's write end (owned), or -1:
@@ -43,6 +51,7 @@ struct api_e2b {
 	double metrics_cpu_s;         /* the cell's CPU time then */
 	struct api_e2b_proc procs[API_E2B_MAX_PROCS];
 	size_t nprocs;
+	unsigned nattach;             /* Connect and WatchDir streams now */
 };
 
 /* ---- routes (e2b.c) ---- */
@@ -100,14 +109,43 @@ cJSON *api_connect_stream_request(const struct api_request *req, struct api_resp
 /* One enveloped message (json, len) or the end of the stream (end: the
  * flags say so; json "{}" or {"error":{...}}) into the stream. */
 void api_connect_send(struct api_stream *s, bool end, const char *json, size_t len);
-/* The end of a stream with an error. */
+/* The same message as one malloc'd frame of *out_len bytes (NULL: out
+ * of memory); is the frame m the end of the stream? */
+unsigned char *api_connect_frame(bool end, const char *json, size_t len, size_t *out_len);
+bool api_connect_frame_is_end(const unsigned char *m, size_t len);
+/* A streaming call's error before its stream began: 200 and the
+ * end-stream frame with the error, for a client that takes the code of
+ * a non-200 answer from its status alone (connect-es does). */
+void api_connect_stream_error(struct api_response *resp, enum api_connect_code c, const char *fmt,
+			      ...) __attribute__((format(printf, 3, 4)));
+/* The end of a stream with an error, as a frame / into the stream. */
+unsigned char *api_connect_error_frame(enum api_connect_code c, const char *msg, size_t *out_len);
 void api_connect_send_error(struct api_stream *s, enum api_connect_code c, const char *msg);
 /* Answer a unary call with jb's JSON (200). */
 void api_connect_reply(struct api_jbuf *jb, struct api_response *resp);
 
 /* ---- envd's services (e2b_process.c, e2b_fs.c, e2b_files.c) ---- */
 api_handler api_e2b_process_start, api_e2b_process_list, api_e2b_process_signal,
-	api_e2b_process_input, api_e2b_process_close_stdin, api_e2b_process_unimplemented;
+	api_e2b_process_input, api_e2b_process_close_stdin, api_e2b_process_update,
+	api_e2b_process_unimplemented;
+/* A streaming call's deadline: its Connect-Timeout-Ms in seconds (none:
+ * a day). */
+double api_e2b_deadline_s(const struct api_request *req);
+/* A stream api_stream_start began (resp->stream, else nothing): Connect's
+ * content type, envd's keepalive event after a second of silence. */
+void api_e2b_stream_setup(struct api_response *resp);
+
+/* ---- Process.Connect (e2b_attach.c) ---- */
+api_handler api_e2b_process_connect;
+/* A command's hub: every frame of its stream goes to its watchers too.
+ * send: thread-safe; a watcher without room for the frame is cut off.
+ * close: the command's stream has ended (its watchers see the end). */
+struct api_e2b_hub *api_e2b_hub_new(void);
+void api_e2b_hub_send(struct api_e2b_hub *h, const unsigned char *m, size_t n);
+void api_e2b_hub_close(struct api_e2b_hub *h);
+void api_e2b_hub_free(struct api_e2b_hub *h);
+/* A Connect or WatchDir stream of sandbox id has ended (its count). */
+void api_e2b_attach_end(struct api *a, const char *id);
 api_handler api_e2b_fs_stat, api_e2b_fs_list, api_e2b_fs_mkdir, api_e2b_fs_move,
 	api_e2b_fs_remove;
 api_handler api_e2b_files_get, api_e2b_files_post;

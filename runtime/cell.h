@@ -553,6 +553,20 @@ struct cell_pool_opts {
 };
 int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts *o,
 		       struct cell_pool **out, struct sc_err *err);
+/* Handing a pool to another process (a threaded server, which must not
+ * fork workers itself, asks a single-threaded helper to make its pools):
+ * cell_pool_detach frees p but its workers, and gives out the owner's
+ * socket (to pass on with SCM_RIGHTS), the cells asked for and not yet
+ * answered, and the workers' pids (at most CELL_POOL_MAX_WORKERS), whose
+ * reaping is now the caller's. cell_pool_attach (in the other process)
+ * makes a pool of that socket, with o's size and keepable: every call
+ * works on it as on the maker's, and cell_pool_free ends its workers
+ * without waiting for them. */
+#define CELL_POOL_MAX_WORKERS 16
+int cell_pool_detach(struct cell_pool *p, int *sock, size_t *in_flight, pid_t *workers,
+		     size_t *nworkers);
+int cell_pool_attach(int sock, size_t in_flight, const struct cell_pool_opts *o,
+		     struct cell_pool **out, struct sc_err *err);
 int cell_pool_acquire(struct cell_pool *p, struct cell **out, struct sc_err *err);
 /* The same, and how: *ready true when a ready cell was there at the
  * caller's turn (a pooled start), false when it waited for one to be

@@ -21,7 +21,7 @@
 #include "cell_priv.h"
 
 #define POOL_MAX 256
-#define POOL_MAX_WORKERS 16
+#define POOL_MAX_WORKERS CELL_POOL_MAX_WORKERS
 
 enum {
 	MSG_MAKE = 1,
@@ -395,6 +395,42 @@ int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts
 	p->sock = sv[0];
 	p->size = size;
 	p->keepable = o->keepable;
+	if (request_more(p) < 0) {
+		sc_fail(err, errno, "start the pool");
+		cell_pool_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+int cell_pool_detach(struct cell_pool *p, int *sock, size_t *in_flight, pid_t *workers,
+		     size_t *nworkers)
+{
+	pthread_mutex_lock(&p->mu);
+	*sock = p->sock;
+	*in_flight = p->in_flight;
+	*nworkers = p->nworkers;
+	memcpy(workers, p->workers, p->nworkers * sizeof(*workers));
+	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+	return 0;
+}
+
+int cell_pool_attach(int sock, size_t in_flight, const struct cell_pool_opts *o,
+		     struct cell_pool **out, struct sc_err *err)
+{
+	if (o->size == 0 || o->size > POOL_MAX)
+		return sc_fail(err, 0, "pool size must be 1 to %d", POOL_MAX);
+	struct cell_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return sc_fail(err, ENOMEM, "pool");
+	pthread_mutex_init(&p->mu, NULL);
+	p->sock = sock;
+	p->size = o->size;
+	p->keepable = o->keepable;
+	p->in_flight = in_flight;
 	if (request_more(p) < 0) {
 		sc_fail(err, errno, "start the pool");
 		cell_pool_free(p);

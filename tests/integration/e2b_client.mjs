@@ -5,7 +5,7 @@
 // kills every sandbox it made except one (the test checks the server
 // removes it on SIGTERM).
 import { Sandbox, CommandExitError, NotFoundError, FileNotFoundError, AuthenticationError,
-	SandboxError } from "e2b";
+	SandboxError, RateLimitError } from "e2b";
 import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
 import http from "node:http";
 
@@ -24,6 +24,7 @@ async function raises(fn) {
 	}
 }
 const tag = `t${process.pid}`;
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 const sbx = await Sandbox.create({ metadata: { suite: tag, n: "1" }, envs: { FROM_CREATE: "c1" }, ...LONG });
 check("create gives a sandbox id", typeof sbx.sandboxId === "string" && sbx.sandboxId.length > 8, sbx.sandboxId);
@@ -82,6 +83,70 @@ check("sendStdin to a command started without stdin is refused", e !== null, Str
 await sbx.commands.kill(noIn.pid, LONG);
 e = await raises(() => sbx.commands.sendStdin(999999, "x", LONG));
 check("sendStdin to an unknown pid is refused", e !== null, String(e));
+
+// --- commands.connect: watchers of a running command, each from when it came ---
+const ticker = await sbx.commands.run("for i in $(seq 1 40); do echo t$i; sleep 0.1; done; echo fin >&2; exit 5",
+	{ background: true, ...LONG });
+await sleep(1000);
+const w1 = [], w2 = [];
+const cw1 = await sbx.commands.connect(ticker.pid, { onStdout: (d) => w1.push(d), ...LONG });
+const cw2 = await sbx.commands.connect(ticker.pid, { onStdout: (d) => w2.push(d), ...LONG });
+const ew1 = await raises(() => cw1.wait()), ew2 = await raises(() => cw2.wait());
+const ew0 = await raises(() => ticker.wait());
+const linesOf = (a) => a.join("").split("\n").filter(Boolean);
+check("commands.connect: two watchers each get the output from when they came, and the end",
+	[ew1, ew2].every((x) => x instanceof CommandExitError && x.exitCode === 5 && x.stderr === "fin\n") &&
+	linesOf(w1).at(-1) === "t40" && linesOf(w2).at(-1) === "t40" && !linesOf(w1).includes("t1") &&
+	linesOf(w1).length >= 10, [String(ew1), String(ew2), w1.join(""), w2.join("")]);
+check("... and the command's own handle still gets all of it",
+	ew0 instanceof CommandExitError && ew0.exitCode === 5 && ew0.stdout.startsWith("t1\nt2\n"), String(ew0));
+e = await raises(() => sbx.commands.connect(999999, LONG));
+check("connect to an unknown pid raises NotFoundError", e instanceof NotFoundError, String(e));
+const slp = await sbx.commands.run("sleep 600", { background: true, ...LONG });
+const watchers = [];
+for (let i = 0; i < 8; i++) watchers.push(await sbx.commands.connect(slp.pid, LONG));
+e = await raises(() => sbx.commands.connect(slp.pid, LONG));
+check("a 9th watcher of one command is refused (8 at most)", e instanceof RateLimitError, String(e));
+for (const x of watchers.slice(1)) await x.disconnect();
+await sleep(300);
+e = await raises(() => sbx.commands.connect(slp.pid, LONG).then((h) => h.disconnect()));
+check("... and taken again once others went away", e === null, String(e));
+await sbx.commands.kill(slp.pid, LONG);
+e = await raises(() => watchers[0].wait());
+check("a watcher of a killed command sees its end", e instanceof CommandExitError || e instanceof SandboxError, String(e));
+
+// --- PTYs: bash on a pty of the cell's own ---
+let ptyOut = "";
+const ptyDec = new TextDecoder();
+const term = await sbx.pty.create({ cols: 77, rows: 21, onData: (d) => { ptyOut += ptyDec.decode(d, { stream: true }); }, ...LONG });
+const ptyWait = async (re) => {
+	for (let i = 0; i < 1200 && !re.test(ptyOut); i++) await sleep(50);
+	return re.test(ptyOut);
+};
+const typed = (t) => sbx.pty.sendInput(term.pid, new TextEncoder().encode(t), LONG);
+await typed("echo $((6*7)); tput cols; stty size\n");
+check("pty.create: bash answers 42 and has the size asked for (77 cols, 21 rows)",
+	await ptyWait(/42\r\n77\r\n21 77\r\n/), ptyOut);
+check("... and it is listed", (await sbx.commands.list(LONG)).some((p) => p.pid === term.pid));
+await sbx.pty.resize(term.pid, { cols: 101, rows: 33 }, LONG);
+ptyOut = "";
+await typed("tput cols; stty size\n");
+check("pty.resize: the new size", await ptyWait(/101\r\n33 101\r\n/), ptyOut);
+await typed("exit 3\n");
+e = await raises(() => term.wait());
+check("exit in the pty ends it with its code", e instanceof CommandExitError && e.exitCode === 3, String(e));
+const term2 = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {}, ...LONG });
+check("pty.kill: true", (await sbx.pty.kill(term2.pid, LONG)) === true);
+e = await raises(() => term2.wait());
+check("... and its wait ends", e !== null, String(e));
+e = await raises(() => sbx.pty.resize(999999, { cols: 10, rows: 10 }, LONG));
+check("pty.resize of an unknown pid raises NotFoundError", e instanceof NotFoundError, String(e));
+e = await raises(() => sbx.pty.create({ cols: 100000, rows: 24, onData: () => {}, ...LONG }));
+check("a pty of 100000 columns is refused", e !== null, String(e));
+const noPty = await sbx.commands.run("sleep 600", { background: true, ...LONG });
+e = await raises(() => sbx.pty.sendInput(noPty.pid, new Uint8Array([65]), LONG));
+check("pty.sendInput to a command that has no pty is refused", e !== null && /no pty/.test(String(e)), String(e));
+await sbx.commands.kill(noPty.pid, LONG);
 
 // --- files ---
 const info = await sbx.files.write("notes/a.txt", "hello files\n", LONG);

@@ -2,7 +2,7 @@
 # E2B's wire API in sandcell serve: a few requests by hand (the envd
 # routes without a sandbox or token, the Connect envelope, E2B's error
 # shape), then the official E2B JS SDK (e2b_client.mjs: create, commands,
-# files, list, connect, two sandboxes, setTimeout expiry, kill twice, a
+# commands.connect, PTYs, files, list, connect, two sandboxes, setTimeout expiry, kill twice, a
 # wrong key, an envd call without the access token) and
 # @e2b/code-interpreter (runCode: output, state, value, error, a plot),
 # and no cell left after SIGTERM. The SDKs are installed with npm (cached
