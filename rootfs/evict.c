@@ -35,6 +35,17 @@ static size_t sanitize(const char *s, char *out, size_t max)
 	return n;
 }
 
+int rootfs_ref_registry(const char *refstr, char *out, size_t size, struct sc_err *err)
+{
+	struct ref r;
+	if (rootfs_parse_ref(refstr, &r, err) < 0)
+		return -1;
+	const char *host = strcmp(r.host, "registry-1.docker.io") ? r.host : "docker.io";
+	if ((size_t)snprintf(out, size, "%s", host) >= size)
+		return sc_fail(err, ENAMETOOLONG, "registry name too long");
+	return 0;
+}
+
 int rootfs_ref_store_name(const char *refstr, char *out, size_t size, struct sc_err *err)
 {
 	struct ref r;

@@ -201,6 +201,9 @@ bool rootfs_is_reference(const char *s);
  * of the sha256 of the canonical HOST/REPO:TAG or HOST/REPO@DIGEST).
  * out holds at least 64 bytes. */
 int rootfs_ref_store_name(const char *ref, char *out, size_t size, struct sc_err *err);
+/* The registry of reference ref, as pulls name it ("127.0.0.1:5000",
+ * "docker.io" for Docker Hub), into out. */
+int rootfs_ref_registry(const char *ref, char *out, size_t size, struct sc_err *err);
 enum rootfs_pull_when { ROOTFS_PULL_MISSING, ROOTFS_PULL_NEVER, ROOTFS_PULL_ALWAYS };
 struct rootfs_resolved {
 	char store[64];             /* the image's store name */
