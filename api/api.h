@@ -78,6 +78,13 @@ struct api_config {
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
 	const char *node_name;        /* the prefix of its cell ids (api_node_name_ok) */
 	const char *domain;           /* ports by host name PORT-ID.DOMAIN, or NULL */
+	/* POST /cells may name other images (stored ones, and references the
+	 * store holds or, from the registries of allow_pull, "REG,REG" or
+	 * "*", pulls), each with a pool of image_pool cells */
+	bool allow_images;
+	const char *allow_pull;
+	bool pull_insecure;           /* plain HTTP to loopback registries */
+	size_t image_pool;
 	/* A server no other takes over (the Python client's private ones):
 	 * no lock on the state root, no records, its cells die with it, and
 	 * it may share the root with others. Else one server per state root,

@@ -45,6 +45,8 @@ struct api_cell {
 	 * cell, so no other request may begin on it */
 	bool changing, rolling;
 	struct api_e2b *e2b;  /* an E2B sandbox's (e2b_priv.h), else NULL; owned */
+	char image[64];       /* its image's store name when not the server's
+			       * (images.c), else "" */
 };
 
 /* A pool cell that a /run_code holds: a second handle, for api_cancel. */
@@ -52,6 +54,15 @@ struct api_hold {
 	struct cell *dup;     /* NULL: handed to the pool by api_cancel */
 	struct api_hold *prev, *next;
 	bool linked;
+};
+
+/* A pool of an image other than the server's (images.c). */
+#define API_IMAGE_POOLS_MAX 32
+struct api_image_pool {
+	char named[API_IMAGE_NAME_MAX + 1]; /* as requests name it */
+	char store[64];
+	struct cell_pool *pool;
+	bool making;                /* being pulled or made: wait on images_cv */
 };
 
 struct api {
@@ -76,7 +87,35 @@ struct api {
 	atomic_size_t in_flight;
 	struct api_metrics metrics;  /* counters: atomics, no lock (metrics.h) */
 	int lock_fd;                 /* STATE_ROOT/.serve/lock, flock'd (restart.c) */
+	/* images other than the server's (images.c, poolhost.c) */
+	pid_t host_pid;              /* the pool host */
+	int host_sock;               /* -1: none */
+	pthread_mutex_t host_mu;     /* one request to the host at a time */
+	pthread_mutex_t images_mu;   /* guards images, nimages */
+	pthread_cond_t images_cv;    /* with images_mu: an image's pool was made (or not) */
+	struct api_image_pool images[API_IMAGE_POOLS_MAX];
+	size_t nimages;
 };
+
+/* ---- images other than the server's (images.c, poolhost.c) ---- */
+
+/* The pool of image `named` (NULL or "": the server's own), made on first
+ * use: its image resolved, pulled when serve --allow-pull allows it. NULL
+ * with resp: 403 (may not pull), 404 (not stored), 502 (the pull
+ * failed), 503 (no room for another image's pool). Thread-safe. */
+struct cell_pool *api_image_pool(struct api *a, const char *named, char store[64],
+				 struct api_response *resp);
+/* The pool of table cell e's image (its forks and rollbacks are made of
+ * its spec); NULL with resp as api_image_pool. */
+struct cell_pool *api_pool_of(struct api *a, const struct api_cell *e, struct api_response *resp);
+void api_image_pools_free(struct api *a);
+/* The pool host: started by api_new before any thread (a->host_sock,
+ * a->host_pid); make asks it for a pool of stored image `store`;
+ * stop ends it (after api_image_pools_free). */
+int api_pool_host_start(struct api *a, struct sc_err *err);
+int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
+		       struct sc_err *err);
+void api_pool_host_stop(struct api *a);
 
 /* ---- restarts: the record on the state root (restart.c) ---- */
 
@@ -289,6 +328,8 @@ struct api_cell *api_cell_find_locked(struct api *a, const char *id);
  * start; NULL with a 503 in resp when none is ready (logged under route
  * unless it is NULL). */
 struct cell *api_pool_take(struct api *a, const char *route, struct api_response *resp);
+struct cell *api_pool_take_from(struct api *a, struct cell_pool *pool, const char *route,
+				struct api_response *resp);
 /* Take entry i out of the table (under a->mu): its handle, for
  * cell_pool_release once mu is let go. */
 struct cell *api_cell_drop_locked(struct api *a, size_t i);

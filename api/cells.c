@@ -15,11 +15,17 @@ struct api_cell *api_cell_find_locked(struct api *a, const char *id)
 
 struct cell *api_pool_take(struct api *a, const char *route, struct api_response *resp)
 {
+	return api_pool_take_from(a, a->pool, route, resp);
+}
+
+struct cell *api_pool_take_from(struct api *a, struct cell_pool *pool, const char *route,
+				struct api_response *resp)
+{
 	struct cell *c;
 	struct sc_err err = {0};
 	double t0 = sc_now();
 	bool ready = false;
-	if (cell_pool_acquire_how(a->pool, &c, &ready, &err) < 0) {
+	if (cell_pool_acquire_how(pool, &c, &ready, &err) < 0) {
 		if (route)
 			sc_log(&a->cfg.log, SC_LOG_WARN, "%s: %s", route, err.msg);
 		api_errorf(resp, 503, "no cell ready: %s", err.msg);
@@ -122,23 +128,24 @@ static int cell_make(struct api *a, const struct api_cell_new *want, struct api_
 		return -1;
 	}
 	struct sc_err err = {0};
-	struct cell *c = api_pool_take(a, NULL, resp);
+	struct cell_pool *pool = api_image_pool(a, want->image, nc->image, resp);
+	struct cell *c = pool ? api_pool_take_from(a, pool, NULL, resp) : NULL;
 	if (!c)
 		return -1;
 	if (api_op_memory(c, &a->lim, want->memory_mb, &err) < 0) {
-		cell_pool_release(a->pool, c);
+		cell_pool_release(pool, c);
 		api_errorf(resp, 422, "memory_limit_MB cannot be enforced: %.400s", err.msg);
 		return -1;
 	}
 	if (api_op_volumes(c, want->volumes, want->nvolumes, &err) < 0) {
-		cell_pool_release(a->pool, c);
+		cell_pool_release(pool, c);
 		api_errorf(resp, err.errnum == ENOENT ? 404 : err.errnum == ENOTSUP ? 501 : 422,
 			   "volume_mounts: %.400s", err.msg);
 		return -1;
 	}
 	if (want->nvolumes &&
 	    !(nc->volumes = api_volumes_dup(want->volumes, want->nvolumes))) {
-		cell_pool_release(a->pool, c);
+		cell_pool_release(pool, c);
 		api_response_error(resp, 500, "out of memory");
 		return -1;
 	}
@@ -155,9 +162,9 @@ static int cell_make(struct api *a, const struct api_cell_new *want, struct api_
 	 * between leaves a record of a cell the pool's workers remove, which
 	 * the next server drops (restart.c) */
 	if (!a->cfg.ephemeral &&
-	    (api_record_write(a, nc, &err) < 0 || cell_pool_keep(a->pool, c, &err) < 0)) {
+	    (api_record_write(a, nc, &err) < 0 || cell_pool_keep(pool, c, &err) < 0)) {
 		api_record_drop(nc->id);
-		cell_pool_release(a->pool, c);
+		cell_pool_release(pool, c);
 		free(nc->volumes);
 		api_errorf(resp, 500, "cannot keep the cell: %.400s", err.msg);
 		return -1;

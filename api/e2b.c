@@ -109,17 +109,21 @@ static bool string_map(const cJSON *j, const char *k, cJSON **out, struct api_ba
 
 /* A template id names the server's image: E2B's defaults ("base",
  * "code-interpreter-v1" and the like) do, and so does the image's own
- * name; anything else is refused (the server serves one image). */
-static bool template_ok(const struct api *a, const char *t, struct api_bad *bad)
+ * name; with serve --allow-images, any other names its image (into
+ * image: a store name or a registry reference, as POST /cells' "image");
+ * else it is refused. */
+static bool template_ok(const struct api *a, const char *t, char image[API_IMAGE_NAME_MAX + 1],
+			struct api_bad *bad)
 {
 	static const char *const DEFAULTS[] = {"base", "code-interpreter-v1", "code-interpreter",
 					       "desktop", "mcp-gateway"};
+	image[0] = '\0';
 	if (!t)
 		return true;
 	for (size_t i = 0; i < SC_ARRAY_LEN(DEFAULTS); i++)
 		if (!strcmp(t, DEFAULTS[i]))
 			return true;
-	return api_image_ok(&a->lim, t, bad);
+	return api_image_choice(&a->lim, t, image, bad);
 }
 
 static bool new_token(char out[API_E2B_TOKEN_LEN + 1])
@@ -140,12 +144,13 @@ static double sandbox_timeout(const struct api *a, double t)
 }
 
 /* The create's body into a new struct api_e2b; NULL with bad. */
-static struct api_e2b *parse_create(struct api *a, const cJSON *j, struct api_bad *bad)
+static struct api_e2b *parse_create(struct api *a, const cJSON *j,
+				    char image[API_IMAGE_NAME_MAX + 1], struct api_bad *bad)
 {
 	const char *tmpl;
 	double timeout;
 	cJSON *meta = NULL, *env = NULL;
-	if (!api_req_str(j, "templateID", &tmpl, bad) || !template_ok(a, tmpl, bad) ||
+	if (!api_req_str(j, "templateID", &tmpl, bad) || !template_ok(a, tmpl, image, bad) ||
 	    !api_req_num(j, "timeout", API_E2B_DEFAULT_TIMEOUT, &timeout, bad) ||
 	    !string_map(j, "metadata", &meta, bad) || !string_map(j, "envVars", &env, bad)) {
 		cJSON_Delete(meta);
@@ -243,13 +248,13 @@ void api_e2b_create(struct api *a, const struct api_call *call, struct api_respo
 {
 	struct api_bad bad;
 	cJSON *j = api_req_object(call->req->body, call->req->body_len, true, &bad);
-	struct api_e2b *e = j ? parse_create(a, j, &bad) : NULL;
+	struct api_cell_new want = {.memory_mb = -1, .idle_s = INFINITY};
+	struct api_e2b *e = j ? parse_create(a, j, want.image, &bad) : NULL;
 	cJSON_Delete(j);
 	if (!e) {
 		refuse(resp, &bad);
 		return;
 	}
-	struct api_cell_new want = {.memory_mb = -1, .idle_s = INFINITY};
 	struct api_cell nc;
 	struct api_response inner = {0};
 	if (api_cells_add(a, &want, e, &nc, &inner) < 0) {

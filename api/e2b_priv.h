@@ -38,7 +38,7 @@ struct api_e2b_proc {
 /* What E2B knows of a sandbox beyond the cell; in its api_cell, under
  * a->mu. */
 struct api_e2b {
-	char template_id[64];
+	char template_id[API_IMAGE_NAME_MAX + 1];
 	char token[API_E2B_TOKEN_LEN + 1];
 	cJSON *metadata;              /* {k: v} strings, or NULL */
 	cJSON *env;                   /* envVars {k: v}, or NULL */

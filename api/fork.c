@@ -136,6 +136,7 @@ static void child_adopt(struct api *a, const struct api_cell *parent, bool repla
 	nc.uid = parent->uid;
 	nc.gid = parent->gid;
 	nc.memory_mb = parent->memory_mb;
+	memcpy(nc.image, parent->image, sizeof(nc.image));
 	nc.nvolumes = parent->nvolumes;
 	if ((nc.nvolumes && !(nc.volumes = api_volumes_dup(parent->volumes, nc.nvolumes))) ||
 	    (e2b && !(nc.e2b = api_e2b_copy(e2b)))) {
@@ -213,7 +214,14 @@ static void fork_run(struct api *a, const struct api_cell *parent, bool replay,
 	struct sc_err errs[API_FORK_MAX], err = {0};
 	size_t n;
 	children_plan(a, kids, count, names, &n);
-	int made = n ? cell_pool_fork(a->pool, parent->name, names, n, errs, &err) : 0;
+	/* made of the parent's image's spec */
+	struct api_response no_pool = {0};
+	struct cell_pool *pool = n ? api_pool_of(a, parent, &no_pool) : NULL;
+	int made = !n ? 0
+		   : pool ? cell_pool_fork(pool, parent->name, names, n, errs, &err)
+			  : sc_fail(&err, 0, "the pool of the cell's image '%s' cannot be made",
+				    parent->image);
+	api_response_free(&no_pool);
 	if (made < 0)
 		sc_log(&a->cfg.log, SC_LOG_WARN, "fork of %s: %s", parent->id, err.msg);
 	for (unsigned i = 0, j = 0; i < count; i++) {
@@ -434,9 +442,10 @@ void api_cells_rollback(struct api *a, const struct api_call *call, struct api_r
 	if (body_tag(call, true, tag, resp) < 0 || change_begin(a, call->id, true, &e, resp) < 0)
 		return;
 	struct sc_err err = {0};
-	if (refuse_unknown_volumes(&e, resp))
+	struct cell_pool *pool = NULL;
+	if (refuse_unknown_volumes(&e, resp) || !(pool = api_pool_of(a, &e, resp)))
 		; /* answered */
-	else if (cell_pool_rollback(a->pool, e.name, tag, &err) < 0)
+	else if (cell_pool_rollback(pool, e.name, tag, &err) < 0)
 		api_errorf(resp, err_status(&err), "rollback: %.400s", err.msg);
 	else if (rollback_adopt(a, &e, &err) < 0)
 		api_errorf(resp, 500, "rollback: %.400s", err.msg);

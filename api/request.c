@@ -10,6 +10,7 @@
 #include "../common/base64.h"
 #include "../common/jsonget.h"
 #include "../common/parse.h"
+#include "../rootfs/rootfs.h"
 #include "request.h"
 
 const struct api_exec_style API_EXEC_HTTP = {"cmd", "/bin/sh"};
@@ -415,6 +416,23 @@ static bool parse_volume_mounts(const cJSON *j, struct api_cell_new *out, struct
 	return true;
 }
 
+bool api_image_choice(const struct api_limits *l, const char *image,
+		      char out[API_IMAGE_NAME_MAX + 1], struct api_bad *bad)
+{
+	out[0] = '\0';
+	if (!l->other_images || !image || !strcmp(image, l->image))
+		return api_image_ok(l, image, bad);
+	size_t n = strlen(image);
+	if (n == 0 || n > API_IMAGE_NAME_MAX ||
+	    (!rootfs_is_reference(image) && !sc_valid_name(image)))
+		return api_bad(bad, 422, "image",
+			       "image: a stored image's name or a registry reference "
+			       "([HOST/]REPO[:TAG|@sha256:...]), at most %d bytes",
+			       API_IMAGE_NAME_MAX);
+	memcpy(out, image, n + 1);
+	return true;
+}
+
 int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_max,
 		       struct api_cell_new *out, struct api_bad *bad)
 {
@@ -423,7 +441,7 @@ int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_m
 	if (!api_req_str(j, "image", &image, bad) ||
 	    !api_req_num(j, "memory_limit_MB", -1, &out->memory_mb, bad) ||
 	    !api_req_num(j, "idle_timeout", idle_max, &out->idle_s, bad) ||
-	    !api_image_ok(l, image, bad) ||
+	    !api_image_choice(l, image, out->image, bad) ||
 	    !api_req_user(j, &out->has_user, &out->uid, &out->gid, bad) ||
 	    !parse_volume_mounts(j, out, bad))
 		return -1;

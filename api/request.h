@@ -44,6 +44,7 @@ struct api_limits {
 	uint64_t output;         /* bytes kept per stream, 0: CELL_DEFAULT_OUTPUT */
 	const char *image;       /* the server's image ("host" when unnamed) */
 	bool network;            /* its cells have an egress allowlist */
+	bool other_images;       /* POST /cells may name another (serve --allow-images) */
 };
 void api_limits_of(struct api_limits *l, const struct cell_spec *spec, double max_timeout_s);
 
@@ -155,7 +156,8 @@ int api_parse_exec(const cJSON *j, const struct api_exec_style *style, const str
 		   struct api_exec *out, struct api_bad *bad);
 void api_exec_free(struct api_exec *x);
 
-/* POST /cells: image (the server's), memory_limit_MB, idle_timeout (cut
+/* POST /cells: image (the server's, or with other_images any store name
+ * or registry reference), memory_limit_MB, idle_timeout (cut
  * to, and by default, idle_max), user, volume_mounts ([{"name": VOLUME,
  * "path": "/abs", "read_only": false}], at most CELL_MAX_VOLUMES). */
 struct api_volume_mount {
@@ -163,7 +165,9 @@ struct api_volume_mount {
 	char path[API_CELL_PATH];
 	bool read_only;
 };
+#define API_IMAGE_NAME_MAX 255 /* bytes of an "image" (a store name or a reference) */
 struct api_cell_new {
+	char image[API_IMAGE_NAME_MAX + 1]; /* "": the server's */
 	double memory_mb;
 	double idle_s;
 	bool has_user;
@@ -171,6 +175,11 @@ struct api_cell_new {
 	struct api_volume_mount volumes[CELL_MAX_VOLUMES];
 	size_t nvolumes;
 };
+/* image (NULL: not given) is the server's (out ""), or with other_images
+ * another stored image's name or a registry reference (into out); else
+ * false with bad. */
+bool api_image_choice(const struct api_limits *l, const char *image,
+		      char out[API_IMAGE_NAME_MAX + 1], struct api_bad *bad);
 int api_parse_cell_new(const cJSON *j, const struct api_limits *l, double idle_max,
 		       struct api_cell_new *out, struct api_bad *bad);
 

@@ -158,6 +158,8 @@ int api_record_write(struct api *a, const struct api_cell *e, struct sc_err *err
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "user=%u:%u\n", e->uid, e->gid);
 	if (e->memory_mb > 0 && n > 0 && (size_t)n < sizeof(text))
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "memory_mb=%.3f\n", e->memory_mb);
+	if (e->image[0] && n > 0 && (size_t)n < sizeof(text))
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "image=%s\n", e->image);
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return sc_fail(err, ENAMETOOLONG, "record of %s", e->id);
 	_cleanup_fd_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -193,6 +195,7 @@ struct record {
 	char node[API_NODE_NAME_MAX + 1];
 	char owner[65];
 	double created, idle_s, memory_mb;
+	char image[64];   /* not the server's: its store name */
 	bool session, has_user;
 	uint32_t uid, gid;
 };
@@ -251,6 +254,9 @@ static bool record_parse(const char *text, struct record *r)
 	r->session = session != 0;
 	if (field(text, "memory_mb") && !field_num(text, "memory_mb", &r->memory_mb))
 		return false;
+	if (field(text, "image") &&
+	    (!field_str(text, "image", r->image, sizeof(r->image)) || !sc_valid_name(r->image)))
+		return false;
 	if (field_str(text, "user", user, sizeof(user))) {
 		unsigned u, g;
 		char tail;
@@ -308,6 +314,7 @@ static void adopt(struct api *a, const struct record *r, struct cell *c)
 	e->session = r->session;
 	e->has_user = r->has_user;
 	e->memory_mb = r->memory_mb;
+	memcpy(e->image, r->image, sizeof(e->image));
 	/* the record keeps no volume_mounts: a cell with some is not forked */
 	struct cell_status st;
 	struct sc_err ignored;

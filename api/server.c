@@ -56,6 +56,13 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->session_cv, NULL);
+	pthread_mutex_init(&a->host_mu, NULL);
+	pthread_mutex_init(&a->images_mu, NULL);
+	pthread_cond_init(&a->images_cv, NULL);
+	a->host_sock = -1;
+	a->lim.other_images = cfg->allow_images || cfg->allow_pull;
+	if (!a->cfg.image_pool)
+		a->cfg.image_pool = 1;
 	a->lock_fd = -1;
 	/* the root is ours before anything in it is read or made */
 	if (!cfg->ephemeral && (api_restart_lock(a, err) < 0 || api_restart_adopt(a, err) < 0)) {
@@ -82,6 +89,11 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	a->pool_spec.seed_files = a->seeds;
 	a->pool_spec.nseed_files = lang_seed_files(a->seeds);
 	a->prep.seeded = true;
+	/* forked before the pool, which it then holds no socket of */
+	if (a->lim.other_images && api_pool_host_start(a, err) < 0) {
+		api_free(a);
+		return sc_err_wrap(err, "the pool host");
+	}
 	/* keepable: a server killed leaves the cells of POST /cells for the
 	 * next one on its root (restart.c) */
 	const struct cell_pool_opts po = {.size = cfg->pool, .workers = workers ? workers : 1,
@@ -112,17 +124,22 @@ void api_free(struct api *a)
 				cell_pool_release(a->pool, a->cells[i].handle);
 			}
 		cell_pool_free(a->pool);
+		api_image_pools_free(a);
 	} else {
 		for (size_t i = 0; i < a->ncells; i++) /* adopted before the pool failed */
 			if (a->cells[i].handle)
 				cell_close(a->cells[i].handle);
 	}
+	api_pool_host_stop(a);
 	sc_closep(&a->lock_fd);
 	lang_prep_cache_free(&a->prep);
 	sc_closep(&a->stop_pipe[0]);
 	sc_closep(&a->stop_pipe[1]);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->session_cv);
+	pthread_mutex_destroy(&a->host_mu);
+	pthread_mutex_destroy(&a->images_mu);
+	pthread_cond_destroy(&a->images_cv);
 	free(a->cells);
 	if (a->token)
 		explicit_bzero(a->token, strlen(a->token));

@@ -46,6 +46,9 @@ struct serve_opts {
 	const char *pod_name;
 	const char *node_name;
 	const char *domain;
+	const char *allow_pull;
+	bool allow_images;
+	size_t image_pool;
 	const char *metrics_listen;
 	bool insecure_plaintext, metrics_public, ephemeral;
 	size_t pool, max_concurrency, max_cells;
@@ -115,6 +118,16 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "PORT-ID.DOMAIN (E2B's getHost(port)); DOMAIN\n"
 		 "is what clients put after the dot, e.g.\n"
 		 "sandcell.localhost:8080 (docs/api.md)"},
+	{"--allow-images", NULL, CLI_FLAG, SV(allow_images),
+	 .help = "POST /cells may name another image (\"image\":\n"
+		 "a stored image or a reference the store holds);\n"
+		 "each gets a pool of its own on first use"},
+	{"--allow-pull", NULL, CLI_STRING, SV(allow_pull), .metavar = "REG[,REG...]",
+	 .help = "with --allow-images: pull a missing reference\n"
+		 "from these registries (HOST[:PORT], docker.io,\n"
+		 "or * for any); never from others"},
+	{"--image-pool", NULL, CLI_COUNT, SV(image_pool), .min = 1, .max = 64, .metavar = "N",
+	 .help = "cells kept ready per other image (default 1)"},
 	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
 	 .help = "a server of its own (a client's private one):\n"
 		 "no lock on the state root, which it may share,\n"
@@ -301,6 +314,9 @@ static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 		cfg->max_body = o->max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o->max_body;
 	cfg->token = token;
 	cfg->ephemeral = o->ephemeral;
+	cfg->allow_images = o->allow_images || o->allow_pull;
+	cfg->allow_pull = o->allow_pull;
+	cfg->image_pool = o->image_pool;
 	cfg->pod_name = o->pod_name ? o->pod_name : getenv("HOSTNAME");
 	cfg->log = (struct sc_log){.fn = serve_log};
 }
@@ -363,6 +379,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cfg.domain = o.domain;
+	cfg.pull_insecure = co.pull_insecure;
 	struct sc_err err = {0};
 	/* The checks first, so that a refused listener makes no cell. */
 	if (api_http_check(&cfg, &http, &err) < 0)

@@ -1,0 +1,203 @@
+/* The pool host: a single-threaded process that api_new forks before any
+ * thread exists, to make the pools of images other than the server's
+ * (POST /cells "image", serve --allow-images) when a request first needs
+ * one. A threaded server must not fork pool workers itself (a cell is
+ * never cloned from a multi-threaded process, and a fork of one may
+ * inherit a lock another thread held). The host opens the image, makes a
+ * pool of the server's spec on its layers (its env and workdir too), and
+ * passes the pool's socket back (SCM_RIGHTS): the server's cell_pool_attach
+ * owns the pool from then on, the workers stay the host's children, which
+ * it reaps. The host ends when the server closes its socket, after its
+ * workers (each ends when its pool's socket closes). */
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/parse.h"
+#include "../rootfs/rootfs.h"
+#include "api_priv.h"
+
+#define HOST_REAP_MS 1000
+
+struct host_req {
+	char store[64];
+};
+
+struct host_ans {
+	int32_t rc;
+	int32_t errnum;
+	uint64_t in_flight;
+	char msg[448];
+};
+
+/* The server's pool spec on image `store`: its layers, env, workdir. */
+static int image_spec(const struct api *a, struct rootfs_image *img, struct cell_spec *spec,
+		      struct sc_err *err)
+{
+	*spec = a->pool_spec;
+	cell_spec_set_layers(spec, img);
+	spec->image_name = img->name;
+	for (char **e = img->env; e && *e; e++)
+		if (cell_spec_setenv(spec, *e, err) < 0)
+			return sc_err_wrap(err, "image '%s'", img->name);
+	if (img->workdir)
+		spec->workdir = img->workdir;
+	return 0;
+}
+
+static void send_answer(int sock, const struct host_ans *ans, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = (void *)ans, .iov_len = sizeof(*ans)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
+/* One pool for image `store`: its socket (to pass on), or -1 with err. */
+static int make_pool(const struct api *a, const char *store, size_t *in_flight,
+		     struct sc_err *err)
+{
+	struct rootfs_image img;
+	if (rootfs_image_open(cell_data_root(), store, &img, err) < 0)
+		return -1;
+	struct cell_spec spec;
+	struct cell_pool *p = NULL;
+	const struct cell_pool_opts po = {.size = a->cfg.image_pool, .workers = 1,
+					  .prepare = lang_prepare_cell,
+					  .prepare_ctx = (void *)&a->prep,
+					  .prefix = a->cfg.ephemeral ? "pool" : API_POOL_PREFIX,
+					  .keepable = !a->cfg.ephemeral};
+	int rc = image_spec(a, &img, &spec, err);
+	if (rc == 0)
+		rc = cell_pool_new_opts(&spec, &po, &p, err);
+	/* the workers have their copies of the spec and the image */
+	rootfs_image_free(&img);
+	if (rc < 0)
+		return -1;
+	int sock;
+	pid_t workers[CELL_POOL_MAX_WORKERS];
+	size_t nworkers;
+	cell_pool_detach(p, &sock, in_flight, workers, &nworkers);
+	return sock;
+}
+
+static _Noreturn void host_main(const struct api *a, int sock)
+{
+	signal(SIGPIPE, SIG_IGN);
+	/* the server's: its state root's lock ends with it, not with us */
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
+	struct host_req q;
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		struct pollfd p = {.fd = sock, .events = POLLIN};
+		if (poll(&p, 1, HOST_REAP_MS) <= 0)
+			continue;
+		ssize_t n = recv(sock, &q, sizeof(q), 0);
+		if (n != (ssize_t)sizeof(q))
+			break; /* the server is gone */
+		q.store[sizeof(q.store) - 1] = '\0';
+		struct host_ans ans = {0};
+		struct sc_err err = {0};
+		size_t in_flight = 0;
+		int fd = sc_valid_name(q.store) ? make_pool(a, q.store, &in_flight, &err)
+						: sc_fail(&err, EINVAL, "bad image name");
+		ans.rc = fd < 0 ? -1 : 0;
+		ans.errnum = err.errnum;
+		ans.in_flight = in_flight;
+		snprintf(ans.msg, sizeof(ans.msg), "%.440s", err.msg);
+		send_answer(sock, &ans, fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* the workers end as their pools' sockets close */
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	_exit(0);
+}
+
+int api_pool_host_start(struct api *a, struct sc_err *err)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return sc_fail(err, errno, "socketpair");
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return sc_fail(err, e, "fork the pool host");
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		host_main(a, sv[1]);
+	}
+	close(sv[1]);
+	a->host_pid = pid;
+	a->host_sock = sv[0];
+	return 0;
+}
+
+int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
+		       struct sc_err *err)
+{
+	struct host_req q = {0};
+	snprintf(q.store, sizeof(q.store), "%s", store);
+	struct host_ans ans;
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = &ans, .iov_len = sizeof(ans)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	int fd = -1;
+	/* one request at a time: the answers come in order on one socket */
+	pthread_mutex_lock(&a->host_mu);
+	ssize_t n = -1;
+	if (a->host_sock >= 0 && send(a->host_sock, &q, sizeof(q), MSG_NOSIGNAL) == sizeof(q))
+		n = recvmsg(a->host_sock, &mh, MSG_CMSG_CLOEXEC);
+	pthread_mutex_unlock(&a->host_mu);
+	for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (n != (ssize_t)sizeof(ans)) {
+		if (fd >= 0)
+			close(fd);
+		return sc_fail(err, EPIPE, "the pool host is gone");
+	}
+	ans.msg[sizeof(ans.msg) - 1] = '\0';
+	if (ans.rc < 0 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return sc_fail(err, ans.errnum, "%s", ans.msg);
+	}
+	const struct cell_pool_opts po = {.size = a->cfg.image_pool, .keepable = !a->cfg.ephemeral};
+	if (cell_pool_attach(fd, (size_t)ans.in_flight, &po, out, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+void api_pool_host_stop(struct api *a)
+{
+	if (a->host_sock < 0)
+		return;
+	close(a->host_sock);
+	a->host_sock = -1;
+	while (waitpid(a->host_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
