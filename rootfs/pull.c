@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "../common/http.h"
@@ -265,6 +266,42 @@ static void on_chunk(void *ctx, uint64_t offset, const void *data, size_t n)
 	meter_set(c->f, c->i, offset + n, true, false);
 }
 
+/* The blob's .partial file, opened and locked (flock) into *fd: 1; or 0
+ * when the blob is stored already. Another pull of the same blob (another
+ * process, or an image with the layer twice) holds the lock while it
+ * downloads; after it, the blob is there, or the .partial we opened was
+ * renamed or removed meanwhile and a fresh one is opened. */
+static int open_partial(const char *final, const char *partial, uint64_t size, int *fd,
+			struct sc_err *err)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		struct stat sb, now;
+		if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == size)
+			return 0;
+		int f = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (f < 0)
+			return sc_fail(err, errno, "open %s", partial);
+		int rc;
+		while ((rc = flock(f, LOCK_EX)) < 0 && errno == EINTR)
+			;
+		/* still the .partial (not renamed into the blob, not removed)? */
+		if (rc == 0 && fstat(f, &sb) == 0 && stat(partial, &now) == 0 &&
+		    sb.st_ino == now.st_ino && sb.st_dev == now.st_dev) {
+			if (stat(final, &now) == 0 && (uint64_t)now.st_size == size) {
+				close(f);
+				return 0;
+			}
+			*fd = f;
+			return 1;
+		}
+		int e = errno;
+		close(f);
+		if (rc < 0)
+			return sc_fail(err, e, "lock %s", partial);
+	}
+	return sc_fail(err, EAGAIN, "%s: another pull keeps replacing it", partial);
+}
+
 static int download_blob(struct registry *hp, struct fetch_all *f, size_t i, struct sc_err *err)
 {
 	const struct oci_desc *d = &f->man->layers[i];
@@ -275,16 +312,19 @@ static int download_blob(struct registry *hp, struct fetch_all *f, size_t i, str
 	    blob_file_path(f->st, d->digest, true, partial, sizeof(partial)) < 0 ||
 	    sc_path(url, sizeof(url), "%s/v2/%s/blobs/%s", f->base, f->ref->repo, d->digest) < 0)
 		return sc_fail(err, ENAMETOOLONG, "blob path");
-	if (stat(final, &sb) == 0 && (uint64_t)sb.st_size == d->size) {
+	if (d->size > f->max)
+		return sc_fail(err, 0, "layer %s is %llu bytes, more than --max-size", d->digest,
+			       (unsigned long long)d->size);
+	_cleanup_fd_ int fd = -1;
+	int got = open_partial(final, partial, d->size, &fd, err);
+	if (got < 0)
+		return -1;
+	if (got == 0) {
 		sc_log(progress, SC_LOG_PROGRESS, "layer %.19s: already downloaded", d->digest);
 		meter_set(f, i, d->size, false, true);
 		return 0; /* verified again when it is unpacked */
 	}
-	if (d->size > f->max)
-		return sc_fail(err, 0, "layer %s is %llu bytes, more than --max-size", d->digest,
-			       (unsigned long long)d->size);
-	_cleanup_fd_ int fd = open(partial, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || fstat(fd, &sb) < 0)
+	if (fstat(fd, &sb) < 0)
 		return sc_fail(err, errno, "open %s", partial);
 	uint64_t have = (uint64_t)sb.st_size;
 	struct chunk_ctx c = {.f = f, .i = i};
@@ -547,6 +587,15 @@ int rootfs_image_pull(const char *data_root, const struct rootfs_in_use *in_use,
 	rootfs_image_defaults_from_config(&m, cfg);
 	rc = rootfs_image_make(&st, in_use, &w, &src, &o->limits, &m, rep, err);
 	sc_closep(&ctx.fd);
+	/* Another pull of the image made its layer meanwhile, and removed
+	 * the blobs we were unpacking: the layer is there, use it. */
+	if (rc < 0 && !have && stat(path, &sb) == 0) {
+		struct sc_err again = {0};
+		rc = rootfs_image_make(&st, in_use, &w, &src, &o->limits, &m, rep, &again);
+		sc_closep(&ctx.fd);
+		if (rc == 0)
+			*err = again;
+	}
 	if (rc == 0)
 		remove_blobs(&st, man);
 out:

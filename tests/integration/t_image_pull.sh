@@ -93,6 +93,21 @@ sc run --image many -- sh -c 'ls /layers | wc -l; cat /layers/last'
 check "the layers were applied in their order (37 files, the last layer's wins)" \
 	out_is "$(printf '38\n37')"
 sc image rm many
+# the same reference pulled by three processes at once: each gets it whole
+CC=()
+for i in 1 2 3; do
+	as_user "$SC_BIN" image pull --insecure "127.0.0.1:$P_PLAIN/test/many:1" many >"$T_DIR/cc.$i" 2>&1 &
+	CC+=($!)
+done
+cc_ok=1
+for p in "${CC[@]}"; do wait "$p" || cc_ok=0; done
+check "three pulls of one reference into one name at once all succeed" [ "$cc_ok" = 1 ]
+[ "$cc_ok" = 1 ] || cat "$T_DIR"/cc.*
+sc run --image many -- sh -c 'ls /layers | wc -l; cat /layers/last'
+check "... and the image they stored is whole" out_is "$(printf '38\n37')"
+sc image ls --json
+check "... and stored once" bash -c '[ "$(grep -o "\"name\":\"many\"" <<<"$0" | wc -l)" = 1 ]' "$OUT"
+sc image rm many
 
 # --- zstd layers (as registries serve them more and more) ---
 python3 "$TOOL" oci-zstd "$R/two-zstd"
