@@ -265,6 +265,10 @@ void api_ports_proxy(struct api *a, const struct api_call *call, unsigned port, 
 /* Is given (NULL: none) the secret want? In time that depends on want's
  * length only (server.c). */
 bool api_secret_equal(const char *want, const char *given);
+/* All of buf to socket fd (non-blocking sends, waiting for room) by
+ * deadline (sc_now() seconds; 0: none) and while *stop (may be NULL)
+ * stays false; false when the peer is gone or time or stop came (proxy.c). */
+bool api_send_all(int fd, const char *buf, size_t n, double deadline, const atomic_bool *stop);
 /* portaccess.c: who reaches a cell's ports, by path or by host name */
 #define API_PORT_TOKEN_LEN 32
 /* The cell's port token: opens its ports and nothing else (hex). */

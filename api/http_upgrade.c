@@ -46,27 +46,6 @@ void api_http_upgrade_abandon(struct upgrade_box *b)
 		box_free(b);
 }
 
-/* All of buf to fd, waiting for room while the server runs; false when
- * the peer is gone or the server stops. */
-static bool send_all(const struct server *s, int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w > 0) {
-			buf += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return false;
-		if (atomic_load(&s->stopping))
-			return false;
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		(void)poll(&p, 1, UPGRADE_POLL_MS);
-	}
-	return true;
-}
-
 /* One direction's step: what from has, to to. false: it ended (to is
  * half-closed) or failed (*failed). */
 static bool pass_on(const struct server *s, int from, int to, char *buf, bool *failed)
@@ -74,7 +53,7 @@ static bool pass_on(const struct server *s, int from, int to, char *buf, bool *f
 	ssize_t n = recv(from, buf, UPGRADE_BUF, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return true;
-	if (n > 0 && send_all(s, to, buf, (size_t)n))
+	if (n > 0 && api_send_all(to, buf, (size_t)n, 0, &s->stopping))
 		return true;
 	*failed = n != 0;
 	(void)shutdown(to, SHUT_WR);
@@ -84,7 +63,7 @@ static bool pass_on(const struct server *s, int from, int to, char *buf, bool *f
 static void relay(struct upgrade_box *b, char *up, char *down)
 {
 	const struct server *s = b->s;
-	if (b->pre_len && !send_all(s, b->sock, b->pre, b->pre_len))
+	if (b->pre_len && !api_send_all(b->sock, b->pre, b->pre_len, 0, &s->stopping))
 		return;
 	bool in_open = true, out_open = true, failed = false;
 	while ((in_open || out_open) && !failed && !atomic_load(&s->stopping)) {
@@ -128,7 +107,7 @@ static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls,
 	b->sock = sock;
 	b->urh = urh;
 	/* what the client sent after its head: the cell's first */
-	if (extra_in_size && !send_all(b->s, b->fd, extra_in, extra_in_size)) {
+	if (extra_in_size && !api_send_all(b->fd, extra_in, extra_in_size, 0, &b->s->stopping)) {
 		api_mhd.upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		box_free(b);
 		return;

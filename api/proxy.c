@@ -218,7 +218,7 @@ static void upgrade_done(void *ctx)
 	free(u);
 }
 
-static bool send_all(int fd, const char *buf, size_t n, double deadline)
+bool api_send_all(int fd, const char *buf, size_t n, double deadline, const atomic_bool *stop)
 {
 	while (n > 0) {
 		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -227,11 +227,13 @@ static bool send_all(int fd, const char *buf, size_t n, double deadline)
 			n -= (size_t)w;
 			continue;
 		}
-		if (w < 0 && errno != EAGAIN && errno != EINTR)
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return false;
-		double left = deadline - sc_now();
+		if (stop && atomic_load(stop))
+			return false;
+		double left = deadline > 0 ? deadline - sc_now() : 0.25;
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) == 0)
+		if (left <= 0 || (poll(&p, 1, (int)(left * 1000) + 1) == 0 && deadline > 0))
 			return false;
 	}
 	return true;
@@ -299,7 +301,7 @@ static void proxy_upgrade(struct upgrade *u, unsigned port, const char *rq, size
 	}
 	size_t cap = 4096, len = 0;
 	u->answer = malloc(cap + 1);
-	if (u->answer && send_all(cell_port_conn_fd(u->pc), rq, rq_len, deadline))
+	if (u->answer && api_send_all(cell_port_conn_fd(u->pc), rq, rq_len, deadline, NULL))
 		read_answer(u, deadline, false, &len, &cap);
 	int status;
 	size_t body_at;
