@@ -2,6 +2,7 @@
 #include "sha256.h"
 #include "rootfs.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const uint32_t K[64] = {
@@ -54,6 +55,88 @@ static void compress(struct sha256 *s, const uint8_t *p)
 	s->h[7] += h;
 }
 
+/* ---- x86-64's SHA extensions (SHA-NI): the same function, ~8x faster
+ * (a 1 GB pull hashes each byte twice: its blob and its diff_id). The
+ * state is kept in the order the instructions want (ABEF, CDGH) only
+ * within a run of blocks. ---- */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SHA256_HAVE_NI 1
+
+__attribute__((target("sha,sse4.1,ssse3"))) static void
+compress_ni(uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+	const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+	__m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[0]), 0xB1); /* CDAB */
+	__m128i st1 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&h[4]), 0x1B); /* EFGH */
+	__m128i st0 = _mm_alignr_epi8(tmp, st1, 8);                                      /* ABEF */
+	st1 = _mm_blend_epi16(st1, tmp, 0xF0);                                           /* CDGH */
+	for (; nblocks; nblocks--, p += 64) {
+		__m128i save0 = st0, save1 = st1, w[4];
+#pragma GCC unroll 16
+		for (int g = 0; g < 16; g++) {
+			if (g < 4)
+				w[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), swap);
+			__m128i msg = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+			st1 = _mm_sha256rnds2_epu32(st1, st0, msg);
+			if (g >= 3 && g < 15) {
+				__m128i t = _mm_alignr_epi8(w[g & 3], w[(g - 1) & 3], 4);
+				w[(g + 1) & 3] = _mm_add_epi32(w[(g + 1) & 3], t);
+				w[(g + 1) & 3] = _mm_sha256msg2_epu32(w[(g + 1) & 3], w[g & 3]);
+			}
+			st0 = _mm_sha256rnds2_epu32(st0, st1, _mm_shuffle_epi32(msg, 0x0E));
+			if (g >= 1 && g < 13)
+				w[(g - 1) & 3] = _mm_sha256msg1_epu32(w[(g - 1) & 3], w[g & 3]);
+		}
+		st0 = _mm_add_epi32(st0, save0);
+		st1 = _mm_add_epi32(st1, save1);
+	}
+	tmp = _mm_shuffle_epi32(st0, 0x1B);                        /* FEBA */
+	st1 = _mm_shuffle_epi32(st1, 0xB1);                        /* DCHG */
+	_mm_storeu_si128((__m128i *)&h[0], _mm_blend_epi16(tmp, st1, 0xF0)); /* DCBA */
+	_mm_storeu_si128((__m128i *)&h[4], _mm_alignr_epi8(st1, tmp, 8));    /* HGFE */
+}
+
+static bool have_ni(void)
+{
+	static int known; /* 0: not looked yet, 1: yes, 2: no (a race only looks twice) */
+	if (!known)
+		known = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") ? 1 : 2;
+	return known == 1;
+}
+#endif
+
+/* nblocks 64-byte blocks of p into s. */
+static void compress_blocks(struct sha256 *s, const uint8_t *p, size_t nblocks)
+{
+#ifdef SHA256_HAVE_NI
+	if (!s->portable && have_ni()) {
+		compress_ni(s->h, p, nblocks);
+		return;
+	}
+#endif
+	for (; nblocks; nblocks--, p += 64)
+		compress(s, p);
+}
+
+bool rootfs_sha256_accelerated(void)
+{
+#ifdef SHA256_HAVE_NI
+	return have_ni();
+#else
+	return false;
+#endif
+}
+
+void rootfs_sha256_portable_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
+{
+	struct sha256 s;
+	rootfs_sha256_init(&s);
+	s.portable = true;
+	rootfs_sha256_update(&s, data, len);
+	rootfs_sha256_final_hex(&s, out);
+}
+
 void rootfs_sha256_init(struct sha256 *s)
 {
 	static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -61,6 +144,7 @@ void rootfs_sha256_init(struct sha256 *s)
 	memcpy(s->h, H0, sizeof(H0));
 	s->len = 0;
 	s->used = 0;
+	s->portable = false;
 }
 
 void rootfs_sha256_update(struct sha256 *s, const void *data, size_t len)
@@ -75,11 +159,12 @@ void rootfs_sha256_update(struct sha256 *s, const void *data, size_t len)
 		len -= take;
 		if (s->used < 64)
 			return;
-		compress(s, s->buf);
+		compress_blocks(s, s->buf, 1);
 		s->used = 0;
 	}
-	for (; len >= 64; p += 64, len -= 64)
-		compress(s, p);
+	compress_blocks(s, p, len / 64);
+	p += len / 64 * 64;
+	len %= 64;
 	memcpy(s->buf, p, len);
 	s->used = len;
 }

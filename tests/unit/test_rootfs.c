@@ -81,6 +81,36 @@ static void test_sha256_vectors(void **state)
 	assert_string_equal(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+/* The SHA extensions' code (where the CPU has them) and the portable
+ * code agree on every length around the block size and on a large
+ * buffer, fed whole and in uneven pieces. */
+static void test_sha256_paths_agree(void **state)
+{
+	(void)state;
+	size_t big = 1 << 20;
+	unsigned char *buf = malloc(big);
+	assert_non_null(buf);
+	uint32_t x = 2463534242u;
+	for (size_t i = 0; i < big; i++) {
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		buf[i] = (unsigned char)x;
+	}
+	char want[65], got[65];
+	for (size_t n = 0; n <= 300; n++) {
+		rootfs_sha256_portable_hex(buf, n, want);
+		rootfs_sha256_hex(buf, n, got);
+		assert_string_equal(got, want);
+	}
+	rootfs_sha256_portable_hex(buf, big, want);
+	struct sha256 s;
+	rootfs_sha256_init(&s);
+	for (size_t off = 0, step = 1; off < big; off += step, step = step * 13 % 4099 + 1)
+		rootfs_sha256_update(&s, buf + off, step < big - off ? step : big - off);
+	rootfs_sha256_final_hex(&s, got);
+	assert_string_equal(got, want);
+	free(buf);
+}
+
 /* RFC 4231's cases 1, 2 and 6 (a key longer than a block) */
 static void test_hmac_sha256_vectors(void **state)
 {
@@ -435,6 +465,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_sha256_paths_agree),
 		cmocka_unit_test(test_hmac_sha256_vectors),
 		cmocka_unit_test(test_tar_reader),
 		cmocka_unit_test(test_refs),
