@@ -3,8 +3,9 @@
  * inside the sandbox's cell as the request's user (argv, the paths as
  * arguments, never spliced into the script), so every path is the cell's
  * own and nothing on the host side follows a link the cell made; its
- * answer is find(1)'s -printf with NUL-separated fields. WatchDir and
- * the watcher calls are not served. */
+ * answer is find(1)'s -printf with NUL-separated fields. WatchDir is
+ * e2b_watch.c's; the unary watcher calls (CreateWatcher ...) are not
+ * served. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -148,6 +148,8 @@ void api_e2b_hub_free(struct api_e2b_hub *h);
 void api_e2b_attach_end(struct api *a, const char *id);
 api_handler api_e2b_fs_stat, api_e2b_fs_list, api_e2b_fs_mkdir, api_e2b_fs_move,
 	api_e2b_fs_remove;
+/* Filesystem.WatchDir (e2b_watch.c) */
+api_handler api_e2b_fs_watch;
 api_handler api_e2b_files_get, api_e2b_files_post;
 /* the code interpreter (e2b_code.c) */
 api_handler api_e2b_execute;

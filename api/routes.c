@@ -82,6 +82,7 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/filesystem.Filesystem/MakeDir", api_e2b_fs_mkdir, false, true},
 	{"POST", "/filesystem.Filesystem/Move", api_e2b_fs_move, false, true},
 	{"POST", "/filesystem.Filesystem/Remove", api_e2b_fs_remove, false, true},
+	{"POST", "/filesystem.Filesystem/WatchDir", api_e2b_fs_watch, false, true},
 	{"GET", "/files", api_e2b_files_get, false, true},
 	{"POST", "/files", api_e2b_files_post, false, true},
 	/* E2B's code interpreter (port 49999, the same URL) */

@@ -220,6 +220,54 @@ check("listing a missing directory raises NotFoundError", e instanceof NotFoundE
 e = await raises(() => sbx.files.read("../../etc/shadow", LONG));
 check("a path with '..' is refused", e !== null && !(typeof e === "string"), String(e));
 
+// --- files.watchDir: a listing loop in the cell, its differences as events ---
+const waitFor = async (fn) => { // fn's truth within 10 s
+	for (let i = 0; i < 200 && !(await fn()); i++) await sleep(50);
+	return fn();
+};
+await sbx.commands.run("mkdir -p w/sub && echo a > w/keep && echo b > w/gone && echo c > w/mod", LONG);
+const wev = [];
+const wh = await sbx.files.watchDir("w", (ev) => wev.push(`${ev.type}:${ev.name}`), LONG);
+await sbx.commands.run("echo n > w/new; rm w/gone; echo more >> w/mod; chmod 700 w/keep; echo d > w/sub/deep", LONG);
+const wantW = ["create:new", "remove:gone", "write:mod", "chmod:keep"];
+await waitFor(() => wantW.every((x) => wev.includes(x)));
+await sleep(1200); // a listing or two more: nothing else comes
+check("watchDir: create, remove, write and chmod events, named relative to the dir, not below it",
+	wantW.every((x) => wev.includes(x)) && wev.length === 4, wev);
+const watching = async () => Number((await sbx.commands.run(
+	"grep -ls 'min[d]epth' /proc/[0-9]*/cmdline | wc -l", LONG)).stdout);
+check("... its listing loop runs in the cell", (await watching()) >= 1);
+await wh.stop();
+check("stop() ends it: the loop is gone from the cell", await waitFor(async () => (await watching()) === 0));
+const rev = [];
+const rh = await sbx.files.watchDir("/home/user/w", (ev) => rev.push(`${ev.type}:${ev.name}`),
+	{ recursive: true, ...LONG });
+await sbx.commands.run("echo e > w/sub/deep2; rm w/new", LONG);
+await waitFor(() => rev.includes("create:sub/deep2") && rev.includes("remove:new"));
+check("watchDir recursive: events below the dir, named by their path under it",
+	rev.includes("create:sub/deep2") && rev.includes("remove:new"), rev);
+await rh.stop();
+e = await raises(() => sbx.files.watchDir("no/such/dir", () => {}, LONG));
+check("watchDir of a missing directory raises NotFoundError", e instanceof NotFoundError, String(e));
+e = await raises(() => sbx.files.watchDir("w/keep", () => {}, LONG));
+check("watchDir of a file is refused", e !== null && !(e instanceof NotFoundError), String(e));
+const many = [];
+for (let i = 0; i < 32; i++) many.push(await sbx.files.watchDir("w", () => {}, LONG));
+e = await raises(() => sbx.files.watchDir("w", () => {}, LONG));
+check("a 33rd stream on the sandbox is refused (32 at most)", e instanceof RateLimitError, String(e));
+for (const x of many) await x.stop();
+e = null;
+for (let i = 0; i < 50; i++) {
+	e = await raises(() => sbx.files.watchDir("w", () => {}, LONG).then((h) => h.stop()));
+	if (e === null) break;
+	await sleep(100);
+}
+check("... and taken again once they stopped", e === null, String(e));
+await sbx.commands.run("mkdir big && cd big && seq 1 9000 | xargs touch", LONG);
+e = await raises(() => sbx.files.watchDir("big", () => {}, LONG));
+check("watchDir of 9000 entries is refused (8192 at most: resource_exhausted)", e instanceof RateLimitError, String(e));
+await sbx.commands.run("rm -rf big w", LONG);
+
 // --- metrics: a sample taken when asked ---
 let mt = await sbx.getMetrics(LONG);
 check("getMetrics: one sample, with the sandbox's cores, memory and disk",

@@ -2,7 +2,7 @@
 # E2B's wire API in sandcell serve: a few requests by hand (the envd
 # routes without a sandbox or token, the Connect envelope, E2B's error
 # shape), then the official E2B JS SDK (e2b_client.mjs: create, commands,
-# commands.connect, PTYs, files, list, connect, two sandboxes, setTimeout expiry, kill twice, a
+# commands.connect, PTYs, files, files.watchDir, list, connect, two sandboxes, setTimeout expiry, kill twice, a
 # wrong key, an envd call without the access token) and
 # @e2b/code-interpreter (runCode: output, state, value, error, a plot),
 # and no cell left after SIGTERM. The SDKs are installed with npm (cached
@@ -21,8 +21,10 @@ TOKEN="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$TOKEN" >"$T_WORK/token"
 chmod 600 "$T_WORK/token"
 [ "$SANDCELL_TEST_AS" = nobody ] && chown 65534:65534 "$T_WORK/token"
+# --max-concurrency: a stream holds its slot, and the client opens 33
+# at once (the per-sandbox limit of 32 Connect and WatchDir streams)
 as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
-	--port-file "$T_WORK/port" --pool 2 --domain sandcell.localhost \
+	--port-file "$T_WORK/port" --pool 2 --domain sandcell.localhost --max-concurrency 48 \
 	>"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
 check "the server writes its port" wait_until test -s "$T_WORK/port"
