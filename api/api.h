@@ -84,6 +84,7 @@ struct api_config {
 	bool allow_images;
 	const char *allow_pull;
 	bool pull_insecure;           /* plain HTTP to loopback registries */
+	uint64_t store_max;           /* after a pull, the store trimmed to it (0: no cap) */
 	size_t image_pool;
 	/* A server no other takes over (the Python client's private ones):
 	 * no lock on the state root, no records, its cells die with it, and

@@ -59,6 +59,39 @@ static void log_pulled(const struct api *a, const char *named, const struct root
 	free(line);
 }
 
+/* serve --store-max: after a pull, images no cell uses, that have no
+ * pool and are not the server's, least recently used first, until the
+ * store fits; one JSON log line when any went. */
+static void trim_store(struct api *a, const char *pulled)
+{
+	if (!a->cfg.store_max)
+		return;
+	const char *keep[API_IMAGE_POOLS_MAX + 3];
+	size_t k = 0;
+	keep[k++] = pulled;
+	if (a->lim.image && strcmp(a->lim.image, "host") != 0)
+		keep[k++] = a->lim.image;
+	pthread_mutex_lock(&a->images_mu);
+	char stores[API_IMAGE_POOLS_MAX][64];
+	for (size_t i = 0; i < a->nimages && i < API_IMAGE_POOLS_MAX; i++) {
+		snprintf(stores[i], sizeof(stores[i]), "%s", a->images[i].store);
+		if (stores[i][0])
+			keep[k++] = stores[i];
+	}
+	pthread_mutex_unlock(&a->images_mu);
+	keep[k] = NULL;
+	struct rootfs_trim_report rep = {0};
+	struct sc_err err = {0};
+	if (rootfs_store_trim(cell_data_root(), &CELLS_IN_USE, a->cfg.store_max, keep, NULL, &rep,
+			      &err) < 0)
+		sc_log(&a->cfg.log, SC_LOG_WARN, "--store-max: %s", err.msg);
+	else if (rep.evicted)
+		sc_log(&a->cfg.log, SC_LOG_INFO,
+		       "{\"event\":\"store_trimmed\",\"evicted\":%zu,\"bytes_before\":%llu,"
+		       "\"bytes_after\":%llu}",
+		       rep.evicted, (unsigned long long)rep.before, (unsigned long long)rep.after);
+}
+
 /* The image's store name, pulled if it may be: 0, or -1 with a status. */
 static int resolve(struct api *a, const char *named, char store[64], int *status,
 		   struct sc_err *err)
@@ -86,8 +119,10 @@ static int resolve(struct api *a, const char *named, char store[64], int *status
 	*status = 404;
 	if (!stored(r.store))
 		return sc_fail(err, ENOENT, "no such image in the store");
-	if (r.pulled)
+	if (r.pulled) {
 		log_pulled(a, named, &r);
+		trim_store(a, r.store);
+	}
 	snprintf(store, 64, "%s", r.store);
 	return 0;
 }
@@ -115,8 +150,15 @@ static void make_entry(struct api *a, const char *named, int *status, struct sc_
 		       struct cell_pool **pool, char store[64])
 {
 	*pool = NULL;
-	if (resolve(a, named, store, status, err) == 0 &&
-	    api_pool_host_make(a, store, pool, err) < 0)
+	if (resolve(a, named, store, status, err) < 0)
+		return;
+	/* its store name is known (so a --store-max trim keeps it) */
+	pthread_mutex_lock(&a->images_mu);
+	for (size_t i = 0; i < a->nimages; i++)
+		if (!strcmp(a->images[i].named, named))
+			snprintf(a->images[i].store, sizeof(a->images[i].store), "%s", store);
+	pthread_mutex_unlock(&a->images_mu);
+	if (api_pool_host_make(a, store, pool, err) < 0)
 		*status = 503;
 }
 

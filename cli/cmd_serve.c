@@ -47,6 +47,7 @@ struct serve_opts {
 	const char *node_name;
 	const char *domain;
 	const char *allow_pull;
+	uint64_t store_max;
 	bool allow_images;
 	size_t image_pool;
 	const char *metrics_listen;
@@ -126,6 +127,9 @@ static const struct cli_option SERVE_OPTIONS[] = {
 	 .help = "with --allow-images: pull a missing reference\n"
 		 "from these registries (HOST[:PORT], docker.io,\n"
 		 "or * for any); never from others"},
+	{"--store-max", NULL, CLI_SIZE, SV(store_max), .metavar = "SIZE",
+	 .help = "after a pull, remove images no cell uses and\nno pool holds, least recently used first,\n"
+		 "until the store fits SIZE (default\n$SANDCELL_STORE_MAX, else no cap)"},
 	{"--image-pool", NULL, CLI_COUNT, SV(image_pool), .min = 1, .max = 64, .metavar = "N",
 	 .help = "cells kept ready per other image (default 1)"},
 	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
@@ -317,6 +321,7 @@ static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 	cfg->allow_images = o->allow_images || o->allow_pull;
 	cfg->allow_pull = o->allow_pull;
 	cfg->image_pool = o->image_pool;
+	cfg->store_max = cli_store_max(o->store_max);
 	cfg->pod_name = o->pod_name ? o->pod_name : getenv("HOSTNAME");
 	cfg->log = (struct sc_log){.fn = serve_log};
 }

@@ -92,7 +92,10 @@ stop_serve
 check "the server stops, leaving no cell" wait_until no_cells
 
 # --- --allow-pull: a reference pulled once, from allowed registries only ---
-start_serve --allow-pull "127.0.0.1:$P_PLAIN" --pull-insecure
+# (--store-max 1: after the pull, every image no cell uses and no pool
+# holds goes; 'two' was last opened over 2 s before, which trims respect)
+sleep 3
+start_serve --allow-pull "127.0.0.1:$P_PLAIN" --pull-insecure --store-max 1
 for i in 1 2 3; do
 	curl -sS -o "$T_WORK/pull.$i" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" -X POST "$URL/cells" \
 		-d "{\"image\": \"$REF\"}" >"$T_WORK/pull.$i.status" &
@@ -105,6 +108,10 @@ PID1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "
 check "... in the pulled image" [ "$(run_in "$PID1" 'echo "$IMAGE_VAR"')" = from-image ]
 st=$(post /cells "{\"image\": \"$BASIC_REF\"}")
 check "a registry --allow-pull does not name: 403" [ "$st" = 403 ]
+sc image ls --json
+check "--store-max: the pull evicted the image no cell used ('two'), kept the pulled one" \
+	bash -c '! grep -q "\"name\":\"two\"" <<<"$0" && grep -q "_two_1-" <<<"$0"' "$OUT"
+check "... and said so in the log" grep -q '"event":"store_trimmed","evicted":1' "$T_WORK/serve.out"
 stop_serve
 check "the server stops, leaving no cell" wait_until no_cells
 no_serve_left() { ! pgrep -f "^$SC_BIN serve" >/dev/null; }
