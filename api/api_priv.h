@@ -109,6 +109,11 @@ struct cell_pool *api_image_pool(struct api *a, const char *named, char store[64
  * its spec); NULL with resp as api_image_pool. */
 struct cell_pool *api_pool_of(struct api *a, const struct api_cell *e, struct api_response *resp);
 void api_image_pools_free(struct api *a);
+/* Image `store`'s pool ended (its ready cells go, in the background), so
+ * that the image can be removed; a later request makes another. */
+void api_image_pool_drop(struct api *a, const char *store);
+/* Is one of the table's cells (POST /cells, sandboxes) of image store? */
+bool api_image_in_table(struct api *a, const char *store);
 /* The pool host: started by api_new before any thread (a->host_sock,
  * a->host_pid); make asks it for a pool of stored image `store`;
  * stop ends it (after api_image_pools_free). */
@@ -116,6 +121,10 @@ int api_pool_host_start(struct api *a, struct sc_err *err);
 int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
 		       struct sc_err *err);
 void api_pool_host_stop(struct api *a);
+/* Cell `cell`'s files as new image `image` (its source: "commit:SOURCE@BASE"),
+ * made by the pool host; E2B's snapshots (e2b_snapshot.c). */
+int api_pool_host_snapshot(struct api *a, const char *cell, const char *image,
+			   const char *source, struct sc_err *err);
 
 /* ---- restarts: the record on the state root (restart.c) ---- */
 

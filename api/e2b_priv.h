@@ -57,7 +57,7 @@ struct api_e2b {
 /* ---- routes (e2b.c) ---- */
 api_handler api_e2b_create, api_e2b_list, api_e2b_get, api_e2b_kill, api_e2b_timeout,
 	api_e2b_connect, api_e2b_health, api_e2b_fork, api_e2b_metrics, api_e2b_pause,
-	api_e2b_resume;
+	api_e2b_resume, api_e2b_snapshot_create, api_e2b_snapshot_list, api_e2b_template_delete;
 /* The cores and the bytes of memory sandbox c may use, as its info and
  * its metrics say (e2b_metrics.c): the server's --cpus (else the host's
  * cores), c's memory_limit_MB (else the server's --memory, else the

@@ -228,3 +228,27 @@ void api_image_pools_free(struct api *a)
 		cell_pool_free(a->images[i].pool);
 	a->nimages = 0;
 }
+
+void api_image_pool_drop(struct api *a, const char *store)
+{
+	struct cell_pool *p = NULL;
+	pthread_mutex_lock(&a->images_mu);
+	for (size_t i = 0; i < a->nimages; i++)
+		if (!a->images[i].making && !strcmp(a->images[i].store, store)) {
+			p = a->images[i].pool;
+			a->images[i] = a->images[--a->nimages];
+			break;
+		}
+	pthread_mutex_unlock(&a->images_mu);
+	cell_pool_free(p);
+}
+
+bool api_image_in_table(struct api *a, const char *store)
+{
+	bool used = false;
+	pthread_mutex_lock(&a->mu);
+	for (size_t i = 0; i < a->ncells && !used; i++)
+		used = a->cells[i].id[0] && !strcmp(a->cells[i].image, store);
+	pthread_mutex_unlock(&a->mu);
+	return used;
+}

@@ -22,8 +22,13 @@
 
 #define HOST_REAP_MS 1000
 
+enum { HOST_MAKE_POOL = 1, HOST_SNAPSHOT = 2 };
+
 struct host_req {
-	char store[64];
+	int32_t kind;
+	char store[64]; /* MAKE_POOL: the image; SNAPSHOT: the new image's name */
+	char cell[64];  /* SNAPSHOT: the cell */
+	char source[128]; /* SNAPSHOT: what the image's source names */
 };
 
 struct host_ans {
@@ -94,6 +99,34 @@ static int make_pool(const struct api *a, const char *store, size_t *in_flight,
 	return sock;
 }
 
+struct snapshot_ctx {
+	const char *base, *name, *source;
+};
+
+static int into_image(int fd, void *ctx, struct sc_err *err)
+{
+	const struct snapshot_ctx *x = ctx;
+	static const struct rootfs_in_use in_use = {.fn = cell_image_in_use};
+	struct rootfs_limits lim = {.max_size = ROOTFS_DEFAULT_MAX_SIZE};
+	return rootfs_image_commit(cell_data_root(), &in_use, x->base, x->name, x->source, fd, &lim,
+				   NULL, err);
+}
+
+/* Cell `cell`'s files (its image and writable layer) as new image `name`. */
+static int snapshot(const char *cell, const char *name, const char *source, struct sc_err *err)
+{
+	struct cell_status st;
+	struct cell *c;
+	if (!sc_valid_name(cell) || !sc_valid_name(name))
+		return sc_fail(err, EINVAL, "bad cell or image name");
+	if (cell_status_get(cell, &st, err) < 0 || cell_open(cell, &c, err) < 0)
+		return -1;
+	struct snapshot_ctx x = {.base = st.image, .name = name, .source = source};
+	int rc = cell_export_layer(c, ROOTFS_DEFAULT_MAX_SIZE, into_image, &x, err);
+	cell_close(c);
+	return rc;
+}
+
 static _Noreturn void host_main(const struct api *a, int sock)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -110,13 +143,18 @@ static _Noreturn void host_main(const struct api *a, int sock)
 		ssize_t n = recv(sock, &q, sizeof(q), 0);
 		if (n != (ssize_t)sizeof(q))
 			break; /* the server is gone */
-		q.store[sizeof(q.store) - 1] = '\0';
+		q.store[sizeof(q.store) - 1] = q.cell[sizeof(q.cell) - 1] = '\0';
+		q.source[sizeof(q.source) - 1] = '\0';
 		struct host_ans ans = {0};
 		struct sc_err err = {0};
 		size_t in_flight = 0;
-		int fd = sc_valid_name(q.store) ? make_pool(a, q.store, &in_flight, &err)
-						: sc_fail(&err, EINVAL, "bad image name");
-		ans.rc = fd < 0 ? -1 : 0;
+		int fd = -1;
+		if (q.kind == HOST_SNAPSHOT)
+			ans.rc = snapshot(q.cell, q.store, q.source, &err);
+		else if (!sc_valid_name(q.store))
+			ans.rc = sc_fail(&err, EINVAL, "bad image name");
+		else
+			ans.rc = (fd = make_pool(a, q.store, &in_flight, &err)) < 0 ? -1 : 0;
 		ans.errnum = err.errnum;
 		ans.in_flight = in_flight;
 		snprintf(ans.msg, sizeof(ans.msg), "%.440s", err.msg);
@@ -152,38 +190,64 @@ int api_pool_host_start(struct api *a, struct sc_err *err)
 	return 0;
 }
 
-int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
-		       struct sc_err *err)
+/* One request and its answer (and an fd with it, or -1): 0, or -1 with err. */
+static int host_call(struct api *a, const struct host_req *q, struct host_ans *ans, int *fd,
+		     struct sc_err *err)
 {
-	struct host_req q = {0};
-	snprintf(q.store, sizeof(q.store), "%s", store);
-	struct host_ans ans;
 	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = &ans, .iov_len = sizeof(ans)};
+	struct iovec iov = {.iov_base = ans, .iov_len = sizeof(*ans)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof(cbuf)};
-	int fd = -1;
+	*fd = -1;
 	/* one request at a time: the answers come in order on one socket */
 	pthread_mutex_lock(&a->host_mu);
 	ssize_t n = -1;
-	if (a->host_sock >= 0 && send(a->host_sock, &q, sizeof(q), MSG_NOSIGNAL) == sizeof(q))
+	if (a->host_sock >= 0 && send(a->host_sock, q, sizeof(*q), MSG_NOSIGNAL) == sizeof(*q))
 		n = recvmsg(a->host_sock, &mh, MSG_CMSG_CLOEXEC);
 	pthread_mutex_unlock(&a->host_mu);
 	for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (n != (ssize_t)sizeof(ans)) {
-		if (fd >= 0)
-			close(fd);
-		return sc_fail(err, EPIPE, "the pool host is gone");
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	if (n != (ssize_t)sizeof(*ans)) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return sc_fail(err, EPIPE, "the pool host is gone (serve --allow-images starts it)");
 	}
-	ans.msg[sizeof(ans.msg) - 1] = '\0';
-	if (ans.rc < 0 || fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		return sc_fail(err, ans.errnum, "%s", ans.msg);
+	ans->msg[sizeof(ans->msg) - 1] = '\0';
+	if (ans->rc < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return sc_fail(err, ans->errnum, "%s", ans->msg);
 	}
+	return 0;
+}
+
+int api_pool_host_snapshot(struct api *a, const char *cell, const char *image,
+			   const char *source, struct sc_err *err)
+{
+	struct host_req q = {.kind = HOST_SNAPSHOT};
+	snprintf(q.store, sizeof(q.store), "%s", image);
+	snprintf(q.cell, sizeof(q.cell), "%s", cell);
+	snprintf(q.source, sizeof(q.source), "%s", source);
+	struct host_ans ans;
+	int fd;
+	return host_call(a, &q, &ans, &fd, err);
+}
+
+int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
+		       struct sc_err *err)
+{
+	struct host_req q = {.kind = HOST_MAKE_POOL};
+	snprintf(q.store, sizeof(q.store), "%s", store);
+	struct host_ans ans;
+	int fd;
+	if (host_call(a, &q, &ans, &fd, err) < 0)
+		return -1;
+	if (fd < 0)
+		return sc_fail(err, EPROTO, "the pool host sent no pool");
 	const struct cell_pool_opts po = {.size = a->cfg.image_pool, .keepable = !a->cfg.ephemeral};
 	if (cell_pool_attach(fd, (size_t)ans.in_flight, &po, out, err) < 0) {
 		close(fd);

@@ -67,6 +67,9 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/v2/sandboxes/{id}/connect", api_e2b_connect, false, false},
 	{"POST", "/sandboxes/{id}/pause", api_e2b_pause, false, false},
 	{"POST", "/sandboxes/{id}/resume", api_e2b_resume, false, false},
+	{"POST", "/sandboxes/{id}/snapshots", api_e2b_snapshot_create, false, false},
+	{"GET", "/snapshots", api_e2b_snapshot_list, false, false},
+	{"DELETE", "/templates/{tag}", api_e2b_template_delete, false, false},
 	/* E2B's envd (E2B_SANDBOX_URL, E2b-Sandbox-Id, X-Access-Token) */
 	{"GET", "/health", api_e2b_health, true, false},
 	{"POST", "/process.Process/Start", api_e2b_process_start, false, true},
