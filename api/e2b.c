@@ -649,11 +649,15 @@ static void envd_refuse(struct api_response *resp, bool http, int status, const 
 		api_connect_error(resp, api_connect_code_of_status(status), "%s", msg);
 }
 
-bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
-		       bool http, struct api_response *resp)
+/* traffic: the sandbox's traffic token (E2B-Traffic-Access-Token) will
+ * do as well as its access token */
+static bool envd_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
+		      bool http, bool traffic, struct api_response *resp)
 {
 	const char *sid = req->header ? req->header(req->ctx, "E2b-Sandbox-Id") : NULL;
 	const char *tok = req->header ? req->header(req->ctx, "X-Access-Token") : NULL;
+	const char *ttok = traffic && req->header ? req->header(req->ctx, "E2B-Traffic-Access-Token")
+						  : NULL;
 	size_t node_len;
 	if (!sid || !api_id_parse(sid, strnlen(sid, API_ID_LEN + 1), &node_len) ||
 	    strlen(sid) > API_ID_LEN) {
@@ -661,9 +665,13 @@ bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API
 		return false;
 	}
 	snprintf(id, API_ID_LEN + 1, "%s", sid);
+	char port_token[API_PORT_TOKEN_LEN + 1] = "";
+	if (ttok)
+		api_port_token(a, id, port_token);
 	pthread_mutex_lock(&a->mu);
 	const struct api_cell *c = api_cell_find_locked(a, id);
 	bool found = c && c->e2b, ok = found && tok && api_secret_equal(c->e2b->token, tok);
+	ok = ok || (found && ttok && api_secret_equal(port_token, ttok));
 	bool paused = found && c->e2b->paused;
 	pthread_mutex_unlock(&a->mu);
 	if (!found) /* as E2B's proxy answers for a sandbox that is gone */
@@ -676,6 +684,18 @@ bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API
 	else if (!ok)
 		envd_refuse(resp, http, 401, "X-Access-Token: the sandbox's access token is required");
 	return ok;
+}
+
+bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
+		       bool http, struct api_response *resp)
+{
+	return envd_auth(a, req, id, http, false, resp);
+}
+
+bool api_e2b_code_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
+		       struct api_response *resp)
+{
+	return envd_auth(a, req, id, true, true, resp);
 }
 
 void api_e2b_user(const struct api_request *req, bool *has_user, uint32_t *uid, uint32_t *gid)

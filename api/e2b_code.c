@@ -5,7 +5,8 @@
  * reads: stdout and stderr, one result per plot, the value of the last
  * expression as the main result (the session prints it as "Out[N]: "),
  * an error with name, value and traceback, the execution count, and
- * end_of_execution. Python only, one context (docs/e2b.md). */
+ * end_of_execution. Python only. A run names its context (context_id,
+ * e2b_contexts.c), or runs in the sandbox's own session. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,8 +66,11 @@ static void ndjson_error(FILE *f, const char *err, size_t len)
 static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count)
 {
 	const struct lang_exec *x = &res->run;
-	unsigned n = count;
+	unsigned n;
 	size_t mark = out_marker(x->out, x->out_len, &n);
+	/* the context's runs, as E2B counts them: the interpreter's own count
+	 * has a context's setup runs (its cwd) in it too */
+	n = count;
 	ndjson_text(f, "stdout", x->out, mark);
 	bool failed = x->return_code != 0;
 	ndjson_text(f, "stderr", x->err, failed ? 0 : x->err_len);
@@ -97,14 +101,19 @@ static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count
 	fputs("{\"type\":\"end_of_execution\"}\n", f);
 }
 
-/* body -> the request layer's /cells/{id}/code body; NULL with resp. */
-static cJSON *code_body(const struct api_request *req, struct api_response *resp)
+/* body -> the request layer's /cells/{id}/code body and its context_id
+ * (ctx, "" for none); NULL with resp. */
+static cJSON *code_body(const struct api_request *req, char ctx[API_E2B_CONTEXT_ID + 1],
+			struct api_response *resp)
 {
 	struct api_bad bad;
 	cJSON *j = api_req_object(req->body, req->body_len, false, &bad), *out = NULL;
-	const char *code, *lang;
-	if (!j || !api_req_str(j, "code", &code, &bad) || !api_req_str(j, "language", &lang, &bad)) {
+	const char *code, *lang, *cid = NULL;
+	if (!j || !api_req_str(j, "code", &code, &bad) || !api_req_str(j, "language", &lang, &bad) ||
+	    !api_req_str(j, "context_id", &cid, &bad)) {
 		api_e2b_error(resp, 400, "%s", bad.msg);
+	} else if (cid && strlen(cid) > API_E2B_CONTEXT_ID) {
+		api_e2b_error(resp, 404, "no code context %.64s in the sandbox", cid);
 	} else if (!code) {
 		api_e2b_error(resp, 400, "code: the code to run");
 	} else if (lang && strcmp(lang, "python") && strcmp(lang, "py")) {
@@ -112,25 +121,71 @@ static cJSON *code_body(const struct api_request *req, struct api_response *resp
 	} else if ((out = cJSON_CreateObject())) {
 		cJSON_AddStringToObject(out, "code", code);
 		cJSON_AddNumberToObject(out, "timeout", E2B_CODE_TIMEOUT);
+		snprintf(ctx, API_E2B_CONTEXT_ID + 1, "%s",
+			 cid && strcmp(cid, API_E2B_DEFAULT_CONTEXT) ? cid : "");
 	}
 	cJSON_Delete(j);
 	return out;
 }
 
+/* The count of sandbox id's runs in context ctx ("": its own session),
+ * one more (more: a run went through); false when there is no such
+ * context. */
+static bool context_count(struct api *a, const char *id, const char *ctx, bool more,
+			  unsigned *count)
+{
+	bool found = false;
+	pthread_mutex_lock(&a->mu);
+	struct api_cell *c = api_cell_find_locked(a, id);
+	struct api_e2b *e = c ? c->e2b : NULL;
+	unsigned *n = e && !ctx[0] ? &e->executions : NULL;
+	for (size_t i = 0; e && ctx[0] && i < e->ncontexts && !n; i++)
+		if (!strcmp(e->contexts[i].id, ctx))
+			n = &e->contexts[i].executions;
+	if (n) {
+		found = true;
+		*count = more ? ++*n : *n;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return found;
+}
+
+/* The NDJSON answer of a run that went through (rc 0), else the error. */
+static void execute_answer(int rc, const struct lang_result *res, const struct sc_err *err,
+			   unsigned count, struct api_response *resp)
+{
+	struct api_jbuf jb;
+	if (rc < 0) {
+		api_e2b_error(resp, 500, "%s", err->msg);
+	} else if (api_jb_open(&jb)) {
+		ndjson_answer(jb.f, res, count);
+		char *t = api_jb_close(&jb);
+		if (t)
+			api_set_body(resp, 200, "application/x-ndjson", t, jb.len);
+		else
+			api_e2b_error(resp, 500, "out of memory");
+	} else {
+		api_e2b_error(resp, 500, "out of memory");
+	}
+}
+
 void api_e2b_execute(struct api *a, const struct api_call *call, struct api_response *resp)
 {
-	char id[API_ID_LEN + 1];
-	if (!api_e2b_envd_auth(a, call->req, id, true, resp))
+	char id[API_ID_LEN + 1], ctx[API_E2B_CONTEXT_ID + 1] = "";
+	if (!api_e2b_code_auth(a, call->req, id, resp))
 		return;
-	cJSON *j = code_body(call->req, resp);
+	cJSON *j = code_body(call->req, ctx, resp);
 	if (!j)
 		return;
 	struct api_run r;
 	struct api_bad bad;
 	struct cell *c;
 	struct api_response inner = {0};
+	unsigned count = 0;
 	if (api_parse_run(j, API_RUN_SESSION, &a->lim, NULL, &r, &bad) < 0) {
 		api_e2b_error(resp, 400, "%s", bad.msg);
+	} else if (!context_count(a, id, ctx, false, &count)) {
+		api_e2b_error(resp, 404, "no code context %s in the sandbox", ctx);
 	} else if (api_cell_begin(a, id, &c, &inner) < 0) {
 		api_e2b_error(resp, 502, "the sandbox's cell is gone");
 	} else {
@@ -138,29 +193,14 @@ void api_e2b_execute(struct api *a, const struct api_call *call, struct api_resp
 		struct lang_result res;
 		r.session.has_cancel = true;
 		r.session.cancel_fd = a->stop_pipe[0];
+		r.session.context = ctx[0] ? ctx : NULL;
 		int rc = api_cell_session(a, id, c, &err);
 		if (rc == 0)
 			rc = api_op_run(c, &r, true, &res, &err);
 		api_cell_end(a, id, c);
-		unsigned count = 0;
-		pthread_mutex_lock(&a->mu);
-		struct api_cell *e = api_cell_find_locked(a, id);
-		if (e && e->e2b && rc == 0)
-			count = ++e->e2b->executions;
-		pthread_mutex_unlock(&a->mu);
-		struct api_jbuf jb;
-		if (rc < 0) {
-			api_e2b_error(resp, 500, "%s", err.msg);
-		} else if (api_jb_open(&jb)) {
-			ndjson_answer(jb.f, &res, count);
-			char *t = api_jb_close(&jb);
-			if (t)
-				api_set_body(resp, 200, "application/x-ndjson", t, jb.len);
-			else
-				api_e2b_error(resp, 500, "out of memory");
-		} else {
-			api_e2b_error(resp, 500, "out of memory");
-		}
+		if (rc == 0)
+			(void)context_count(a, id, ctx, true, &count);
+		execute_answer(rc, &res, &err, count, resp);
 		if (rc == 0)
 			lang_result_free(&res);
 	}

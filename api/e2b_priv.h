@@ -18,6 +18,9 @@
 #define API_E2B_MAX_ATTACH 32          /* Connect and WatchDir streams on one sandbox */
 #define API_E2B_WATCH_BUF (512 * 1024) /* a watcher this far behind is cut off */
 #define API_E2B_PTY_MAX 1000           /* a PTY's columns and rows, each */
+#define API_E2B_MAX_CONTEXTS 8         /* code interpreter contexts per sandbox */
+#define API_E2B_CONTEXT_ID 32           /* hex digits of a context's id */
+#define API_E2B_CONTEXT_CWD 1024        /* bytes of its cwd, NUL included */
 #define API_E2B_MAX_META 64             /* metadata / envVars entries */
 #define API_E2B_MAX_META_LEN 1024       /* bytes of a key or a value */
 
@@ -33,6 +36,14 @@ struct api_e2b_proc {
 	char tag[64];
 	int stdin_w;                  /* its stdin pipe's write end (owned), or -1:
 				       * started without stdin, or CloseStdin */
+};
+
+/* A code interpreter context (createCodeContext): an interpreter of its
+ * own in the sandbox's cell (lang_session_req.context: its id). */
+struct api_e2b_context {
+	char id[API_E2B_CONTEXT_ID + 1];
+	char cwd[API_E2B_CONTEXT_CWD];
+	unsigned executions;
 };
 
 /* What E2B knows of a sandbox beyond the cell; in its api_cell, under
@@ -52,6 +63,8 @@ struct api_e2b {
 	struct api_e2b_proc procs[API_E2B_MAX_PROCS];
 	size_t nprocs;
 	unsigned nattach;             /* Connect and WatchDir streams now */
+	struct api_e2b_context contexts[API_E2B_MAX_CONTEXTS];
+	size_t ncontexts;
 };
 
 /* ---- routes (e2b.c) ---- */
@@ -73,6 +86,11 @@ void api_e2b_error(struct api_response *resp, int status, const char *fmt, ...)
  * the REST shape, else Connect's). */
 bool api_e2b_envd_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
 		       bool http, struct api_response *resp);
+/* The same for the code interpreter's routes, which take the sandbox's
+ * traffic token (E2B-Traffic-Access-Token) too: the SDK sends only that
+ * with its /contexts calls. HTTP's shape. */
+bool api_e2b_code_auth(struct api *a, const struct api_request *req, char id[API_ID_LEN + 1],
+		       struct api_response *resp);
 /* The E2B user of an envd request (Authorization: Basic base64(user:)):
  * "root" runs as 0:0; anything else, or none, as the cell's default. */
 void api_e2b_user(const struct api_request *req, bool *has_user, uint32_t *uid, uint32_t *gid);
@@ -153,3 +171,13 @@ api_handler api_e2b_fs_watch;
 api_handler api_e2b_files_get, api_e2b_files_post;
 /* the code interpreter (e2b_code.c) */
 api_handler api_e2b_execute;
+/* its contexts (e2b_contexts.c): POST and GET /contexts, DELETE
+ * /contexts/{tag}, POST /contexts/{tag}/restart */
+api_handler api_e2b_context_create, api_e2b_context_list, api_e2b_context_remove,
+	api_e2b_context_restart;
+#define API_E2B_DEFAULT_CONTEXT "default" /* the id of the sandbox's own session */
+/* Run src in sandbox id's session (context NULL: its own, else a
+ * context's id), installing the session first when it has none: 0 with
+ * res (lang_session_run_in's), or -1 with err. */
+int api_e2b_code_run(struct api *a, const char *id, const char *context, const char *src,
+		     struct lang_result *res, struct sc_err *err);

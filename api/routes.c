@@ -90,6 +90,10 @@ static const struct api_route ROUTES[] = {
 	{"POST", "/files", api_e2b_files_post, false, true},
 	/* E2B's code interpreter (port 49999, the same URL) */
 	{"POST", "/execute", api_e2b_execute, false, true},
+	{"POST", "/contexts", api_e2b_context_create, false, true},
+	{"GET", "/contexts", api_e2b_context_list, false, true},
+	{"DELETE", "/contexts/{tag}", api_e2b_context_remove, false, true},
+	{"POST", "/contexts/{tag}/restart", api_e2b_context_restart, false, true},
 };
 _Static_assert(SC_ARRAY_LEN(ROUTES) + 1 <= API_METRICS_ROUTES, "API_METRICS_ROUTES too small");
 

@@ -279,7 +279,16 @@ struct lang_session_req {
 	 * network is the session cell's (recorded by lang_session_start) */
 	const char *libraries[LANG_MAX_LIBRARIES];
 	size_t nlibraries;
+	/* NULL or "": the cell's session. Else another interpreter in the
+	 * same cell (its own directory and state; the cell's session must be
+	 * installed), started by its first run: at most
+	 * LANG_SESSION_CONTEXT_MAX of [A-Za-z0-9_-]. The contexts share the
+	 * session's plot directory (runs at the same time in two contexts may
+	 * see each other's plots) and its history (a fork's replay runs every
+	 * context's code, in order, in the child's one session). */
+	const char *context;
 };
+#define LANG_SESSION_CONTEXT_MAX 64
 void lang_session_req_init(struct lang_session_req *req);
 
 /* Write the driver into an existing cell and start the interpreter

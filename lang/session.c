@@ -77,10 +77,15 @@ bool lang_session_is(struct cell *c)
  * before the session starts, and cannot have put a listener of its own
  * there; the same in every process that runs the session (serve, mcp, the
  * CLI's start and run). */
-static int session_key(struct cell *c, char key[KEY_HEX + 1], struct sc_err *err)
+static int session_key(struct cell *c, const char *context, char key[KEY_HEX + 1],
+		       struct sc_err *err)
 {
 	uint8_t raw[32];
-	if (cell_derive_secret(c, "sandcell lang session directory", raw, err) < 0)
+	char label[64 + LANG_SESSION_CONTEXT_MAX];
+	/* a context's is another directory, so another interpreter */
+	snprintf(label, sizeof(label), "sandcell lang session directory%s%s",
+		 context && context[0] ? "\ncontext " : "", context ? context : "");
+	if (cell_derive_secret(c, label, raw, err) < 0)
 		return sc_err_wrap(err, "the session's key");
 	for (int i = 0; i < KEY_HEX / 2; i++)
 		snprintf(key + 2 * i, 3, "%02x", raw[i]);
@@ -114,7 +119,7 @@ static int session_install(struct cell *c, const struct lang_def *l, bool net, s
 			       "sessions keep state for python only (%.32s: use 'code run', each run is fresh)",
 			       l ? l->name : "no language");
 	char key[KEY_HEX + 1];
-	if (session_key(c, key, err) < 0 || lang_i_install_py(c, err) < 0 ||
+	if (session_key(c, NULL, key, err) < 0 || lang_i_install_py(c, err) < 0 ||
 	    lang_i_put_file(c, DRIVER, lang_py_driver, lang_py_driver_size, err) < 0 ||
 	    lang_i_put_file(c, CLIENT, lang_py_client, lang_py_client_size, err) < 0)
 		return -1;
@@ -214,7 +219,13 @@ static int check_session_run(struct cell *c, const struct lang_session_req *req,
 		return sc_fail(err, ENOTSUP,
 			       "the session in cell %.63s was started by an older sandcell: start a new one",
 			       cell_name(c));
-	if (session_key(c, key, err) < 0)
+	const char *ctx = req->context;
+	size_t clen = ctx ? strlen(ctx) : 0;
+	if (clen > LANG_SESSION_CONTEXT_MAX ||
+	    strspn(ctx ? ctx : "", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != clen)
+		return sc_fail(err, EINVAL, "a session context is 1 to %d of [A-Za-z0-9_-]",
+			       LANG_SESSION_CONTEXT_MAX);
+	if (session_key(c, ctx, key, err) < 0)
 		return -1;
 	return lang_i_check_libraries(req->libraries, req->nlibraries, err);
 }

@@ -405,6 +405,43 @@ check("runCode: a matplotlib plot as a PNG result",
 	ex.results.length === 1 && Buffer.from(ex.results[0].png || "", "base64").subarray(0, 4).toString("hex") === "89504e47", ex.results.length);
 e = await raises(() => ci.runCode("console.log(1)", { language: "javascript", ...LONG }));
 check("runCode in another language is refused", e !== null, String(e));
+// contexts: an interpreter each, beside the sandbox's own session
+const k1 = await ci.createCodeContext({ cwd: "/tmp", ...LONG });
+check("createCodeContext: an id, python, its cwd", typeof k1.id === "string" && k1.id.length === 32 && k1.language === "python" && k1.cwd === "/tmp", k1);
+const k2 = await ci.createCodeContext(LONG);
+check("... the default cwd is /home/user", k2.cwd === "/home/user", k2);
+ex = await ci.runCode("import os\nx = 'one'\nprint(os.getcwd())", { context: k1, ...LONG });
+check("runCode in a context: its cwd", ex.logs.stdout.join("") === "/tmp\n" && !ex.error, ex);
+ex = await ci.runCode("x", { context: k2, ...LONG });
+check("... another context has its own state (x undefined there)", ex.error && ex.error.name === "NameError", ex.error);
+ex = await ci.runCode("x", LONG);
+check("... and the sandbox's own session keeps its x", ex.text === "41", ex);
+ex = await ci.runCode("x", { context: k1, ...LONG });
+check("... and the context its own, with its own execution count", ex.text === "'one'" && ex.executionCount === 2, [ex, ex.executionCount]);
+let ctxList = await ci.listCodeContexts();
+check("listCodeContexts: the default and the two made", ctxList.length === 3 && ctxList.some((c) => c.id === k1.id && c.cwd === "/tmp") && ctxList.some((c) => c.id === k2.id), ctxList);
+await ci.restartCodeContext(k1);
+ex = await ci.runCode("import os\nprint(os.getcwd())\n'x' in globals()", { context: k1, ...LONG });
+check("restartCodeContext: the state is gone, the cwd kept, the count begun again, no note on stderr",
+	ex.text === "False" && ex.logs.stdout.join("") === "/tmp\n" && ex.logs.stderr.length === 0 && ex.executionCount === 1,
+	[ex, ex.executionCount]);
+const ctxProcs = async () => Number((await ci.commands.run("grep -ls 'driver.py' /proc/[0-9]*/cmdline | wc -l", LONG)).stdout);
+const nBefore = await ctxProcs();
+await ci.removeCodeContext(k2.id);
+await new Promise((ok) => setTimeout(ok, 1500));
+const nAfter = await ctxProcs();
+check("removeCodeContext: its interpreter is gone from the cell", nAfter === nBefore - 2, [nBefore, nAfter]);
+ctxList = await ci.listCodeContexts();
+check("... and it is no longer listed", ctxList.length === 2 && !ctxList.some((c) => c.id === k2.id), ctxList);
+e = await raises(() => ci.runCode("1", { context: k2, ...LONG }));
+check("runCode in a removed context raises NotFoundError", e instanceof NotFoundError, String(e));
+e = await raises(() => ci.removeCodeContext(k2.id));
+check("... and removing it again too", e instanceof NotFoundError, String(e));
+const ctxMade = [];
+for (let i = 0; i < 7; i++) ctxMade.push(await ci.createCodeContext(LONG));
+e = await raises(() => ci.createCodeContext(LONG));
+check("a 9th context is refused (8 at most)", e !== null, String(e));
+for (const c of ctxMade) await ci.removeCodeContext(c);
 r = await ci.commands.run("echo $((6*7))", LONG);
 check("... and the code interpreter's sandbox runs commands too", r.stdout === "42\n", r);
 check("kill the code interpreter's sandbox", (await ci.kill(LONG)) === true);

@@ -4,7 +4,8 @@
 # shape), then the official E2B JS SDK (e2b_client.mjs: create, commands,
 # commands.connect, PTYs, files, files.watchDir, list, connect, two sandboxes, setTimeout expiry, kill twice, a
 # wrong key, an envd call without the access token) and
-# @e2b/code-interpreter (runCode: output, state, value, error, a plot),
+# @e2b/code-interpreter (runCode: output, state, value, error, a plot;
+# contexts),
 # and no cell left after SIGTERM. The SDKs are installed with npm (cached
 # in /var/tmp/sandcell-test-npm by version); no node or no npm registry:
 # skipped (77).
