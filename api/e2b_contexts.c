@@ -68,7 +68,7 @@ static bool context_run(struct api *a, const char *id, const char *ctx, const ch
 	struct lang_result res;
 	struct sc_err err = {0};
 	if (api_e2b_code_run(a, id, ctx, src, &res, &err) < 0) {
-		snprintf(why, size, "%s", err.msg);
+		snprintf(why, size, "%.*s", (int)(size ? size - 1 : 0), err.msg);
 		return false;
 	}
 	bool ok = !must_succeed || res.status == LANG_SUCCESS;
