@@ -60,7 +60,9 @@ static void compress(struct sha256 *s, const uint8_t *p)
  * state is kept in the order the instructions want (ABEF, CDGH) only
  * within a run of blocks. ---- */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 #define SHA256_HAVE_NI 1
 
 __attribute__((target("sha,sse4.1,ssse3"))) static void
@@ -99,10 +101,17 @@ compress_ni(uint32_t h[8], const uint8_t *p, size_t nblocks)
 
 static bool have_ni(void)
 {
-	static int known; /* 0: not looked yet, 1: yes, 2: no (a race only looks twice) */
-	if (!known)
-		known = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1") ? 1 : 2;
-	return known == 1;
+	/* 0: not looked yet, 1: yes, 2: no (two threads may both look) */
+	static _Atomic int known;
+	if (!atomic_load_explicit(&known, memory_order_relaxed)) {
+		/* CPUID: SSSE3 and SSE4.1 in leaf 1's ECX, SHA in leaf 7's EBX
+		 * (gcc's and clang's __builtin_cpu_supports do not both know "sha") */
+		unsigned a, b, c, d;
+		bool base = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSSE3) && (c & bit_SSE4_1);
+		bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+		atomic_store_explicit(&known, base && sha ? 1 : 2, memory_order_relaxed);
+	}
+	return atomic_load_explicit(&known, memory_order_relaxed) == 1;
 }
 #endif
 
