@@ -109,6 +109,10 @@ struct cell_pool *api_image_pool(struct api *a, const char *named, char store[64
  * its spec); NULL with resp as api_image_pool. */
 struct cell_pool *api_pool_of(struct api *a, const struct api_cell *e, struct api_response *resp);
 void api_image_pools_free(struct api *a);
+/* The runtime's answer to which images cells use, for the store's calls. */
+extern const struct rootfs_in_use api_cells_in_use;
+/* Is image `name` in the store (it opens)? */
+bool api_image_stored(const char *name);
 /* Image `store`'s pool ended (its ready cells go, in the background), so
  * that the image can be removed; a later request makes another. */
 void api_image_pool_drop(struct api *a, const char *store);

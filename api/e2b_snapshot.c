@@ -19,8 +19,6 @@
 #define SNAPSHOT_SOURCE "commit:e2b-snapshot:" /* its image's source, then the sandbox id */
 #define SNAPSHOT_DROP_TRIES 100 /* 10 s for its pool's cells to go */
 
-static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
-
 /* The sandbox a snapshot image was made of, or NULL: not a snapshot. */
 static const char *snapshot_of(const struct rootfs_image_info *im)
 {
@@ -47,16 +45,6 @@ static bool snapshot_name(const cJSON *j, char name[64], struct api_bad *bad)
 		return api_bad(bad, 500, "", "getrandom failed");
 	snprintf(name, 64, "snap-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
 		 rnd[5]);
-	return true;
-}
-
-static bool image_stored(const char *name)
-{
-	struct rootfs_image img;
-	struct sc_err ignored;
-	if (rootfs_image_open(cell_data_root(), name, &img, &ignored) < 0)
-		return false;
-	rootfs_image_free(&img);
 	return true;
 }
 
@@ -89,7 +77,7 @@ void api_e2b_snapshot_create(struct api *a, const struct api_call *call, struct 
 	char source[128];
 	snprintf(source, sizeof(source), "e2b-snapshot:%s", call->id);
 	struct sc_err err = {0};
-	int rc = image_stored(name) ? sc_fail(&err, EEXIST, "an image named '%s' exists", name)
+	int rc = api_image_stored(name) ? sc_fail(&err, EEXIST, "an image named '%s' exists", name)
 				    : api_pool_host_snapshot(a, e.name, name, source, &err);
 	api_cell_end(a, call->id, c);
 	if (rc < 0) {
@@ -164,7 +152,7 @@ void api_e2b_template_delete(struct api *a, const struct api_call *call, struct 
 	/* its pool's ready cells go in the background: wait for them */
 	api_image_pool_drop(a, call->tag);
 	int rc;
-	for (int i = 0; (rc = rootfs_image_remove(cell_data_root(), &CELLS_IN_USE, call->tag,
+	for (int i = 0; (rc = rootfs_image_remove(cell_data_root(), &api_cells_in_use, call->tag,
 						  &err)) < 0 && i < SNAPSHOT_DROP_TRIES; i++)
 		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 	if (rc < 0) {

@@ -12,7 +12,7 @@
 #include "../rootfs/rootfs.h"
 #include "api_priv.h"
 
-static const struct rootfs_in_use CELLS_IN_USE = {.fn = cell_image_in_use};
+const struct rootfs_in_use api_cells_in_use = {.fn = cell_image_in_use};
 
 /* Is ref's registry one the server may pull from? */
 static bool pull_allowed(const struct api *a, const char *ref)
@@ -31,7 +31,7 @@ static bool pull_allowed(const struct api *a, const char *ref)
 	return false;
 }
 
-static bool stored(const char *store)
+bool api_image_stored(const char *store)
 {
 	struct rootfs_image img;
 	struct sc_err ignored;
@@ -82,7 +82,7 @@ static void trim_store(struct api *a, const char *pulled)
 	keep[k] = NULL;
 	struct rootfs_trim_report rep = {0};
 	struct sc_err err = {0};
-	if (rootfs_store_trim(cell_data_root(), &CELLS_IN_USE, a->cfg.store_max, keep, NULL, &rep,
+	if (rootfs_store_trim(cell_data_root(), &api_cells_in_use, a->cfg.store_max, keep, NULL, &rep,
 			      &err) < 0)
 		sc_log(&a->cfg.log, SC_LOG_WARN, "--store-max: %s", err.msg);
 	else if (rep.evicted)
@@ -105,19 +105,19 @@ static int resolve(struct api *a, const char *named, char store[64], int *status
 		if (rootfs_ref_store_name(named, store, 64, err) < 0)
 			return -1;
 		*status = 403;
-		if (!stored(store))
+		if (!api_image_stored(store))
 			return sc_fail(err, EPERM,
 				       "not stored, and this server may not pull from its registry "
 				       "(serve --allow-pull)");
 	}
 	*status = 502;
 	if (cell_ensure_private_dir(cell_data_root(), err) < 0 ||
-	    rootfs_image_resolve(cell_data_root(), &CELLS_IN_USE, named,
+	    rootfs_image_resolve(cell_data_root(), &api_cells_in_use, named,
 				 may_pull ? ROOTFS_PULL_MISSING : ROOTFS_PULL_NEVER, &po,
 				 NULL, &r, err) < 0)
 		return -1;
 	*status = 404;
-	if (!stored(r.store))
+	if (!api_image_stored(r.store))
 		return sc_fail(err, ENOENT, "no such image in the store");
 	if (r.pulled) {
 		log_pulled(a, named, &r);
@@ -200,7 +200,6 @@ struct cell_pool *api_image_pool(struct api *a, const char *named, char out_stor
 		if (p) {
 			a->images[i].pool = p;
 			a->images[i].making = false;
-			snprintf(a->images[i].store, sizeof(a->images[i].store), "%s", store);
 		} else {
 			/* a failure is not kept: the next request tries again */
 			a->images[i] = a->images[--a->nimages];

@@ -106,9 +106,8 @@ struct snapshot_ctx {
 static int into_image(int fd, void *ctx, struct sc_err *err)
 {
 	const struct snapshot_ctx *x = ctx;
-	static const struct rootfs_in_use in_use = {.fn = cell_image_in_use};
 	struct rootfs_limits lim = {.max_size = ROOTFS_DEFAULT_MAX_SIZE};
-	return rootfs_image_commit(cell_data_root(), &in_use, x->base, x->name, x->source, fd, &lim,
+	return rootfs_image_commit(cell_data_root(), &api_cells_in_use, x->base, x->name, x->source, fd, &lim,
 				   NULL, err);
 }
 
