@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A cell a server hands out after a hostile program ran in the one before
+# is indistinguishable from a fresh cell (issue #39): cell_recorder.py
+# lists what a process in a cell can observe (files in every writable
+# place, processes, SysV IPC, message queues, listening ports, abstract
+# sockets, hostname, environment, limits, keys, its own credentials and
+# mounts); cell_hostile.py tries to leave each of those behind. Through
+# /run_code and through POST /cells + exec + DELETE, with a pool of one
+# cell so that every request takes the cell made after the last: the
+# record after the hostile run must equal the record of a fresh cell,
+# while the hostile program's record of its own cell must show its traces
+# (so that the comparison can fail).
+# ctest-timeout: 300
+. "$(dirname "$0")/../lib.sh"
+
+for f in cell_recorder.py cell_hostile.py fresh_cells.py; do
+	cp "$(dirname "$0")/$f" "$T_WORK/"
+	chmod 644 "$T_WORK/$f"
+done
+TOKEN=tok-$RANDOM-$RANDOM-$RANDOM
+printf '%s\n' "$TOKEN" >"$T_WORK/token"
+chmod 644 "$T_WORK/token"
+RECS=$(mktemp -d "$T_WORK/recs.XXXXXX")
+chmod 777 "$RECS"
+
+as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+	--port-file "$T_WORK/port" --pool 1 >"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
+SERVER=$!
+check "the server starts" wait_until test -s "$T_WORK/port"
+URL=http://127.0.0.1:$(cat "$T_WORK/port")
+drive() { python3 "$T_WORK/fresh_cells.py" "$URL" "$T_WORK/token" "$T_WORK" "$@"; }
+export -f drive
+export URL T_WORK
+
+for via in run-code cell; do
+	check "$via: a fresh cell's record" drive "record-$via" "$RECS/fresh-$via.json"
+	check "$via: a second fresh cell's record is the same (the record is stable)" \
+		bash -c 'drive "record-$0" "$1" && drive same "$2" "$1"' \
+		"$via" "$RECS/fresh2-$via.json" "$RECS/fresh-$via.json"
+	check "$via: the hostile program runs" drive "hostile-$via" "$RECS/hostile-$via.json"
+	for part in files processes sysvipc sockets; do
+		check "$via: the recorder sees the hostile program's $part in its own cell" \
+			drive differs "$RECS/fresh-$via.json" "$RECS/hostile-$via.json" "$part"
+	done
+	check "$via: the cell handed out next records what a fresh cell does" \
+		bash -c 'drive "record-$0" "$1" && drive same "$2" "$1"' \
+		"$via" "$RECS/after-$via.json" "$RECS/fresh-$via.json"
+done
+
+kill -TERM "$SERVER"
+gone_pid() { ! kill -0 "$1" 2>/dev/null; }
+check "SIGTERM: the server exits" wait_until gone_pid "$SERVER"
+check "... leaving no cell" wait_until no_cells
+check "... and no process of the hostile program's (named sc-hostile)" \
+	bash -c '! pgrep -x sc-hostile >/dev/null'
+finish
