@@ -80,6 +80,9 @@ struct api {
 	struct api_cell *cells;
 	size_t ncells;
 	struct api_hold *holds;      /* pool cells /run_code holds */
+	struct api_stream *orphans;  /* streams whose jobs outlive their clients (stream.c) */
+	size_t norphans;             /* those not yet freed */
+	pthread_cond_t orphans_cv;   /* with mu: norphans fell */
 	bool cancelled;              /* api_cancel was called */
 	int stop_pipe[2];            /* [0] is every run's cancel fd; api_cancel closes [1] */
 	int stream_keepalive_ms;     /* an NDJSON stream's silence before a keepalive
@@ -403,6 +406,16 @@ void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int
 /* Cancel the job (as the client going away does); from any thread while
  * the job runs. */
 void api_stream_kill(struct api_stream *s);
+/* The job goes on when its client goes away (an E2B command outlives the
+ * stream that started it): its writes are dropped from then on, and the
+ * stream is freed when it ends; until then api_stream_kill and the
+ * server's stop still cancel it. Call from the handler, right after
+ * api_stream_start. */
+void api_stream_outlive(struct api_stream *s);
+/* Cancel every such job whose client went away (under a->mu: api_cancel);
+ * cancel them and wait until they ended and were freed (api_free). */
+void api_stream_orphans_cancel_locked(struct api *a);
+void api_stream_orphans_wait(struct api *a);
 /* A zeroed job of size bytes, or NULL with resp answered (500). */
 void *api_job_alloc(size_t size, struct api_response *resp);
 /* A job on a cell (exec, a run), answered either way. */

@@ -10,7 +10,10 @@
  * command runs on a pty of the cell's own (cell_exec's tty): its output
  * comes as pty data, SendInput's pty bytes go to its master, Update sets
  * its size. Every frame also goes to the command's Connect watchers
- * (e2b_attach.c). StreamInput answers unimplemented (docs/e2b.md). */
+ * (e2b_attach.c). A command outlives its Start stream, as on E2B: when
+ * the client goes away (handle.disconnect()) it runs on, listed, to be
+ * reached by Connect and ended by SendSignal (api_stream_outlive).
+ * StreamInput answers unimplemented (docs/e2b.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -407,6 +410,8 @@ void api_e2b_process_start(struct api *a, const struct api_call *call, struct ap
 	}
 	api_stream_start(a, resp, 0, proc_job_stream, proc_job_free, p);
 	api_e2b_stream_setup(resp);
+	if (resp->stream) /* as envd's, the command outlives its Start stream */
+		api_stream_outlive(resp->stream_ctx);
 }
 
 static uint32_t selected_pid(const cJSON *j, bool *ok)

@@ -56,6 +56,7 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->session_cv, NULL);
+	pthread_cond_init(&a->orphans_cv, NULL);
 	pthread_mutex_init(&a->host_mu, NULL);
 	pthread_mutex_init(&a->images_mu, NULL);
 	pthread_cond_init(&a->images_cv, NULL);
@@ -112,6 +113,8 @@ void api_free(struct api *a)
 {
 	if (!a)
 		return;
+	/* the commands that outlived their streams use the cells and a */
+	api_stream_orphans_wait(a);
 	if (a->pool) {
 		/* Each table cell goes back to be destroyed; freeing the pool
 		 * waits until its workers removed everything they made. */
@@ -137,6 +140,7 @@ void api_free(struct api *a)
 	sc_closep(&a->stop_pipe[1]);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->session_cv);
+	pthread_cond_destroy(&a->orphans_cv);
 	pthread_mutex_destroy(&a->host_mu);
 	pthread_mutex_destroy(&a->images_mu);
 	pthread_cond_destroy(&a->images_cv);
@@ -182,6 +186,7 @@ void api_cancel(struct api *a)
 	if (a->stop_pipe[1] >= 0)
 		(void)!write(a->stop_pipe[1], "x", 1);
 	sc_closep(&a->stop_pipe[1]);
+	api_stream_orphans_cancel_locked(a);
 	/* (a release is one message to the pool's workers: fine under mu) */
 	for (struct api_hold *h = a->holds; h; h = h->next)
 		if (h->dup) {

@@ -11,7 +11,12 @@
  * it; the server stopping cancels it too, and the stream then ends as the
  * job ends it (an error line). A slow client slows the job down: its
  * writes wait for room in the socket pair, and the command for room in
- * its pipes. */
+ * its pipes.
+ *
+ * A job that outlives its client (api_stream_outlive: an E2B command)
+ * is not cancelled then: its stream becomes an orphan in the server's
+ * list, its writes are dropped, and its own thread frees it when the job
+ * ends; api_cancel cancels the orphans and api_free waits for them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,6 +45,10 @@ struct api_stream {
 	void *ctx;
 	pthread_t th;
 	bool running;       /* th started, not joined */
+	bool outlive;       /* the job goes on when the client goes away */
+	bool done;          /* under a->mu: run returned */
+	bool orphan;        /* under a->mu: in a->orphans, freed by th */
+	struct api_stream *next_orphan;
 	char ka[64];        /* a keepalive message, sent after ka_ms of silence */
 	size_t ka_len;
 	int ka_ms;
@@ -157,18 +166,93 @@ void api_stream_raw(struct api_stream *s, const void *p, size_t n)
 	send_all(s, p, n);
 }
 
+static void stream_cancel(struct api_stream *s)
+{
+	if (s->pc[1] >= 0)
+		(void)!write(s->pc[1], "x", 1);
+}
+
+static void stream_close_fds(struct api_stream *s)
+{
+	int *fds[] = {s->sp, s->pc};
+	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++) {
+		sc_closep(&fds[i][0]);
+		sc_closep(&fds[i][1]);
+	}
+}
+
+/* The job of an orphan has ended (its thread, detached): nobody else
+ * holds the stream. */
+static void orphan_end(struct api_stream *s)
+{
+	struct api *a = s->a;
+	stream_close_fds(s);
+	s->free_fn(s->ctx);
+	free(s);
+	pthread_mutex_lock(&a->mu);
+	a->norphans--;
+	pthread_cond_broadcast(&a->orphans_cv);
+	pthread_mutex_unlock(&a->mu);
+}
+
 static void *stream_main(void *arg)
 {
 	struct api_stream *s = arg;
 	s->run(s, s->ctx);
 	sc_closep(&s->sp[1]); /* the reader's end of the stream */
+	pthread_mutex_lock(&s->a->mu);
+	s->done = true;
+	bool orphan = s->orphan;
+	for (struct api_stream **q = &s->a->orphans; orphan && *q; q = &(*q)->next_orphan)
+		if (*q == s) {
+			*q = s->next_orphan;
+			break;
+		}
+	pthread_mutex_unlock(&s->a->mu);
+	if (orphan)
+		orphan_end(s);
 	return NULL;
 }
 
-static void stream_cancel(struct api_stream *s)
+void api_stream_outlive(struct api_stream *s)
 {
-	if (s->pc[1] >= 0)
-		(void)!write(s->pc[1], "x", 1);
+	s->outlive = true;
+}
+
+/* The client of a running job that outlives it went away: an orphan
+ * now (true), unless the job has ended or the server stops. */
+static bool stream_orphan(struct api_stream *s)
+{
+	struct api *a = s->a;
+	pthread_mutex_lock(&a->mu);
+	bool orphan = !s->done && !a->cancelled;
+	if (orphan) {
+		s->orphan = true;
+		s->next_orphan = a->orphans;
+		a->orphans = s;
+		a->norphans++;
+	}
+	pthread_mutex_unlock(&a->mu);
+	if (!orphan)
+		return false;
+	sc_closep(&s->sp[0]); /* its writes fail now: dropped */
+	pthread_detach(s->th);
+	return true;
+}
+
+void api_stream_orphans_cancel_locked(struct api *a)
+{
+	for (struct api_stream *s = a->orphans; s; s = s->next_orphan)
+		stream_cancel(s);
+}
+
+void api_stream_orphans_wait(struct api *a)
+{
+	pthread_mutex_lock(&a->mu);
+	api_stream_orphans_cancel_locked(a);
+	while (a->norphans)
+		pthread_cond_wait(&a->orphans_cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
 }
 
 void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms)
@@ -222,16 +306,14 @@ static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
 static void stream_free(void *ctx)
 {
 	struct api_stream *s = ctx;
+	if (s->running && s->outlive && stream_orphan(s))
+		return; /* its thread frees it */
 	if (s->running) {
 		stream_cancel(s);
 		sc_closep(&s->sp[0]); /* a job blocked on a full pair gets EPIPE */
 		pthread_join(s->th, NULL);
 	}
-	int *fds[] = {s->sp, s->pc};
-	for (size_t i = 0; i < SC_ARRAY_LEN(fds); i++) {
-		sc_closep(&fds[i][0]);
-		sc_closep(&fds[i][1]);
-	}
+	stream_close_fds(s);
 	s->free_fn(s->ctx);
 	free(s);
 }

@@ -69,6 +69,38 @@ check("... and its wait ends with an error", e instanceof CommandExitError || e 
 check("... and it is no longer listed", !(await sbx.commands.list(LONG)).some((p) => p.pid === bg.pid));
 check("killing an unknown pid says false", (await sbx.commands.kill(999999, LONG)) === false);
 
+// a background command outlives the stream that started it, as on E2B:
+// disconnect() drops the stream, the command runs on (its counter goes
+// on past the count at the disconnect), listed, reached by connect, killed
+const ctr = `/tmp/outlive-${tag}`;
+const dh = await sbx.commands.run(`i=0; while :; do i=$((i+1)); echo $i > ${ctr}.n; mv ${ctr}.n ${ctr}; echo tick$i; sleep 0.05; done`,
+	{ background: true, ...LONG });
+const ctrOf = async () => Number((await sbx.commands.run(`cat ${ctr} 2>/dev/null || echo 0`, LONG)).stdout);
+const waitCtr = async (n) => { // the counter past n, or -1 after a minute
+	for (let i = 0; i < 600; i++) {
+		const v = await ctrOf();
+		if (v > n) return v;
+		await sleep(100);
+	}
+	return -1;
+};
+await waitCtr(0);
+await dh.disconnect();
+const atDrop = await ctrOf();
+const later = await waitCtr(atDrop + 40); // 2 s of its life after the stream went
+check("a background command runs on after its handle's disconnect()", atDrop > 0 && later > atDrop + 40, [atDrop, later]);
+check("... and is still listed", (await sbx.commands.list(LONG)).some((p) => p.pid === dh.pid));
+const dw = [];
+let dwSeen;
+const dwGot = new Promise((ok) => { dwSeen = ok; });
+const dc = await sbx.commands.connect(dh.pid, { onStdout: (d) => { dw.push(d); dwSeen(); }, ...LONG });
+await dwGot;
+check("... commands.connect(pid) reaches it: its output from then on", /tick[0-9]+/.test(dw.join("")) && !dw.join("").includes("tick1\n"), dw.join("").slice(0, 200));
+check("... commands.kill(pid) ends it", (await sbx.commands.kill(dh.pid, LONG)) === true);
+e = await raises(() => dc.wait());
+check("... its watcher sees the end", e instanceof CommandExitError || e instanceof SandboxError, String(e));
+check("... and it is no longer listed", !(await sbx.commands.list(LONG)).some((p) => p.pid === dh.pid));
+
 // --- stdin: started with stdin: true, fed by sendStdin, ended by closeStdin ---
 const cat = await sbx.commands.run("cat; echo done", { background: true, stdin: true, ...LONG });
 await sbx.commands.sendStdin(cat.pid, "line one\n", LONG);
