@@ -5,8 +5,12 @@
  * reads: stdout and stderr, one result per plot, the value of the last
  * expression as the main result (the session prints it as "Out[N]: "),
  * an error with name, value and traceback, the execution count, and
- * end_of_execution. Python only. A run names its context (context_id,
- * e2b_contexts.c), or runs in the sandbox's own session. */
+ * end_of_execution. A run names its context (context_id,
+ * e2b_contexts.c), or runs in the sandbox's own session. JavaScript,
+ * TypeScript, R and bash have no kept session in sandcell (lang/): each
+ * of their runs is a fresh program (lang_run_in) in the sandbox's cell,
+ * in the context's cwd, with its source in a directory of the server's
+ * (not the user's), so nothing is kept between two runs but files. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +18,32 @@
 #include "e2b_priv.h"
 
 #define E2B_CODE_TIMEOUT 300.0 /* seconds, E2B's runCode default (then the cap) */
+#define E2B_RUN_DIR "/tmp/.sandcell/e2b" /* a one-shot run's sources: DIR/CONTEXT */
+
+/* The languages runCode serves: Python in the kept session, these one
+ * run each (E2B's names and lang's aliases find them). */
+static const char *const ONE_SHOT[] = {"javascript", "typescript", "r", "bash"};
+
+bool api_e2b_code_language(const char *name, const struct lang_def **out,
+			   struct api_response *resp)
+{
+	*out = NULL;
+	if (!name || !strcmp(name, "python") || !strcmp(name, "py"))
+		return true;
+	const struct lang_def *l = lang_find(name);
+	for (size_t i = 0; l && i < SC_ARRAY_LEN(ONE_SHOT); i++)
+		if (!strcmp(l->name, ONE_SHOT[i])) {
+			*out = l;
+			return true;
+		}
+	if (l && !strcmp(l->name, "python"))
+		return true;
+	api_e2b_error(resp, 400,
+		      "language %.64s is not served: python (state kept between runs), "
+		      "javascript, typescript, r and bash (each run a fresh program) (docs/e2b.md)",
+		      name);
+	return false;
+}
 
 /* The session's "Out[N]: value" at the end of stdout: where it begins
  * (out + len when there is none), and N. */
@@ -63,6 +93,96 @@ static void ndjson_error(FILE *f, const char *err, size_t len)
 	fputs("}\n", f);
 }
 
+/* A one-shot run's error: the first "NameError: value" line of its
+ * stderr (JavaScript's), else "Error" and the last line (R's, bash's),
+ * and all of stderr as the traceback. */
+static void ndjson_error_one_shot(FILE *f, const struct lang_result *res)
+{
+	const struct lang_exec *x = res->compile.present && res->compile.return_code ? &res->compile
+										   : &res->run;
+	const char *err = x->err ? x->err : "";
+	size_t len = x->err_len;
+	const char *name = "Error", *value = NULL;
+	size_t name_len = 5, value_len = 0;
+	char why[128];
+	for (size_t i = 0; i < len && !value;) {
+		const char *line = err + i, *nl = memchr(line, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - line) : len - i;
+		size_t id = 0;
+		while (id < ll && (line[id] == '_' || line[id] == '.' ||
+				   ((line[id] | 32) >= 'a' && (line[id] | 32) <= 'z') ||
+				   (id && line[id] >= '0' && line[id] <= '9')))
+			id++;
+		if (id < ll && line[id] == ':' && id >= 5 &&
+		    (!memcmp(line + id - 5, "Error", 5) || (id >= 9 && !memcmp(line + id - 9, "Exception", 9)))) {
+			name = line, name_len = id;
+			value = line + id + 1 + (id + 1 < ll && line[id + 1] == ' ');
+			value_len = (size_t)(line + ll - value);
+		}
+		i += ll + 1;
+	}
+	if (!value) {
+		size_t end = len;
+		while (end && (err[end - 1] == '\n' || err[end - 1] == ' '))
+			end--;
+		size_t start = end;
+		while (start && err[start - 1] != '\n')
+			start--;
+		value = err + start;
+		value_len = end - start;
+	}
+	if (res->status == LANG_SANDBOX_ERROR) {
+		name = "SandboxError", name_len = 12;
+		value = res->message, value_len = strlen(res->message);
+	} else if (x->status == LANG_EXEC_TIME_LIMIT) {
+		name = "TimeoutError", name_len = 12;
+		value = "the code ran past its timeout and was killed", value_len = strlen(value);
+	} else if (!value_len) {
+		int n = snprintf(why, sizeof(why), "exit status %d", x->return_code);
+		value = why, value_len = n > 0 ? (size_t)n : 0;
+	}
+	fputs("{\"type\":\"error\",\"name\":", f);
+	api_json_string(f, name, name_len);
+	fputs(",\"value\":", f);
+	api_json_string(f, value, value_len);
+	fputs(",\"traceback\":", f);
+	api_json_string(f, err, len);
+	fputs("}\n", f);
+}
+
+static void ndjson_plots(FILE *f, const struct lang_result *res)
+{
+	for (size_t i = 0; i < res->nplots; i++) {
+		const struct lang_plot *p = &res->plots[i];
+		fprintf(f, "{\"type\":\"result\",\"is_main_result\":false,\"%s\":",
+			!strcmp(p->format, "png") ? "png" : "html");
+		if (!strcmp(p->format, "png"))
+			api_json_base64(f, (const unsigned char *)p->data, p->len);
+		else
+			api_json_string(f, p->data, p->len);
+		fputs(",\"text\":\"<Figure>\"}\n", f);
+	}
+}
+
+/* A one-shot run's answer: its output as it was (a compile step's
+ * first), its plots (R's), an error when it did not succeed. */
+static void ndjson_one_shot(FILE *f, const struct lang_result *res, unsigned count)
+{
+	if (res->compile.present) {
+		ndjson_text(f, "stdout", res->compile.out, res->compile.out_len);
+		ndjson_text(f, "stderr", res->compile.err, res->compile.err_len);
+	}
+	if (res->run.present) {
+		ndjson_text(f, "stdout", res->run.out, res->run.out_len);
+		ndjson_text(f, "stderr", res->run.err, res->run.err_len);
+	}
+	ndjson_plots(f, res);
+	if (res->status != LANG_SUCCESS)
+		ndjson_error_one_shot(f, res);
+	fprintf(f, "{\"type\":\"number_of_executions\",\"execution_count\":%u}\n", count);
+	fputs("{\"type\":\"end_of_execution\"}\n", f);
+}
+
 static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count)
 {
 	const struct lang_exec *x = &res->run;
@@ -74,16 +194,7 @@ static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count
 	ndjson_text(f, "stdout", x->out, mark);
 	bool failed = x->return_code != 0;
 	ndjson_text(f, "stderr", x->err, failed ? 0 : x->err_len);
-	for (size_t i = 0; i < res->nplots; i++) {
-		const struct lang_plot *p = &res->plots[i];
-		fprintf(f, "{\"type\":\"result\",\"is_main_result\":false,\"%s\":",
-			!strcmp(p->format, "png") ? "png" : "html");
-		if (!strcmp(p->format, "png"))
-			api_json_base64(f, (const unsigned char *)p->data, p->len);
-		else
-			api_json_string(f, p->data, p->len);
-		fputs(",\"text\":\"<Figure>\"}\n", f);
-	}
+	ndjson_plots(f, res);
 	if (mark < x->out_len) {
 		const char *v = x->out + mark;
 		size_t vl = x->out_len - mark;
@@ -101,9 +212,20 @@ static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count
 	fputs("{\"type\":\"end_of_execution\"}\n", f);
 }
 
-/* body -> the request layer's /cells/{id}/code body and its context_id
- * (ctx, "" for none); NULL with resp. */
-static cJSON *code_body(const struct api_request *req, char ctx[API_E2B_CONTEXT_ID + 1],
+/* What a run is: its context ("": the sandbox's own), its language
+ * (NULL: Python, in the kept session), the cwd of a one-shot run, and
+ * its count. */
+struct exec_target {
+	char ctx[API_E2B_CONTEXT_ID + 1];
+	const struct lang_def *lang;
+	char cwd[API_E2B_CONTEXT_CWD];
+	unsigned count;
+};
+
+/* body -> the request layer's body of the run ({code, timeout}; a
+ * one-shot run's language and workdir come later), its context_id and
+ * language in t; NULL with resp. */
+static cJSON *code_body(const struct api_request *req, struct exec_target *t,
 			struct api_response *resp)
 {
 	struct api_bad bad;
@@ -116,52 +238,93 @@ static cJSON *code_body(const struct api_request *req, char ctx[API_E2B_CONTEXT_
 		api_e2b_error(resp, 404, "no code context %.64s in the sandbox", cid);
 	} else if (!code) {
 		api_e2b_error(resp, 400, "code: the code to run");
-	} else if (lang && strcmp(lang, "python") && strcmp(lang, "py")) {
-		api_e2b_error(resp, 400, "language: python is served (docs/e2b.md)");
+	} else if (!api_e2b_code_language(lang, &t->lang, resp)) {
+		/* answered */
 	} else if ((out = cJSON_CreateObject())) {
 		cJSON_AddStringToObject(out, "code", code);
 		cJSON_AddNumberToObject(out, "timeout", E2B_CODE_TIMEOUT);
-		snprintf(ctx, API_E2B_CONTEXT_ID + 1, "%s",
+		snprintf(t->ctx, sizeof(t->ctx), "%s",
 			 cid && strcmp(cid, API_E2B_DEFAULT_CONTEXT) ? cid : "");
 	}
 	cJSON_Delete(j);
 	return out;
 }
 
-/* The count of sandbox id's runs in context ctx ("": its own session),
- * one more (more: a run went through); false when there is no such
- * context. */
-static bool context_count(struct api *a, const char *id, const char *ctx, bool more,
-			  unsigned *count)
+/* Sandbox id's context t->ctx ("": its own session): its count (one
+ * more: a run went through), and for a context its language and cwd;
+ * false when there is no such context. */
+static bool context_lookup(struct api *a, const char *id, struct exec_target *t, bool more)
 {
 	bool found = false;
 	pthread_mutex_lock(&a->mu);
 	struct api_cell *c = api_cell_find_locked(a, id);
 	struct api_e2b *e = c ? c->e2b : NULL;
-	unsigned *n = e && !ctx[0] ? &e->executions : NULL;
-	for (size_t i = 0; e && ctx[0] && i < e->ncontexts && !n; i++)
-		if (!strcmp(e->contexts[i].id, ctx))
+	unsigned *n = e && !t->ctx[0] ? &e->executions : NULL;
+	for (size_t i = 0; e && t->ctx[0] && i < e->ncontexts && !n; i++)
+		if (!strcmp(e->contexts[i].id, t->ctx)) {
 			n = &e->contexts[i].executions;
+			t->lang = e->contexts[i].lang;
+			snprintf(t->cwd, sizeof(t->cwd), "%s", e->contexts[i].cwd);
+		}
 	if (n) {
 		found = true;
-		*count = more ? ++*n : *n;
+		t->count = more ? ++*n : *n;
 	}
 	pthread_mutex_unlock(&a->mu);
 	return found;
 }
 
+/* A one-shot run's source: a first line's prefix that goes to the
+ * context's cwd (on the code's first line, so that an error's line
+ * numbers are the code's), then the code. NULL: out of memory. */
+static char *one_shot_source(const struct lang_def *l, const char *cwd, const char *code)
+{
+	struct api_jbuf jb;
+	if (!api_jb_open(&jb))
+		return NULL;
+	if (!strcmp(l->name, "bash")) {
+		fputs("cd -- '", jb.f);
+		for (const char *p = cwd; *p; p++)
+			*p == '\'' ? fputs("'\\''", jb.f) : fputc(*p, jb.f);
+		fputs("' || exit 1; ", jb.f);
+	} else { /* a JSON string is a JavaScript and an R string too */
+		fputs(!strcmp(l->name, "r") ? "setwd(" : "process.chdir(", jb.f);
+		api_json_string(jb.f, cwd, strlen(cwd));
+		fputs("); ", jb.f);
+	}
+	fputs(code, jb.f);
+	return api_jb_close(&jb);
+}
+
+/* j (code_body's) as a one-shot run's body: its language, its source
+ * with the cd, its work directory (the context's own under
+ * E2B_RUN_DIR); false: out of memory. */
+static bool one_shot_body(cJSON *j, const struct exec_target *t)
+{
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(j, "code");
+	_cleanup_free_ char *src = one_shot_source(t->lang, t->cwd, code->valuestring);
+	char dir[sizeof(E2B_RUN_DIR) + API_E2B_CONTEXT_ID + 8];
+	snprintf(dir, sizeof(dir), "%s/%s", E2B_RUN_DIR, t->ctx[0] ? t->ctx : API_E2B_DEFAULT_CONTEXT);
+	return src && cJSON_ReplaceItemInObjectCaseSensitive(j, "code", cJSON_CreateString(src)) &&
+	       cJSON_AddStringToObject(j, "language", t->lang->name) &&
+	       cJSON_AddStringToObject(j, "workdir", dir);
+}
+
 /* The NDJSON answer of a run that went through (rc 0), else the error. */
 static void execute_answer(int rc, const struct lang_result *res, const struct sc_err *err,
-			   unsigned count, struct api_response *resp)
+			   const struct exec_target *t, struct api_response *resp)
 {
 	struct api_jbuf jb;
 	if (rc < 0) {
 		api_e2b_error(resp, 500, "%s", err->msg);
 	} else if (api_jb_open(&jb)) {
-		ndjson_answer(jb.f, res, count);
-		char *t = api_jb_close(&jb);
-		if (t)
-			api_set_body(resp, 200, "application/x-ndjson", t, jb.len);
+		if (t->lang)
+			ndjson_one_shot(jb.f, res, t->count);
+		else
+			ndjson_answer(jb.f, res, t->count);
+		char *txt = api_jb_close(&jb);
+		if (txt)
+			api_set_body(resp, 200, "application/x-ndjson", txt, jb.len);
 		else
 			api_e2b_error(resp, 500, "out of memory");
 	} else {
@@ -171,36 +334,40 @@ static void execute_answer(int rc, const struct lang_result *res, const struct s
 
 void api_e2b_execute(struct api *a, const struct api_call *call, struct api_response *resp)
 {
-	char id[API_ID_LEN + 1], ctx[API_E2B_CONTEXT_ID + 1] = "";
+	char id[API_ID_LEN + 1];
+	struct exec_target t = {.cwd = API_E2B_HOME};
 	if (!api_e2b_code_auth(a, call->req, id, resp))
 		return;
-	cJSON *j = code_body(call->req, ctx, resp);
+	cJSON *j = code_body(call->req, &t, resp);
 	if (!j)
 		return;
 	struct api_run r;
 	struct api_bad bad;
 	struct cell *c;
 	struct api_response inner = {0};
-	unsigned count = 0;
-	if (api_parse_run(j, API_RUN_SESSION, &a->lim, NULL, &r, &bad) < 0) {
+	if (!context_lookup(a, id, &t, false)) {
+		api_e2b_error(resp, 404, "no code context %s in the sandbox", t.ctx);
+	} else if (t.lang && !one_shot_body(j, &t)) {
+		api_e2b_error(resp, 500, "out of memory");
+	} else if (api_parse_run(j, t.lang ? API_RUN_CELL : API_RUN_SESSION, &a->lim, NULL, &r,
+				 &bad) < 0) {
 		api_e2b_error(resp, 400, "%s", bad.msg);
-	} else if (!context_count(a, id, ctx, false, &count)) {
-		api_e2b_error(resp, 404, "no code context %s in the sandbox", ctx);
 	} else if (api_cell_begin(a, id, &c, &inner) < 0) {
 		api_e2b_error(resp, 502, "the sandbox's cell is gone");
 	} else {
 		struct sc_err err = {0};
 		struct lang_result res;
-		r.session.has_cancel = true;
-		r.session.cancel_fd = a->stop_pipe[0];
-		r.session.context = ctx[0] ? ctx : NULL;
-		int rc = api_cell_session(a, id, c, &err);
+		r.session.has_cancel = r.run.has_cancel = true;
+		r.session.cancel_fd = r.run.cancel_fd = a->stop_pipe[0];
+		r.session.context = t.ctx[0] ? t.ctx : NULL;
+		r.run.prepared = true; /* the pools' cells start with the support files */
+		int rc = t.lang ? 0 : api_cell_session(a, id, c, &err);
 		if (rc == 0)
-			rc = api_op_run(c, &r, true, &res, &err);
+			rc = api_op_run(c, &r, !t.lang, &res, &err);
 		api_cell_end(a, id, c);
 		if (rc == 0)
-			(void)context_count(a, id, ctx, true, &count);
-		execute_answer(rc, &res, &err, count, resp);
+			(void)context_lookup(a, id, &t, true);
+		execute_answer(rc, &res, &err, &t, resp);
 		if (rc == 0)
 			lang_result_free(&res);
 	}

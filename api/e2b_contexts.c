@@ -8,7 +8,9 @@
  * restart ends its interpreter (the session's supervisor starts a fresh
  * one) and goes to its cwd again (the default context too, which is not
  * removed); remove ends its supervisor's process group, so that nothing
- * of it is left running. Python only. */
+ * of it is left running. A context of JavaScript, TypeScript, R or bash
+ * has no interpreter (each of its runs is a program of its own,
+ * e2b_code.c): it is its cwd and its count. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,9 +88,9 @@ static bool context_run(struct api *a, const char *id, const char *ctx, const ch
 	return ok;
 }
 
-static void put_context(FILE *f, const char *ctx_id, const char *cwd)
+static void put_context(FILE *f, const char *ctx_id, const struct lang_def *l, const char *cwd)
 {
-	fprintf(f, "{\"id\":\"%s\",\"language\":\"python\",\"cwd\":", ctx_id);
+	fprintf(f, "{\"id\":\"%s\",\"language\":\"%s\",\"cwd\":", ctx_id, l ? l->name : "python");
 	api_json_string(f, cwd, strlen(cwd));
 	fputc('}', f);
 }
@@ -102,9 +104,10 @@ static void reply_json(struct api_jbuf *jb, struct api_response *resp)
 		api_e2b_error(resp, 500, "out of memory");
 }
 
-/* The body of a create: {"language", "cwd"} -> cwd; false with resp. */
-static bool create_body(const struct api_request *req, char cwd[API_E2B_CONTEXT_CWD],
-			struct api_response *resp)
+/* The body of a create: {"language", "cwd"} -> its language (NULL:
+ * Python) and cwd; false with resp. */
+static bool create_body(const struct api_request *req, const struct lang_def **l,
+			char cwd[API_E2B_CONTEXT_CWD], struct api_response *resp)
 {
 	struct api_bad bad;
 	cJSON *j = api_req_object(req->body, req->body_len, true, &bad);
@@ -113,8 +116,8 @@ static bool create_body(const struct api_request *req, char cwd[API_E2B_CONTEXT_
 	bool ok = j && api_req_str(j, "language", &lang, &bad) && api_req_str(j, "cwd", &dir, &bad);
 	if (!ok)
 		api_e2b_error(resp, 400, "%s", bad.msg);
-	else if (lang && strcmp(lang, "python") && strcmp(lang, "py"))
-		ok = false, api_e2b_error(resp, 400, "language: python is served (docs/e2b.md)");
+	else if (!api_e2b_code_language(lang, l, resp))
+		ok = false;
 	else if (!api_e2b_path(dir ? dir : API_E2B_HOME, path) || strlen(path) >= API_E2B_CONTEXT_CWD)
 		ok = false, api_e2b_error(resp, 400, "cwd: a path without '..', under %d bytes",
 					  API_E2B_CONTEXT_CWD);
@@ -125,7 +128,8 @@ static bool create_body(const struct api_request *req, char cwd[API_E2B_CONTEXT_
 }
 
 /* A new context's place in sandbox id's list; false when it is full. */
-static bool context_add(struct api *a, const char *id, const char *ctx_id, const char *cwd)
+static bool context_add(struct api *a, const char *id, const char *ctx_id,
+			const struct lang_def *l, const char *cwd)
 {
 	pthread_mutex_lock(&a->mu);
 	struct api_cell *c = api_cell_find_locked(a, id);
@@ -134,6 +138,7 @@ static bool context_add(struct api *a, const char *id, const char *ctx_id, const
 	if (ok) {
 		struct api_e2b_context *x = &e->contexts[e->ncontexts++];
 		snprintf(x->id, sizeof(x->id), "%s", ctx_id);
+		x->lang = l;
 		snprintf(x->cwd, sizeof(x->cwd), "%s", cwd);
 		x->executions = 0;
 	}
@@ -145,7 +150,7 @@ static bool context_add(struct api *a, const char *id, const char *ctx_id, const
  * (cwd not NULL: a restart, which sets its count to 0); false when it
  * has none such. */
 static bool context_find(struct api *a, const char *id, const char *ctx_id, bool remove,
-			 char cwd[API_E2B_CONTEXT_CWD])
+			 char cwd[API_E2B_CONTEXT_CWD], const struct lang_def **l)
 {
 	bool found = false;
 	pthread_mutex_lock(&a->mu);
@@ -155,6 +160,7 @@ static bool context_find(struct api *a, const char *id, const char *ctx_id, bool
 		if (strcmp(e->contexts[i].id, ctx_id) != 0)
 			continue;
 		found = true;
+		*l = e->contexts[i].lang;
 		if (cwd) { /* a restart: its count begins again */
 			snprintf(cwd, API_E2B_CONTEXT_CWD, "%s", e->contexts[i].cwd);
 			e->contexts[i].executions = 0;
@@ -170,7 +176,8 @@ void api_e2b_context_create(struct api *a, const struct api_call *call, struct a
 {
 	char id[API_ID_LEN + 1], cwd[API_E2B_CONTEXT_CWD], ctx_id[API_E2B_CONTEXT_ID + 1];
 	unsigned char rnd[API_E2B_CONTEXT_ID / 2];
-	if (!api_e2b_code_auth(a, call->req, id, resp) || !create_body(call->req, cwd, resp))
+	const struct lang_def *l;
+	if (!api_e2b_code_auth(a, call->req, id, resp) || !create_body(call->req, &l, cwd, resp))
 		return;
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 		api_e2b_error(resp, 500, "no randomness for a context id");
@@ -178,15 +185,15 @@ void api_e2b_context_create(struct api *a, const struct api_call *call, struct a
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(ctx_id + 2 * i, 3, "%02x", rnd[i]);
-	if (!context_add(a, id, ctx_id, cwd)) {
+	if (!context_add(a, id, ctx_id, l, cwd)) {
 		api_e2b_error(resp, 429, "a sandbox has at most %d code contexts", API_E2B_MAX_CONTEXTS);
 		return;
 	}
 	char why[400];
-	_cleanup_free_ char *py = chdir_py(cwd);
-	if (!py || !context_run(a, id, ctx_id, py, true, why, sizeof(why))) {
+	_cleanup_free_ char *py = l ? NULL : chdir_py(cwd);
+	if (!l && (!py || !context_run(a, id, ctx_id, py, true, why, sizeof(why)))) {
 		(void)context_run(a, id, ctx_id, REMOVE_PY, false, why, sizeof(why));
-		context_find(a, id, ctx_id, true, NULL);
+		context_find(a, id, ctx_id, true, NULL, &l);
 		api_e2b_error(resp, 400, "the context's interpreter in %s: %s", cwd,
 			      py ? why : "out of memory");
 		return;
@@ -196,7 +203,7 @@ void api_e2b_context_create(struct api *a, const struct api_call *call, struct a
 		api_e2b_error(resp, 500, "out of memory");
 		return;
 	}
-	put_context(jb.f, ctx_id, cwd);
+	put_context(jb.f, ctx_id, l, cwd);
 	reply_json(&jb, resp);
 }
 
@@ -211,12 +218,13 @@ void api_e2b_context_list(struct api *a, const struct api_call *call, struct api
 		return;
 	}
 	fputc('[', jb.f);
-	put_context(jb.f, API_E2B_DEFAULT_CONTEXT, API_E2B_HOME);
+	put_context(jb.f, API_E2B_DEFAULT_CONTEXT, NULL, API_E2B_HOME);
 	pthread_mutex_lock(&a->mu);
 	struct api_cell *c = api_cell_find_locked(a, id);
 	for (size_t i = 0; c && c->e2b && i < c->e2b->ncontexts; i++) {
 		fputc(',', jb.f);
-		put_context(jb.f, c->e2b->contexts[i].id, c->e2b->contexts[i].cwd);
+		put_context(jb.f, c->e2b->contexts[i].id, c->e2b->contexts[i].lang,
+			    c->e2b->contexts[i].cwd);
 	}
 	pthread_mutex_unlock(&a->mu);
 	fputc(']', jb.f);
@@ -226,19 +234,22 @@ void api_e2b_context_list(struct api *a, const struct api_call *call, struct api
 void api_e2b_context_remove(struct api *a, const struct api_call *call, struct api_response *resp)
 {
 	char id[API_ID_LEN + 1], why[400];
+	const struct lang_def *l;
 	if (!api_e2b_code_auth(a, call->req, id, resp))
 		return;
-	if (!context_find(a, id, call->tag, true, NULL)) {
+	if (!context_find(a, id, call->tag, true, NULL, &l)) {
 		api_e2b_error(resp, 404, "no code context %.64s in the sandbox", call->tag);
 		return;
 	}
-	(void)context_run(a, id, call->tag, REMOVE_PY, false, why, sizeof(why));
+	if (!l) /* a one-shot language's context has no interpreter */
+		(void)context_run(a, id, call->tag, REMOVE_PY, false, why, sizeof(why));
 	api_set_body(resp, 204, "application/json", NULL, 0);
 }
 
 void api_e2b_context_restart(struct api *a, const struct api_call *call, struct api_response *resp)
 {
 	char id[API_ID_LEN + 1], cwd[API_E2B_CONTEXT_CWD], why[400];
+	const struct lang_def *l;
 	if (!api_e2b_code_auth(a, call->req, id, resp))
 		return;
 	if (!strcmp(call->tag, API_E2B_DEFAULT_CONTEXT)) { /* the sandbox's own: its cwd as it was */
@@ -248,8 +259,12 @@ void api_e2b_context_restart(struct api *a, const struct api_call *call, struct 
 			api_set_body(resp, 204, "application/json", NULL, 0);
 		return;
 	}
-	if (!context_find(a, id, call->tag, false, cwd)) {
+	if (!context_find(a, id, call->tag, false, cwd, &l)) {
 		api_e2b_error(resp, 404, "no code context %.64s in the sandbox", call->tag);
+		return;
+	}
+	if (l) { /* nothing kept: its count begins again */
+		api_set_body(resp, 204, "application/json", NULL, 0);
 		return;
 	}
 	_cleanup_free_ char *py = chdir_py(cwd);

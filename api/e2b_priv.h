@@ -42,6 +42,8 @@ struct api_e2b_proc {
  * own in the sandbox's cell (lang_session_req.context: its id). */
 struct api_e2b_context {
 	char id[API_E2B_CONTEXT_ID + 1];
+	const struct lang_def *lang;  /* NULL: Python, an interpreter kept; else
+				       * a language run one-shot (e2b_code.c) */
 	char cwd[API_E2B_CONTEXT_CWD];
 	unsigned executions;
 };
@@ -176,6 +178,12 @@ api_handler api_e2b_execute;
 api_handler api_e2b_context_create, api_e2b_context_list, api_e2b_context_remove,
 	api_e2b_context_restart;
 #define API_E2B_DEFAULT_CONTEXT "default" /* the id of the sandbox's own session */
+/* The language a runCode or a createCodeContext names: *out NULL for
+ * Python (none named: Python too), which keeps its state in a session;
+ * else JavaScript, TypeScript, R or bash, each run of which is a fresh
+ * program. false: any other, resp answered (400). */
+bool api_e2b_code_language(const char *name, const struct lang_def **out,
+			   struct api_response *resp);
 /* Run src in sandbox id's session (context NULL: its own, else a
  * context's id), installing the session first when it has none: 0 with
  * res (lang_session_run_in's), or -1 with err. */

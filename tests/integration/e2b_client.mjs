@@ -435,8 +435,8 @@ check("runCode: an error with name, value and traceback",
 ex = await ci.runCode('import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()', LONG);
 check("runCode: a matplotlib plot as a PNG result",
 	ex.results.length === 1 && Buffer.from(ex.results[0].png || "", "base64").subarray(0, 4).toString("hex") === "89504e47", ex.results.length);
-e = await raises(() => ci.runCode("console.log(1)", { language: "javascript", ...LONG }));
-check("runCode in another language is refused", e !== null, String(e));
+e = await raises(() => ci.runCode("DISPLAY 1", { language: "cobol", ...LONG }));
+check("runCode in a language not served is refused (400)", e instanceof SandboxError && /400/.test(String(e)), String(e));
 // contexts: an interpreter each, beside the sandbox's own session
 const k1 = await ci.createCodeContext({ cwd: "/tmp", ...LONG });
 check("createCodeContext: an id, python, its cwd", typeof k1.id === "string" && k1.id.length === 32 && k1.language === "python" && k1.cwd === "/tmp", k1);
@@ -476,6 +476,50 @@ check("a 9th context is refused (8 at most)", e !== null, String(e));
 for (const c of ctxMade) await ci.removeCodeContext(c);
 r = await ci.commands.run("echo $((6*7))", LONG);
 check("... and the code interpreter's sandbox runs commands too", r.stdout === "42\n", r);
+
+// JavaScript, TypeScript, R and bash: each run a fresh program (sandcell
+// keeps no session of theirs), in /home/user or the context's cwd
+const hasTool = async (probe) => (await ci.commands.run(`${probe} >/dev/null 2>&1 && echo y || echo n`, LONG)).stdout === "y\n";
+if (await hasTool("command -v node")) {
+	ex = await ci.runCode('require("fs").writeFileSync("from-js.txt", "js wrote"); console.log(process.cwd(), 6 * 7)',
+		{ language: "javascript", ...LONG });
+	check("runCode javascript: its output, run in /home/user",
+		ex.logs.stdout.join("") === "/home/user 42\n" && !ex.error && (await ci.files.read("from-js.txt", LONG)) === "js wrote", ex);
+	ex = await ci.runCode("globalThis.kept = 1", { language: "js", ...LONG });
+	ex = await ci.runCode("console.log(typeof globalThis.kept)", { language: "js", ...LONG });
+	check("... each run a fresh program (no state kept, as docs/e2b.md says)", ex.logs.stdout.join("") === "undefined\n", ex);
+	ex = await ci.runCode("console.log('before'); nope()", { language: "javascript", ...LONG });
+	check("... an error: ReferenceError, its message, the stack as traceback, the output before it",
+		ex.error && ex.error.name === "ReferenceError" && ex.error.value === "nope is not defined" &&
+		ex.error.traceback.includes("ReferenceError") && ex.logs.stdout.join("") === "before\n", [ex.error, ex.logs]);
+	const kj = await ci.createCodeContext({ language: "javascript", cwd: "/tmp", ...LONG });
+	check("createCodeContext({language: 'javascript'})", kj.language === "javascript" && kj.cwd === "/tmp", kj);
+	ex = await ci.runCode("console.log(process.cwd())", { context: kj, ...LONG });
+	const ex2 = await ci.runCode("console.log(1)", { context: kj, ...LONG });
+	check("... runs in its cwd, counted", ex.logs.stdout.join("") === "/tmp\n" && ex.executionCount === 1 && ex2.executionCount === 2,
+		[ex, ex.executionCount, ex2.executionCount]);
+	await ci.removeCodeContext(kj);
+	check("... removed", !(await ci.listCodeContexts()).some((c) => c.id === kj.id));
+	if (await hasTool("test -d /usr/share/nodejs/typescript")) {
+		ex = await ci.runCode("const n: number = 41;\nconsole.log(n + 1)", { language: "typescript", ...LONG });
+		check("runCode typescript", ex.logs.stdout.join("") === "42\n" && !ex.error, ex);
+	} else console.log("# skip: typescript (node-typescript is not installed)");
+} else console.log("# skip: javascript (node is not installed)");
+if (await hasTool("command -v Rscript")) {
+	ex = await ci.runCode('x <- c(1, 2, 3)\ncat(sum(x), getwd(), "\\n")\nplot(x)', { language: "r", ...LONG });
+	check("runCode r: its output in /home/user, a plot as PNG",
+		ex.logs.stdout.join("") === "6 /home/user \n" && !ex.error && ex.results.length === 1 &&
+		Buffer.from(ex.results[0].png || "", "base64").subarray(0, 4).toString("hex") === "89504e47", [ex.logs, ex.error, ex.results.length]);
+	ex = await ci.runCode('stop("boom")', { language: "r", ...LONG });
+	check("... an error: its message", ex.error && /boom/.test(ex.error.value), ex.error);
+} else console.log("# skip: r (r-base-core is not installed)");
+ex = await ci.runCode("echo $((6*7)); pwd; echo warn >&2", { language: "bash", ...LONG });
+check("runCode bash: stdout, stderr, in /home/user",
+	ex.logs.stdout.join("") === "42\n/home/user\n" && ex.logs.stderr.join("") === "warn\n" && !ex.error, ex);
+ex = await ci.runCode("echo partial; exit 3", { language: "bash", ...LONG });
+check("... a non-zero exit is an error", ex.error && ex.error.value === "exit status 3" && ex.logs.stdout.join("") === "partial\n", ex.error);
+e = await raises(() => ci.createCodeContext({ language: "cobol", ...LONG }));
+check("createCodeContext in a language not served is refused", e !== null, String(e));
 check("kill the code interpreter's sandbox", (await ci.kill(LONG)) === true);
 
 r = await silent.catch((x) => x);

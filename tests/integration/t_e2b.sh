@@ -156,6 +156,10 @@ check "POST /sandboxes/ID/resume of it: 201, running" \
 	bash -c '[ "$RC" = 201 ] && [ "$(jget "d[\"state\"]")" = running ]'
 req POST "/sandboxes/vm-0123456789abcdef/pause" -H "X-API-KEY: $TOKEN" -d '{}'
 check "pause of an unknown sandbox: 404" expect_rc 404
+req POST /execute -H 'Content-Type: application/json' -H "E2b-Sandbox-Id: $SID" -H "X-Access-Token: $ATOK" \
+	-d '{"code":"DISPLAY 1","language":"cobol"}'
+check "runCode in a language not served: 400 that names the ones served" \
+	bash -c '[ "$RC" = 400 ] && grep -q "not served: python .*javascript, typescript, r and bash" <<<"$OUT"'
 req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
 check "DELETE: 204" expect_rc 204
 req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
