@@ -94,14 +94,13 @@ static void ndjson_error(FILE *f, const char *err, size_t len)
 }
 
 /* A one-shot run's error: the first "NameError: value" line of its
- * stderr (JavaScript's), else "Error" and the last line (R's, bash's),
- * and all of stderr as the traceback. */
-static void ndjson_error_one_shot(FILE *f, const struct lang_result *res)
+ * stderr (err, len: JavaScript's), else "Error" and the last line (R's,
+ * bash's), and all of stderr as the traceback. */
+static void ndjson_error_one_shot(FILE *f, const struct lang_result *res, const char *err,
+				  size_t len)
 {
 	const struct lang_exec *x = res->compile.present && res->compile.return_code ? &res->compile
 										   : &res->run;
-	const char *err = x->err ? x->err : "";
-	size_t len = x->err_len;
 	const char *name = "Error", *value = NULL;
 	size_t name_len = 5, value_len = 0;
 	char why[128];
@@ -162,54 +161,6 @@ static void ndjson_plots(FILE *f, const struct lang_result *res)
 			api_json_string(f, p->data, p->len);
 		fputs(",\"text\":\"<Figure>\"}\n", f);
 	}
-}
-
-/* A one-shot run's answer: its output as it was (a compile step's
- * first), its plots (R's), an error when it did not succeed. */
-static void ndjson_one_shot(FILE *f, const struct lang_result *res, unsigned count)
-{
-	if (res->compile.present) {
-		ndjson_text(f, "stdout", res->compile.out, res->compile.out_len);
-		ndjson_text(f, "stderr", res->compile.err, res->compile.err_len);
-	}
-	if (res->run.present) {
-		ndjson_text(f, "stdout", res->run.out, res->run.out_len);
-		ndjson_text(f, "stderr", res->run.err, res->run.err_len);
-	}
-	ndjson_plots(f, res);
-	if (res->status != LANG_SUCCESS)
-		ndjson_error_one_shot(f, res);
-	fprintf(f, "{\"type\":\"number_of_executions\",\"execution_count\":%u}\n", count);
-	fputs("{\"type\":\"end_of_execution\"}\n", f);
-}
-
-static void ndjson_answer(FILE *f, const struct lang_result *res, unsigned count)
-{
-	const struct lang_exec *x = &res->run;
-	unsigned n;
-	size_t mark = out_marker(x->out, x->out_len, &n);
-	/* the context's runs, as E2B counts them: the interpreter's own count
-	 * has a context's setup runs (its cwd) in it too */
-	n = count;
-	ndjson_text(f, "stdout", x->out, mark);
-	bool failed = x->return_code != 0;
-	ndjson_text(f, "stderr", x->err, failed ? 0 : x->err_len);
-	ndjson_plots(f, res);
-	if (mark < x->out_len) {
-		const char *v = x->out + mark;
-		size_t vl = x->out_len - mark;
-		v += strcspn(v, ":") + 2; /* past "Out[N]: " */
-		vl = (size_t)(x->out + x->out_len - v);
-		while (vl && v[vl - 1] == '\n')
-			vl--;
-		fputs("{\"type\":\"result\",\"is_main_result\":true,\"text\":", f);
-		api_json_string(f, v, vl);
-		fputs("}\n", f);
-	}
-	if (failed)
-		ndjson_error(f, x->err, x->err_len);
-	fprintf(f, "{\"type\":\"number_of_executions\",\"execution_count\":%u}\n", n);
-	fputs("{\"type\":\"end_of_execution\"}\n", f);
 }
 
 /* What a run is: its context ("": the sandbox's own), its language
@@ -310,67 +261,225 @@ static bool one_shot_body(cJSON *j, const struct exec_target *t)
 	       cJSON_AddStringToObject(j, "workdir", dir);
 }
 
-/* The NDJSON answer of a run that went through (rc 0), else the error. */
-static void execute_answer(int rc, const struct lang_result *res, const struct sc_err *err,
-			   const struct exec_target *t, struct api_response *resp)
+/* A run's stdout or stderr: all of it (up to the output limit), and how
+ * much of it went out as events. */
+struct out_buf {
+	char *d;
+	size_t len, cap, sent;
+	size_t seen;            /* len when sendable last looked */
+	bool held;              /* a line of the session's "Out[N]: " is held
+				 * (with all after it) until the run ends */
+};
+
+struct exec_job {
+	struct api *a;
+	char id[API_ID_LEN + 1];
+	struct cell *c;         /* the request's handle (api_cell_begin) */
+	cJSON *j;               /* the strings r points to */
+	struct api_run r;
+	struct exec_target t;
+	struct api_stream *s;
+	struct out_buf o[2];    /* stdout, stderr */
+	size_t limit;           /* bytes of each kept */
+};
+
+static void exec_job_free(void *ctx)
 {
+	struct exec_job *k = ctx;
+	if (k->c)
+		api_cell_end(k->a, k->id, k->c);
+	cJSON_Delete(k->j);
+	free(k->o[0].d);
+	free(k->o[1].d);
+	free(k);
+}
+
+/* One line of the answer (an open jbuf's NDJSON) into the stream. */
+static void send_lines(struct exec_job *k, struct api_jbuf *jb)
+{
+	_cleanup_free_ char *t = api_jb_close(jb);
+	if (t)
+		api_stream_raw(k->s, t, jb->len);
+}
+
+static void send_text(struct exec_job *k, int which, size_t upto)
+{
+	struct out_buf *b = &k->o[which];
 	struct api_jbuf jb;
-	if (rc < 0) {
-		api_e2b_error(resp, 500, "%s", err->msg);
-	} else if (api_jb_open(&jb)) {
-		if (t->lang)
-			ndjson_one_shot(jb.f, res, t->count);
-		else
-			ndjson_answer(jb.f, res, t->count);
-		char *txt = api_jb_close(&jb);
-		if (txt)
-			api_set_body(resp, 200, "application/x-ndjson", txt, jb.len);
-		else
-			api_e2b_error(resp, 500, "out of memory");
-	} else {
-		api_e2b_error(resp, 500, "out of memory");
+	if (upto <= b->sent || !api_jb_open(&jb))
+		return;
+	ndjson_text(jb.f, which ? "stderr" : "stdout", b->d + b->sent, upto - b->sent);
+	b->sent = upto;
+	send_lines(k, &jb);
+}
+
+/* Does a line that begins at p (n bytes so far) begin, or may it still
+ * begin, with the session's "Out["? */
+static bool maybe_out_line(const char *p, size_t n)
+{
+	return !memcmp(p, "Out[", n < 4 ? n : 4);
+}
+
+/* What of b may go out now: its whole lines (E2B's interpreter sends
+ * its output in such pieces, not a print's text and its newline apart),
+ * up to the first that is (or may become) the session's Out[N] (held:
+ * that line and all after it wait for the end). */
+static size_t sendable(struct out_buf *b, bool session_stdout)
+{
+	if (b->held)
+		return b->sent;
+	size_t end = b->sent, p = b->sent;
+	/* what the last call saw has no newline after sent, and its line
+	 * starts but the last 3 bytes' were decided: not scanned again */
+	if (b->seen > p + 3)
+		p = b->seen - 3;
+	b->seen = b->len;
+	for (; p < b->len; p++) {
+		if (session_stdout && (!p || b->d[p - 1] == '\n') &&
+		    maybe_out_line(b->d + p, b->len - p)) {
+			b->held = b->len - p >= 4; /* "Out[" whole: held for good */
+			break;
+		}
+		if (b->d[p] == '\n')
+			end = p + 1;
 	}
+	return end;
+}
+
+static void exec_event(void *ctx, const struct lang_event *ev)
+{
+	struct exec_job *k = ctx;
+	if (ev->type != LANG_EV_STDOUT && ev->type != LANG_EV_STDERR)
+		return; /* plots and the result: at the end */
+	int which = ev->type == LANG_EV_STDERR;
+	struct out_buf *b = &k->o[which];
+	size_t n = ev->len;
+	if (n > k->limit - b->len)
+		n = k->limit - b->len; /* past the output limit: dropped */
+	if (!n)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		char *d = realloc(b->d, cap);
+		if (!d)
+			return;
+		b->d = d;
+		b->cap = cap;
+	}
+	memcpy(b->d + b->len, ev->data, n);
+	b->len += n;
+	send_text(k, which, sendable(b, which == 0 && !k->t.lang));
+}
+
+/* The end of the answer: what was held of the output, the plots, the
+ * main result (the session's Out[N]), the error, the count. */
+static void exec_end(struct exec_job *k, const struct lang_result *res)
+{
+	struct out_buf *out = &k->o[0], *err = &k->o[1];
+	unsigned n;
+	/* (a run that failed has no value: an Out[ line is its own output) */
+	bool value = !k->t.lang && res->run.return_code == 0;
+	size_t mark = value ? out_marker(out->d ? out->d : "", out->len, &n) : out->len;
+	if (mark < out->sent)
+		mark = out->len; /* (an Out[ that went out already: not the value) */
+	send_text(k, 0, mark);
+	send_text(k, 1, err->len);
+	struct api_jbuf jb;
+	if (!api_jb_open(&jb))
+		return;
+	ndjson_plots(jb.f, res);
+	if (mark < out->len) {
+		const char *v = out->d + mark;
+		v += strcspn(v, ":") + 2; /* past "Out[N]: " (out_marker found both) */
+		size_t vl = (size_t)(out->d + out->len - v);
+		while (vl && v[vl - 1] == '\n')
+			vl--;
+		fputs("{\"type\":\"result\",\"is_main_result\":true,\"text\":", jb.f);
+		api_json_string(jb.f, v, vl);
+		fputs("}\n", jb.f);
+	}
+	if (k->t.lang && res->status != LANG_SUCCESS)
+		ndjson_error_one_shot(jb.f, res, err->d ? err->d : "", err->len);
+	else if (!k->t.lang && res->run.return_code != 0)
+		ndjson_error(jb.f, err->d ? err->d : "", err->len);
+	fprintf(jb.f, "{\"type\":\"number_of_executions\",\"execution_count\":%u}\n", k->t.count);
+	fputs("{\"type\":\"end_of_execution\"}\n", jb.f);
+	send_lines(k, &jb);
+}
+
+/* A run that could not be made (the session would not start, the cell
+ * went): an error in the answer, which began already. */
+static void exec_fail(struct exec_job *k, const char *msg)
+{
+	send_text(k, 0, k->o[0].len);
+	send_text(k, 1, k->o[1].len);
+	struct api_jbuf jb;
+	if (!api_jb_open(&jb))
+		return;
+	fputs("{\"type\":\"error\",\"name\":\"SandboxError\",\"value\":", jb.f);
+	api_json_string(jb.f, msg, strlen(msg));
+	fputs(",\"traceback\":", jb.f);
+	api_json_string(jb.f, msg, strlen(msg));
+	fputs("}\n{\"type\":\"end_of_execution\"}\n", jb.f);
+	send_lines(k, &jb);
+}
+
+/* The run, on the stream's thread: its output as it comes (the SDK's
+ * onStdout and onStderr), then the end. */
+static void exec_job_stream(struct api_stream *s, void *ctx)
+{
+	struct exec_job *k = ctx;
+	struct api_run *r = &k->r;
+	k->s = s;
+	r->session.sink = r->run.sink = (struct lang_sink){.fn = exec_event, .ctx = k};
+	r->session.stream = r->run.stream = true;
+	r->session.has_cancel = r->run.has_cancel = true;
+	r->session.cancel_fd = r->run.cancel_fd = api_stream_cancel_fd(s);
+	r->session.context = k->t.ctx[0] ? k->t.ctx : NULL;
+	r->run.prepared = true; /* the pools' cells start with the support files */
+	struct sc_err err = {0};
+	struct lang_result res;
+	int rc = k->t.lang ? 0 : api_cell_session(k->a, k->id, k->c, &err);
+	if (rc == 0)
+		rc = api_op_run(k->c, r, !k->t.lang, &res, &err);
+	if (rc < 0) {
+		exec_fail(k, err.msg);
+		return;
+	}
+	(void)context_lookup(k->a, k->id, &k->t, true);
+	exec_end(k, &res);
+	lang_result_free(&res);
 }
 
 void api_e2b_execute(struct api *a, const struct api_call *call, struct api_response *resp)
 {
-	char id[API_ID_LEN + 1];
-	struct exec_target t = {.cwd = API_E2B_HOME};
-	if (!api_e2b_code_auth(a, call->req, id, resp))
+	struct exec_job *k = api_job_alloc(sizeof(*k), resp);
+	if (!k)
 		return;
-	cJSON *j = code_body(call->req, &t, resp);
-	if (!j)
-		return;
-	struct api_run r;
+	k->a = a;
+	k->t = (struct exec_target){.cwd = API_E2B_HOME};
 	struct api_bad bad;
-	struct cell *c;
 	struct api_response inner = {0};
-	if (!context_lookup(a, id, &t, false)) {
-		api_e2b_error(resp, 404, "no code context %s in the sandbox", t.ctx);
-	} else if (t.lang && !one_shot_body(j, &t)) {
+	if (!api_e2b_code_auth(a, call->req, k->id, resp) || !(k->j = code_body(call->req, &k->t, resp))) {
+		/* answered */
+	} else if (!context_lookup(a, k->id, &k->t, false)) {
+		api_e2b_error(resp, 404, "no code context %s in the sandbox", k->t.ctx);
+	} else if (k->t.lang && !one_shot_body(k->j, &k->t)) {
 		api_e2b_error(resp, 500, "out of memory");
-	} else if (api_parse_run(j, t.lang ? API_RUN_CELL : API_RUN_SESSION, &a->lim, NULL, &r,
-				 &bad) < 0) {
+	} else if (api_parse_run(k->j, k->t.lang ? API_RUN_CELL : API_RUN_SESSION, &a->lim, NULL,
+				 &k->r, &bad) < 0) {
 		api_e2b_error(resp, 400, "%s", bad.msg);
-	} else if (api_cell_begin(a, id, &c, &inner) < 0) {
+	} else if (api_cell_begin(a, k->id, &k->c, &inner) < 0) {
+		k->c = NULL;
 		api_e2b_error(resp, 502, "the sandbox's cell is gone");
 	} else {
-		struct sc_err err = {0};
-		struct lang_result res;
-		r.session.has_cancel = r.run.has_cancel = true;
-		r.session.cancel_fd = r.run.cancel_fd = a->stop_pipe[0];
-		r.session.context = t.ctx[0] ? t.ctx : NULL;
-		r.run.prepared = true; /* the pools' cells start with the support files */
-		int rc = t.lang ? 0 : api_cell_session(a, id, c, &err);
-		if (rc == 0)
-			rc = api_op_run(c, &r, !t.lang, &res, &err);
-		api_cell_end(a, id, c);
-		if (rc == 0)
-			(void)context_lookup(a, id, &t, true);
-		execute_answer(rc, &res, &err, &t, resp);
-		if (rc == 0)
-			lang_result_free(&res);
+		k->limit = k->r.run.output_limit ? k->r.run.output_limit : CELL_DEFAULT_OUTPUT;
+		api_response_free(&inner);
+		api_stream_start(a, resp, 0, exec_job_stream, exec_job_free, k);
+		return; /* the stream owns k */
 	}
 	api_response_free(&inner);
-	cJSON_Delete(j);
+	exec_job_free(k);
 }

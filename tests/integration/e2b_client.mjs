@@ -435,6 +435,23 @@ check("runCode: an error with name, value and traceback",
 ex = await ci.runCode('import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()', LONG);
 check("runCode: a matplotlib plot as a PNG result",
 	ex.results.length === 1 && Buffer.from(ex.results[0].png || "", "base64").subarray(0, 4).toString("hex") === "89504e47", ex.results.length);
+// output as it comes: the code waits (a minute at most) for a file that
+// the test writes only once onStdout has had the first line, so the
+// second line follows the first only if the first came before the end
+const gate = `/tmp/gate-${tag}`;
+const streamed = [];
+let gateWrite = null;
+ex = await ci.runCode(`import os, time\nprint("first", flush=True)\nfor _ in range(1200):\n    if os.path.exists(${JSON.stringify(gate)}):\n        break\n    time.sleep(0.05)\nprint("second" if os.path.exists(${JSON.stringify(gate)}) else "gave up")\n6 * 7`,
+	{ onStdout: (m) => { streamed.push(m.line); if (!gateWrite) gateWrite = ci.files.write(gate, "go", LONG); }, ...LONG });
+await gateWrite;
+check("runCode streams: onStdout has a line while the code still runs (it waits for the test's answer to it)",
+	streamed.join("") === "first\nsecond\n" && ex.logs.stdout.join("") === "first\nsecond\n" && ex.text === "42", [streamed, ex.logs, ex.text]);
+const errSeen = [];
+ex = await ci.runCode('import sys\nprint("warned", file=sys.stderr)\nprint("Out[9]: not the value")\nraise ValueError("bad")',
+	{ onStderr: (m) => errSeen.push(m.line), ...LONG });
+check("... stderr too, and a printed Out[9]: line is output, not the value, when the code fails",
+	errSeen.join("").startsWith("warned\n") && ex.logs.stdout.join("") === "Out[9]: not the value\n" && ex.text === undefined &&
+	ex.error && ex.error.name === "ValueError" && ex.error.value === "bad", [errSeen, ex.logs, ex.error]);
 e = await raises(() => ci.runCode("DISPLAY 1", { language: "cobol", ...LONG }));
 check("runCode in a language not served is refused (400)", e instanceof SandboxError && /400/.test(String(e)), String(e));
 // contexts: an interpreter each, beside the sandbox's own session
@@ -457,7 +474,9 @@ ex = await ci.runCode("import os\nprint(os.getcwd())\n'x' in globals()", { conte
 check("restartCodeContext: the state is gone, the cwd kept, the count begun again, no note on stderr",
 	ex.text === "False" && ex.logs.stdout.join("") === "/tmp\n" && ex.logs.stderr.length === 0 && ex.executionCount === 1,
 	[ex, ex.executionCount]);
-const ctxProcs = async () => Number((await ci.commands.run("grep -ls 'driver.py' /proc/[0-9]*/cmdline | wc -l", LONG)).stdout);
+// (the pattern 'driver[.]py' is not in its own match: neither the shell's
+// command line nor a fork of it not yet exec'd is counted)
+const ctxProcs = async () => Number((await ci.commands.run("grep -ls 'driver[.]py' /proc/[0-9]*/cmdline | wc -l", LONG)).stdout);
 const nBefore = await ctxProcs();
 await ci.removeCodeContext(k2.id);
 await new Promise((ok) => setTimeout(ok, 1500));
