@@ -195,6 +195,7 @@ struct cell_result {
 	bool out_truncated, err_truncated;
 	double wall_s, cpu_s;
 	uint64_t peak_memory; /* bytes, 0 when unknown */
+	bool prestarted;      /* it ran in a pre-started interpreter's process */
 	const char *limit_hit; /* "memory", "pids", "timeout" or NULL */
 	char *warning;        /* e.g. limits weaker than asked, or NULL (malloc'd) */
 	struct net_summary *network; /* egress decisions (malloc'd), NULL without egress */
@@ -246,6 +247,10 @@ void cell_set_root(const char *dir);
  * is a directory owned by the caller and not writable by others. */
 int cell_ensure_private_dir(const char *dir, struct sc_err *err);
 
+/* Where a cell's pre-started Python interpreter waits for commands
+ * (lang/py/sc_zygote.py; cell_exec_req.prestarted). */
+#define CELL_ZYGOTE_SOCKET "/tmp/.sandcell/zygote.sock"
+
 struct cell_exec_req {
 	char *const *argv;
 	const char *const *env; /* KEY=VAL added to (or replacing in) the cell's
@@ -267,6 +272,11 @@ struct cell_exec_req {
 	 * default user (cell_spec.has_user, else root); 0:0 is root. */
 	bool has_user;
 	uint32_t uid, gid;
+	/* prestarted: the command (`python3 -u SCRIPT ...`) may run in a
+	 * process cloned from the cell's pre-started interpreter, when the
+	 * cell has one that takes it (lang/'s prestart; else it runs the
+	 * usual way); cell_result.prestarted says which. */
+	bool prestarted;
 	/* on_output, when set: each piece of a captured stream (stdout_fd or
 	 * stderr_fd -1) as it arrives, stream 1 or 2, on the caller's thread
 	 * while cell_exec runs, besides going into the result (which keeps
@@ -422,6 +432,11 @@ bool cell_image_in_use(void *ctx, const char *image, char *who, size_t who_size)
  * that have one).
  * Thread-safe, one struct cell per thread. */
 int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err);
+/* The cell's pre-started interpreter (cell_exec_req.prestarted), if it has
+ * one, is ended: for a pooled cell handed out for anything but such runs,
+ * whose processes must be only its own. Thread-safe, one struct cell per
+ * thread. */
+int cell_prestart_end(struct cell *c, struct sc_err *err);
 /* What a live cell uses now. CPU time: its processes' (and what their
  * ended children used), from /proc. Memory: its cgroup's charge and the
  * page cache in it where the cell has a memory cgroup, else its processes'

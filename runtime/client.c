@@ -226,6 +226,13 @@ int rt_query_state_fd(struct cell *c, struct sc_err *err)
 	return fd;
 }
 
+int cell_prestart_end(struct cell *c, struct sc_err *err)
+{
+	struct proto_req h = {.kind = REQ_PRESTART_END};
+	struct proto_rsp r;
+	return simple_request(c, &h, RSP_EXIT, &r, err);
+}
+
 int cell_set_memory_limit(struct cell *c, uint64_t bytes, struct sc_err *err)
 {
 	if (!bytes)
@@ -428,6 +435,7 @@ static void exec_result(struct cell_result *res, const struct proto_rsp *r, cons
 	}
 	res->cpu_s = (double)r->cpu_us / 1e6;
 	res->peak_memory = r->maxrss_kb * 1024;
+	res->prestarted = r->prestarted != 0;
 	res->wall_s = sc_now() - t0;
 	sc_capture_result(&io->cap[0], &res->out, &res->out_len, &res->out_truncated);
 	sc_capture_result(&io->cap[1], &res->err, &res->err_len, &res->err_truncated);
@@ -444,7 +452,8 @@ int cell_exec(struct cell *c, const struct cell_exec_req *req, struct cell_resul
 	double t0 = sc_now();
 	struct proto_req h = {.kind = REQ_EXEC,
 			      .timeout_ms = rt_proto_timeout_ms(req->timeout_s),
-			      .flags = req->has_user ? PROTO_EXEC_USER : 0,
+			      .flags = (req->has_user ? PROTO_EXEC_USER : 0) |
+				       (req->prestarted ? PROTO_EXEC_PRESTARTED : 0),
 			      .uid = req->uid,
 			      .gid = req->gid};
 	size_t len;

@@ -151,6 +151,17 @@ void rt_child_send(int fd, int kind, int value, const char *text);
 uid_t rt_serve_peer_uid(const struct cell_plan *plan);
 void rt_init_serve(const struct cell_plan *plan, uid_t peer_uid) __attribute__((noreturn));
 
+/* zygote.c: where a cell's pre-started Python interpreter waits
+ * (lang/py/sc_zygote.py, started by lang/), and the exec server's offer
+ * of a command to it: the pid of the command's process (init's child,
+ * already let go), or 0 when the interpreter did not take it (absent,
+ * refused, silent for a second, or answering nonsense): then the caller
+ * starts the command the usual way. */
+pid_t rt_zygote_exec(char *const *argv, const char *const *env, const char *cwd, const int fds[3]);
+/* The pre-started interpreter (the process listening on its socket, when
+ * it is this init's child) killed and reaped. */
+void rt_zygote_end(void);
+
 /* status.c: exit status as DESIGN.md says. */
 void rt_result_from_wait(struct cell_result *res, int wstatus);
 

@@ -29,6 +29,7 @@ enum proto_req_kind {
 	REQ_CONNECT = 9,    /* fds: a stream socket relayed to 127.0.0.1:max_size */
 	REQ_STATE_FD = 10,  /* answered by RSP_EXIT carrying (SCM_RIGHTS) init's fd of the
 			     * cell's writable state, for fork and checkpoint */
+	REQ_PRESTART_END = 11, /* the pre-started interpreter, if any, is killed; RSP_EXIT */
 };
 
 /* proto_req.flags */
@@ -37,6 +38,8 @@ enum proto_req_kind {
 #define PROTO_FILE_REPLACE 8u /* with PROTO_FILE_CREATE: an existing file is replaced */
 #define PROTO_COPY_AS_DEST 2u /* COPY_IN: the entry becomes path, even an existing directory */
 #define PROTO_EXEC_USER 4u    /* EXEC: run as uid:gid, not the cell's default user */
+#define PROTO_EXEC_PRESTARTED 8u /* EXEC: may run in a process of the cell's pre-started
+				  * interpreter (runtime/zygote.c) */
 
 struct proto_req {
 	uint32_t kind;
@@ -64,7 +67,7 @@ struct proto_rsp {
 	uint32_t timed_out;
 	uint32_t nprocs; /* INFO: processes in the cell */
 	uint32_t nexecs; /* INFO: requests in flight */
-	uint32_t pad;
+	uint32_t prestarted; /* EXIT of an EXEC: it ran in a pre-started interpreter's process */
 	uint64_t cpu_us;
 	uint64_t maxrss_kb;
 	char text[448];

@@ -38,6 +38,7 @@ struct conn {
 	bool timed_out;
 	bool gone;       /* the client hung up: nobody to answer */
 	bool peer_ok;    /* SO_PEERCRED showed the creator's uid */
+	bool prestarted; /* its command runs in a pre-started interpreter's process */
 };
 
 struct server {
@@ -195,6 +196,21 @@ static pid_t start_exec(const struct server *s, const struct proto_request *q)
 	_exit(rt_exec_failure_status(e));
 }
 
+/* An exec that asked for it, run by the cell's pre-started interpreter
+ * when that takes it (runtime/zygote.c): not as another user, not on a
+ * terminal, and not with a memory rlimit other than the one the
+ * interpreter was started with. 0: start it the usual way. */
+static pid_t start_prestarted(const struct server *s, const struct proto_request *q)
+{
+	const struct cell_spec *spec = s->plan->spec;
+	if (!(q->h.flags & PROTO_EXEC_PRESTARTED) || (q->h.flags & PROTO_EXEC_USER) ||
+	    (s->plan->use_rlimits && s->memory) || isatty(q->fds[0]) || isatty(q->fds[1]) ||
+	    isatty(q->fds[2]))
+		return 0;
+	const char *cwd = q->path[0] ? q->path : spec->workdir;
+	return rt_zygote_exec(q->argv, merge_env(spec, q), cwd, q->fds);
+}
+
 /* A worker for a request that moves data through the one fd it passed:
  * copies, file reads and writes, the layer export. */
 static pid_t start_worker(const struct server *s, const struct proto_request *q, int conn_fd)
@@ -295,13 +311,21 @@ static void handle_request(struct server *s, size_t i)
 			send_error(c->fd, "%s", "this cell keeps no writable state to fork");
 		else
 			send_rsp_fd(c->fd, &r, s->plan->state_fd);
+	} else if (q.h.kind == REQ_PRESTART_END && q.nfds == 0) {
+		rt_zygote_end();
+		struct proto_rsp r = {.kind = RSP_EXIT};
+		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_SET_MEMORY && q.nfds == 0 && q.h.max_size) {
 		s->memory = q.h.max_size;
 		struct proto_rsp r = {.kind = RSP_EXIT};
 		send_rsp(c->fd, &r);
 	} else if (q.h.kind == REQ_EXEC && q.nfds == 3 && q.h.argc >= 1) {
-		if (!user_unmapped(s, &q, c->fd))
-			pid = start_exec(s, &q);
+		if (!user_unmapped(s, &q, c->fd)) {
+			pid = start_prestarted(s, &q);
+			c->prestarted = pid > 0;
+			if (pid <= 0)
+				pid = start_exec(s, &q);
+		}
 	} else if (q.nfds == 1 && ((takes_path_and_fd(q.h.kind) && q.path[0]) ||
 				   q.h.kind == REQ_LAYER_OUT ||
 				   (q.h.kind == REQ_CONNECT && q.h.max_size >= 1 &&
@@ -361,6 +385,7 @@ static void reap(struct server *s)
 			if (!c->gone) {
 				struct proto_rsp r = {
 					.kind = RSP_EXIT, .status = status, .timed_out = c->timed_out,
+					.prestarted = c->prestarted,
 					.cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec +
 						  (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec,
 					.maxrss_kb = (uint64_t)ru.ru_maxrss};
