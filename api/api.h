@@ -78,6 +78,10 @@ struct api_config {
 	const char *pod_name;         /* executor_pod_name in results, or NULL */
 	const char *node_name;        /* the prefix of its cell ids (api_node_name_ok) */
 	const char *domain;           /* ports by host name PORT-ID.DOMAIN, or NULL */
+	/* the E2B create's metadata key that names the sandbox's image, as
+	 * a template id does (slime's E2BSandbox routes images so); NULL:
+	 * API_E2B_IMAGE_KEY */
+	const char *e2b_image_key;
 	/* POST /cells may name other images (stored ones, and references the
 	 * store holds or, from the registries of allow_pull, "REG,REG" or
 	 * "*", pulls), each with a pool of image_pool cells */

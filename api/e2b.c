@@ -112,18 +112,39 @@ static bool string_map(const cJSON *j, const char *k, cJSON **out, struct api_ba
  * name; with serve --allow-images, any other names its image (into
  * image: a store name or a registry reference, as POST /cells' "image");
  * else it is refused. */
-static bool template_ok(const struct api *a, const char *t, char image[API_IMAGE_NAME_MAX + 1],
-			struct api_bad *bad)
+static bool template_default(const char *t)
 {
 	static const char *const DEFAULTS[] = {"base", "code-interpreter-v1", "code-interpreter",
 					       "desktop", "mcp-gateway"};
-	image[0] = '\0';
-	if (!t)
-		return true;
-	for (size_t i = 0; i < SC_ARRAY_LEN(DEFAULTS); i++)
+	for (size_t i = 0; t && i < SC_ARRAY_LEN(DEFAULTS); i++)
 		if (!strcmp(t, DEFAULTS[i]))
 			return true;
+	return false;
+}
+
+static bool template_ok(const struct api *a, const char *t, char image[API_IMAGE_NAME_MAX + 1],
+			struct api_bad *bad)
+{
+	image[0] = '\0';
+	if (!t || template_default(t))
+		return true;
 	return api_image_choice(&a->lim, t, image, bad);
+}
+
+/* The image a create names: its metadata's image key (serve
+ * --e2b-image-key: slime's E2BSandbox routes its task images so), else
+ * its templateID; both, naming two images: refused. */
+static bool create_image(const struct api *a, const char *tmpl, const cJSON *meta,
+			 char image[API_IMAGE_NAME_MAX + 1], struct api_bad *bad)
+{
+	const char *key = a->cfg.e2b_image_key ? a->cfg.e2b_image_key : API_E2B_IMAGE_KEY;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(meta, key);
+	const char *named = cJSON_IsString(m) ? m->valuestring : NULL;
+	if (named && tmpl && !template_default(tmpl) && strcmp(tmpl, named) != 0)
+		return api_bad(bad, 400, "metadata",
+			       "templateID %.64s and metadata %.64s (%.64s) name two images", tmpl,
+			       key, named);
+	return template_ok(a, named ? named : tmpl, image, bad);
 }
 
 static bool new_token(char out[API_E2B_TOKEN_LEN + 1])
@@ -150,10 +171,12 @@ static struct api_e2b *parse_create(struct api *a, const cJSON *j,
 	const char *tmpl;
 	double timeout;
 	cJSON *meta = NULL, *env = NULL;
-	if (!api_req_str(j, "templateID", &tmpl, bad) || !template_ok(a, tmpl, image, bad) ||
+	if (!api_req_str(j, "templateID", &tmpl, bad) ||
 	    !api_req_num(j, "timeout", API_E2B_DEFAULT_TIMEOUT, &timeout, bad) ||
-	    !string_map(j, "metadata", &meta, bad) || !string_map(j, "envVars", &env, bad)) {
+	    !string_map(j, "metadata", &meta, bad) || !string_map(j, "envVars", &env, bad) ||
+	    !create_image(a, tmpl, meta, image, bad)) {
 		cJSON_Delete(meta);
+		cJSON_Delete(env);
 		return NULL;
 	}
 	struct api_e2b *e = calloc(1, sizeof(*e));

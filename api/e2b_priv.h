@@ -23,6 +23,8 @@
 #define API_E2B_CONTEXT_CWD 1024        /* bytes of its cwd, NUL included */
 #define API_E2B_MAX_META 64             /* metadata / envVars entries */
 #define API_E2B_MAX_META_LEN 1024       /* bytes of a key or a value */
+#define API_E2B_IMAGE_KEY "sandcell/image" /* the metadata key that names an image
+					    * (serve --e2b-image-key) */
 
 struct api_e2b_hub;
 

@@ -46,6 +46,7 @@ struct serve_opts {
 	const char *pod_name;
 	const char *node_name;
 	const char *domain;
+	const char *e2b_image_key;
 	const char *allow_pull;
 	uint64_t store_max;
 	bool allow_images;
@@ -119,6 +120,11 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "PORT-ID.DOMAIN (E2B's getHost(port)); DOMAIN\n"
 		 "is what clients put after the dot, e.g.\n"
 		 "sandcell.localhost:8080 (docs/api.md)"},
+	{"--e2b-image-key", NULL, CLI_STRING, SV(e2b_image_key), .metavar = "KEY",
+	 .help = "the E2B create's metadata key that names the\n"
+		 "sandbox's image, as a template id does (with\n"
+		 "--allow-images; slime's E2BSandbox; default\n"
+		 "sandcell/image)"},
 	{"--allow-images", NULL, CLI_FLAG, SV(allow_images),
 	 .help = "POST /cells may name another image (\"image\":\n"
 		 "a stored image or a reference the store holds);\n"
@@ -384,6 +390,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cfg.domain = o.domain;
+	cfg.e2b_image_key = o.e2b_image_key;
 	cfg.pull_insecure = co.pull_insecure;
 	struct sc_err err = {0};
 	/* The checks first, so that a refused listener makes no cell. */

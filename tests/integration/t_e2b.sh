@@ -28,6 +28,38 @@ as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
 	--port-file "$T_WORK/port" --pool 2 --domain sandcell.localhost --max-concurrency 48 \
 	>"$T_WORK/serve.log" 2>"$T_WORK/serve.err" &
 SERVER=$!
+# A second server for what needs an image in the store (the first runs the
+# host image, which is not stored): E2B snapshots, and an image named by
+# slime's metadata key. Its image: busybox and the host's bash (the SDKs
+# run every command with /bin/bash -l -c), a few MB, imported in well under
+# a second. Without busybox those checks are skipped.
+SERVER2=
+IMG=e2bimg
+if [ -x /bin/busybox ]; then
+	IR="$T_DIR/img/rootfs"
+	mkdir -p "$IR/bin" "$IR/etc" "$IR/tmp" && chmod 1777 "$IR/tmp"
+	cp /bin/busybox "$IR/bin/"
+	for t in sh cat ls id echo test mkdir touch wc head tail sleep env pwd chmod rm setsid; do
+		ln -s busybox "$IR/bin/$t"
+	done
+	cp /bin/bash "$IR/bin/bash"
+	for l in $(ldd /bin/bash | grep -o '/[^ ]*'); do
+		mkdir -p "$IR$(dirname "$l")" && cp -L "$l" "$IR$l"
+	done
+	echo "$IMG image" >"$IR/etc/e2b-image"
+	TOOL="$(dirname "$0")/image_tool.py"
+	python3 "$TOOL" pack-rootfs "$IR" "$T_DIR/img/img.tar" 0 &&
+		python3 "$TOOL" oci-from-tar "$T_DIR/img/img.tar" "$T_DIR/img/oci" PATH=/bin &&
+		chmod -R a+rX "$T_DIR/img"
+	sc image import "$T_DIR/img/oci" "$IMG"
+	check "an image with bash is imported for the second server" expect_rc 0
+	as_user_exec "$SC_BIN" serve --listen 127.0.0.1:0 --token-file "$T_WORK/token" \
+		--port-file "$T_WORK/port2" --pool 1 --allow-images --ephemeral \
+		>"$T_WORK/serve2.log" 2>"$T_WORK/serve2.err" &
+	SERVER2=$!
+else
+	echo "# skip: snapshots and slime's image key (busybox-static is not installed)"
+fi
 check "the server writes its port" wait_until test -s "$T_WORK/port"
 URL="http://127.0.0.1:$(cat "$T_WORK/port")"
 
@@ -160,6 +192,10 @@ req POST /execute -H 'Content-Type: application/json' -H "E2b-Sandbox-Id: $SID" 
 	-d '{"code":"DISPLAY 1","language":"cobol"}'
 check "runCode in a language not served: 400 that names the ones served" \
 	bash -c '[ "$RC" = 400 ] && grep -q "not served: python .*javascript, typescript, r and bash" <<<"$OUT"'
+req POST /v2/sandboxes -H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' \
+	-d '{"templateID":"base","metadata":{"sandcell/image":"e2bimg"}}'
+check "an image named by the metadata key (sandcell/image) without --allow-images: 400" \
+	bash -c '[ "$RC" = 400 ]'
 req DELETE "/sandboxes/$SID" -H "X-API-KEY: $TOKEN"
 check "DELETE: 204" expect_rc 204
 req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
@@ -167,10 +203,35 @@ req POST /process.Process/List -H 'Content-Type: application/json' -d '{}' \
 check "an envd call to a killed sandbox: unavailable (the SDK's sandbox-gone error)" \
 	bash -c '[ "$RC" = 503 ] && [ "$(jget "d[\"code\"]")" = unavailable ]'
 
+# --- slime's calls as the Python SDK sends them, on the second server ---
+URL2=
+if [ -n "$SERVER2" ] && wait_until test -s "$T_WORK/port2"; then
+	URL2="http://127.0.0.1:$(cat "$T_WORK/port2")"
+	ST=$(curl -s -o "$T_WORK/conflict" -w '%{http_code}' -X POST "$URL2/v2/sandboxes" \
+		-H "X-API-KEY: $TOKEN" -H 'Content-Type: application/json' \
+		-d '{"templateID":"other","metadata":{"sandcell/image":"e2bimg"}}')
+	check "a templateID and the metadata key naming two images: 400" \
+		bash -c '[ "$0" = 400 ] && grep -q "name two images" "$1"' "$ST" "$T_WORK/conflict"
+	for py in python3 /usr/bin/python3; do
+		WIRE=$(timeout 300 "$py" "$(dirname "$0")/e2b_slime_wire.py" "$URL2" "$TOKEN" sandcell/image "$IMG" "$IMG image" 2>&1)
+		WRC=$?
+		while IFS= read -r line; do
+			case "$line" in
+			"ok   - "*) pass "slime wire ($py): ${line#ok   - }" ;;
+			"FAIL - "*) fail "slime wire ($py): ${line#FAIL - }" ;;
+			*) echo "# $line" ;;
+			esac
+		done <<<"$WIRE"
+		check "slime's wire ($py) ran to the end" bash -c '[ "$0" -eq 0 ] && grep -qx done <<<"$1"' "$WRC" "$WIRE"
+	done
+elif [ -n "$SERVER2" ]; then
+	fail "the second server writes its port"
+fi
+
 # --- the official SDK ---
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "skip: node and npm are needed for the E2B SDK client"
-	kill "$SERVER"
+	kill "$SERVER" $SERVER2
 	exit 77
 fi
 CACHE=/var/tmp/sandcell-test-npm/e2b-$E2B_VERSION-ci-$CI_VERSION
@@ -189,7 +250,7 @@ if [ ! -f "$CACHE/node_modules/@e2b/code-interpreter/package.json" ]; then
 fi
 if [ ! -f "$CACHE/node_modules/@e2b/code-interpreter/package.json" ]; then
 	echo "skip: npm could not install e2b@$E2B_VERSION and @e2b/code-interpreter@$CI_VERSION"
-	kill "$SERVER"
+	kill "$SERVER" $SERVER2
 	exit 77
 fi
 NODE_DIR="$T_DIR/node"
@@ -212,6 +273,10 @@ check "the SDK client ran to the end" bash -c '[ "$0" -eq 0 ] && grep -qx done <
 # the sandbox the client left is removed when the server stops
 kill -TERM "$SERVER"
 check "SIGTERM ends the server" wait_until gone_pid "$SERVER"
+if [ -n "$SERVER2" ]; then
+	kill -TERM "$SERVER2"
+	check "SIGTERM ends the second server" wait_until gone_pid "$SERVER2"
+fi
 check "no cell is left after the server stopped" wait_until no_cells
 sed 's/^/# server: /' "$T_WORK/serve.err" | tail -20
 finish
