@@ -541,6 +541,44 @@ e = await raises(() => ci.createCodeContext({ language: "cobol", ...LONG }));
 check("createCodeContext in a language not served is refused", e !== null, String(e));
 check("kill the code interpreter's sandbox", (await ci.kill(LONG)) === true);
 
+// --- snapshots, on the test's second server (--allow-images, with an
+// image in its store: the first one's host image cannot be committed) ---
+if (process.env.SC_IMG_URL) {
+	const IMG = { apiUrl: process.env.SC_IMG_URL, sandboxUrl: process.env.SC_IMG_URL, ...LONG };
+	const src = await Sandbox.create(process.env.SC_IMG, IMG);
+	await src.files.write("/home/user/kept.txt", "snapshot me", IMG);
+	r = await src.commands.run("cat /etc/e2b-image", IMG);
+	check("a sandbox of a stored image (the second server)", r.stdout === `${process.env.SC_IMG} image\n`, r);
+	const snap = await src.createSnapshot(IMG);
+	check("sandbox.createSnapshot(): an id, and its names", typeof snap.snapshotId === "string" && snap.snapshotId.length > 0 &&
+		snap.names.includes(snap.snapshotId), snap);
+	const named = await Sandbox.createSnapshot(src.sandboxId, { name: `snap-${tag}`, ...IMG });
+	check("Sandbox.createSnapshot(id, {name})", named.snapshotId === `snap-${tag}`, named);
+	e = await raises(() => Sandbox.createSnapshot(src.sandboxId, { name: `snap-${tag}`, ...IMG }));
+	check("... a name taken is refused", e !== null, String(e));
+	await src.files.write("/home/user/kept.txt", "changed after", IMG);
+	const fromSnap = await Sandbox.create(snap.snapshotId, IMG);
+	r = await fromSnap.commands.run("cat /home/user/kept.txt /etc/e2b-image", IMG);
+	check("Sandbox.create(snapshotId): the files as they were at the snapshot, on the image",
+		r.stdout === `snapshot me${process.env.SC_IMG} image\n`, r);
+	let snaps = await Sandbox.listSnapshots({ sandboxId: src.sandboxId, ...IMG }).nextItems();
+	check("Sandbox.listSnapshots({sandboxId}): both", snaps.length === 2 &&
+		[snap.snapshotId, named.snapshotId].every((id) => snaps.some((x) => x.snapshotId === id)), snaps);
+	snaps = await src.listSnapshots(IMG).nextItems();
+	check("sandbox.listSnapshots(): the same", snaps.length === 2, snaps);
+	e = await raises(() => Sandbox.deleteSnapshot(snap.snapshotId, IMG));
+	check("deleteSnapshot while a sandbox of it runs is refused", e !== null, String(e));
+	check("kill that sandbox", (await fromSnap.kill(IMG)) === true);
+	check("deleteSnapshot: true", (await Sandbox.deleteSnapshot(snap.snapshotId, IMG)) === true);
+	check("... and again: false", (await Sandbox.deleteSnapshot(snap.snapshotId, IMG)) === false);
+	check("deleteSnapshot of the named one: true", (await Sandbox.deleteSnapshot(named.snapshotId, IMG)) === true);
+	snaps = await Sandbox.listSnapshots({ sandboxId: src.sandboxId, ...IMG }).nextItems();
+	check("... and none is listed", snaps.length === 0, snaps);
+	e = await raises(() => Sandbox.create(snap.snapshotId, IMG));
+	check("a deleted snapshot is no template", e !== null, String(e));
+	check("kill the snapshot's source", (await src.kill(IMG)) === true);
+} else console.log("# skip: snapshots (no second server: busybox-static is not installed)");
+
 r = await silent.catch((x) => x);
 check("a command silent for 33 s (past the 30 s connection timeout) still ends well",
 	r.exitCode === 0 && r.stdout === "late\n", String(r));

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # E2B's wire API in sandcell serve: a few requests by hand (the envd
 # routes without a sandbox or token, the Connect envelope, E2B's error
-# shape), then the official E2B JS SDK (e2b_client.mjs: create, commands,
-# commands.connect, PTYs, files, files.watchDir, list, connect, two sandboxes, setTimeout expiry, kill twice, a
-# wrong key, an envd call without the access token) and
-# @e2b/code-interpreter (runCode: output, state, value, error, a plot;
-# contexts),
-# and no cell left after SIGTERM. The SDKs are installed with npm (cached
-# in /var/tmp/sandcell-test-npm by version); no node or no npm registry:
-# skipped (77).
+# shape), slime's calls as the Python SDK sends them (e2b_slime_wire.py),
+# then the official E2B JS SDK (e2b_client.mjs: create, commands, a
+# background command that outlives its stream, commands.connect, PTYs,
+# files, files.watchDir, list, connect, two sandboxes, setTimeout expiry,
+# kill twice, a wrong key, an envd call without the access token,
+# snapshots) and @e2b/code-interpreter (runCode: output as it comes,
+# state, value, error, a plot; JavaScript, TypeScript, R, bash;
+# contexts), and no cell left after SIGTERM. Snapshots and slime's image
+# key run on a second server whose store holds a small image. The SDKs
+# are installed with npm (cached in /var/tmp/sandcell-test-npm by
+# version); no node or no npm registry: skipped (77).
 # ctest-timeout: 900
 . "$(dirname "$0")/../lib.sh"
 
@@ -258,7 +261,7 @@ mkdir -p "$NODE_DIR"
 ln -s "$CACHE/node_modules" "$NODE_DIR/node_modules"
 cp "$(dirname "$0")/e2b_client.mjs" "$NODE_DIR/"
 CLIENT_OUT=$(cd "$NODE_DIR" && E2B_API_URL="$URL" E2B_SANDBOX_URL="$URL" E2B_API_KEY="$TOKEN" \
-	SC_DOMAIN=sandcell.localhost \
+	SC_DOMAIN=sandcell.localhost SC_IMG_URL="$URL2" SC_IMG="$IMG" \
 	timeout 800 node e2b_client.mjs 2>&1)
 CRC=$?
 printf '%s\n' "$CLIENT_OUT" | grep -v -e '^ok ' -e '^FAIL ' | sed 's/^/# /'
