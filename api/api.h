@@ -95,6 +95,11 @@ struct api_config {
 	 * it may share the root with others. Else one server per state root,
 	 * whose /cells cells a restarted server adopts (api/restart.c). */
 	bool ephemeral;
+	/* /run_code's Python runs in a process cloned from an interpreter each
+	 * pool cell starts ahead (lang_prep_cache.prestart), with the modules
+	 * of preimport ("numpy,pandas", or NULL) imported */
+	bool prestart;
+	const char *preimport;
 	struct sc_log log;            /* one JSON line per request (SC_LOG_INFO),
 				       * warnings */
 };

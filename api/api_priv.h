@@ -75,6 +75,8 @@ struct api {
 	struct cell_seed_file seeds[LANG_SEED_FILES];
 	const char *dirs[16];        /* pool_spec.make_dirs: cfg.spec's, and API_E2B_HOME */
 	struct lang_prep_cache prep; /* the pool workers' (each fills its own copy) */
+	char preimport_buf[512];     /* cfg.preimport, split at ',' */
+	const char *preimport[LANG_MAX_PREIMPORT + 1]; /* prep.preimport */
 	pthread_mutex_t mu;          /* guards cells, ncells, holds, cancelled */
 	pthread_cond_t session_cv;   /* with mu: a cell's session_starting ended */
 	struct api_cell *cells;

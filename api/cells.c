@@ -32,6 +32,10 @@ struct cell *api_pool_take_from(struct api *a, struct cell_pool *pool, const cha
 		return NULL;
 	}
 	api_metrics_cell_start(&a->metrics, ready, sc_now() - t0);
+	/* a pre-started interpreter serves /run_code only: any other user of
+	 * the cell sees only its own processes */
+	if (a->prep.prestart && !(route && !strcmp(route, "run_code")))
+		(void)cell_prestart_end(c, &err);
 	return c;
 }
 

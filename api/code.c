@@ -107,6 +107,8 @@ static void run_code_in(struct api *a, struct cell *c, struct api_run *r, struct
 	_cleanup_free_ struct net_summary *net = api_net_summary_since(net_log);
 	api_metrics_run_code(&a->metrics, r->lang, (int)res.status);
 	api_metrics_limit_hit(&a->metrics, res.limit_hit);
+	if (res.run.prestarted)
+		atomic_fetch_add_explicit(&a->metrics.run_code_prestarted, 1, memory_order_relaxed);
 	if (net)
 		api_metrics_egress(&a->metrics, net->allowed, net->denied);
 	send_lang_result(a, resp, &res, false, net);
@@ -129,6 +131,7 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 		return;
 	}
 	r.run.prepared = true; /* the pool's cells start with the support files (seeded) */
+	r.run.prestarted = a->prep.prestart;
 	run_trace(&r, call->req);
 	r.run.has_cancel = true;
 	r.run.cancel_fd = a->stop_pipe[0];

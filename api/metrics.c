@@ -198,6 +198,10 @@ static void render_runs(struct out *o, const struct api_metrics *m)
 {
 	size_t n;
 	const struct lang_def *t = lang_table(&n);
+	head(o, "sandcell_run_code_prestarted_total", "counter",
+	     "/run_code programs run in a process of the cell's pre-started interpreter");
+	put(o, "sandcell_run_code_prestarted_total %llu\n",
+	    (unsigned long long)ld(&m->run_code_prestarted));
 	head(o, "sandcell_run_code_total", "counter", "/run_code results by language and status");
 	for (size_t l = 0; l < n && l < API_METRICS_LANGS; l++)
 		for (size_t s = 0; s < 3; s++) {

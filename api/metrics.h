@@ -43,6 +43,7 @@ struct api_metrics {
 	struct api_hist cell_acquire[2];                  /* a cell from the pool:
 							   * [API_START_POOLED], [API_START_COLD] */
 	atomic_uint_fast64_t run_code_in_flight;
+	atomic_uint_fast64_t run_code_prestarted; /* runs in a pre-started interpreter */
 };
 
 void api_metrics_init(struct api_metrics *m);

@@ -24,12 +24,56 @@ void api_config_init(struct api_config *cfg)
 	cfg->max_body = API_DEFAULT_MAX_BODY;
 }
 
+#define PREIMPORT_MAX_LEN 511
+
+/* --preimport: module names (letters, digits, '_', dotted) separated by
+ * ',', at most LANG_MAX_PREIMPORT and PREIMPORT_MAX_LEN bytes; NULL or
+ * "" is none. */
+static bool preimport_ok(const char *s)
+{
+	if (!s || !*s)
+		return true;
+	size_t n = 1, len = strlen(s);
+	if (len > PREIMPORT_MAX_LEN || s[0] == ',' || s[0] == '.' || s[len - 1] == ',' ||
+	    s[len - 1] == '.')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char ch = s[i];
+		bool word = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+			    (ch >= '0' && ch <= '9' && i && s[i - 1] != ',' && s[i - 1] != '.');
+		if (ch == ',' || ch == '.') {
+			if (s[i + 1] == ',' || s[i + 1] == '.')
+				return false;
+			n += ch == ',';
+		} else if (!word) {
+			return false;
+		}
+	}
+	return n <= LANG_MAX_PREIMPORT;
+}
+
+/* a->preimport: cfg's names (preimport_ok), pointing into a copy */
+static void split_preimport(struct api *a, const char *s)
+{
+	_Static_assert(sizeof(a->preimport_buf) > PREIMPORT_MAX_LEN, "preimport buffer");
+	size_t n = 0;
+	snprintf(a->preimport_buf, sizeof(a->preimport_buf), "%s", s ? s : "");
+	for (char *save = NULL, *t = strtok_r(a->preimport_buf, ",", &save);
+	     t && n < LANG_MAX_PREIMPORT; t = strtok_r(NULL, ",", &save))
+		a->preimport[n++] = t;
+	a->preimport[n] = NULL;
+}
+
 int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 {
 	if (!cfg->spec)
 		return sc_fail(err, EINVAL, "api: no cell spec");
 	if (!cfg->max_concurrency || !cfg->max_cells || !cfg->max_body)
 		return sc_fail(err, EINVAL, "api: limits must be at least 1");
+	if (!preimport_ok(cfg->preimport))
+		return sc_fail(err, EINVAL,
+			       "--preimport '%.60s': module names (letters, digits, '_', dotted) "
+			       "separated by ',', at most %d", cfg->preimport, LANG_MAX_PREIMPORT);
 	if (!api_node_name_ok(cfg->node_name))
 		return sc_fail(err, EINVAL,
 			       "api: node name '%.40s' is not 1 to %d of a-z, 0-9 and '-' "
@@ -90,6 +134,9 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	a->pool_spec.seed_files = a->seeds;
 	a->pool_spec.nseed_files = lang_seed_files(a->seeds);
 	a->prep.seeded = true;
+	a->prep.prestart = cfg->prestart;
+	split_preimport(a, cfg->preimport);
+	a->prep.preimport = a->preimport;
 	/* forked before the pool, which it then holds no socket of */
 	if (a->lim.other_images && api_pool_host_start(a, err) < 0) {
 		api_free(a);

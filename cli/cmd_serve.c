@@ -52,7 +52,8 @@ struct serve_opts {
 	bool allow_images;
 	size_t image_pool;
 	const char *metrics_listen;
-	bool insecure_plaintext, metrics_public, ephemeral;
+	bool insecure_plaintext, metrics_public, ephemeral, prestart;
+	const char *preimport;
 	size_t pool, max_concurrency, max_cells;
 	uint64_t max_body, max_header, max_connections, max_per_peer;
 	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
@@ -138,6 +139,11 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "until the store fits SIZE (default\n$SANDCELL_STORE_MAX, else no cap)"},
 	{"--image-pool", NULL, CLI_COUNT, SV(image_pool), .min = 1, .max = 64, .metavar = "N",
 	 .help = "cells kept ready per other image (default 1)"},
+	{"--prestart", NULL, CLI_FLAG, SV(prestart),
+	 .help = "each pool cell starts python3 ahead; a Python\nprogram of /run_code runs in a clone of it\n"
+		 "(docs/api.md)"},
+	{"--preimport", NULL, CLI_STRING, SV(preimport), .metavar = "MOD[,MOD...]",
+	 .help = "--prestart, with these modules imported ahead\n(e.g. numpy): programs find them imported"},
 	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
 	 .help = "a server of its own (a client's private one):\n"
 		 "no lock on the state root, which it may share,\n"
@@ -324,6 +330,8 @@ static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 		cfg->max_body = o->max_body > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)o->max_body;
 	cfg->token = token;
 	cfg->ephemeral = o->ephemeral;
+	cfg->prestart = o->prestart || (o->preimport && *o->preimport);
+	cfg->preimport = o->preimport;
 	cfg->allow_images = o->allow_images || o->allow_pull;
 	cfg->allow_pull = o->allow_pull;
 	cfg->image_pool = o->image_pool;

@@ -43,6 +43,7 @@ int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *e
 		.stderr_fd = -1,
 		.has_cancel = x->has_cancel,
 		.cancel_fd = x->cancel_fd,
+		.prestarted = x->prestarted,
 	};
 	bool stream = x->stream && x->sink && x->sink->fn;
 	if (stream) {
@@ -70,6 +71,7 @@ int lang_i_exec(struct cell *c, const struct lang_i_exec *x, struct lang_exec *e
 	ex->execution_time = cr.wall_s;
 	ex->limit_hit = cr.limit_hit ? cr.limit_hit : cr.timed_out ? "timeout" : NULL;
 	ex->peak_memory = cr.peak_memory;
+	ex->prestarted = cr.prestarted;
 	cell_result_free(&cr);
 	if (!ex->out || !ex->err)
 		return sc_fail(err, ENOMEM, "%s: out of memory", x->argv[0]);

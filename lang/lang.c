@@ -132,7 +132,7 @@ static const struct lang_def TABLE[] = {
 };
 
 static const struct lang_steps STEPS[SC_ARRAY_LEN(TABLE)] = {
-	{.run = {"python3", "-u", "{src}"}, .env = {"PYTHONDONTWRITEBYTECODE=1"},
+	{.run = {"python3", "-u", "{src}"}, .env = {LANG_PY_ENV_NO_PYC},
 	 .debian = "python3"},
 	{.run = {"node", "{src}"}, .env = {"NODE_PATH=/usr/share/nodejs"}, /* Debian's node-* */
 	 .debian = "nodejs"},
@@ -303,7 +303,7 @@ static void emit(const struct lang_run_req *req, enum lang_event_type t, const c
 
 static int step(struct cell *c, const struct lang_run_req *req, const char *const *tmpl,
 		const char *const *env, const char *src, const char *cls, double timeout,
-		int stdin_fd, struct lang_exec *ex, struct sc_err *err)
+		int stdin_fd, bool prestarted, struct lang_exec *ex, struct sc_err *err)
 {
 	char *argv[16];
 	size_t n = 0;
@@ -323,6 +323,7 @@ static int step(struct cell *c, const struct lang_run_req *req, const char *cons
 		.stream = req->stream,
 		.has_cancel = req->has_cancel,
 		.cancel_fd = req->cancel_fd,
+		.prestarted = prestarted,
 	};
 	return lang_i_exec(c, &x, ex, err);
 }
@@ -642,7 +643,7 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 	if (st->compile[0]) {
 		const char *cenv[SC_ARRAY_LEN(st->env) + 2];
 		with_extra_env(st->env, SC_ARRAY_LEN(st->env), req.extra_env, cenv);
-		if (step(c, &req, st->compile, cenv, srcname, cls, req.compile_timeout_s, -1,
+		if (step(c, &req, st->compile, cenv, srcname, cls, req.compile_timeout_s, -1, false,
 			 &res->compile, &e) < 0) {
 			set_sandbox_error(res, &e);
 			goto done;
@@ -659,7 +660,8 @@ int lang_run_in(struct cell *c, const struct lang_run_req *given, struct lang_re
 	char plots_env[128];
 	bool plots = run_env(c, &req, st, env, plots_env, sizeof(plots_env));
 	const char *plots_dir = plots_env + strlen("SANDCELL_PLOTS=");
-	if (step(c, &req, st->run, env, srcname, cls, req.run_timeout_s, req.stdin_fd,
+	bool prestarted = req.prestarted && !strcmp(l->name, "python");
+	if (step(c, &req, st->run, env, srcname, cls, req.run_timeout_s, req.stdin_fd, prestarted,
 		 &res->run, &e) < 0) {
 		set_sandbox_error(res, &e);
 		goto done;

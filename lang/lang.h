@@ -106,6 +106,7 @@ struct lang_exec {
 	double execution_time;     /* seconds */
 	const char *limit_hit;     /* "memory", "pids", "timeout" or NULL */
 	uint64_t peak_memory;
+	bool prestarted;           /* it ran in the cell's pre-started interpreter */
 };
 
 struct lang_file {
@@ -204,6 +205,9 @@ struct lang_run_req {
 	bool prepared;                 /* lang_run_in: the cell has the support
 				        * files (made with lang_seed_files, or by
 				        * lang_prepare_cell): not written again */
+	bool prestarted;               /* lang_run_in, Python: the run may take the
+				        * cell's pre-started interpreter
+				        * (lang_prep_cache.prestart) */
 	const char *extra_env;         /* one more KEY=VAL for the compile and
 				        * run steps (a request's TRACEPARENT),
 				        * or NULL */
@@ -233,12 +237,18 @@ size_t lang_seed_files(struct cell_seed_file out[LANG_SEED_FILES]);
  * prepares cells (a pool worker's copy is its own); not thread-safe. */
 struct lang_prep_cache {
 	bool seeded;     /* set by the owner: the pool's spec has lang_seed_files */
+	/* set by the owner: each cell gets a Python interpreter started ahead
+	 * (lang/py/sc_zygote.py), with these modules imported (NULL-ended,
+	 * or NULL), in which a run with lang_run_req.prestarted runs */
+	bool prestart;
+	const char *const *preimport;
 	bool tried;      /* the compile was tried (once, however it went) */
 	char tag[40];    /* the interpreter's cache tag, e.g. "cpython-311" */
 	char *pyc;       /* malloc'd, NULL: none */
 	size_t pyc_len;
 };
 void lang_prep_cache_free(struct lang_prep_cache *pc);
+#define LANG_MAX_PREIMPORT 16 /* modules a pre-started interpreter imports */
 
 /* Write the support files that runs of every language need (Python's
  * plot backend) into a fresh cell ahead of time, e.g. as a cell pool's

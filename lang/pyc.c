@@ -68,6 +68,32 @@ static void compile_support(struct cell *c, struct lang_prep_cache *pc)
 	pc->pyc_len = cf.len;
 }
 
+/* The interpreter a run may take (lang/py/sc_zygote.py), started with
+ * the environment of a Python run (lang.c's run_env, but the plot
+ * directory, which is each run's own); it puts itself in the background
+ * once it listens. A cell where it does not start (no python3 in the
+ * image) runs its code the usual way. */
+static void start_interpreter(struct cell *c, const struct lang_prep_cache *pc)
+{
+	char *argv[4 + LANG_MAX_PREIMPORT + 1] = {"python3", "-u", LANG_PY_DIR "/sc_zygote.py",
+						   CELL_ZYGOTE_SOCKET};
+	size_t n = 4;
+	for (size_t i = 0; pc->preimport && pc->preimport[i] && n < SC_ARRAY_LEN(argv) - 1; i++)
+		argv[n++] = (char *)pc->preimport[i];
+	argv[n] = NULL;
+	const char *env[] = {LANG_PY_ENV_NO_PYC, LANG_PY_ENV_PATH, LANG_PY_ENV_BACKEND,
+			     LANG_PY_ENV_MPLCONFIG, NULL};
+	struct cell_exec_req er = {.argv = argv, .env = env, .timeout_s = 120, .output_limit = 4096,
+				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
+	struct cell_result cr;
+	struct sc_err e = {0};
+	if (lang_i_put_file(c, LANG_PY_DIR "/sc_zygote.py", lang_py_sc_zygote,
+			    lang_py_sc_zygote_size, &e) < 0 ||
+	    cell_exec(c, &er, &cr, &e) < 0)
+		return;
+	cell_result_free(&cr);
+}
+
 int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err)
 {
 	struct lang_prep_cache *pc = ctx;
@@ -77,15 +103,15 @@ int lang_prepare_cell(struct cell *c, void *ctx, struct sc_err *err)
 		return 0;
 	if (!pc->tried) {
 		compile_support(c, pc);
-		return 0;
+	} else if (pc->pyc) {
+		char path[LANG_MAX_PATH];
+		pyc_path(pc, path, sizeof(path));
+		if (cell_write_file(c, path, pc->pyc, pc->pyc_len, CELL_FILE_CREATE, 30, err) < 0)
+			return sc_err_wrap(err, "writing %s in the cell", path);
 	}
-	if (!pc->pyc)
-		return 0;
-	char path[LANG_MAX_PATH];
-	pyc_path(pc, path, sizeof(path));
-	return cell_write_file(c, path, pc->pyc, pc->pyc_len, CELL_FILE_CREATE, 30, err) < 0
-		       ? sc_err_wrap(err, "writing %s in the cell", path)
-		       : 0;
+	if (pc->prestart)
+		start_interpreter(c, pc);
+	return 0;
 }
 
 void lang_prep_cache_free(struct lang_prep_cache *pc)

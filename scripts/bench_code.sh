@@ -74,6 +74,15 @@ if command -v curl >/dev/null; then
 	k=$(python3 -S tests/bench/keepalive_client.py "$(cat "$work/port")" "$work/token" "$rounds")
 	printf 'serve /run_code print(1), kept connection %7.2f ms   host python3 -c %7.2f ms   ratio %s (goal <= 1.50)\n' \
 		"$k" "$h" "$(ratio "$k" "$h")"
+	# 3b. one request at a time, the pool keeping up: a server with
+	# --prestart against this one and the host, alternated (#39)
+	"$sc" serve --ephemeral --prestart --listen 127.0.0.1:0 --token-file "$work/token" \
+		--port-file "$work/port.pre" --pool 2 >/dev/null 2>"$work/serve-pre.err" &
+	srv2=$!
+	for _ in $(seq 600); do [ -s "$work/port.pre" ] && break; sleep 0.1; done
+	python3 -S tests/bench/prestart_bench.py "$(cat "$work/port.pre")" "$(cat "$work/port")" \
+		"$work/token" "$((rounds / 2 > 10 ? rounds / 2 : 10))" 0.3 "$py"
+	kill -TERM "$srv2" && wait "$srv2" 2>/dev/null || true
 	# 4. every language's hello world through /run_code (kept connection)
 	# against the host compiling and running it in a fresh directory,
 	# alternated; then a MultiPL-E-shaped sweep (#33)

@@ -22,7 +22,7 @@ srv=
 trap '[ -n "$srv" ] && kill -TERM "$srv" 2>/dev/null && wait "$srv" 2>/dev/null; rm -rf "$work"' EXIT
 head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$work/token"
 "$sc" serve --listen 127.0.0.1:0 --token-file "$work/token" --port-file "$work/port" \
-	--pool "$conc" --max-concurrency 64 >/dev/null 2>"$work/serve.err" &
+	--pool "$conc" --max-concurrency 64 ${BENCH_SERVE_FLAGS:-} >/dev/null 2>"$work/serve.err" &
 srv=$!
 for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
 [ -s "$work/port" ] || { echo "serve: the server did not start"; cat "$work/serve.err"; exit 1; }
