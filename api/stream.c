@@ -231,13 +231,12 @@ static bool stream_orphan(struct api_stream *s)
 		s->next_orphan = a->orphans;
 		a->orphans = s;
 		a->norphans++;
+		/* (under mu: the job's thread frees s only once it has taken mu) */
+		sc_closep(&s->sp[0]); /* its writes fail now: dropped */
+		pthread_detach(s->th);
 	}
 	pthread_mutex_unlock(&a->mu);
-	if (!orphan)
-		return false;
-	sc_closep(&s->sp[0]); /* its writes fail now: dropped */
-	pthread_detach(s->th);
-	return true;
+	return orphan;
 }
 
 void api_stream_orphans_cancel_locked(struct api *a)
