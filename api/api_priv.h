@@ -402,6 +402,8 @@ void api_stream_raw(struct api_stream *s, const void *p, size_t n);
 /* After msg's len bytes (at most 64) when the job has sent nothing for
  * every_ms: a protocol's keepalive, so that a command that runs long
  * without output keeps its connection (the transport drops an idle one).
+ * Not before the job's first bytes: a protocol's stream begins with its
+ * own message (Connect's start event, which the E2B SDK reads first).
  * Call from the handler, right after api_stream_start. The job must
  * write whole messages at once (no keepalive lands inside one). */
 void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms);

@@ -52,6 +52,8 @@ struct api_stream {
 	char ka[64];        /* a keepalive message, sent after ka_ms of silence */
 	size_t ka_len;
 	int ka_ms;
+	bool ka_after_first; /* ... only once the job's first bytes went */
+	bool got_any;       /* the transport has read some of the job's bytes */
 };
 
 static void send_all(struct api_stream *s, const char *p, size_t n)
@@ -254,13 +256,20 @@ void api_stream_orphans_wait(struct api *a)
 	pthread_mutex_unlock(&a->mu);
 }
 
-void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms)
+static void stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms,
+			     bool after_first)
 {
 	if (len > sizeof(s->ka) || every_ms <= 0)
 		return;
 	memcpy(s->ka, msg, len);
 	s->ka_len = len;
 	s->ka_ms = every_ms;
+	s->ka_after_first = after_first;
+}
+
+void api_stream_keepalive(struct api_stream *s, const void *msg, size_t len, int every_ms)
+{
+	stream_keepalive(s, msg, len, every_ms, true);
 }
 
 void api_stream_kill(struct api_stream *s)
@@ -278,7 +287,8 @@ static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
 			{.fd = client_fd, .events = POLLRDHUP},
 			{.fd = s->stop_seen ? -1 : s->a->stop_pipe[0], .events = POLLIN},
 		};
-		int n = poll(p, 3, s->ka_len ? s->ka_ms : -1);
+		bool ka = s->ka_len && (s->got_any || !s->ka_after_first);
+		int n = poll(p, 3, ka ? s->ka_ms : -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) { /* silence: the keepalive (between whole messages: none is half sent) */
@@ -298,6 +308,7 @@ static ssize_t stream_read(void *ctx, char *buf, size_t max, int client_fd)
 		ssize_t got = read(s->sp[0], buf, max);
 		if (got < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+		s->got_any = s->got_any || got > 0;
 		return got > 0 ? got : got == 0 ? API_STREAM_END : API_STREAM_ERROR;
 	}
 }
@@ -343,7 +354,7 @@ void api_stream_start(struct api *a, struct api_response *resp, uint64_t limit,
 	}
 	s->running = true;
 	static const char KA[] = "{\"type\":\"keepalive\"}\n";
-	api_stream_keepalive(s, KA, sizeof(KA) - 1, a->stream_keepalive_ms);
+	stream_keepalive(s, KA, sizeof(KA) - 1, a->stream_keepalive_ms, false);
 	resp->status = 200;
 	resp->content_type = "application/x-ndjson";
 	resp->stream = stream_read;
