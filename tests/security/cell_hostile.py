@@ -99,7 +99,7 @@ def daemon(body):
     os.setsid()
     if os.fork():
         os._exit(0)
-    libc.prctl(15, b"sc-hostile")  # PR_SET_NAME: t_fresh_cells looks for it
+    libc.prctl(15, b"sc-hostile")  # PR_SET_NAME, which t_fresh_cells makes its own
     try:
         for fd in (0, 1, 2):
             os.dup2(os.open("/dev/null", os.O_RDWR), fd)

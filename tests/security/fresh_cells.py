@@ -14,6 +14,8 @@ usage: fresh_cells.py URL TOKEN_FILE DIR COMMAND
   differs A B PART         exit 0 when PART of the records differs"""
 import base64
 import json
+import os
+import subprocess
 import sys
 import urllib.request
 
@@ -31,8 +33,12 @@ def call(url, token, method, path, body=None, raw=None):
 
 
 def source(name):
+    """A program's text; the hostile one's daemons named $HOSTILE_TAG, so
+    that a test looks for its own only (another may run beside it)."""
     with open("%s/%s" % (HERE, name)) as f:
-        return f.read()
+        text = f.read()
+    tag = os.environ.get("HOSTILE_TAG", "")
+    return text.replace('b"sc-hostile"', repr(tag.encode())) if tag else text
 
 
 def last_json_line(stdout, what):
@@ -65,6 +71,9 @@ def in_cell(url, token, name, with_recorder):
                  {"argv": ["python3", "-c", source(name)], "timeout": 60})
         if r.get("exit_code", r.get("return_code")) != 0:
             sys.exit("%s by exec: %.2000r" % (name, r))
+        tag = os.environ.get("HOSTILE_TAG")
+        if with_recorder and tag and subprocess.run(["pgrep", "-x", tag]).returncode != 0:
+            sys.exit("the control: no daemon %s seen on the host while its cell lives" % tag)
         return last_json_line(r.get("stdout", ""), name)
     finally:
         call(url, token, "DELETE", "/cells/" + cid)

@@ -30,7 +30,10 @@ check "the server starts" wait_until test -s "$T_WORK/port"
 URL=http://127.0.0.1:$(cat "$T_WORK/port")
 drive() { python3 "$T_WORK/fresh_cells.py" "$URL" "$T_WORK/token" "$T_WORK" "$@"; }
 export -f drive
-export URL T_WORK
+# the hostile daemons' name: this run's own (the other variant may run
+# beside this one), at most 15 bytes
+HOSTILE_TAG=sch-$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
+export URL T_WORK HOSTILE_TAG
 
 for via in run-code cell; do
 	check "$via: a fresh cell's record" drive "record-$via" "$RECS/fresh-$via.json"
@@ -51,6 +54,6 @@ kill -TERM "$SERVER"
 gone_pid() { ! kill -0 "$1" 2>/dev/null; }
 check "SIGTERM: the server exits" wait_until gone_pid "$SERVER"
 check "... leaving no cell" wait_until no_cells
-check "... and no process of the hostile program's (named sc-hostile)" \
-	bash -c '! pgrep -x sc-hostile >/dev/null'
+check "... and no process of the hostile program's (named $HOSTILE_TAG)" \
+	bash -c '! pgrep -x "$0" >/dev/null' "$HOSTILE_TAG"
 finish
