@@ -72,15 +72,22 @@ static void ndjson_text(FILE *f, const char *type, const char *d, size_t n)
 	fputs("}\n", f);
 }
 
+/* Where the last line of text that is not blank starts and ends. */
+static void last_line(const char *text, size_t len, size_t *start, size_t *end)
+{
+	*end = len;
+	while (*end && (text[*end - 1] == '\n' || text[*end - 1] == ' '))
+		(*end)--;
+	*start = *end;
+	while (*start && text[*start - 1] != '\n')
+		(*start)--;
+}
+
 /* The traceback's last line "Name: value" as the error. */
 static void ndjson_error(FILE *f, const char *err, size_t len)
 {
-	size_t end = len;
-	while (end && (err[end - 1] == '\n' || err[end - 1] == ' '))
-		end--;
-	size_t start = end;
-	while (start && err[start - 1] != '\n')
-		start--;
+	size_t start, end;
+	last_line(err, len, &start, &end);
 	const char *line = err + start, *colon = memchr(line, ':', end - start);
 	size_t nl = colon ? (size_t)(colon - line) : end - start;
 	const char *value = colon ? colon + 1 + (colon + 1 < err + end && colon[1] == ' ') : err + end;
@@ -121,12 +128,8 @@ static void ndjson_error_one_shot(FILE *f, const struct lang_result *res, const 
 		i += ll + 1;
 	}
 	if (!value) {
-		size_t end = len;
-		while (end && (err[end - 1] == '\n' || err[end - 1] == ' '))
-			end--;
-		size_t start = end;
-		while (start && err[start - 1] != '\n')
-			start--;
+		size_t start, end;
+		last_line(err, len, &start, &end);
 		value = err + start;
 		value_len = end - start;
 	}
