@@ -23,6 +23,11 @@ extern const size_t lang_session_client_size;
 #define LANG_PY_ENV_PATH "PYTHONPATH=" LANG_PY_DIR ":" LANG_PY_LIBS
 #define LANG_PY_ENV_BACKEND "MPLBACKEND=module://sc_backend"
 #define LANG_PY_ENV_MPLCONFIG "MPLCONFIGDIR=/tmp/.sandcell/mpl"
+/* What every Python run, session and pre-started interpreter of a cell
+ * gets (its support modules, the plot backend): one list, so that the
+ * interpreter started ahead reads at start what a run would. */
+#define LANG_PY_ENV_SUPPORT LANG_PY_ENV_NO_PYC, LANG_PY_ENV_PATH, LANG_PY_ENV_BACKEND, \
+	LANG_PY_ENV_MPLCONFIG
 #define LANG_R_PROFILE "/tmp/.sandcell/r/profile.R"
 #define LANG_R_ENV_PROFILE "R_PROFILE_USER=" LANG_R_PROFILE
 #define LANG_R_ENV_LIBS "R_LIBS_USER=" LANG_R_LIBS

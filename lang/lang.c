@@ -565,9 +565,14 @@ static bool run_env(struct cell *c, const struct lang_run_req *req, const struct
 	if (!req->prepared && (python ? lang_i_install_py(c, &pe) : lang_i_install_r(c, &pe)) < 0)
 		return false;
 	if (python) {
-		env[ne++] = LANG_PY_ENV_PATH;
-		env[ne++] = LANG_PY_ENV_BACKEND;
-		env[ne++] = LANG_PY_ENV_MPLCONFIG;
+		static const char *const support[] = {LANG_PY_ENV_SUPPORT};
+		for (size_t i = 0; i < SC_ARRAY_LEN(support); i++) {
+			size_t k = 0;
+			while (k < ne && strcmp(env[k], support[i]))
+				k++;
+			if (k == ne) /* the step's own env has some */
+				env[ne++] = support[i];
+		}
 	} else {
 		env[ne++] = LANG_R_ENV_PROFILE;
 	}

@@ -69,7 +69,7 @@ static void compile_support(struct cell *c, struct lang_prep_cache *pc)
 }
 
 /* The interpreter a run may take (lang/py/sc_zygote.py), started with
- * the environment of a Python run (lang.c's run_env, but the plot
+ * the environment of a Python run (LANG_PY_ENV_SUPPORT; not the plot
  * directory, which is each run's own); it puts itself in the background
  * once it listens. A cell where it does not start (no python3 in the
  * image) runs its code the usual way. */
@@ -81,8 +81,7 @@ static void start_interpreter(struct cell *c, const struct lang_prep_cache *pc)
 	for (size_t i = 0; pc->preimport && pc->preimport[i] && n < SC_ARRAY_LEN(argv) - 1; i++)
 		argv[n++] = (char *)pc->preimport[i];
 	argv[n] = NULL;
-	const char *env[] = {LANG_PY_ENV_NO_PYC, LANG_PY_ENV_PATH, LANG_PY_ENV_BACKEND,
-			     LANG_PY_ENV_MPLCONFIG, NULL};
+	const char *env[] = {LANG_PY_ENV_SUPPORT, NULL};
 	struct cell_exec_req er = {.argv = argv, .env = env, .timeout_s = 120, .output_limit = 4096,
 				   .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1};
 	struct cell_result cr;

@@ -27,10 +27,7 @@ void lang_session_req_init(struct lang_session_req *req)
 }
 
 static const char *const SESSION_ENV[] = {
-	"PYTHONDONTWRITEBYTECODE=1",
-	LANG_PY_ENV_PATH,
-	LANG_PY_ENV_BACKEND,
-	LANG_PY_ENV_MPLCONFIG,
+	LANG_PY_ENV_SUPPORT,
 	"SANDCELL_PLOTS=" SESSION_PLOTS,
 	"SANDCELL_SESSION_DIR=" LANG_SESSION_DIR,
 	NULL,
