@@ -100,6 +100,11 @@ struct api_config {
 	 * of preimport ("numpy,pandas", or NULL) imported */
 	bool prestart;
 	const char *preimport;
+	/* A pool cell that served /run_code or a DELETEd /cells cell is
+	 * renewed (cell_renew) instead of removed, at most max_reuse times
+	 * (0: no bound), unless no_reuse */
+	bool no_reuse;
+	unsigned max_reuse;
 	struct sc_log log;            /* one JSON line per request (SC_LOG_INFO),
 				       * warnings */
 };

@@ -144,7 +144,7 @@ void api_run_code(struct api *a, const struct api_call *call, struct api_respons
 	else
 		run_code_in(a, c, &r, resp);
 	atomic_fetch_sub_explicit(&a->metrics.run_code_in_flight, 1, memory_order_relaxed);
-	cell_pool_release(a->pool, c); /* never reused: destroyed, replaced */
+	cell_pool_release(a->pool, c); /* renewed (or removed), never reused as it is */
 	cJSON_Delete(j);
 }
 

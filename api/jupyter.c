@@ -319,6 +319,6 @@ void api_run_jupyter(struct api *a, const struct api_call *call, struct api_resp
 		api_response_error(resp, 503, "the server is stopping");
 	else
 		run_notebook(a, c, &q, resp);
-	cell_pool_release(a->pool, c); /* never reused: destroyed, replaced */
+	cell_pool_release(a->pool, c); /* renewed (or removed), never reused as it is */
 	cJSON_Delete(j);
 }

@@ -240,6 +240,13 @@ static void render_gauges(struct out *o, const struct api_metrics_gauges *g)
 	put(o, "sandcell_cells{state=\"run_code\"} %zu\n", g->run_code_cells);
 	head(o, "sandcell_pool_target", "gauge", "ready cells the pool keeps (--pool)");
 	put(o, "sandcell_pool_target %zu\n", g->pool_target);
+	head(o, "sandcell_pool_renewals_total", "counter",
+	     "cells released to the pool by result: renewed (fresh again, reused) or removed "
+	     "(not renewable: replaced)");
+	put(o, "sandcell_pool_renewals_total{result=\"renewed\"} %llu\n",
+	    (unsigned long long)g->renewed);
+	put(o, "sandcell_pool_renewals_total{result=\"removed\"} %llu\n",
+	    (unsigned long long)g->not_renewed);
 	head(o, "sandcell_cells_max", "gauge", "cells of POST /cells allowed at once (--max-cells)");
 	put(o, "sandcell_cells_max %zu\n", g->max_cells);
 	head(o, "sandcell_http_requests_in_flight", "gauge",
@@ -321,6 +328,8 @@ static void gauges_of(struct api *a, struct api_metrics_gauges *g)
 		.run_code_cells = ld(&a->metrics.run_code_in_flight),
 		.cells_pooled = a->pool ? cell_pool_ready_count(a->pool) : 0,
 	};
+	if (a->pool)
+		cell_pool_renewals(a->pool, &g->renewed, &g->not_renewed);
 	/* at most --max-cells entries, a few ns each */
 	pthread_mutex_lock(&a->mu);
 	for (size_t i = 0; i < a->ncells; i++)

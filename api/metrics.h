@@ -69,6 +69,7 @@ struct api_metrics_gauges {
 	size_t run_code_cells;         /* pool cells a /run_code holds now */
 	size_t pool_target, max_cells, max_concurrency;
 	size_t in_flight;              /* requests holding a concurrency slot */
+	uint64_t renewed, not_renewed; /* the pool's (cell_pool_renewals) */
 };
 
 /* The text exposition into buf (size bytes, at least a few KiB): its

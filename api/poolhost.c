@@ -84,7 +84,8 @@ static int make_pool(const struct api *a, const char *store, size_t *in_flight,
 					  .prepare = lang_prepare_cell,
 					  .prepare_ctx = (void *)&a->prep,
 					  .prefix = a->cfg.ephemeral ? "pool" : API_POOL_PREFIX,
-					  .keepable = !a->cfg.ephemeral};
+					  .keepable = !a->cfg.ephemeral, .reuse = !a->cfg.no_reuse,
+					  .max_renewals = a->cfg.max_reuse};
 	int rc = image_spec(a, &img, &spec, err);
 	if (rc == 0)
 		rc = cell_pool_new_opts(&spec, &po, &p, err);
@@ -247,7 +248,9 @@ int api_pool_host_make(struct api *a, const char *store, struct cell_pool **out,
 		return -1;
 	if (fd < 0)
 		return sc_fail(err, EPROTO, "the pool host sent no pool");
-	const struct cell_pool_opts po = {.size = a->cfg.image_pool, .keepable = !a->cfg.ephemeral};
+	/* the pool host's pools renew what their image's spec lets them */
+	const struct cell_pool_opts po = {.size = a->cfg.image_pool, .keepable = !a->cfg.ephemeral,
+					  .reuse = !a->cfg.no_reuse && cell_spec_renewable(a->cfg.spec)};
 	if (cell_pool_attach(fd, (size_t)ans.in_flight, &po, out, err) < 0) {
 		close(fd);
 		return -1;

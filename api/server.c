@@ -147,7 +147,8 @@ int api_new(const struct api_config *cfg, struct api **out, struct sc_err *err)
 	const struct cell_pool_opts po = {.size = cfg->pool, .workers = workers ? workers : 1,
 					  .prepare = lang_prepare_cell, .prepare_ctx = &a->prep,
 					  .prefix = cfg->ephemeral ? "pool" : API_POOL_PREFIX,
-					  .keepable = !cfg->ephemeral};
+					  .keepable = !cfg->ephemeral, .reuse = !cfg->no_reuse,
+					  .max_renewals = cfg->max_reuse};
 	if (cell_pool_new_opts(&a->pool_spec, &po, &a->pool, err) < 0) {
 		api_free(a);
 		return sc_err_wrap(err, "the cell pool");

@@ -190,6 +190,9 @@ struct batch_options {
 	uint64_t store_max;        /* the image store's cap after pulls (0: none) */
 	bool quiet;
 	size_t pool_workers;       /* 0: chosen from the concurrency */
+	bool no_reuse;             /* remove each episode's cell instead of
+				    * renewing it for the next (cell_renew) */
+	size_t max_reuse;          /* renew a cell at most this often (0: no bound) */
 	const char *command_line;  /* recorded in batch.json */
 	struct agent_config agent; /* the episode template (problem, out_dir,
 				    * log and cancel unset) */

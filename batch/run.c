@@ -1143,13 +1143,16 @@ static int plan_images(struct runner *r, struct sc_err *err)
 }
 
 /* A pool of `wanted` cells at most on spec. */
-static int new_pool(size_t nthreads, size_t workers, size_t wanted, const struct cell_spec *spec,
-		    struct cell_pool **out, struct sc_err *err)
+static int new_pool(const struct runner *r, size_t nthreads, size_t workers, size_t wanted,
+		    const struct cell_spec *spec, struct cell_pool **out, struct sc_err *err)
 {
 	size_t size = nthreads < 64 ? nthreads : 64;
 	if (wanted && wanted < size)
 		size = wanted;
-	if (cell_pool_new(spec, size, workers, NULL, NULL, out, err) < 0)
+	const struct cell_pool_opts po = {.size = size, .workers = workers,
+					  .reuse = !r->o->no_reuse,
+					  .max_renewals = (unsigned)r->o->max_reuse};
+	if (cell_pool_new_opts(spec, &po, out, err) < 0)
 		return -1;
 	cell_pool_limit(*out, wanted);
 	return 0;
@@ -1176,13 +1179,13 @@ static int make_pool(struct runner *r, size_t nthreads, struct sc_err *err)
 		size_t wanted = cells_wanted(r, (long)i);
 		if (im->error[0] || !wanted)
 			continue;
-		if (new_pool(nthreads, workers, wanted, &im->spec, &im->pool, err) < 0)
+		if (new_pool(r, nthreads, workers, wanted, &im->spec, &im->pool, err) < 0)
 			return sc_err_wrap(err, "image '%s'", im->store);
 	}
 	size_t wanted = cells_wanted(r, -1);
 	if (!wanted && r->images.n)
 		return 0; /* every task names its image */
-	return new_pool(nthreads, workers, wanted, &r->pool_spec, &r->pool, err);
+	return new_pool(r, nthreads, workers, wanted, &r->pool_spec, &r->pool, err);
 }
 
 /* The episodes: nthreads workers, watched until they are all done. */

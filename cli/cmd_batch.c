@@ -202,6 +202,11 @@ static const struct cli_option BATCH_OPTIONS[] = {
 	 .help = "command and --swe: seconds (default 60)"},
 	{"--pool-workers", NULL, CLI_COUNT, BA(o.pool_workers), .min = 1, .max = 16,
 	 .metavar = "N", .help = "processes that make cells (default concurrency/4, 2..16)"},
+	{"--no-reuse", NULL, CLI_FLAG, BA(o.no_reuse),
+	 .help = "remove each episode's cell; by default it is\nrenewed to a fresh one for the next episode\n"
+		 "(docs/security.md)"},
+	{"--max-reuse", NULL, CLI_COUNT, BA(o.max_reuse), .min = 1, .max = 1000000, .metavar = "N",
+	 .help = "renew a cell at most N times, then make a new\none (default: no bound)"},
 	{"--json", NULL, CLI_FLAG, BA(json), .help = "print the summary as one JSON object"},
 	{"--keep", NULL, CLI_CUSTOM_FLAG, .parse = refuse_keep},
 	{0},

@@ -8,7 +8,8 @@ static const char PS_HELP[] =
 	"\n"
 	"List long-lived cells: name, state (running, paused, or gone when its init\n"
 	"died), age, image, limits and the number of processes (--json: also the\n"
-	"published ports and the named volumes mounted). The limits are\n"
+	"published ports, the named volumes mounted and how many times a pool\n"
+	"renewed the cell to a fresh one: \"renewals\"). The limits are\n"
 	"those the cell has, defaults included; one that does not apply (lifted\n"
 	"with 0, or memory where only rlimits hold limits and none was asked)\n"
 	"shows as unlimited (null in --json).\n";
@@ -70,8 +71,9 @@ static void print_json(const struct cell_status *c, size_t n, double now)
 		}
 		fputc(']', stdout);
 		printf(",\"pid\":%d,\"processes\":%u,\"running_commands\":%u,\"persist\":%s,"
-		       "\"limits\":{\"memory\":%s,\"pids\":%s,\"cpus\":%g,\"disk\":%llu}}",
-		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false", mem, pids,
+		       "\"renewals\":%u,\"limits\":{\"memory\":%s,\"pids\":%s,\"cpus\":%g,\"disk\":%llu}}",
+		       (int)s->pid, s->nprocs, s->nexecs, s->persist ? "true" : "false", s->renewals,
+		       mem, pids,
 		       s->limits.cpus, (unsigned long long)s->limits.disk);
 	}
 	fputs("]\n", stdout);

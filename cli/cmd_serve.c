@@ -52,8 +52,9 @@ struct serve_opts {
 	bool allow_images;
 	size_t image_pool;
 	const char *metrics_listen;
-	bool insecure_plaintext, metrics_public, ephemeral, prestart;
+	bool insecure_plaintext, metrics_public, ephemeral, prestart, no_reuse;
 	const char *preimport;
+	size_t max_reuse;
 	size_t pool, max_concurrency, max_cells;
 	uint64_t max_body, max_header, max_connections, max_per_peer;
 	double cell_idle, max_timeout, connection_timeout, head_timeout, request_deadline, drain;
@@ -144,6 +145,13 @@ static const struct cli_option SERVE_OPTIONS[] = {
 		 "(docs/api.md)"},
 	{"--preimport", NULL, CLI_STRING, SV(preimport), .metavar = "MOD[,MOD...]",
 	 .help = "--prestart, with these modules imported ahead\n(e.g. numpy): programs find them imported"},
+	{"--no-reuse", NULL, CLI_FLAG, SV(no_reuse),
+	 .help = "remove every released pool cell; by default a\n"
+		 "cell that served /run_code or a DELETEd /cells\n"
+		 "cell is renewed to a fresh one and used again\n"
+		 "(docs/security.md)"},
+	{"--max-reuse", NULL, CLI_COUNT, SV(max_reuse), .min = 1, .max = 1000000, .metavar = "N",
+	 .help = "renew a pool cell at most N times, then make a\nnew one (default: no bound)"},
 	{"--ephemeral", NULL, CLI_FLAG, SV(ephemeral),
 	 .help = "a server of its own (a client's private one):\n"
 		 "no lock on the state root, which it may share,\n"
@@ -332,6 +340,8 @@ static void api_config_from(struct api_config *cfg, const struct serve_opts *o,
 	cfg->ephemeral = o->ephemeral;
 	cfg->prestart = o->prestart || (o->preimport && *o->preimport);
 	cfg->preimport = o->preimport;
+	cfg->no_reuse = o->no_reuse;
+	cfg->max_reuse = (unsigned)o->max_reuse;
 	cfg->allow_images = o->allow_images || o->allow_pull;
 	cfg->allow_pull = o->allow_pull;
 	cfg->image_pool = o->image_pool;

@@ -317,6 +317,24 @@ int cell_create(const struct cell_spec *spec, const char *name,
  * kept. Not from a multi-threaded process. */
 int cell_start_again(const char *name, const struct cell_spec *spec, struct cell **out,
 		     struct sc_err *err);
+/* Renew cell `name`, made from spec, to what a new cell of spec is:
+ * every process of it killed (its pid namespace goes), then a new init
+ * in new mount, pid, uts, ipc and cgroup namespaces (a new writable
+ * layer, binds, /dev/shm, hostname, IPC objects, mqueues, rlimits and
+ * environment as at the start; seccomp and Landlock are the new init's).
+ * Its user and network namespaces and its cgroup stay (their setup is
+ * most of a cell's cost): the cgroup's memory limit is set back to the
+ * spec's, v1's peak counters to 0. Refused (ENOTSUP; then remove it)
+ * for a cell that differs from a new one in what stays or cannot be
+ * redone: published ports, egress, a tty, volumes or a persistent or
+ * forked layer, a paused cell, one whose memory limit killed a process,
+ * and one renewed max_renewals times (0: no bound). Keeps the name; the
+ * renewal count is in the info file. Not from a multi-threaded process. */
+int cell_renew(const char *name, const struct cell_spec *spec, unsigned max_renewals,
+	       struct sc_err *err);
+/* Whether cells of spec can be renewed at all (the spec's part of what
+ * cell_renew checks): no egress, ports, tty, persistent or forked layer. */
+bool cell_spec_renewable(const struct cell_spec *spec);
 int cell_open(const char *name, struct cell **out, struct sc_err *err);
 int cell_exec(struct cell *c, const struct cell_exec_req *req,
 	      struct cell_result *res, struct sc_err *err);
@@ -416,6 +434,7 @@ struct cell_status {
 	size_t nports;
 	char volumes[CELL_MAX_VOLUMES][64]; /* named volumes mounted */
 	size_t nvolumes;
+	unsigned renewals; /* cell_renew: times its init was renewed */
 };
 int cell_status_get(const char *name, struct cell_status *st, struct sc_err *err);
 /* Every cell under the state root (malloc'd array). */
@@ -565,6 +584,12 @@ struct cell_pool_opts {
 	void *prepare_ctx;
 	const char *prefix;
 	bool keepable;
+	/* reuse: a released cell is renewed (cell_renew) and made ready
+	 * again, while fewer than size cells are ready or on their way, at
+	 * most max_renewals times (0: no bound); one that cannot be renewed
+	 * is removed and a new one made. Otherwise released cells are removed. */
+	bool reuse;
+	unsigned max_renewals;
 };
 int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts *o,
 		       struct cell_pool **out, struct sc_err *err);
@@ -591,6 +616,8 @@ int cell_pool_acquire_how(struct cell_pool *p, struct cell **out, bool *ready,
 /* How many made cells wait in the pool now (a gauge: it changes as soon
  * as it is read). Thread-safe. */
 size_t cell_pool_ready_count(struct cell_pool *p);
+/* Released cells renewed, and those removed instead (not renewable), so far. */
+void cell_pool_renewals(struct cell_pool *p, uint64_t *renewed, uint64_t *not_renewed);
 /* An acquired cell of a keepable pool is the acquirer's from now on: the
  * pool's end (or its owner's death) leaves it running. cell_pool_release
  * still removes it. A mark in its state directory (kept), written here. */

@@ -14,6 +14,7 @@ struct cell {
 	int pidfd;   /* -1 unless we created it */
 	bool have_token;
 	uint8_t token[32]; /* from the state directory's token file (proto.h) */
+	uint64_t lease;    /* cell_pool_acquire's take of it (copies share it), or 0 */
 };
 
 
@@ -24,5 +25,8 @@ int rt_query_info(struct cell *c, unsigned *nprocs, unsigned *nexecs, struct sc_
 int rt_query_disk(struct cell *c, uint64_t *used, uint64_t *size, struct sc_err *err);
 /* fork.c: cell_remove without dropping the cell's checkpoints (rollback). */
 int rt_cell_remove_keep_checkpoints(const char *name, struct sc_err *err);
+/* init's fds of its user and network namespaces (REQ_NAMESPACES),
+ * O_CLOEXEC, unchecked: 0 or -1. */
+int rt_query_namespaces(struct cell *c, int fds[2], struct sc_err *err);
 /* init's fd of the cell's writable state (REQ_STATE_FD), O_CLOEXEC. */
 int rt_query_state_fd(struct cell *c, struct sc_err *err);

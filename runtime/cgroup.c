@@ -94,6 +94,12 @@ void rt_cgroup_join(const char *saved)
 		rt_cg2_join(&cg);
 }
 
+void rt_cgroup_reset_peaks(const char *saved)
+{
+	if (saved && !strncmp(saved, RT_CG_V1_PREFIX, strlen(RT_CG_V1_PREFIX)))
+		rt_cg1_reset_peaks(saved);
+}
+
 void rt_cgroup_collect(struct cell_cgroup *cg, struct cell_result *res)
 {
 	if (!cg->active)

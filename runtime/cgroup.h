@@ -56,6 +56,10 @@ bool rt_cgroup_memory_now(const char *saved, uint64_t *bytes, uint64_t *cache);
 uint64_t rt_cgroup_memory_kills(const char *saved);
 /* Set the memory limit of the cell whose cgroup was saved as `saved`
  * (cell_set_memory_limit, for cells with a cgroup). */
+/* A renewed cell's peak counters back to 0 where the kernel lets them be
+ * (v1's max_usage_in_bytes and failcnt; v2's memory.peak is reset only
+ * for the fd that wrote it, so it stays). */
+void rt_cgroup_reset_peaks(const char *saved);
 int rt_cgroup_set_memory(const char *saved, const char *name, uint64_t bytes, struct sc_err *err);
 /* cgroup.kill (or kill every pid in cgroup.procs), wait until empty, rmdir. */
 int rt_cgroup_destroy(struct cell_cgroup *cg, struct sc_err *err);
@@ -93,6 +97,7 @@ int rt_cg1_destroy(const struct cell_cgroup *cg, struct sc_err *err);
 void rt_cg1_join(const struct cell_cgroup *cg);
 /* A new memory limit for a live v1 cell (saved: its "v1:DIR:DIR..." record). */
 int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err);
+void rt_cg1_reset_peaks(const char *saved);
 int rt_cg1_gc(const struct cg_host *h);
 /* The v2 leaf: 0 made, 1 not possible here (cg->why says why), -1 error. */
 int rt_cg2_create(struct cell_cgroup *cg, const struct cg_host *h, const char *cell_id,

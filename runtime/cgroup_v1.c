@@ -80,6 +80,23 @@ int rt_cg1_set_memory(const char *saved, uint64_t bytes, struct sc_err *err)
 	return sc_fail(err, ENOTSUP, "the cell has no v1 memory cgroup");
 }
 
+void rt_cg1_reset_peaks(const char *saved)
+{
+	struct cg1_dirs d;
+	if (split_dirs(saved, &d) < 0)
+		return;
+	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_fd_ int dfd = open(d.dir[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd < 0)
+			continue;
+		static const char *const peaks[] = {"memory.max_usage_in_bytes", "memory.failcnt",
+						    "memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt"};
+		for (size_t k = 0; k < SC_ARRAY_LEN(peaks); k++)
+			if (faccessat(dfd, peaks[k], F_OK, 0) == 0)
+				(void)write_u64(dfd, peaks[k], 0);
+	}
+}
+
 /* The limits of the controllers in `ctrls` (those of this hierarchy). */
 static int write_limits(int dfd, unsigned ctrls, const struct policy_limits *l, struct sc_err *err)
 {

@@ -1,6 +1,7 @@
 /* The post-clone child: becomes root of the cell's user namespace, builds
  * the root, locks itself down and turns into the cell's PID 1. */
 #include <fcntl.h>
+#include <linux/keyctl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -102,6 +103,18 @@ static void die_with_parent(const struct cell_plan *plan)
 		_exit(CELL_EXIT_INTERNAL);
 }
 
+/* A renewed cell's user namespace is the old one's, and with it the
+ * kernel's register of its users' keyrings, which outlive every process
+ * (cells' seccomp refuses keyctl by default; a policy may allow it):
+ * root's user and user-session keyrings are emptied. */
+static void forget_old_keys(const struct cell_plan *plan)
+{
+	if (!plan->renewing)
+		return;
+	(void)syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING);
+	(void)syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING);
+}
+
 /* Raw syscalls, never glibc's setresgid/setresuid/setgroups: those apply
  * the change to every thread glibc knows of, and after a raw clone3 its
  * list still holds the creator's other threads, which do not exist here.
@@ -115,6 +128,7 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 	 * (root callers); elsewhere they are pinned by setgroups=deny. */
 	(void)syscall(SYS_setgroups, 0, NULL);
 	die_with_parent(plan);
+	forget_old_keys(plan);
 	return 0;
 }
 
@@ -388,6 +402,10 @@ void rt_child_main(struct cell_plan *plan)
 		rt_child_die(plan, &err);
 	}
 	rt_oom_open(plan); /* before init stops being dumpable */
+	if (plan->serve) {
+		plan->ns_fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+		plan->ns_fds[1] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	}
 	if (rt_lockdown_init_process(plan, &err) < 0 || restrict_with_landlock(plan, &err) < 0)
 		rt_child_die(plan, &err);
 	if (rt_cellpath_chdir(spec->workdir) < 0) {

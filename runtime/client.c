@@ -187,9 +187,11 @@ int rt_query_disk(struct cell *c, uint64_t *used, uint64_t *size, struct sc_err 
 	return 0;
 }
 
-int rt_query_state_fd(struct cell *c, struct sc_err *err)
+/* A request init answers with n (1 or 2) fds: into fds, or -1. */
+static int query_fds(struct cell *c, uint32_t kind, int *fds, size_t n, const char *what,
+		     struct sc_err *err)
 {
-	struct proto_req h = {.kind = REQ_STATE_FD};
+	struct proto_req h = {.kind = kind};
 	size_t len;
 	_cleanup_free_ char *buf = pack(c, &h, NULL, NULL, NULL, &len);
 	if (!buf)
@@ -200,30 +202,45 @@ int rt_query_state_fd(struct cell *c, struct sc_err *err)
 	struct proto_rsp r;
 	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			     .msg_controllen = sizeof(u.b)};
-	ssize_t n;
+	ssize_t got;
 	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(r))
+		got = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(r))
 		return sc_fail(err, 0, "cell '%s' did not answer", c->name);
 	r.text[sizeof(r.text) - 1] = '\0';
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	int fd = -1;
+	size_t nfds = 0;
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	if (r.kind != RSP_EXIT || fd < 0) {
-		if (fd >= 0)
-			close(fd);
+	    cm->cmsg_len >= CMSG_LEN(0))
+		nfds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+	int got_fds[2] = {-1, -1};
+	if (nfds > 0 && nfds <= 2) /* more would not fit: the kernel closes them */
+		memcpy(got_fds, CMSG_DATA(cm), nfds * sizeof(int));
+	if (r.kind != RSP_EXIT || nfds != n || (msg.msg_flags & MSG_CTRUNC)) {
+		for (size_t i = 0; i < 2; i++)
+			sc_closep(&got_fds[i]);
 		return r.kind == RSP_ERROR ? rsp_error(c, &r, err)
-					   : sc_fail(err, 0, "cell '%s' sent no state", c->name);
+					   : sc_fail(err, 0, "cell '%s' sent no %s", c->name, what);
 	}
-	return fd;
+	memcpy(fds, got_fds, n * sizeof(int));
+	return 0;
+}
+
+int rt_query_state_fd(struct cell *c, struct sc_err *err)
+{
+	int fd;
+	return query_fds(c, REQ_STATE_FD, &fd, 1, "state", err) < 0 ? -1 : fd;
+}
+
+int rt_query_namespaces(struct cell *c, int fds[2], struct sc_err *err)
+{
+	return query_fds(c, REQ_NAMESPACES, fds, 2, "namespaces", err);
 }
 
 int cell_prestart_end(struct cell *c, struct sc_err *err)

@@ -6,6 +6,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -355,6 +358,142 @@ int cell_start_again(const char *name, const struct cell_spec *spec_in, struct c
 	return create(&spec, name, &old, out, err);
 }
 
+static int pin_init(const struct cell_info *info);
+
+bool cell_spec_renewable(const struct cell_spec *spec)
+{
+	return !spec->egress && !spec->tty && !spec->nports && !spec->upper_dir && !spec->snapshot;
+}
+
+/* Why the cell (made from spec) is not renewed, or 0: what a renewal
+ * keeps or cannot redo must be what a new cell of spec would have. */
+static int check_renewable(const char *dir, const struct cell_info *info,
+			   const struct cell_spec *spec, unsigned max_renewals, struct sc_err *err)
+{
+	size_t volumes = 0;
+	for (size_t i = 0; i < spec->nbinds; i++)
+		volumes += spec->binds[i].volume != NULL;
+	const char *why = NULL;
+	if (!cell_spec_renewable(spec))
+		why = "cells with egress, published ports, a tty or a persistent or forked layer are not";
+	else if (info->persist_dir[0] || info->snapshot[0] || info->nports || info->nvolumes != volumes)
+		why = "its ports, volumes or layers changed since it was made";
+	else if (rt_state_paused(dir))
+		why = "it is paused";
+	else if (max_renewals && info->renewals >= max_renewals)
+		why = "it was renewed as many times as allowed";
+	else if (info->cgroup[0] && rt_cgroup_memory_kills(info->cgroup) > 0)
+		why = "its memory limit killed a process";
+	return why ? sc_fail(err, ENOTSUP, "cell '%s' is not renewed: %s", info->name, why) : 0;
+}
+
+static bool same_file(int a, int b)
+{
+	struct stat sa, sb;
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* What init sent as its namespaces must be a user namespace of ours (our
+ * euid made it, as a child of our own) and a network namespace it owns:
+ * a cell's, never the host's nor one a cell's process made inside. */
+static int check_kept_namespaces(const char *name, int userns, int netns, struct sc_err *err)
+{
+	uid_t owner = (uid_t)-1;
+	_cleanup_fd_ int own = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	_cleanup_fd_ int parent = ioctl(userns, NS_GET_PARENT);
+	_cleanup_fd_ int net_owner = ioctl(netns, NS_GET_USERNS);
+	if (ioctl(userns, NS_GET_NSTYPE) != CLONE_NEWUSER || ioctl(netns, NS_GET_NSTYPE) != CLONE_NEWNET ||
+	    ioctl(userns, NS_GET_OWNER_UID, &owner) < 0 || owner != geteuid() || own < 0 ||
+	    parent < 0 || !same_file(parent, own) || net_owner < 0 || !same_file(net_owner, userns))
+		return sc_fail(err, EPERM, "cell '%s': its init sent namespaces not its own", name);
+	return 0;
+}
+
+/* The namespaces a renewal keeps, from init (they are not ours to open
+ * through /proc: init is not dumpable). */
+static int get_kept_namespaces(const char *name, int fds[2], struct sc_err *err)
+{
+	struct cell *c;
+	if (cell_open(name, &c, err) < 0)
+		return -1;
+	int rc = rt_query_namespaces(c, fds, err);
+	cell_close(c);
+	return rc < 0 ? -1 : check_kept_namespaces(name, fds[0], fds[1], err);
+}
+
+/* Kill init and wait until its pid namespace is empty: a pidfd is
+ * readable once init has exited, which is after every other process of
+ * its namespace was killed and reaped. */
+static int end_pid_namespace(const struct cell_info *info, int pidfd, struct sc_err *err)
+{
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		return sc_fail(err, errno, "kill the init of cell '%s'", info->name);
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int n;
+	do
+		n = poll(&p, 1, READY_TIMEOUT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return sc_fail(err, n == 0 ? ETIMEDOUT : errno,
+			       "the processes of cell '%s' did not end", info->name);
+	return 0;
+}
+
+/* The memory limit a new cell of spec gets, where its cgroup holds one. */
+static int restore_memory_limit(const struct cell_info *old, const struct cell_spec *spec,
+				struct sc_err *err)
+{
+	uint64_t memory = policy_limit_value(spec->limits.memory, POLICY_DEFAULT_MEMORY);
+	if (!old->cgroup[0] || !memory)
+		return 0;
+	return rt_cgroup_set_memory(old->cgroup, old->name, memory, err);
+}
+
+int cell_renew(const char *name, const struct cell_spec *spec_in, unsigned max_renewals,
+	       struct sc_err *err)
+{
+	char dir[SC_PATH_BUF], sock[SC_PATH_BUF];
+	struct cell_info old, info = {0};
+	if (rt_state_dir_of(name, dir, sizeof(dir), err) < 0 || rt_state_read_info(dir, &old, err) < 0 ||
+	    check_renewable(dir, &old, spec_in, max_renewals, err) < 0)
+		return -1;
+	if (sc_path(sock, sizeof(sock), "%s/sock", dir) < 0)
+		return sc_fail(err, ENAMETOOLONG, "state directory %s", dir);
+	int ns[2] = {-1, -1};
+	int got = get_kept_namespaces(name, ns, err);
+	_cleanup_fd_ int userns = ns[0], netns = ns[1], lfd = -1;
+	_cleanup_fd_ int pidfd = got < 0 ? -1 : pin_init(&old);
+	if (got < 0)
+		return -1;
+	if (pidfd < 0)
+		return sc_fail(err, errno, "cell '%s': its init is gone", name);
+	if (end_pid_namespace(&old, pidfd, err) < 0)
+		return -1;
+	rt_teardown_drop_init_entry(dir, &old);
+	rt_cgroup_reset_peaks(old.cgroup);
+	struct cell_spec spec = *spec_in;
+	struct rt_start st;
+	rt_start_init(&st);
+	st.reuse_userns = userns;
+	st.reuse_netns = netns;
+	st.reuse_cgroup = old.cgroup;
+	info_init(&info, name, &spec);
+	info.renewals = old.renewals + 1;
+	int rc = -1;
+	if (unlink(sock) < 0 && errno != ENOENT)
+		sc_fail(err, errno, "remove %s", sock);
+	else if (restore_memory_limit(&old, &spec, err) == 0 &&
+		 rt_state_make_token(st.plan.token, err) == 0 && (lfd = listen_at(dir, err)) >= 0 &&
+		 start_init(&st, &spec, name, lfd, &info, err) == 0 &&
+		 detach_init(&st, &spec, dir, name, &info, err) == 0)
+		rc = 0;
+	st.cg.active = false; /* the cgroup is the cell's: removed with it */
+	sc_closep(&st.cg.dir_fd);
+	rt_start_cleanup(&st);
+	return rc;
+}
+
 int cell_open(const char *name, struct cell **out, struct sc_err *err)
 {
 	char dir[4096];
@@ -502,6 +641,7 @@ static void status_from_info(const struct cell_info *info, struct cell_status *s
 	s->nports = info->nports;
 	memcpy(s->volumes, info->volumes, sizeof(s->volumes));
 	s->nvolumes = info->nvolumes;
+	s->renewals = info->renewals;
 }
 
 int cell_status_get(const char *name, struct cell_status *s, struct sc_err *err)

@@ -45,6 +45,7 @@ struct cell_plan {
 	 * child sets up, and says 'a' on sync_fd when it has */
 	bool await_cgroup;
 	bool serve;       /* long-lived: serve exec requests instead of argv */
+	bool renewing;    /* cell_renew: the user namespace is the old init's */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	uint8_t token[32]; /* what every request to it must carry (proto.h) */
 	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */
@@ -61,6 +62,10 @@ struct cell_plan {
 	size_t nsnaps;
 	int snap_fds[16];
 	int oom_fd;       /* init's own /proc/self/oom_score_adj, or -1 */
+	/* a long-lived init's own user and network namespaces, opened before
+	 * it stops being dumpable (no one else may open them then), for the
+	 * creator's cell_renew (REQ_NAMESPACES); -1 (child side) */
+	int ns_fds[2];
 	char oom_base[8]; /* its value when opened, restored after each fork */
 	/* The signals init ignores (bit N-1 for signal N): an ignored
 	 * disposition is the only one that survives exec, so these are what a

@@ -31,6 +31,9 @@ enum {
 	MSG_FORK = 5,       /* pool_job: fork job.name into job.names */
 	MSG_CHECKPOINT = 6, /* pool_job: checkpoint job.name as job.tag */
 	MSG_ROLLBACK = 7,   /* pool_job: roll job.name back to job.tag */
+	MSG_RENEW = 8,      /* owner -> worker: renew text, then RENEWED (or GONE) */
+	MSG_GONE = 9,       /* worker -> owner: the cell to renew was removed instead */
+	MSG_RENEWED = 10,   /* worker -> owner: text is ready again, renewed */
 };
 
 struct pool_msg {
@@ -77,6 +80,18 @@ struct cell_pool {
 	bool limited;     /* cell_pool_limit: at most `left` more cells are wanted */
 	size_t left;
 	bool keepable;
+	bool reuse;
+	/* The takes not given back yet (a kept cell's too), each with the
+	 * lease its handles carry: a release that matches none is a second
+	 * one (two handles of a cell, both given back) or a stale one, whose
+	 * cell may be ready or taken again by now, or a cell the pool never
+	 * made (adopted by a restarted server). */
+	struct pool_lease *leases;
+	size_t nleases, cap_leases;
+	uint64_t next_lease;
+	size_t lent;      /* leases of cells that are not kept */
+	struct sc_names renewing; /* released, being renewed */
+	uint64_t renewed, not_renewed;
 	char last_error[448];
 };
 
@@ -140,6 +155,7 @@ struct worker_cfg {
 	void *ctx;
 	const char *prefix;
 	int id;
+	unsigned max_renewals;
 };
 
 /* The mark of a kept cell (cell_pool_keep): a file in its state
@@ -181,6 +197,32 @@ static void worker_make(int sock, const struct worker_cfg *w, const char *name, 
 	sc_names_add(made, name);
 	cell_close(c);
 	send_msg(sock, MSG_READY, name);
+}
+
+/* A RENEW: the released cell made fresh and ready again, or, where it
+ * cannot be, removed (the owner makes another where it needs one). Any
+ * worker may take it: the cell is this worker's to remove at its end
+ * from now on. */
+static void worker_renew(int sock, const struct worker_cfg *w, const char *name,
+			 struct sc_names *made)
+{
+	struct sc_err err = {0};
+	struct cell *c = NULL;
+	char kept[SC_PATH_BUF];
+	if (kept_path(name, kept, sizeof(kept), &err) == 0)
+		(void)unlink(kept); /* the pool's again */
+	if (cell_renew(name, w->spec, w->max_renewals, &err) == 0 && cell_open(name, &c, &err) == 0 &&
+	    (!w->prepare || w->prepare(c, w->ctx, &err) == 0)) {
+		cell_close(c);
+		sc_names_drop(made, name);
+		sc_names_add(made, name);
+		send_msg(sock, MSG_RENEWED, name);
+		return;
+	}
+	cell_close(c);
+	sc_names_drop(made, name);
+	cell_remove(name, true, &err);
+	send_msg(sock, MSG_GONE, name);
 }
 
 /* The cells a fork or rollback made are the worker's as a MAKE's are:
@@ -280,6 +322,8 @@ static void worker_loop(int sock, const struct worker_cfg *w)
 			snprintf(name, sizeof(name), "%.16s-%d-%d-%d-%lu", w->prefix, (int)owner,
 				 (int)getpid(), w->id, counter++);
 			worker_make(sock, w, name, &made);
+		} else if (m->kind == MSG_RENEW && sc_valid_name(m->text)) {
+			worker_renew(sock, w, m->text, &made);
 		} else if (m->kind == MSG_DESTROY && sc_valid_name(m->text)) {
 			struct sc_err err = {0};
 			sc_names_drop(&made, m->text);
@@ -299,12 +343,82 @@ static void worker_loop(int sock, const struct worker_cfg *w)
 
 /* ---- owner side ---- */
 
+/* Whether name is in list (n entries). */
+static bool listed(char (*list)[64], size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+struct pool_lease {
+	char name[64];
+	uint64_t id;
+	bool kept;
+};
+
+/* A lease for a cell taken now; 0 when out of memory (its release then
+ * removes it, as one without a lease). */
+static uint64_t lease_new(struct cell_pool *p, const char *name)
+{
+	if (p->nleases == p->cap_leases) {
+		size_t cap = p->cap_leases ? 2 * p->cap_leases : 16;
+		struct pool_lease *v = realloc(p->leases, cap * sizeof(*v));
+		if (!v)
+			return 0;
+		p->leases = v;
+		p->cap_leases = cap;
+	}
+	struct pool_lease *l = &p->leases[p->nleases++];
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->id = ++p->next_lease;
+	l->kept = false;
+	p->lent++;
+	return l->id;
+}
+
+static struct pool_lease *lease_of(struct cell_pool *p, const struct cell *c)
+{
+	for (size_t i = 0; c->lease && i < p->nleases; i++)
+		if (p->leases[i].id == c->lease && !strcmp(p->leases[i].name, c->name))
+			return &p->leases[i];
+	return NULL;
+}
+
+/* A lease on cell `name` not matching the handle's: a kept cell's, whose
+ * handle was opened again (a rollback), if any, else another's. */
+static struct pool_lease *lease_named(struct cell_pool *p, const char *name)
+{
+	struct pool_lease *other = NULL;
+	for (size_t i = 0; i < p->nleases; i++)
+		if (!strcmp(p->leases[i].name, name)) {
+			if (p->leases[i].kept)
+				return &p->leases[i];
+			other = &p->leases[i];
+		}
+	return other;
+}
+
+static void lease_end(struct cell_pool *p, struct pool_lease *l)
+{
+	if (!l->kept && p->lent)
+		p->lent--;
+	*l = p->leases[--p->nleases];
+}
+
+/* Ready, on their way, or (reuse) taken and expected back. */
+static size_t cells_coming(const struct cell_pool *p)
+{
+	return p->nready + p->in_flight + p->lent;
+}
+
 static int request_more(struct cell_pool *p)
 {
 	size_t want = p->size;
 	if (p->limited && p->left < want)
 		want = p->left;
-	while (p->nready + p->in_flight < want) {
+	while (cells_coming(p) < want) {
 		if (send_msg(p->sock, MSG_MAKE, NULL) < 0)
 			return -1;
 		p->in_flight++;
@@ -325,9 +439,28 @@ static int pump(struct cell_pool *p, bool block)
 		if (n != (ssize_t)sizeof(m))
 			return -1;
 		m.text[sizeof(m.text) - 1] = '\0';
-		if (m.kind == MSG_READY || m.kind == MSG_FAILED) {
+		if (m.kind == MSG_GONE || m.kind == MSG_RENEWED)
+			sc_names_drop(&p->renewing, m.text);
+		if (m.kind == MSG_GONE) { /* a renewal that could not be */
+			p->not_renewed++;
 			if (p->in_flight)
 				p->in_flight--;
+			if (request_more(p) < 0)
+				return -1;
+			/* a taker may wait for it: never nothing on the way */
+			bool wanted = !p->limited || p->left > 0;
+			if (wanted && p->nready + p->in_flight == 0) {
+				if (send_msg(p->sock, MSG_MAKE, NULL) < 0)
+					return -1;
+				p->in_flight++;
+			}
+		} else if (m.kind == MSG_READY || m.kind == MSG_FAILED || m.kind == MSG_RENEWED) {
+			if (p->in_flight)
+				p->in_flight--;
+			if (m.kind == MSG_RENEWED) {
+				p->renewed++;
+				m.kind = MSG_READY;
+			}
 			if (m.kind == MSG_READY && p->nready < POOL_MAX)
 				snprintf(p->ready[p->nready++], 64, "%.63s", m.text);
 			else
@@ -386,7 +519,8 @@ int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts
 			/* The owner's death closes the socket: then we clean up. */
 			close(sv[0]);
 			struct worker_cfg w = {.spec = &wspec, .prepare = o->prepare,
-					       .ctx = o->prepare_ctx, .prefix = prefix, .id = (int)i};
+					       .ctx = o->prepare_ctx, .prefix = prefix, .id = (int)i,
+					       .max_renewals = o->max_renewals};
 			worker_loop(sv[1], &w);
 		}
 		p->workers[p->nworkers++] = pid;
@@ -395,6 +529,7 @@ int cell_pool_new_opts(const struct cell_spec *spec, const struct cell_pool_opts
 	p->sock = sv[0];
 	p->size = size;
 	p->keepable = o->keepable;
+	p->reuse = o->reuse && cell_spec_renewable(spec);
 	if (request_more(p) < 0) {
 		sc_fail(err, errno, "start the pool");
 		cell_pool_free(p);
@@ -414,6 +549,8 @@ int cell_pool_detach(struct cell_pool *p, int *sock, size_t *in_flight, pid_t *w
 	memcpy(workers, p->workers, p->nworkers * sizeof(*workers));
 	pthread_mutex_unlock(&p->mu);
 	pthread_mutex_destroy(&p->mu);
+	free(p->leases); /* a pool being handed over has none taken */
+	sc_names_free(&p->renewing);
 	free(p);
 	return 0;
 }
@@ -430,6 +567,7 @@ int cell_pool_attach(int sock, size_t in_flight, const struct cell_pool_opts *o,
 	p->sock = sock;
 	p->size = o->size;
 	p->keepable = o->keepable;
+	p->reuse = o->reuse;
 	p->in_flight = in_flight;
 	if (request_more(p) < 0) {
 		sc_fail(err, errno, "start the pool");
@@ -442,7 +580,8 @@ int cell_pool_attach(int sock, size_t in_flight, const struct cell_pool_opts *o,
 
 /* Take the next ready cell's name, under p->mu; *ready: one was ready
  * (else the taker waited for one to be made). */
-static int take_ready(struct cell_pool *p, char name[64], bool *ready, struct sc_err *err)
+static int take_ready(struct cell_pool *p, char name[64], uint64_t *lease, bool *ready,
+		      struct sc_err *err)
 {
 	if (pump(p, false) < 0)
 		return sc_fail(err, 0, "the pool's workers are gone");
@@ -467,6 +606,7 @@ static int take_ready(struct cell_pool *p, char name[64], bool *ready, struct sc
 	snprintf(name, 64, "%s", p->ready[0]);
 	memmove(p->ready[0], p->ready[1], (p->nready - 1) * sizeof(p->ready[0]));
 	p->nready--;
+	*lease = lease_new(p, name);
 	if (p->left)
 		p->left--;
 	request_more(p);
@@ -483,10 +623,24 @@ int cell_pool_acquire_how(struct cell_pool *p, struct cell **out, bool *ready,
 			  struct sc_err *err)
 {
 	char name[64];
+	uint64_t lease = 0;
 	pthread_mutex_lock(&p->mu);
-	int rc = take_ready(p, name, ready, err);
+	int rc = take_ready(p, name, &lease, ready, err);
 	pthread_mutex_unlock(&p->mu);
-	return rc < 0 ? -1 : cell_open(name, out, err);
+	if (rc < 0)
+		return -1;
+	if (cell_open(name, out, err) < 0) {
+		struct cell gone = {.lease = lease};
+		snprintf(gone.name, sizeof(gone.name), "%s", name);
+		pthread_mutex_lock(&p->mu);
+		struct pool_lease *l = lease_of(p, &gone);
+		if (l)
+			lease_end(p, l);
+		pthread_mutex_unlock(&p->mu);
+		return -1;
+	}
+	(*out)->lease = lease;
+	return 0;
 }
 
 void cell_pool_limit(struct cell_pool *p, size_t cells)
@@ -501,6 +655,16 @@ int cell_pool_keep(struct cell_pool *p, const struct cell *c, struct sc_err *err
 {
 	if (!p->keepable)
 		return sc_fail(err, EINVAL, "the pool's cells die with it: it was not made keepable");
+	/* not coming back soon: the pool makes another */
+	pthread_mutex_lock(&p->mu);
+	struct pool_lease *l = lease_of(p, c);
+	if (l && !l->kept) {
+		l->kept = true;
+		if (p->lent)
+			p->lent--;
+	}
+	(void)request_more(p);
+	pthread_mutex_unlock(&p->mu);
 	char path[SC_PATH_BUF];
 	if (kept_path(c->name, path, sizeof(path), err) < 0)
 		return -1;
@@ -509,6 +673,15 @@ int cell_pool_keep(struct cell_pool *p, const struct cell *c, struct sc_err *err
 		return sc_fail(err, errno, "mark %s kept", c->name);
 	close(fd);
 	return 0;
+}
+
+void cell_pool_renewals(struct cell_pool *p, uint64_t *renewed, uint64_t *not_renewed)
+{
+	pthread_mutex_lock(&p->mu);
+	(void)pump(p, false);
+	*renewed = p->renewed;
+	*not_renewed = p->not_renewed;
+	pthread_mutex_unlock(&p->mu);
 }
 
 size_t cell_pool_ready_count(struct cell_pool *p)
@@ -522,7 +695,37 @@ size_t cell_pool_ready_count(struct cell_pool *p)
 
 void cell_pool_release(struct cell_pool *p, struct cell *c)
 {
-	send_msg(p->sock, MSG_DESTROY, c->name);
+	pthread_mutex_lock(&p->mu);
+	struct pool_lease *l = lease_of(p, c);
+	if (!l && !c->lease && (l = lease_named(p, c->name)) && !l->kept)
+		l = NULL;
+	bool again = !l && (c->lease || lease_named(p, c->name));
+	if (again || listed(p->ready, p->nready, c->name) ||
+	    listed(p->renewing.names, p->renewing.n, c->name)) {
+		/* given back before (its renewal stands), or taken again since */
+		pthread_mutex_unlock(&p->mu);
+		cell_close(c);
+		return;
+	}
+	bool renew = false;
+	if (l) {
+		lease_end(p, l);
+		/* A kept cell (POST /cells) was replaced when it was kept: up to
+		 * size more wait renewed, for the takes to come, instead of
+		 * being removed while new ones are made. */
+		size_t cap = p->limited ? (p->left < p->size ? p->left : p->size) : 2 * p->size;
+		renew = p->reuse && p->nready + p->in_flight < cap;
+	}
+	if (renew && sc_names_add(&p->renewing, c->name) == 0) {
+		if (send_msg(p->sock, MSG_RENEW, c->name) == 0)
+			p->in_flight++;
+		else
+			sc_names_drop(&p->renewing, c->name);
+	} else {
+		send_msg(p->sock, MSG_DESTROY, c->name);
+	}
+	(void)request_more(p);
+	pthread_mutex_unlock(&p->mu);
 	cell_close(c);
 }
 
@@ -542,6 +745,8 @@ void cell_pool_free(struct cell_pool *p)
 	if (p->sock >= 0)
 		close(p->sock);
 	pthread_mutex_destroy(&p->mu);
+	free(p->leases);
+	sc_names_free(&p->renewing);
 	free(p);
 }
 

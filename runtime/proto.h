@@ -30,6 +30,8 @@ enum proto_req_kind {
 	REQ_STATE_FD = 10,  /* answered by RSP_EXIT carrying (SCM_RIGHTS) init's fd of the
 			     * cell's writable state, for fork and checkpoint */
 	REQ_PRESTART_END = 11, /* the pre-started interpreter, if any, is killed; RSP_EXIT */
+	REQ_NAMESPACES = 12, /* answered by RSP_EXIT carrying init's user and network
+			      * namespaces, for cell_renew */
 };
 
 /* proto_req.flags */

@@ -57,22 +57,22 @@ static void send_rsp(int fd, const struct proto_rsp *r)
 	(void)send(fd, r, sizeof(*r), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* The answer with one fd passed along. */
-static void send_rsp_fd(int fd, const struct proto_rsp *r, int pass)
+/* The answer with n (1 or 2) fds passed along. */
+static void send_rsp_fds(int fd, const struct proto_rsp *r, const int *pass, size_t n)
 {
 	struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof(*r)};
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
-			     .msg_controllen = sizeof(u.b)};
+			     .msg_controllen = CMSG_SPACE(n * sizeof(int))};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &pass, sizeof(int));
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), pass, n * sizeof(int));
 	(void)sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
@@ -310,7 +310,15 @@ static void handle_request(struct server *s, size_t i)
 		if (s->plan->state_fd < 0)
 			send_error(c->fd, "%s", "this cell keeps no writable state to fork");
 		else
-			send_rsp_fd(c->fd, &r, s->plan->state_fd);
+			send_rsp_fds(c->fd, &r, &s->plan->state_fd, 1);
+	} else if (q.h.kind == REQ_NAMESPACES && q.nfds == 0) {
+		/* only to the creator (token checked above), which renews the
+		 * cell in them */
+		struct proto_rsp r = {.kind = RSP_EXIT};
+		if (s->plan->ns_fds[0] < 0 || s->plan->ns_fds[1] < 0)
+			send_error(c->fd, "%s", "this cell's init has no fds of its namespaces");
+		else
+			send_rsp_fds(c->fd, &r, s->plan->ns_fds, 2);
 	} else if (q.h.kind == REQ_PRESTART_END && q.nfds == 0) {
 		rt_zygote_end();
 		struct proto_rsp r = {.kind = RSP_EXIT};

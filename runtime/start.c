@@ -6,6 +6,8 @@
 #include <linux/sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -211,6 +213,97 @@ static pid_t clone_cell(int cgroup_fd, int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
+/* A renewed cell's init: a helper joins the cell's user and network
+ * namespaces (joining a user namespace changes a process for good, so
+ * not the caller) and clones init into new others, as the caller's child
+ * (CLONE_PARENT: the caller reaps it, and it dies with the caller until
+ * released). The helper shares the caller's memory and files and the
+ * caller waits for it (vfork's way: no copy of the caller's page tables
+ * for a process that only makes two calls), so init's pidfd lands in the
+ * caller's table and the answer in `into`. The new init runs child(arg)
+ * on the helper's stack (its own copy): it never returns. */
+struct into_job {
+	int userns, netns, cgroup_fd;
+	void (*child)(void *);
+	void *arg;
+	int pidfd;  /* out */
+	pid_t pid;  /* out: init's, or -1 */
+	int errnum; /* out */
+};
+
+/* init lives on this stack (its copy) for good: a main stack's size,
+ * touched only as used, above a guard page */
+#define INTO_STACK (8 * 1024 * 1024)
+#define INTO_GUARD (64 * 1024)
+
+static int into_helper(void *p)
+{
+	struct into_job *j = p;
+	struct clone_args args = {
+		.flags = (CELL_NS_FLAGS & ~(uint64_t)(CLONE_NEWUSER | CLONE_NEWNET)) | CLONE_PARENT |
+			 CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&j->pidfd,
+	};
+	if (j->cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)j->cgroup_fd;
+	}
+	if (setns(j->userns, CLONE_NEWUSER) < 0 || setns(j->netns, CLONE_NEWNET) < 0) {
+		j->errnum = errno;
+		return 0;
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		j->child(j->arg);
+	j->pid = pid;
+	j->errnum = pid < 0 ? errno : 0;
+	return 0;
+}
+
+static pid_t clone_cell_into(struct into_job *j)
+{
+	j->pid = -1;
+	j->pidfd = -1;
+	j->errnum = EPIPE;
+	size_t size = INTO_GUARD + INTO_STACK;
+	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	if (mprotect(stack, INTO_GUARD, PROT_NONE) < 0) {
+		int e = errno;
+		munmap(stack, size);
+		return errno = e, -1;
+	}
+	pid_t helper = clone(into_helper, stack + size, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD,
+			     j);
+	int e = errno;
+	if (helper > 0)
+		while (waitpid(helper, NULL, __WALL) < 0 && errno == EINTR)
+			;
+	munmap(stack, size); /* ours: init keeps its own copy */
+	if (helper < 0)
+		return errno = e, -1;
+	if (j->pid <= 0)
+		return errno = j->errnum ? j->errnum : EPIPE, -1;
+	return j->pid;
+}
+
+/* The renewed cell's cgroup, as it stands: v2's init goes into its leaf. */
+static int reuse_cgroup(struct rt_start *st, struct sc_err *err)
+{
+	rt_cgroup_from_saved(&st->cg, st->reuse_cgroup ? st->reuse_cgroup : "");
+	if (!st->cg.active || st->cg.v1)
+		return 0;
+	char leaf[SC_PATH_BUF];
+	if (sc_path(leaf, sizeof(leaf), "%s/cell", st->cg.path) < 0)
+		return sc_fail(err, ENAMETOOLONG, "cgroup %s", st->cg.path);
+	st->cg.dir_fd = open(leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (st->cg.dir_fd < 0)
+		return sc_fail(err, errno, "open cgroup %s", leaf);
+	return 0;
+}
+
 static void put_stdio(int in, int out, int errfd)
 {
 	int devnull = -1;
@@ -242,11 +335,29 @@ static void child_stdio(const int stdio[3], const int host_only[2])
 			close(stdio[k]);
 }
 
+/* The new init, from the clone on: the caller's ends of the channels
+ * closed, the cell's stdio in place; never returns. */
+struct child_start {
+	struct rt_start *st;
+	int status_rd, sync_rd;
+	const int *stdio;
+};
+
+static void child_start_main(void *p)
+{
+	struct child_start *cs = p;
+	close(cs->status_rd);
+	close(cs->sync_rd);
+	child_stdio(cs->stdio, cs->st->host_only);
+	rt_child_main(&cs->st->plan);
+}
+
 void rt_start_init(struct rt_start *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->plan.status_fd = st->plan.sync_fd = st->plan.serve_fd = st->plan.upper_fd = -1;
 	st->plan.layer_fd = st->plan.tramp_fd = st->plan.oom_fd = st->plan.state_fd = -1;
+	st->plan.ns_fds[0] = st->plan.ns_fds[1] = -1;
 	for (size_t i = 0; i < SC_ARRAY_LEN(st->plan.snap_fds); i++)
 		st->plan.snap_fds[i] = -1;
 	for (size_t i = 0; i < CELL_MAX_BINDS; i++)
@@ -254,6 +365,7 @@ void rt_start_init(struct rt_start *st)
 	st->pidfd = st->status_rd = st->sync_fd = st->egress_fd = st->tty_master = -1;
 	st->host_only[0] = st->host_only[1] = -1;
 	st->cg.dir_fd = -1;
+	st->reuse_userns = st->reuse_netns = -1;
 }
 
 /* Whether a process of the cell could change the host's sandcell binary
@@ -303,7 +415,9 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	l->pids = policy_limit_value(spec->limits.pids, POLICY_DEFAULT_PIDS);
 	l->memory = policy_limit_value(spec->limits.memory, POLICY_DEFAULT_MEMORY);
 	bool want_cgroup = l->memory || l->pids || l->cpus > 0 || spec->require_cgroups || plan->serve;
-	if (want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, l, err) < 0)
+	bool renewing = plan->renewing = st->reuse_userns >= 0;
+	if (renewing ? reuse_cgroup(st, err) < 0
+		     : want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, l, err) < 0)
 		goto fail;
 	plan->use_rlimits = !st->cg.active;
 	/* The default memory ceiling only where a cgroup holds it: as an
@@ -315,24 +429,26 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	plan->sync_fd = sync[1];
 	plan->await_cgroup = st->cg.active && st->cg.v1;
 
-	st->pid = clone_cell(st->cg.active ? st->cg.dir_fd : -1, &st->pidfd);
+	int cgroup_fd = st->cg.active ? st->cg.dir_fd : -1;
+	struct child_start cs = {.st = st, .status_rd = status[0], .sync_rd = sync[0], .stdio = stdio};
+	struct into_job into = {.userns = st->reuse_userns, .netns = st->reuse_netns,
+				.cgroup_fd = cgroup_fd, .child = child_start_main, .arg = &cs};
+	st->pid = renewing ? clone_cell_into(&into) : clone_cell(cgroup_fd, &st->pidfd);
+	if (renewing)
+		st->pidfd = into.pidfd;
 	if (st->pid < 0) {
 		sc_fail(err, errno, "cannot create the cell's namespaces");
 		sc_err_hint(err, "are unprivileged user namespaces enabled? run 'sandcell doctor'");
 		goto fail;
 	}
-	if (st->pid == 0) {
-		close(status[0]);
-		close(sync[0]);
-		child_stdio(stdio, st->host_only);
-		rt_child_main(plan);
-	}
+	if (st->pid == 0)
+		child_start_main(&cs);
 	sc_closep(&status[1]);
 	sc_closep(&sync[1]);
 	plan->status_fd = plan->sync_fd = -1;
 
 	bool parent_binds = st->map.range && spec->nbinds > 0;
-	if (rt_idmap_write(st->pid, &st->map, err) < 0 ||
+	if ((!renewing && rt_idmap_write(st->pid, &st->map, err) < 0) ||
 	    (parent_binds && parent_prepare_binds(plan, st->pid, &userns, err) < 0) ||
 	    (plan->idmap_layers && parent_prepare_layers(plan, st->pid, &userns, err) < 0) ||
 	    send_go(st->sync_fd, plan, parent_binds ? spec->nbinds : 0,

@@ -16,6 +16,11 @@ struct rt_start {
 	/* the host side's own fds (the stdin relay's write end and terminal),
 	 * which the child closes before anything else; -1: none */
 	int host_only[2];
+	/* Renewing a cell (cell_renew): its user and network namespaces and
+	 * its cgroup (the info file's form), which the new init joins instead
+	 * of making its own; -1 and NULL for a new cell. */
+	int reuse_userns, reuse_netns;
+	const char *reuse_cgroup;
 };
 
 void rt_start_init(struct rt_start *st);

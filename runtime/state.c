@@ -60,6 +60,8 @@ int rt_state_write_info(const char *dir, const struct cell_info *in, struct sc_e
 			in->ports[i].host_addr);
 	for (size_t i = 0; i < in->nvolumes && i < CELL_MAX_VOLUMES; i++)
 		fprintf(f, "volume=%s\n", in->volumes[i]);
+	if (in->renewals)
+		fprintf(f, "renewals=%u\n", in->renewals);
 	if (in->has_token) {
 		fputs("token=", f);
 		for (size_t i = 0; i < RT_TOKEN_LEN; i++)
@@ -193,6 +195,8 @@ int rt_state_read_info(const char *dir, struct cell_info *in, struct sc_err *err
 			in->limits.disk = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "port"))
 			read_port(v, in);
+		else if (!strcmp(k, "renewals") && sc_parse_uint(v, 0, UINT32_MAX, &u) == 0)
+			in->renewals = (unsigned)u;
 		else if (!strcmp(k, "volume") && in->nvolumes < CELL_MAX_VOLUMES &&
 			 sc_valid_name(v))
 			copy_value(in->volumes[in->nvolumes++], sizeof(in->volumes[0]), v);

@@ -26,6 +26,7 @@ struct cell_info {
 	size_t nports;
 	char volumes[CELL_MAX_VOLUMES][64]; /* named volumes bound in */
 	size_t nvolumes;
+	unsigned renewals;       /* cell_renew: how many times its init was renewed */
 };
 
 int rt_state_dir_of(const char *name, char *buf, size_t size, struct sc_err *err);
@@ -58,3 +59,5 @@ size_t rt_teardown_gc_orphans(const char *state_root);
 /* Remove the cell's cgroups, its register entry, its on-disk layer and
  * its state directory: everything the cell left on the host. */
 int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err);
+/* Its init's register entry only (a renewal: the init it names is gone). */
+void rt_teardown_drop_init_entry(const char *dir, const struct cell_info *info);

@@ -17,7 +17,7 @@
 #include "snapshot.h"
 #include "state.h"
 
-int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
+void rt_teardown_drop_init_entry(const char *dir, const struct cell_info *info)
 {
 	char entry[SC_PATH_BUF];
 	if (info->pid > 0 && rt_state_init_entry(dir, info->pid, info->starttime, entry, sizeof(entry)) == 0 &&
@@ -25,6 +25,11 @@ int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_
 		*strrchr(entry, '/') = '\0';
 		rmdir(entry); /* when it is empty */
 	}
+}
+
+int rt_teardown_remove(const char *dir, const struct cell_info *info, struct sc_err *err)
+{
+	rt_teardown_drop_init_entry(dir, info);
 	if (info->cgroup[0]) {
 		struct cell_cgroup cg;
 		rt_cgroup_from_saved(&cg, info->cgroup);

@@ -9,7 +9,8 @@
 #      "seccomp": null), and Landlock's (against "landlock": false);
 #   3. warm exec into a live cell against bubblewrap's cold /bin/true, and
 #      a bare spawn of /bin/true on the host (no cell) as the floor;
-#   4. pool acquire+exec+release throughput (cells per second), and the
+#   4. pool acquire+exec+release throughput (cells per second), with new
+#      and with renewed cells, one renewal against a create + remove, and the
 #      floor's starts per second from as many processes as cores;
 #   5. the agent's per-step overhead (scripts/bench_agent.sh);
 #   6. batch throughput against the latency-bound ideal (scripts/bench_batch.sh);
@@ -92,6 +93,13 @@ read -r rate median < <(build/tests/pool_bench "$rounds" 16 "$(nproc)")
 printf 'pool                 %.0f cells/s (goal >= 300), median acquire+exec+release %.2f ms\n' "$rate" "$median"
 bare=$($floor -n "$rounds" -j "$(nproc)")
 printf '                    machine floor: %s bare starts/s from %d processes; pool = %s x floor (goal >= 0.70, #20)\n' "$bare" "$(nproc)" "$(ratio "$rate" "$bare")"
+read -r rrate rmedian < <(build/tests/pool_bench "$rounds" 16 "$(nproc)" reuse)
+printf 'pool, cells renewed  %.0f cells/s, median acquire+exec+release %.2f ms; = %s x floor (goal >= 1.00, #39)\n' \
+	"$rrate" "$rmedian" "$(ratio "$rrate" "$bare")"
+read -r renew fresh < <(build/tests/pool_bench renew "$rounds")
+printf 'renewal             p50 %.2f ms   create + remove p50 %.2f ms   ratio %s; a cell is renewed without bound\n' \
+	"$renew" "$fresh" "$(ratio "$renew" "$fresh")"
+printf '                    unless --max-reuse N (serve, batch) replaces it after N renewals\n'
 
 if [ -x scripts/bench_agent.sh ]; then
 	scripts/bench_agent.sh

@@ -3,7 +3,13 @@
  * a pool of its own, SIZE/WORKERS cells made by one worker), the same way
  * the machine floor (`floor -n N -j J`) starts its bare cells from J
  * processes. Prints cells per second and the median acquire+exec+release
- * time.  usage: pool_bench N [SIZE [WORKERS]]
+ * time.  usage: pool_bench N [SIZE [WORKERS [reuse]]]
+ * With "reuse" the pools renew released cells (cell_renew) instead of
+ * removing them.
+ *
+ * usage: pool_bench renew N
+ * One cell renewed N times, then N cells made and removed one after the
+ * other: prints the median renewal and the median create + remove (ms).
  *
  * What the clock holds: every pool is full before it starts (no cell in
  * flight), and it stops when every pool is full again and every cell that
@@ -35,26 +41,52 @@ static void pause_ms(long ms)
 }
 
 /* Until this process's state directory holds `size` live cells (the pool
- * full, nothing in flight) and none of the `ngone` cells named in `gone`. */
-static void wait_full(size_t size, char (*gone)[64], size_t ngone)
+ * full, nothing in flight) and none of the `ngone` cells named in `gone`;
+ * with reuse, until its cells were renewed `renewals` times in all (the
+ * renewals in flight done). -1 when a renewed pool made a new cell (a
+ * renewal failed). */
+static int wait_full(size_t size, char (*gone)[64], size_t ngone, bool reuse, unsigned renewals,
+		     char (*first)[64], size_t nfirst)
 {
 	for (;;) {
 		struct cell_status *st = NULL;
 		size_t n = 0, alive = 0;
-		bool any = false;
+		unsigned renewed = 0;
+		bool any = false, replaced = false;
 		struct sc_err err;
 		if (cell_list(&st, &n, &err) == 0) {
 			for (size_t i = 0; i < n; i++) {
 				alive += st[i].alive;
+				renewed += st[i].renewals;
 				for (size_t k = 0; k < ngone && !any; k++)
 					any = !strcmp(st[i].name, gone[k]);
+				bool known = !reuse || !nfirst;
+				for (size_t k = 0; k < nfirst && !known; k++)
+					known = !strcmp(st[i].name, first[k]);
+				replaced |= !known;
 			}
 			free(st);
-			if (!any && alive == size)
-				return;
+			if (replaced)
+				return -1;
+			if (!any && alive == size && (!reuse || renewed >= renewals))
+				return 0;
 		}
 		pause_ms(1);
 	}
+}
+
+/* The names of this process's cells (the full pool's) into names. */
+static size_t list_names(char (*names)[64], size_t max)
+{
+	struct cell_status *st = NULL;
+	size_t n = 0, k = 0;
+	struct sc_err err;
+	if (cell_list(&st, &n, &err) < 0)
+		return 0;
+	for (size_t i = 0; i < n && k < max; i++)
+		snprintf(names[k++], 64, "%s", st[i].name);
+	free(st);
+	return k;
 }
 
 static int rd_byte(int fd)
@@ -68,7 +100,8 @@ static int rd_byte(int fd)
 }
 
 /* One consumer: its own root, pool and share of the rounds. */
-static int consumer(int j, int rounds, size_t size, int ready_fd, int go_fd, double *times)
+static int consumer(int j, int rounds, size_t size, bool reuse, int ready_fd, int go_fd,
+		    double *times)
 {
 	char root[64];
 	snprintf(root, sizeof(root), "/tmp/sandcell-pool-bench.XXXXXX");
@@ -81,11 +114,14 @@ static int consumer(int j, int rounds, size_t size, int ready_fd, int go_fd, dou
 	struct cell_pool *pool;
 	int rc = 1;
 	char(*used)[64] = calloc((size_t)rounds + 1, 64);
-	if (!used || cell_pool_new(&spec, size, 1, NULL, NULL, &pool, &err) < 0) {
+	char(*first)[64] = calloc(size + 1, 64);
+	const struct cell_pool_opts po = {.size = size, .workers = 1, .reuse = reuse};
+	if (!used || !first || cell_pool_new_opts(&spec, &po, &pool, &err) < 0) {
 		fprintf(stderr, "pool %d: %s\n", j, err.msg);
 		goto out;
 	}
-	wait_full(size, NULL, 0);
+	(void)wait_full(size, NULL, 0, false, 0, NULL, 0);
+	size_t nfirst = list_names(first, size);
 	if (write(ready_fd, "r", 1) != 1 || rd_byte(go_fd) < 0)
 		goto out_pool;
 	char *argv_true[] = {"/bin/true", NULL};
@@ -107,7 +143,12 @@ static int consumer(int j, int rounds, size_t size, int ready_fd, int go_fd, dou
 		cell_pool_release(pool, c);
 		times[i] = sc_now() - s;
 	}
-	wait_full(size, used, (size_t)rounds); /* refilled, and every used cell deleted */
+	/* refilled, and every used cell deleted (or renewed) */
+	if (reuse ? wait_full(size, NULL, 0, true, (unsigned)rounds, first, nfirst) < 0
+		  : wait_full(size, used, (size_t)rounds, false, 0, NULL, 0) < 0) {
+		fprintf(stderr, "pool %d: a renewal failed (the pool made a new cell)\n", j);
+		goto out_pool;
+	}
 	rc = 0;
 out_pool:
 	if (write(ready_fd, rc ? "f" : "d", 1) != 1)
@@ -115,6 +156,54 @@ out_pool:
 	cell_pool_free(pool);
 out:
 	free(used);
+	free(first);
+	char rm[128];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	if (system(rm) != 0)
+		rc = 1;
+	return rc;
+}
+
+/* pool_bench renew N: the median renewal against create + remove. */
+static int renew_vs_create(int n)
+{
+	char root[64];
+	snprintf(root, sizeof(root), "/tmp/sandcell-pool-bench.XXXXXX");
+	if (!mkdtemp(root))
+		return 1;
+	cell_set_root(root);
+	struct cell_spec spec;
+	cell_spec_init(&spec);
+	struct sc_err err = {0};
+	double *renew = calloc((size_t)n, sizeof(double)), *fresh = calloc((size_t)n, sizeof(double));
+	struct cell *c = NULL;
+	int rc = 1;
+	if (!renew || !fresh || cell_create(&spec, "bench-renew", &c, &err) < 0)
+		goto out;
+	cell_close(c);
+	for (int i = 0; i < n; i++) {
+		double s = sc_now();
+		if (cell_renew("bench-renew", &spec, 0, &err) < 0)
+			goto out;
+		renew[i] = sc_now() - s;
+	}
+	if (cell_remove("bench-renew", true, &err) < 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		double s = sc_now();
+		if (cell_create(&spec, "bench-fresh", &c, &err) < 0 || cell_destroy(c, &err) < 0)
+			goto out;
+		fresh[i] = sc_now() - s;
+	}
+	qsort(renew, (size_t)n, sizeof(double), cmp);
+	qsort(fresh, (size_t)n, sizeof(double), cmp);
+	printf("%.3f %.3f\n", renew[n / 2] * 1e3, fresh[n / 2] * 1e3);
+	rc = 0;
+out:
+	if (rc)
+		fprintf(stderr, "pool_bench renew: %s\n", err.msg);
+	free(renew);
+	free(fresh);
 	char rm[128];
 	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
 	if (system(rm) != 0)
@@ -124,11 +213,15 @@ out:
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "renew"))
+		return renew_vs_create(argc > 2 ? atoi(argv[2]) : 100);
 	int n = argc > 1 ? atoi(argv[1]) : 300;
 	size_t size = argc > 2 ? (size_t)atoi(argv[2]) : 16;
 	int jobs = argc > 3 ? atoi(argv[3]) : 2;
+	bool reuse = argc > 4 && !strcmp(argv[4], "reuse");
 	if (n < 1 || jobs < 1 || size < (size_t)jobs) {
-		fprintf(stderr, "usage: pool_bench N [SIZE [WORKERS]] (SIZE >= WORKERS >= 1)\n");
+		fprintf(stderr, "usage: pool_bench N [SIZE [WORKERS [reuse]]] (SIZE >= WORKERS >= 1)\n"
+				"       pool_bench renew N\n");
 		return 2;
 	}
 	double *times = mmap(NULL, sizeof(double) * (size_t)n, PROT_READ | PROT_WRITE,
@@ -147,7 +240,7 @@ int main(int argc, char **argv)
 		if (pids[j] == 0) {
 			close(ready[0]);
 			close(go[1]);
-			_exit(consumer(j, last - first, size / (size_t)jobs, ready[1], go[0],
+			_exit(consumer(j, last - first, size / (size_t)jobs, reuse, ready[1], go[0],
 				       times + first));
 		}
 	}

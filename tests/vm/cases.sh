@@ -142,3 +142,53 @@ else
 	result cpus FAIL "exit $rc, cpu_s $cpu / wall_s $wall = $r, err '$(head -c 300 /tmp/err.$who)'"
 fi
 check_gone cpus
+
+# --- a server's pool renews a cell (cell_renew): the new init goes into
+# the cell's own cgroup leaf, the memory limit a request set goes back to
+# the server's, and nothing of the request before is left ---
+tok=vm-renew-token-$$
+echo "$tok" >/tmp/tok.$who
+rm -f /tmp/port.$who
+sandcell serve --listen 127.0.0.1:0 --token-file /tmp/tok.$who --port-file /tmp/port.$who \
+	--pool 1 --memory 64M >/tmp/serve.$who 2>&1 &
+spid=$!
+i=0
+while [ ! -s /tmp/port.$who ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+port=$(cat /tmp/port.$who 2>/dev/null)
+post() {
+	wget -q -O - --header "Authorization: Bearer $tok" --header "Content-Type: application/json" \
+		--post-data "$2" "http://127.0.0.1:$port$1" 2>&1
+}
+delete() { printf 'DELETE %s HTTP/1.0\r\nAuthorization: Bearer %s\r\n\r\n' "$1" "$tok" | nc 127.0.0.1 "$port" 2>&1; }
+cell_id() { sed -n 's/.*"id":"\([^"]*\)".*/\1/p'; }
+renewals() { sandcell ps --json | grep -o '"renewals":[0-9]*' | cut -d: -f2 | awk '{ s += $1 } END { print s + 0 }'; }
+limits() { cat "$cgbase"/sandcell/serve-*/memory.max 2>/dev/null | sort | tr '\n' ' '; }
+id=$(post /cells '{"memory_limit_MB": 32}' | cell_id)
+out=$(post "/cells/$id/exec" '{"cmd": "echo left >/tmp/trace; (sleep 1000 &); echo started"}')
+set_limits=$(limits)
+delete "/cells/$id" >/tmp/del.$who
+i=0
+while [ "$(renewals)" -lt 1 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+n=$(renewals)
+back_limits=$(limits)
+# the cells of the pool (two: one made when the first was kept) in turn
+seen=""
+for k in 1 2; do
+	id=$(post /cells '{}' | cell_id)
+	seen="$seen $(post "/cells/$id/exec" '{"cmd": "cat /tmp/trace 2>/dev/null; pidof sleep; echo end"}' |
+		sed -n 's/.*"stdout":"\([^"]*\)".*/\1/p')"
+	delete "/cells/$id" >/dev/null
+done
+procs=$(cat "$cgbase"/sandcell/serve-*/cell/cgroup.procs 2>/dev/null | wc -l)
+if [ -n "$port" ] && echo "$out" | grep -q started && [ "$n" -ge 1 ] &&
+	echo "$set_limits" | grep -q 33554432 && ! echo "$back_limits" | grep -q 33554432 &&
+	echo "$back_limits" | grep -q 67108864 && ! echo "$seen" | grep -q left &&
+	[ "$(echo "$seen" | grep -o 'end' | wc -l)" -eq 2 ] && ! echo "$seen" | grep -q '[0-9]\\nend' &&
+	[ "$procs" -ge 1 ]; then
+	result renew PASS "renewals $n, memory.max $set_limits-> $back_limits, next cells: $seen"
+else
+	result renew FAIL "port '$port', exec '$(echo "$out" | head -c 200)', renewals '$n', memory.max '$set_limits' -> '$back_limits', next cells '$seen', inits in leaves $procs, serve '$(tail -c 300 /tmp/serve.$who)'"
+fi
+kill -TERM $spid
+wait $spid
+check_gone renew

@@ -26,6 +26,8 @@ mount -t tmpfs -o mode=0755 tmpfs /run
 # as systemd mounts it on a pure v2 host
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
 hostname vm
+# loopback, for the cases' servers on 127.0.0.1
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 echo "$M INFO vm kernel $(uname -r), $(nproc) cpus"
 # Debian builds overlayfs as a module; no modules.dep here, so insmod by path.
