@@ -81,8 +81,11 @@ case "$overlay_ko" in
 esac
 
 cp "$sandcell" "$root/usr/bin/sandcell"
-# every library the binary loads, at its own path (under /usr: merged /usr)
-for lib in $(ldd "$sandcell" | grep -o '/[^ ]*'); do
+# every library the binary loads, at its own path (under /usr: merged /usr),
+# and libmicrohttpd with its own (loaded on demand, by serve)
+mhd=$(ldconfig -p | awk '/libmicrohttpd\.so\.12 .*x86-64/ { print $NF; exit }')
+[ -n "$mhd" ] || die "libmicrohttpd.so.12 not found (run scripts/setup.sh)"
+for lib in $( (ldd "$sandcell"; echo "$mhd"; ldd "$mhd") | grep -o '/[^ ]*' | sort -u); do
 	dst=$root/usr${lib#/usr}
 	mkdir -p "$(dirname "$dst")"
 	cp -L "$lib" "$dst"
