@@ -105,6 +105,19 @@ static inline int steal_fd(int *fd)
  * snprintf into one checks for truncation (sc_path, or by hand). */
 #define SC_PATH_BUF (PATH_MAX + 512)
 
+/* Built with a sanitizer that keeps its own idea of the stack (ASan,
+ * TSan): code that switches stacks takes another way there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SC_SANITIZED 1
+#endif
+#endif
+#ifndef SC_SANITIZED
+#define SC_SANITIZED 0
+#endif
+
 /* Bounded path formatting: fails (returns -1, errno=ENAMETOOLONG) on truncation. */
 int sc_path(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -217,32 +217,20 @@ static pid_t clone_cell(int cgroup_fd, int *pidfd)
  * namespaces (joining a user namespace changes a process for good, so
  * not the caller) and clones init into new others, as the caller's child
  * (CLONE_PARENT: the caller reaps it, and it dies with the caller until
- * released). The helper shares the caller's memory and files and the
- * caller waits for it (vfork's way: no copy of the caller's page tables
- * for a process that only makes two calls), so init's pidfd lands in the
- * caller's table and the answer in `into`. The new init runs child(arg)
- * on the helper's stack (its own copy): it never returns. */
+ * released). The new init runs child(arg); it never returns. */
 struct into_job {
 	int userns, netns, cgroup_fd;
 	void (*child)(void *);
 	void *arg;
-	int pidfd;  /* out */
 	pid_t pid;  /* out: init's, or -1 */
 	int errnum; /* out */
 };
-
-/* init lives on this stack (its copy) for good: a main stack's size,
- * touched only as used, above a guard page */
-#define INTO_STACK (8 * 1024 * 1024)
-#define INTO_GUARD (64 * 1024)
 
 static int into_helper(void *p)
 {
 	struct into_job *j = p;
 	struct clone_args args = {
-		.flags = (CELL_NS_FLAGS & ~(uint64_t)(CLONE_NEWUSER | CLONE_NEWNET)) | CLONE_PARENT |
-			 CLONE_PIDFD,
-		.pidfd = (uint64_t)(uintptr_t)&j->pidfd,
+		.flags = (CELL_NS_FLAGS & ~(uint64_t)(CLONE_NEWUSER | CLONE_NEWNET)) | CLONE_PARENT,
 	};
 	if (j->cgroup_fd >= 0) {
 		args.flags |= CLONE_INTO_CGROUP;
@@ -260,33 +248,79 @@ static int into_helper(void *p)
 	return 0;
 }
 
-static pid_t clone_cell_into(struct into_job *j)
+/* start_helper: the helper's pid to reap, 0 when it is done and reaped
+ * already, or -1. */
+#if SC_SANITIZED
+/* Sanitizers keep their own idea of a process's stack, which a stack of
+ * our own would break (ASan unpoisons from sp to the stack's top after a
+ * vfork): a plain fork, whose page tables are copied. */
+static pid_t start_helper(struct into_job *j)
 {
-	j->pid = -1;
-	j->pidfd = -1;
-	j->errnum = EPIPE;
+	pid_t h = fork();
+	if (h == 0)
+		_exit(into_helper(j));
+	return h;
+}
+#else
+/* init lives on this stack (its copy) for good: a main stack's size,
+ * touched only as used, above a guard page */
+#define INTO_STACK (8 * 1024 * 1024)
+#define INTO_GUARD (64 * 1024)
+
+/* The helper shares the caller's memory, and the caller waits for it
+ * (vfork's way: no copy of the caller's page tables for a process that
+ * only makes three calls); init runs on the helper's stack (its copy). */
+static pid_t start_helper(struct into_job *j)
+{
 	size_t size = INTO_GUARD + INTO_STACK;
 	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (stack == MAP_FAILED)
 		return -1;
-	if (mprotect(stack, INTO_GUARD, PROT_NONE) < 0) {
-		int e = errno;
-		munmap(stack, size);
+	pid_t h = -1;
+	if (mprotect(stack, INTO_GUARD, PROT_NONE) == 0)
+		h = clone(into_helper, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, j);
+	int e = errno;
+	if (h > 0) /* it is done (CLONE_VFORK): the stack is ours again */
+		while (waitpid(h, NULL, 0) < 0 && errno == EINTR)
+			;
+	munmap(stack, size); /* init keeps its own copy */
+	errno = e;
+	return h < 0 ? -1 : 0;
+}
+#endif
+
+static pid_t clone_cell_into(const struct into_job *job, int *pidfd)
+{
+	/* shared with a forked helper, which answers in it */
+	struct into_job *j = mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (j == MAP_FAILED)
+		return -1;
+	*j = *job;
+	j->pid = -1;
+	j->errnum = EPIPE;
+	pid_t h = start_helper(j);
+	int e = errno;
+	if (h > 0)
+		while (waitpid(h, NULL, 0) < 0 && errno == EINTR)
+			;
+	pid_t pid = j->pid;
+	if (h >= 0 && pid <= 0)
+		e = j->errnum ? j->errnum : EPIPE;
+	munmap(j, sizeof(*j));
+	if (h < 0 || pid <= 0)
+		return errno = e, -1;
+	/* the caller's child: its pid is not reused before the caller reaps it */
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (*pidfd < 0) {
+		e = errno;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 		return errno = e, -1;
 	}
-	pid_t helper = clone(into_helper, stack + size, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD,
-			     j);
-	int e = errno;
-	if (helper > 0)
-		while (waitpid(helper, NULL, __WALL) < 0 && errno == EINTR)
-			;
-	munmap(stack, size); /* ours: init keeps its own copy */
-	if (helper < 0)
-		return errno = e, -1;
-	if (j->pid <= 0)
-		return errno = j->errnum ? j->errnum : EPIPE, -1;
-	return j->pid;
+	return pid;
 }
 
 /* The renewed cell's cgroup, as it stands: v2's init goes into its leaf. */
@@ -431,11 +465,9 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 
 	int cgroup_fd = st->cg.active ? st->cg.dir_fd : -1;
 	struct child_start cs = {.st = st, .status_rd = status[0], .sync_rd = sync[0], .stdio = stdio};
-	struct into_job into = {.userns = st->reuse_userns, .netns = st->reuse_netns,
-				.cgroup_fd = cgroup_fd, .child = child_start_main, .arg = &cs};
-	st->pid = renewing ? clone_cell_into(&into) : clone_cell(cgroup_fd, &st->pidfd);
-	if (renewing)
-		st->pidfd = into.pidfd;
+	const struct into_job into = {.userns = st->reuse_userns, .netns = st->reuse_netns,
+				      .cgroup_fd = cgroup_fd, .child = child_start_main, .arg = &cs};
+	st->pid = renewing ? clone_cell_into(&into, &st->pidfd) : clone_cell(cgroup_fd, &st->pidfd);
 	if (st->pid < 0) {
 		sc_fail(err, errno, "cannot create the cell's namespaces");
 		sc_err_hint(err, "are unprivileged user namespaces enabled? run 'sandcell doctor'");
