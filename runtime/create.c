@@ -447,7 +447,12 @@ static int restore_memory_limit(const struct cell_info *old, const struct cell_s
 	uint64_t memory = policy_limit_value(spec->limits.memory, POLICY_DEFAULT_MEMORY);
 	if (!old->cgroup[0] || !memory)
 		return 0;
-	return rt_cgroup_set_memory(old->cgroup, old->name, memory, err);
+	struct sc_err e = {0};
+	if (rt_cgroup_set_memory(old->cgroup, old->name, memory, &e) == 0 ||
+	    e.errnum == ENOENT || e.errnum == ENOTSUP) /* no memory controller: no limit to undo */
+		return 0;
+	*err = e;
+	return -1;
 }
 
 int cell_renew(const char *name, const struct cell_spec *spec_in, unsigned max_renewals,
@@ -462,11 +467,10 @@ int cell_renew(const char *name, const struct cell_spec *spec_in, unsigned max_r
 		return sc_fail(err, ENAMETOOLONG, "state directory %s", dir);
 	int ns[2] = {-1, -1};
 	int got = get_kept_namespaces(name, ns, err);
-	_cleanup_fd_ int userns = ns[0], netns = ns[1], lfd = -1;
-	_cleanup_fd_ int pidfd = got < 0 ? -1 : pin_init(&old);
+	_cleanup_fd_ int userns = ns[0], netns = ns[1], lfd = -1, pidfd = -1;
 	if (got < 0)
 		return -1;
-	if (pidfd < 0)
+	if ((pidfd = pin_init(&old)) < 0)
 		return sc_fail(err, errno, "cell '%s': its init is gone", name);
 	if (end_pid_namespace(&old, pidfd, err) < 0)
 		return -1;

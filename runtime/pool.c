@@ -699,7 +699,9 @@ void cell_pool_release(struct cell_pool *p, struct cell *c)
 	struct pool_lease *l = lease_of(p, c);
 	if (!l && !c->lease && (l = lease_named(p, c->name)) && !l->kept)
 		l = NULL;
-	bool again = !l && (c->lease || lease_named(p, c->name));
+	/* (a cell of another pool, or of none, is removed: its name is
+	 * unknown here) */
+	bool again = !l && lease_named(p, c->name);
 	if (again || listed(p->ready, p->nready, c->name) ||
 	    listed(p->renewing.names, p->renewing.n, c->name)) {
 		/* given back before (its renewal stands), or taken again since */
