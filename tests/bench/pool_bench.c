@@ -99,15 +99,31 @@ static int rd_byte(int fd)
 	return r == 1 ? 0 : -1;
 }
 
+/* A state root of this process's own, made current: 0, or -1. */
+static int own_root(char root[64])
+{
+	snprintf(root, 64, "/tmp/sandcell-pool-bench.XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	cell_set_root(root);
+	return 0;
+}
+
+/* rc, or 1 when the root could not be removed. */
+static int remove_root(const char *root, int rc)
+{
+	char rm[128];
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	return system(rm) != 0 ? 1 : rc;
+}
+
 /* One consumer: its own root, pool and share of the rounds. */
 static int consumer(int j, int rounds, size_t size, bool reuse, int ready_fd, int go_fd,
 		    double *times)
 {
 	char root[64];
-	snprintf(root, sizeof(root), "/tmp/sandcell-pool-bench.XXXXXX");
-	if (!mkdtemp(root))
+	if (own_root(root) < 0)
 		return 1;
-	cell_set_root(root);
 	struct cell_spec spec;
 	cell_spec_init(&spec);
 	struct sc_err err = {0};
@@ -157,21 +173,15 @@ out_pool:
 out:
 	free(used);
 	free(first);
-	char rm[128];
-	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
-	if (system(rm) != 0)
-		rc = 1;
-	return rc;
+	return remove_root(root, rc);
 }
 
 /* pool_bench renew N: the median renewal against create + remove. */
 static int renew_vs_create(int n)
 {
 	char root[64];
-	snprintf(root, sizeof(root), "/tmp/sandcell-pool-bench.XXXXXX");
-	if (!mkdtemp(root))
+	if (own_root(root) < 0)
 		return 1;
-	cell_set_root(root);
 	struct cell_spec spec;
 	cell_spec_init(&spec);
 	struct sc_err err = {0};
@@ -204,11 +214,7 @@ out:
 		fprintf(stderr, "pool_bench renew: %s\n", err.msg);
 	free(renew);
 	free(fresh);
-	char rm[128];
-	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
-	if (system(rm) != 0)
-		rc = 1;
-	return rc;
+	return remove_root(root, rc);
 }
 
 int main(int argc, char **argv)
