@@ -1,7 +1,6 @@
 /* The post-clone child: becomes root of the cell's user namespace, builds
  * the root, locks itself down and turns into the cell's PID 1. */
 #include <fcntl.h>
-#include <linux/keyctl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -103,18 +102,6 @@ static void die_with_parent(const struct cell_plan *plan)
 		_exit(CELL_EXIT_INTERNAL);
 }
 
-/* A renewed cell's user namespace is the old one's, and with it the
- * kernel's register of its users' keyrings, which outlive every process
- * (cells' seccomp refuses keyctl by default; a policy may allow it):
- * root's user and user-session keyrings are emptied. */
-static void forget_old_keys(const struct cell_plan *plan)
-{
-	if (!plan->renewing)
-		return;
-	(void)syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING);
-	(void)syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING);
-}
-
 /* Raw syscalls, never glibc's setresgid/setresuid/setgroups: those apply
  * the change to every thread glibc knows of, and after a raw clone3 its
  * list still holds the creator's other threads, which do not exist here.
@@ -128,7 +115,6 @@ static int become_cell_root(const struct cell_plan *plan, struct sc_err *err)
 	 * (root callers); elsewhere they are pinned by setgroups=deny. */
 	(void)syscall(SYS_setgroups, 0, NULL);
 	die_with_parent(plan);
-	forget_old_keys(plan);
 	return 0;
 }
 

@@ -45,7 +45,6 @@ struct cell_plan {
 	 * child sets up, and says 'a' on sync_fd when it has */
 	bool await_cgroup;
 	bool serve;       /* long-lived: serve exec requests instead of argv */
-	bool renewing;    /* cell_renew: the user namespace is the old init's */
 	int serve_fd;     /* listening socket for a long-lived cell */
 	uint8_t token[32]; /* what every request to it must carry (proto.h) */
 	int upper_fd;     /* O_PATH fd of spec->upper_dir, or -1 (child side) */

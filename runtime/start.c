@@ -449,7 +449,7 @@ int rt_start(struct rt_start *st, const struct cell_spec *spec, const char *cell
 	l->pids = policy_limit_value(spec->limits.pids, POLICY_DEFAULT_PIDS);
 	l->memory = policy_limit_value(spec->limits.memory, POLICY_DEFAULT_MEMORY);
 	bool want_cgroup = l->memory || l->pids || l->cpus > 0 || spec->require_cgroups || plan->serve;
-	bool renewing = plan->renewing = st->reuse_userns >= 0;
+	bool renewing = st->reuse_userns >= 0;
 	if (renewing ? reuse_cgroup(st, err) < 0
 		     : want_cgroup && rt_cgroup_create(&st->cg, cell_id, spec, l, err) < 0)
 		goto fail;
