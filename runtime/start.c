@@ -248,18 +248,19 @@ static int into_helper(void *p)
 	return 0;
 }
 
-/* start_helper: the helper's pid to reap, 0 when it is done and reaped
- * already, or -1. */
+/* start_helper: 0 once the helper is done and reaped, or -1. */
 #if SC_SANITIZED
 /* Sanitizers keep their own idea of a process's stack, which a stack of
  * our own would break (ASan unpoisons from sp to the stack's top after a
  * vfork): a plain fork, whose page tables are copied. */
-static pid_t start_helper(struct into_job *j)
+static int start_helper(struct into_job *j)
 {
 	pid_t h = fork();
 	if (h == 0)
 		_exit(into_helper(j));
-	return h;
+	while (h > 0 && waitpid(h, NULL, 0) < 0 && errno == EINTR)
+		;
+	return h < 0 ? -1 : 0;
 }
 #else
 /* init lives on this stack (its copy) for good: a main stack's size,
@@ -270,7 +271,7 @@ static pid_t start_helper(struct into_job *j)
 /* The helper shares the caller's memory, and the caller waits for it
  * (vfork's way: no copy of the caller's page tables for a process that
  * only makes three calls); init runs on the helper's stack (its copy). */
-static pid_t start_helper(struct into_job *j)
+static int start_helper(struct into_job *j)
 {
 	size_t size = INTO_GUARD + INTO_STACK;
 	char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -300,16 +301,11 @@ static pid_t clone_cell_into(const struct into_job *job, int *pidfd)
 	*j = *job;
 	j->pid = -1;
 	j->errnum = EPIPE;
-	pid_t h = start_helper(j);
-	int e = errno;
-	if (h > 0)
-		while (waitpid(h, NULL, 0) < 0 && errno == EINTR)
-			;
+	int started = start_helper(j);
+	int e = started < 0 ? errno : j->errnum ? j->errnum : EPIPE;
 	pid_t pid = j->pid;
-	if (h >= 0 && pid <= 0)
-		e = j->errnum ? j->errnum : EPIPE;
 	munmap(j, sizeof(*j));
-	if (h < 0 || pid <= 0)
+	if (started < 0 || pid <= 0)
 		return errno = e, -1;
 	/* the caller's child: its pid is not reused before the caller reaps it */
 	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
